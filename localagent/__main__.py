@@ -1,0 +1,3 @@
+from localagent.cli import main
+
+main()

@@ -1,0 +1,110 @@
+"""Every prompt and observation text the model reads, rendered strictly.
+
+`render` raises on a missing placeholder instead of sending an empty string.
+"""
+
+from __future__ import annotations
+
+from string import Template
+from typing import Any
+
+SYSTEM = """\
+You are localagent, an autonomous coding agent working inside one workspace folder.
+You work on one subtask at a time and act only through the tools you are given:
+list_dir, read_file, write_file, run_cmd and mark_subtask_complete.
+
+Rules:
+- Every reply is exactly one tool call. Do not explain; act.
+- Paths are relative to the workspace. You cannot leave it.
+- run_cmd runs one program without a shell: no pipes, redirections, `&&` or `;`.
+  Allowed programs: $allowed. `python` runs scripts in the workspace
+  (`python app.py`) or `python -m pytest|pip|ruff|unittest`.
+- When the active subtask is done, call mark_subtask_complete(success=true, reason=...).
+  If it cannot be done, call mark_subtask_complete(success=false, reason=...).
+- Never repeat an action that already failed or gave the same result; change approach.
+$protocol"""
+
+TEXT_PROTOCOL = """
+This model has no native tool calling. Call a tool by replying with only a JSON object
+in a ```json code fence, exactly like this:
+```json
+{"name": "write_file", "arguments": {"path": "hello.py", "content": "print('hi')\\n"}}
+```
+Tools and their parameters:
+$tools
+"""
+
+PLAN_SYSTEM = """\
+You plan work for a coding agent that acts only through file and command tools inside
+one workspace folder. Break the goal into 1 to 3 tasks; each task into 1 to 4 concrete
+subtasks, each of which needs a tool (write a file, run a program, read a file).
+Answer with JSON only: {"tasks": [{"description": "...", "subtasks": ["...", "..."]}]}"""
+
+PLAN_USER = "Goal: $goal"
+
+REPLAN_USER = """\
+Goal: $goal
+The subtask "$subtask" of task "$task" failed: $reason
+Done so far:
+$done
+Plan the remaining work again as JSON, avoiding what failed."""
+
+SUMMARY = """\
+GOAL: $goal
+
+PLAN:
+$plan
+
+ACTIVE TASK: $task
+ACTIVE SUBTASK: $subtask
+Work only on the active subtask. Call mark_subtask_complete when it is done."""
+
+PROBE = """\
+[status] round $round of $max_rounds
+Files written: $written
+Files that exist: $existing
+Files mentioned but missing: $missing
+Recent commands: $commands
+Last errors: $errors
+$notice"""
+
+FORMAT_ERROR = """\
+Your reply did not contain a tool call I could use: $problem
+Reply with exactly one tool call. If native tool calls do not work, reply with only:
+```json
+{"name": "TOOL_NAME", "arguments": {...}}
+```
+Available tools: $tools"""
+
+NO_TOOL_CALL = "Your reply had no tool call. Act with a tool; when the subtask is done call \
+mark_subtask_complete."
+
+BLOCKED_REPEAT = """\
+BLOCKED: $tool with these same arguments was already run $seen times since the workspace \
+last changed, so running it again cannot give a different result. It was not executed. \
+Do something different: change a file to fix the cause, try another approach, or call \
+mark_subtask_complete(success=false, reason=...) if the subtask cannot be done."""
+
+BLOCKED_ALTERNATING = """\
+BLOCKED: you are alternating between $tool and $other without changing anything. \
+It was not executed. Change a file to make progress, try another approach, or call \
+mark_subtask_complete(success=false, reason=...)."""
+
+INSISTED = "The model kept repeating blocked actions ($count times); giving up on this subtask."
+
+INTERRUPTED_CMD = """\
+NOTE: the command `$cmd` was interrupted by a crash or stop before its result was \
+recorded. Its effect is unknown: it may have run partly or fully. Check the workspace \
+before deciding whether to run it again."""
+
+INTERRUPTED_REDONE = "The interrupted $tool was redone after a restart:\n$result"
+
+RESUMED_NOTICE = "The agent was restarted; continue the active subtask."
+
+MAX_ROUNDS = "round limit of $limit reached before the goal was achieved"
+
+TOO_MANY_FORMAT_ERRORS = "the model gave $count replies in a row without a usable tool call"
+
+
+def render(template: str, **values: Any) -> str:
+    return Template(template).substitute(**values)

@@ -1,0 +1,115 @@
+"""One settings model; precedence flag > environment > config file > default (SPEC §3).
+
+The precedence is implemented once, in `load_settings`. `LOCALAGENT_HOME` moves the
+per-user config and data folders (tests and portable installs use it).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from localagent.errors import UsageError
+
+APP = "localagent"
+
+ENV_NAMES: dict[str, str] = {
+    "ollama_host": "OLLAMA_HOST",
+    "model": "OLLAMA_MODEL",
+    "temperature": "LOCALAGENT_TEMPERATURE",
+    "max_rounds": "LOCALAGENT_MAX_ROUNDS",
+    "history_keep": "LOCALAGENT_HISTORY_KEEP",
+    "num_ctx": "LOCALAGENT_NUM_CTX",
+    "allowed_commands": "LOCALAGENT_ALLOWED_COMMANDS",
+    "retry_deadline": "LOCALAGENT_RETRY_DEADLINE",
+    "request_timeout": "LOCALAGENT_REQUEST_TIMEOUT",
+}
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ollama_host: str = "http://127.0.0.1:11434"
+    model: str = Field("gpt-oss:20b", min_length=1)
+    temperature: float = Field(0.2, ge=0, le=2)
+    max_rounds: int = Field(24, ge=1)
+    history_keep: int = Field(5, ge=1, le=20)
+    num_ctx: int = Field(8192, ge=512)
+    allowed_commands: tuple[str, ...] = ("python", "pytest", "ruff", "pip")
+    retry_deadline: float = Field(300.0, ge=0)
+    request_timeout: float = Field(600.0, gt=0)
+    max_replans: int = Field(2, ge=0)
+    max_blocked: int = Field(3, ge=1)
+    max_format_errors: int = Field(3, ge=1)
+
+    @field_validator("allowed_commands", mode="before")
+    @classmethod
+    def _split_commands(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+
+def user_config_dir() -> Path:
+    home = os.environ.get("LOCALAGENT_HOME")
+    if home:
+        return Path(home) / "config"
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP, appauthor=False))
+
+
+def user_data_dir() -> Path:
+    home = os.environ.get("LOCALAGENT_HOME")
+    if home:
+        return Path(home) / "data"
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP, appauthor=False))
+
+
+def config_path() -> Path:
+    return user_config_dir() / "config.toml"
+
+
+def _from_file(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read the config file {path}: {exc}") from None
+    unknown = sorted(set(data) - set(Settings.model_fields))
+    if unknown:
+        known = ", ".join(sorted(ENV_NAMES))
+        raise UsageError(f"unknown setting {unknown[0]!r} in {path}; known settings: {known}")
+    return data
+
+
+def _from_env() -> dict[str, Any]:
+    return {field: os.environ[env] for field, env in ENV_NAMES.items() if os.environ.get(env)}
+
+
+def load_settings(**flags: Any) -> Settings:
+    """Merge default < config file < environment < flags (flags that are None are unset)."""
+    layers = [
+        (str(config_path()), _from_file(config_path())),
+        ("the environment", _from_env()),
+        ("the command line", {k: v for k, v in flags.items() if v is not None}),
+    ]
+    merged: dict[str, Any] = {}
+    for _, layer in layers:
+        merged.update(layer)
+    try:
+        return Settings(**merged)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        source = next((name for name, layer in reversed(layers) if field in layer), "defaults")
+        env = f" ({ENV_NAMES[field]})" if field in ENV_NAMES else ""
+        raise UsageError(f"invalid setting {field}{env} from {source}: {error['msg']}") from None

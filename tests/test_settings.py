@@ -1,0 +1,54 @@
+from pathlib import Path
+
+import pytest
+
+from localagent.errors import UsageError
+from localagent.settings import config_path, load_settings
+
+
+def write_config(text: str) -> Path:
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_match_the_spec() -> None:
+    s = load_settings()
+    assert s.ollama_host == "http://127.0.0.1:11434"
+    assert s.model == "gpt-oss:20b"
+    assert (s.temperature, s.max_rounds, s.history_keep, s.num_ctx) == (0.2, 24, 5, 8192)
+    assert s.allowed_commands == ("python", "pytest", "ruff", "pip")
+    assert s.retry_deadline == 300
+
+
+def test_precedence_flag_over_env_over_file_over_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config('model = "from-file"\nmax_rounds = 7\nnum_ctx = 4096\n')
+    assert load_settings().model == "from-file"
+    monkeypatch.setenv("OLLAMA_MODEL", "from-env")
+    monkeypatch.setenv("LOCALAGENT_MAX_ROUNDS", "9")
+    s = load_settings(model="from-flag", max_rounds=None)
+    assert (s.model, s.max_rounds, s.num_ctx, s.temperature) == ("from-flag", 9, 4096, 0.2)
+
+
+def test_allowed_commands_comma_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCALAGENT_ALLOWED_COMMANDS", " python, node ,,make")
+    assert load_settings().allowed_commands == ("python", "node", "make")
+
+
+def test_bad_env_value_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCALAGENT_MAX_ROUNDS", "lots")
+    with pytest.raises(UsageError, match="LOCALAGENT_MAX_ROUNDS.*environment"):
+        load_settings()
+
+
+def test_unknown_key_in_config_file_is_refused() -> None:
+    write_config('modle = "typo"\n')
+    with pytest.raises(UsageError, match="unknown setting 'modle'"):
+        load_settings()
+
+
+def test_broken_toml_is_a_clear_error() -> None:
+    path = write_config("model = \n")
+    with pytest.raises(UsageError, match=str(path.name)):
+        load_settings()

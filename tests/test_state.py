@@ -1,0 +1,71 @@
+import pytest
+
+from localagent.state import State, apply, counts, current, migrate, next_open_subtask
+
+
+def feed(state: State, *records: dict) -> State:
+    for rec in records:
+        apply(state, {"seq": state.seq + 1, **rec})
+    return state
+
+
+PLAN = {"type": "plan", "tasks": [
+    {"description": "T1", "subtasks": ["a", "b"]},
+    {"description": "T2", "subtasks": ["c"]},
+]}
+
+
+def planned() -> State:
+    return feed(State(), {"type": "goal_started", "goal": "G"}, PLAN)
+
+
+def test_plan_starts_the_first_subtask() -> None:
+    state = planned()
+    task, sub = current(state)
+    assert (task.description, sub.description) == ("T1", "a")
+    assert (task.status, sub.status) == ("in_progress", "in_progress")
+    assert state.goal.tasks[1].status == "pending"
+
+
+def test_complete_and_fail_advance_through_tasks() -> None:
+    state = feed(planned(), {"type": "subtask_completed"}, {"type": "subtask_failed"})
+    assert state.goal.tasks[0].status == "failed"
+    assert current(state)[1].description == "c"
+    feed(state, {"type": "subtask_completed"})
+    assert current(state) is None and next_open_subtask(state) is None
+    assert counts(state) == {"subtasks": 3, "completed": 2, "failed": 1}
+    assert state.goal.tasks[1].status == "completed"
+
+
+def test_replan_replaces_only_the_remaining_tasks() -> None:
+    state = feed(planned(), {"type": "subtask_failed"}, {"type": "subtask_failed"},
+                 {"type": "plan", "replace_from": 1,
+                  "tasks": [{"description": "T2b", "subtasks": ["x", "y"]}]})
+    assert [t.description for t in state.goal.tasks] == ["T1", "T2b"]
+    assert current(state)[1].description == "x" and state.replans == 1
+
+
+def test_actions_update_the_bounded_views() -> None:
+    state = planned()
+    for i in range(30):
+        feed(state, {"type": "action_started", "tool": "write_file", "args": {"path": f"f{i}"},
+                     "signature": f"s{i}"},
+             {"type": "action_finished", "tool": "write_file", "args": {"path": f"f{i}"},
+              "ok": True, "result": "x" * 10_000, "changed": True})
+    assert len(state.recent_actions) == 20
+    assert all(len(a.result) <= 4000 for a in state.recent_actions)
+    assert state.guard.epoch == 30 and len(state.guard.window) == 10
+    assert state.files_written[-1] == "f29" and len(state.files_written) <= 32
+
+
+def test_goal_status_records() -> None:
+    state = feed(planned(), {"type": "stopped", "reason": "asked"})
+    assert state.goal.status == "stopped" and state.goal.reason == "asked"
+    feed(state, {"type": "resumed"})
+    assert state.goal.status == "in_progress"
+
+
+def test_migrate_refuses_newer_schema() -> None:
+    with pytest.raises(ValueError, match="newer"):
+        migrate({"schema_version": 99})
+    assert migrate({"schema_version": 0})["schema_version"] == 1
