@@ -1,0 +1,499 @@
+"""The tools the model may call, as typed plain functions in one registry.
+
+Argument models and the schemas sent to the model are derived from the
+signatures (`Annotated[type, description]`) and docstrings. Mistakes by the
+model and failures of a tool come back as observations with `ok=False`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import os
+import re
+import secrets
+import shlex
+import shutil
+import stat
+import sys
+import time
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePath, PureWindowsPath
+from typing import Annotated, Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from localagent.process import LaunchError, run_process
+
+JOURNAL_DIR = ".agent_context"
+IDEMPOTENT_TOOLS: frozenset[str] = frozenset({"list_dir", "read_file", "write_file"})
+MAX_LIST_ENTRIES = 200
+READ_BYTES_RANGE = (1, 1_000_000)
+BINARY_SNIFF_BYTES = 8192
+REPLACE_RETRY_SECONDS = 2.0
+PYTHON_MODULES = frozenset({"pytest", "pip", "ruff", "unittest"})
+PYTHON_OPTIONS = frozenset({"-u", "-B"})
+SHELL_OPERATORS = (";", "&&", "||", "|", ">", "<", "`", "$(", "\n", "\r")
+WINDOWS_DEVICE_NAMES = frozenset(
+    {"con", "prn", "aux", "nul"} | {f"{kind}{n}" for kind in ("com", "lpt") for n in range(1, 10)}
+)
+_PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?|py")
+_JSON_TYPES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", float: "number"}
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Where tools act and within which limits; `output_limit` caps every observation."""
+
+    root: Path
+    allowed_commands: tuple[str, ...] = ("python", "pytest", "ruff", "pip")
+    output_limit: int = 6000
+    max_timeout: float = 600.0
+
+    def __post_init__(self) -> None:
+        # Against an unresolved root, a workspace reached via a symlink would look like an escape.
+        object.__setattr__(self, "root", Path(self.root).resolve())
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """An observation for the model; `returncode` is set by run_cmd, `verdict` by
+    mark_subtask_complete, `changed` when the workspace was modified."""
+
+    ok: bool
+    text: str
+    changed: bool = False
+    returncode: int | None = None
+    verdict: tuple[bool, str] | None = None
+
+
+class ToolError(Exception):
+    """A mistake the model can correct; the message is the observation it reads."""
+
+
+def cap_text(text: str, limit: int) -> str:
+    """Keeps the head and tail of text within limit characters, marking what was cut."""
+    if len(text) <= limit:
+        return text
+    # Sized for the longest possible count, so the result never exceeds limit.
+    room = limit - len(f"\n[... {len(text)} characters cut ...]\n")
+    if room < 2:
+        return text[:limit]
+    head, tail = room - room // 2, room // 2
+    marker = f"\n[... {len(text) - head - tail} characters cut ...]\n"
+    return text[:head] + marker + text[len(text) - tail :]
+
+
+def _clean(text: str) -> str:
+    # NUL and lone surrogates break JSON encoders and prompt templates downstream.
+    text = text.replace("\x00", "\ufffd")
+    return text.encode("utf-8", errors="replace").decode("utf-8")
+
+
+def _describe(raw: str) -> str:
+    return repr(raw) if len(raw) <= 120 else repr(raw[:117] + "...")
+
+
+def resolve_in_workspace(root: Path, raw: str) -> Path:
+    """The resolved path that raw names inside root, or ToolError if it would leave it.
+
+    Backslashes count as separators on every platform, so a path means the same
+    thing whichever system runs the agent.
+    """
+    if not raw.strip():
+        raise ToolError("path is empty; use '.' for the workspace or a path relative to it")
+    if "\x00" in raw:
+        raise ToolError(f"path {_describe(raw)} contains a NUL character")
+    normalized = raw.replace("\\", "/")
+    outside = f"path {_describe(raw)} is outside the workspace; use a path relative to it"
+    if sys.platform != "win32" and PureWindowsPath(normalized).drive:
+        raise ToolError(outside)
+    try:
+        resolved = (root / normalized).resolve()
+    except (OSError, RuntimeError) as exc:
+        raise ToolError(f"path {_describe(raw)} cannot be resolved: {exc}") from exc
+    if not resolved.is_relative_to(root):
+        raise ToolError(outside)
+    parts = resolved.relative_to(root).parts
+    if parts and parts[0].casefold() == JOURNAL_DIR:
+        raise ToolError(
+            f"path {_describe(raw)} is inside {JOURNAL_DIR}/, the agent's own journal; "
+            "tools may not touch it"
+        )
+    for part in parts:
+        if part.split(".")[0].rstrip(" ").casefold() in WINDOWS_DEVICE_NAMES:
+            raise ToolError(f"path {_describe(raw)} uses {part!r}, a reserved device name")
+    return resolved
+
+
+def _relative(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix() if path != root else "."
+
+
+def list_dir(
+    ctx: ToolContext,
+    path: Annotated[str, "Folder to list, relative to the workspace root."] = ".",
+) -> ToolResult:
+    """List a folder of the workspace: sub-folders end with '/', files show their size."""
+    folder = resolve_in_workspace(ctx.root, path)
+    if not folder.exists():
+        raise ToolError(f"folder {_describe(path)} does not exist; list_dir('.') shows the root")
+    if not folder.is_dir():
+        raise ToolError(f"{_describe(path)} is a file, not a folder; use read_file to read it")
+    with os.scandir(folder) as scan:
+        entries = sorted(
+            (e for e in scan if folder != ctx.root or e.name.casefold() != JOURNAL_DIR),
+            key=lambda e: (e.name.casefold(), e.name),
+        )
+    count = f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+    lines = [f"{_relative(ctx.root, folder)}/ ({count})"]
+    lines += [_entry_line(entry) for entry in entries[:MAX_LIST_ENTRIES]]
+    if len(entries) > MAX_LIST_ENTRIES:
+        lines.append(f"... {len(entries) - MAX_LIST_ENTRIES} more")
+    if not entries:
+        lines.append("(empty)")
+    return ToolResult(True, "\n".join(lines))
+
+
+def _entry_line(entry: os.DirEntry[str]) -> str:
+    try:
+        if entry.is_dir():
+            return f"{entry.name}/"
+        return f"{entry.name}  ({entry.stat().st_size} bytes)"
+    except OSError:
+        return f"{entry.name}  (unreadable or broken link)"
+
+
+def read_file(
+    ctx: ToolContext,
+    path: Annotated[str, "File to read, relative to the workspace root."],
+    max_bytes: Annotated[int, "Read at most this many bytes from the start of the file."] = 20000,
+) -> ToolResult:
+    """Read a text file of the workspace (UTF-8); long files are cut at max_bytes."""
+    target = resolve_in_workspace(ctx.root, path)
+    if not target.exists():
+        raise ToolError(f"file {_describe(path)} does not exist; use list_dir to see what exists")
+    if target.is_dir():
+        raise ToolError(f"{_describe(path)} is a folder, not a file; use list_dir to list it")
+    if not target.is_file():
+        # Reading a FIFO or a device could block forever.
+        raise ToolError(f"{_describe(path)} is not a regular file")
+    limit = min(max(max_bytes, READ_BYTES_RANGE[0]), READ_BYTES_RANGE[1])
+    size = target.stat().st_size
+    with target.open("rb") as handle:
+        data = handle.read(limit)
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        return ToolResult(True, f"{_describe(path)} is a binary file ({size} bytes); not shown")
+    text = data.decode("utf-8", errors="replace")
+    if not data:
+        text = f"({_describe(path)} is empty)"
+    elif size > len(data):
+        text += f"\n[... file is {size} bytes; only the first {len(data)} were read ...]"
+    return ToolResult(True, text)
+
+
+def write_file(
+    ctx: ToolContext,
+    path: Annotated[str, "File to write, relative to the workspace root."],
+    content: Annotated[str, "The complete new content of the file (UTF-8 text)."],
+    create_dirs: Annotated[bool, "Create missing parent folders."] = True,
+) -> ToolResult:
+    """Create or overwrite a file of the workspace with the given content.
+
+    Writing the content a file already has succeeds with `changed=False`: the
+    workspace did not change, so a repeat of it is not progress.
+    """
+    target = resolve_in_workspace(ctx.root, path)
+    if target == ctx.root or target.is_dir():
+        raise ToolError(f"{_describe(path)} is a folder; give the path of a file inside it")
+    data = content.encode("utf-8", errors="replace")
+    if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
+        return ToolResult(True, f"{_describe(path)} already has this content ({len(data)} bytes)")
+    if not target.parent.is_dir():
+        if not create_dirs:
+            folder = _describe(_relative(ctx.root, target.parent))
+            raise ToolError(f"folder {folder} does not exist; pass create_dirs=true to create it")
+        target.parent.mkdir(parents=True, exist_ok=True)
+    existed = target.exists()
+    _write_atomically(target, data)
+    how = "replaced" if existed else "created"
+    return ToolResult(True, f"wrote {len(data)} bytes to {_describe(path)} ({how})", changed=True)
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    # 0o666 lets the umask decide, as for any new file; a replaced file keeps its mode.
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _replace_with_retry(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def _replace_with_retry(source: Path, target: Path) -> None:
+    # Windows refuses to replace a file that an editor or a virus scanner holds open, briefly.
+    deadline = time.monotonic() + REPLACE_RETRY_SECONDS
+    while True:
+        try:
+            os.replace(source, target)
+            return
+        except PermissionError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
+def run_cmd(
+    ctx: ToolContext,
+    cmd: Annotated[str, "One program and its arguments, e.g. 'python -m pytest -q'."],
+    timeout_sec: Annotated[int, "Seconds before the program and its children are killed."] = 60,
+) -> ToolResult:
+    """Run one allowed program in the workspace root, without a shell (no pipes,
+    redirections or chaining), and return its exit code and output."""
+    argv = command_argv(ctx, cmd)
+    timeout = min(max(float(timeout_sec), 1.0), ctx.max_timeout)
+    try:
+        # Leave room for the status line so the final cap rarely cuts twice.
+        result = run_process(argv, ctx.root, timeout, max(ctx.output_limit - 200, 200))
+    except LaunchError as exc:
+        raise ToolError(f"cannot run {_describe(cmd)}: {exc}") from exc
+    if result.timed_out:
+        status = f"timed out after {timeout:g}s; the process tree was killed; partial output:"
+    elif result.returncode is not None and result.returncode < 0:
+        status = f"exit code {result.returncode} (killed by signal {-result.returncode})"
+    else:
+        status = f"exit code {result.returncode}"
+    output = result.output if result.output.strip() else "(no output)"
+    ok = result.returncode == 0
+    return ToolResult(ok, f"{status}\n{output}", returncode=result.returncode)
+
+
+def mark_subtask_complete(
+    ctx: ToolContext,
+    success: Annotated[bool, "true if the active subtask is done, false if it cannot be done."],
+    reason: Annotated[str, "Why: the evidence that it is done, or what stands in the way."],
+) -> ToolResult:
+    """Declare the active subtask finished, successfully or not, and say why."""
+    outcome = "completed" if success else "failed"
+    return ToolResult(True, f"subtask marked {outcome}: {reason}", verdict=(success, reason))
+
+
+def _program_name(token: str) -> str:
+    return PurePath(token.replace("\\", "/")).name.casefold().removesuffix(".exe")
+
+
+def command_argv(ctx: ToolContext, cmd: str) -> list[str]:
+    """The argv that cmd runs as, or ToolError saying why the command is refused."""
+    for operator in SHELL_OPERATORS:
+        if operator in cmd:
+            _refuse_shell(operator)
+    try:
+        tokens = shlex.split(cmd, posix=True)
+    except ValueError as exc:
+        raise ToolError(f"cannot parse command {_describe(cmd)}: {exc}") from exc
+    if not tokens:
+        raise ToolError("the command is empty; give one program and its arguments")
+    if "&" in tokens:
+        _refuse_shell("&")
+    # Any python spelling on the list stands for the python rule, shown as 'python'.
+    names = (_program_name(c) for c in ctx.allowed_commands)
+    allowed = list(dict.fromkeys("python" if _PYTHON_NAME.fullmatch(c) else c for c in names))
+    name = _program_name(tokens[0])
+    key = "python" if _PYTHON_NAME.fullmatch(name) else name
+    if key not in allowed:
+        raise ToolError(
+            f"program {tokens[0]!r} is not allowed; allowed programs: {', '.join(allowed)}"
+        )
+    if name != tokens[0].casefold().removesuffix(".exe"):
+        raise ToolError(f"give the program by name ({name!r}), not as a path")
+    if key == "python":
+        return [sys.executable, *_python_args(ctx, tokens[1:])]
+    return [_which(name) or tokens[0], *tokens[1:]]
+
+
+def _refuse_shell(operator: str) -> typing.NoReturn:
+    shown = {"\n": "a line break", "\r": "a line break"}.get(operator, repr(operator))
+    raise ToolError(
+        f"shell syntax {shown} is not supported (there is no shell, even inside quotes); "
+        "run one program per call without pipes, redirections, chaining or substitution"
+    )
+
+
+def _which(name: str) -> str | None:
+    # The interpreter's folder first, so pytest, ruff and pip match the python that runs.
+    scripts = str(Path(sys.executable).parent)
+    return shutil.which(name, path=os.pathsep.join([scripts, os.environ.get("PATH", "")]))
+
+
+def _python_args(ctx: ToolContext, args: list[str]) -> list[str]:
+    """Checks python's arguments against SPEC §8: workspace scripts and a few modules.
+
+    python means the interpreter running the agent (sys.executable): it exists, has
+    pytest and ruff beside it, and a Windows Store 'python' alias on PATH is never hit.
+    """
+    options: list[str] = []
+    while args and args[0] in PYTHON_OPTIONS:
+        options.append(args.pop(0))
+    first = args[0] if args else ""
+    if first.startswith("-m"):
+        module = first[2:] or (args[1] if len(args) > 1 else "")
+        if module not in PYTHON_MODULES:
+            raise ToolError(f"python -m {module or '(nothing)'} is not allowed; {_PYTHON_FORMS}")
+        return [*options, *args]
+    if not first or first.startswith("-"):
+        raise ToolError(_python_refusal(first))
+    script = resolve_in_workspace(ctx.root, first)
+    if not script.is_file():
+        raise ToolError(f"script {_describe(first)} does not exist; write it first or list_dir")
+    return [*options, _relative(ctx.root, script), *args[1:]]
+
+
+_PYTHON_FORMS = (
+    "use 'python [-u] [-B] SCRIPT.py ...' with a script in the workspace, or "
+    f"'python -m MODULE ...' with MODULE one of {', '.join(sorted(PYTHON_MODULES))}"
+)
+
+
+def _python_refusal(first: str) -> str:
+    if not first:
+        return f"bare python is not allowed; {_PYTHON_FORMS}"
+    if first == "-":
+        return f"python reading a script from stdin ('python -') is not allowed; {_PYTHON_FORMS}"
+    if first.startswith("-c"):
+        return (
+            "python -c is not allowed; write the code to a .py file in the workspace with "
+            "write_file, then run 'python FILE.py'"
+        )
+    return f"python option {first!r} is not allowed; {_PYTHON_FORMS}"
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    function: Callable[..., ToolResult]
+    arguments: type[BaseModel]
+    schema: dict[str, Any]
+    signature: str
+
+
+def _parameter(annotation: object) -> tuple[type, str]:
+    """The plain type and the description of an `Annotated[type, description]` hint."""
+    if typing.get_origin(annotation) is not Annotated:
+        raise TypeError(f"tool parameter needs Annotated[type, description], got {annotation}")
+    base, *extras = typing.get_args(annotation)
+    texts = [x if isinstance(x, str) else getattr(x, "description", None) for x in extras]
+    texts = [text for text in texts if isinstance(text, str) and text]
+    if base not in _JSON_TYPES or not texts:
+        raise TypeError(f"tool parameter {annotation} needs a flat type and a description")
+    return base, texts[0]
+
+
+def _build_tool(function: Callable[..., ToolResult]) -> Tool:
+    hints = typing.get_type_hints(function, include_extras=True)
+    parameters = list(inspect.signature(function).parameters.values())[1:]
+    fields: dict[str, Any] = {}
+    properties: dict[str, dict[str, str]] = {}
+    required: list[str] = []
+    shown: list[str] = []
+    for param in parameters:
+        base, description = _parameter(hints[param.name])
+        has_default = param.default is not inspect.Parameter.empty
+        fields[param.name] = (hints[param.name], param.default if has_default else ...)
+        properties[param.name] = {"type": _JSON_TYPES[base], "description": description}
+        required += [] if has_default else [param.name]
+        default = f" = {orjson.dumps(param.default).decode()}" if has_default else ""
+        shown.append(f"{param.name}: {_JSON_TYPES[base]}{default}")
+    description = " ".join(inspect.getdoc(function).split("\n\n")[0].split())  # type: ignore[union-attr]
+    arguments = create_model(
+        f"{function.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    parameters_schema = {"type": "object", "properties": properties, "required": required}
+    header = {"name": function.__name__, "description": description}
+    schema = {"type": "function", "function": {**header, "parameters": parameters_schema}}
+    signature = f"{function.__name__}({', '.join(shown)})"
+    return Tool(function.__name__, function, arguments, schema, signature)
+
+
+@functools.cache
+def _registry() -> dict[str, Tool]:
+    functions = (list_dir, read_file, write_file, run_cmd, mark_subtask_complete)
+    return {function.__name__: _build_tool(function) for function in functions}
+
+
+def tool_names() -> list[str]:
+    return list(_registry())
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    """The tool list in the shape Ollama's `tools=` expects; a fresh copy on every call."""
+    return [orjson.loads(orjson.dumps(tool.schema)) for tool in _registry().values()]
+
+
+def _parse_arguments(args: object) -> dict[str, Any]:
+    if isinstance(args, str | bytes):
+        text = args.strip()
+        if not text:
+            return {}
+        try:
+            args = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise ToolError(f"the arguments are not valid JSON ({exc})") from exc
+    if args is None:
+        return {}
+    if not isinstance(args, Mapping):
+        raise ToolError(f"the arguments must be a JSON object, got {type(args).__name__}")
+    # Models often send null for an argument they mean to leave out.
+    return {str(key): value for key, value in args.items() if value is not None}
+
+
+def _explain(tool: Tool, error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] == "missing":
+            problems.append(f"missing required parameter '{where}'")
+        elif item["type"] == "extra_forbidden":
+            problems.append(f"unknown parameter '{where}'")
+        else:
+            got = repr(item.get("input"))[:60]
+            problems.append(f"parameter '{where}': {item['msg']} (got {got})")
+    return f"invalid arguments for {tool.name}: {'; '.join(problems)}. Expected {tool.signature}"
+
+
+def _os_error_text(ctx: ToolContext, name: str, error: OSError) -> str:
+    where = ""
+    if error.filename:
+        path = Path(os.fsdecode(error.filename))
+        shown = _relative(ctx.root, path) if path.is_relative_to(ctx.root) else path.name
+        where = f" ({shown})"
+    return f"{name} failed: {error.strerror or error}{where}"
+
+
+def execute(ctx: ToolContext, name: str, args: object) -> ToolResult:
+    """Runs tool `name` with the model's arguments and returns the observation; never raises."""
+    try:
+        tool = _registry().get(name.strip()) if isinstance(name, str) else None
+        if tool is None:
+            raise ToolError(f"unknown tool {name!r}; available tools: {', '.join(_registry())}")
+        try:
+            arguments = tool.arguments.model_validate(_parse_arguments(args))
+        except ValidationError as exc:
+            raise ToolError(_explain(tool, exc)) from exc
+        result = tool.function(ctx, **dict(arguments))
+    except ToolError as exc:
+        result = ToolResult(False, str(exc))
+    except OSError as exc:
+        result = ToolResult(False, _os_error_text(ctx, str(name), exc))
+    except Exception as exc:
+        result = ToolResult(False, f"internal error in tool {name!r}: {type(exc).__name__}: {exc}")
+    return dataclasses.replace(result, text=cap_text(_clean(result.text), ctx.output_limit))

@@ -1,0 +1,486 @@
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import psutil
+import pytest
+
+from localagent.tools import (
+    IDEMPOTENT_TOOLS,
+    ToolContext,
+    ToolResult,
+    cap_text,
+    execute,
+    tool_names,
+    tool_schemas,
+)
+
+STATE = '{"schema_version": 1}'
+# Would leave a trace in the sentinel folder if anything ever ran it.
+OUTSIDE_SCRIPT = (
+    "from pathlib import Path\n(Path(__file__).parent / 'sentinel' / 'pwned').touch()\n"
+)
+TREE_SCRIPT = """
+import os, subprocess, sys, time
+depth = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+print(f"pid={os.getpid()}", flush=True)
+if depth < 2:
+    subprocess.Popen([sys.executable, __file__, str(depth + 1)])
+time.sleep(60)
+"""
+LINKS = {
+    "out_link": "sentinel/secret.txt",
+    "out_dir": "sentinel",
+    "dangling": "sentinel/new.txt",
+    "ctx_link": "ws/.agent_context",
+}
+
+
+class Workspace:
+    """A workspace folder with hostile neighbours: a sentinel folder, an outside script, links."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.root = base / "ws"
+        self.root.mkdir()
+        (self.root / ".agent_context").mkdir()
+        (self.root / ".agent_context" / "state.json").write_text(STATE)
+        (self.root / "script.py").write_text(
+            "import sys\nprint('hello from script', *sys.argv[1:])\n"
+            "sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)\n"
+        )
+        (base / "sentinel").mkdir()
+        (base / "sentinel" / "secret.txt").write_text("secret")
+        (base / "outside.py").write_text(OUTSIDE_SCRIPT)
+        self.links = True
+        try:
+            for name, target in LINKS.items():
+                (self.root / name).symlink_to(base / target)
+        except OSError:
+            self.links = False
+        self.ctx = ToolContext(self.root)
+
+    def snapshot(self) -> list[tuple[str, int, int]]:
+        """Everything outside the workspace plus the journal, which the model may not touch."""
+        found = []
+        for folder, dirs, files in os.walk(self.base):
+            if Path(folder) == self.root:
+                dirs[:] = [d for d in dirs if d == ".agent_context"]
+                files[:] = []
+            for name in files:
+                path = Path(folder) / name
+                info = path.lstat()
+                found.append((str(path.relative_to(self.base)), info.st_size, info.st_mtime_ns))
+        return sorted(found)
+
+    def run(self, name: str, args: object) -> ToolResult:
+        return execute(self.ctx, name, args)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return Workspace(tmp_path)
+
+
+def running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+# ------------------------------------------------------------------ schemas
+
+
+def test_tool_names_are_the_contract() -> None:
+    assert tool_names() == [
+        "list_dir",
+        "read_file",
+        "write_file",
+        "run_cmd",
+        "mark_subtask_complete",
+    ]
+    assert {"list_dir", "read_file", "write_file"} == IDEMPOTENT_TOOLS
+
+
+def test_schemas_are_flat_with_exact_required_lists() -> None:
+    expected = {
+        "list_dir": ({"path": "string"}, []),
+        "read_file": ({"path": "string", "max_bytes": "integer"}, ["path"]),
+        "write_file": (
+            {"path": "string", "content": "string", "create_dirs": "boolean"},
+            ["path", "content"],
+        ),
+        "run_cmd": ({"cmd": "string", "timeout_sec": "integer"}, ["cmd"]),
+        "mark_subtask_complete": (
+            {"success": "boolean", "reason": "string"},
+            ["success", "reason"],
+        ),
+    }
+    schemas = tool_schemas()
+    assert [s["function"]["name"] for s in schemas] == list(expected)
+    for schema in schemas:
+        assert schema["type"] == "function"
+        function = schema["function"]
+        assert set(function) == {"name", "description", "parameters"}
+        assert function["description"] and "\n" not in function["description"]
+        parameters = function["parameters"]
+        assert set(parameters) == {"type", "properties", "required"}
+        assert parameters["type"] == "object"
+        types, required = expected[function["name"]]
+        assert {p: spec["type"] for p, spec in parameters["properties"].items()} == types
+        assert parameters["required"] == required
+        for spec in parameters["properties"].values():
+            assert set(spec) == {"type", "description"}
+            assert spec["description"]
+        text = json.dumps(schema)
+        for keyword in ("anyOf", "oneOf", "allOf", "$ref", "default", "null", "title"):
+            assert keyword not in text
+
+
+def test_schemas_are_fresh_copies() -> None:
+    tool_schemas()[0]["function"]["name"] = "changed"
+    assert tool_schemas()[0]["function"]["name"] == "list_dir"
+
+
+# -------------------------------------------------------- argument handling
+
+
+def test_arguments_may_be_a_json_string(ws: Workspace) -> None:
+    ws.run("write_file", '{"path": "a.txt", "content": "x"}')
+    assert ws.run("read_file", ' {"path": "a.txt"} ').text == "x"
+
+
+@pytest.mark.parametrize("args", [None, "", "   ", "null", {}])
+def test_no_arguments_means_defaults(ws: Workspace, args: object) -> None:
+    result = ws.run("list_dir", args)
+    assert result.ok
+    assert result.text.startswith("./")
+
+
+def test_null_for_an_optional_argument_means_its_default(ws: Workspace) -> None:
+    assert ws.run("list_dir", {"path": None}).ok
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "words"),
+    [
+        ("read_file", {}, ["missing required parameter 'path'", "read_file(path: string"]),
+        ("read_file", {"path": 5}, ["'path'", "valid string", "max_bytes: integer = 20000"]),
+        ("read_file", {"path": "a", "mode": "r"}, ["unknown parameter 'mode'"]),
+        ("run_cmd", {"cmd": "pytest", "timeout_sec": "soon"}, ["'timeout_sec'", "integer"]),
+        ("write_file", {"path": "a"}, ["'content'", "write_file(path: string, content: string"]),
+        ("mark_subtask_complete", {"success": "maybe", "reason": "x"}, ["'success'", "bool"]),
+        ("read_file", "{not json", ["not valid json"]),
+        ("read_file", "[1, 2]", ["json object", "list"]),
+        ("read_file", 42, ["json object", "int"]),
+    ],
+)
+def test_bad_arguments_become_observations(
+    ws: Workspace, name: str, args: object, words: list[str]
+) -> None:
+    result = ws.run(name, args)
+    assert not result.ok
+    for word in words:
+        assert word.lower() in result.text.lower()
+
+
+def test_lenient_types_are_accepted(ws: Workspace) -> None:
+    result = ws.run("mark_subtask_complete", {"success": "true", "reason": "done"})
+    assert result.verdict == (True, "done")
+
+
+@pytest.mark.parametrize("name", ["delete_everything", "", "READ_FILE", None])
+def test_unknown_tool_names_the_available_tools(ws: Workspace, name: Any) -> None:
+    result = ws.run(name, {})
+    assert not result.ok
+    assert "unknown tool" in result.text
+    for known in tool_names():
+        assert known in result.text
+
+
+# ------------------------------------------------------------ happy paths
+
+
+def test_write_then_read_roundtrip(ws: Workspace) -> None:
+    content = "première ligne\nzweite Zeile ✓\n"
+    written = ws.run("write_file", {"path": "notes.txt", "content": content})
+    assert written.ok and written.changed
+    assert f"wrote {len(content.encode())} bytes" in written.text
+    assert (ws.root / "notes.txt").read_bytes() == content.encode()
+    assert ws.run("read_file", {"path": "notes.txt"}).text == content
+    assert not [p for p in ws.root.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_rewriting_identical_content_is_ok_but_unchanged(ws: Workspace) -> None:
+    ws.run("write_file", {"path": "a.txt", "content": "same"})
+    again = ws.run("write_file", {"path": "a.txt", "content": "same"})
+    assert again.ok and not again.changed
+    different = ws.run("write_file", {"path": "a.txt", "content": "other"})
+    assert different.changed and "replaced" in different.text
+
+
+def test_create_dirs(ws: Workspace) -> None:
+    refused = ws.run("write_file", {"path": "x/y/z.txt", "content": "1", "create_dirs": False})
+    assert not refused.ok and "create_dirs" in refused.text
+    assert not (ws.root / "x").exists()
+    created = ws.run("write_file", {"path": "x/y/z.txt", "content": "1"})
+    assert created.ok and (ws.root / "x" / "y" / "z.txt").read_text() == "1"
+
+
+def test_writing_through_an_inside_link_updates_its_target(ws: Workspace) -> None:
+    if not ws.links:
+        pytest.skip("symlinks are not available")
+    (ws.root / "real.txt").write_text("old")
+    (ws.root / "inner").symlink_to(ws.root / "real.txt")
+    assert ws.run("write_file", {"path": "inner", "content": "new"}).ok
+    assert (ws.root / "inner").is_symlink()
+    assert (ws.root / "real.txt").read_text() == "new"
+
+
+def test_list_dir_sorts_marks_folders_sizes_and_hides_the_journal(ws: Workspace) -> None:
+    (ws.root / "b.txt").write_text("12345")
+    (ws.root / "A").mkdir()
+    lines = ws.run("list_dir", {"path": "."}).text.splitlines()
+    assert lines[1] == "A/"
+    assert "b.txt  (5 bytes)" in lines
+    assert not any(".agent_context" in line for line in lines)
+    assert ws.run("list_dir", {"path": "A"}).text.splitlines() == ["A/ (0 entries)", "(empty)"]
+
+
+def test_list_dir_caps_the_number_of_entries(ws: Workspace) -> None:
+    many = ws.root / "many"
+    many.mkdir()
+    for index in range(230):
+        (many / f"f{index:03}").touch()
+    text = ws.run("list_dir", {"path": "many"}).text
+    assert text.splitlines()[-1] == "... 30 more"
+    assert "f000" in text and "f229" not in text
+
+
+def test_read_file_limits_and_errors(ws: Workspace) -> None:
+    (ws.root / "long.txt").write_text("0123456789" * 10)
+    cut = ws.run("read_file", {"path": "long.txt", "max_bytes": 10})
+    assert cut.ok and cut.text.startswith("0123456789\n") and "100 bytes" in cut.text
+    missing = ws.run("read_file", {"path": "nope.txt"})
+    assert not missing.ok and "'nope.txt' does not exist" in missing.text
+    assert "list_dir" in missing.text
+    folder = ws.run("read_file", {"path": "."})
+    assert not folder.ok and "folder" in folder.text
+
+
+def test_read_file_reports_binary_files(ws: Workspace) -> None:
+    (ws.root / "blob.bin").write_bytes(b"\x89PNG\x00\x01\xff" * 100)
+    result = ws.run("read_file", {"path": "blob.bin"})
+    assert result.ok and "binary" in result.text and "700 bytes" in result.text
+    (ws.root / "latin.txt").write_bytes(b"caf\xe9 ol\xe9")
+    assert ws.run("read_file", {"path": "latin.txt"}).text == "caf\ufffd ol\ufffd"
+
+
+def test_observations_are_capped(ws: Workspace) -> None:
+    (ws.root / "big.txt").write_text("a" * 8000 + "z" * 8000)
+    text = ws.run("read_file", {"path": "big.txt"}).text
+    assert len(text) <= ws.ctx.output_limit
+    assert text.startswith("aaa") and text.endswith("zzz")
+    assert re.search(r"\[\.\.\. \d+ characters cut \.\.\.\]", text)
+
+
+@pytest.mark.parametrize("limit", [10, 40, 41, 100, 999, 1000, 1001])
+def test_cap_text_never_exceeds_the_limit(limit: int) -> None:
+    for size in (limit - 1, limit, limit + 1, 10 * limit, 12345):
+        text = "".join(chr(65 + i % 26) for i in range(size))
+        capped = cap_text(text, limit)
+        assert len(capped) <= limit
+        assert capped == text or len(text) > limit
+
+
+def test_run_cmd_script_exit_codes(ws: Workspace) -> None:
+    good = ws.run("run_cmd", {"cmd": "python script.py"})
+    assert good.ok and good.returncode == 0
+    assert good.text.startswith("exit code 0\n") and "hello from script" in good.text
+    bad = ws.run("run_cmd", {"cmd": "python3 -u script.py 3 'two words'"})
+    assert not bad.ok and bad.returncode == 3
+    assert bad.text.startswith("exit code 3\n") and "hello from script 3 two words" in bad.text
+
+
+def test_run_cmd_python_module_pytest(ws: Workspace) -> None:
+    result = ws.run("run_cmd", {"cmd": "python -m pytest --version"})
+    assert result.ok and result.returncode == 0 and "pytest" in result.text
+
+
+def test_run_cmd_reports_a_missing_program(ws: Workspace) -> None:
+    ctx = ToolContext(ws.root, allowed_commands=("python", "no-such-program-4711"))
+    result = execute(ctx, "run_cmd", {"cmd": "no-such-program-4711 --help"})
+    assert not result.ok and "not found" in result.text
+
+
+def test_run_cmd_huge_output_is_capped(ws: Workspace) -> None:
+    (ws.root / "big.py").write_text(
+        "import sys\nprint('FIRST')\nsys.stdout.write('y' * 20_000_000)\nprint('\\nLAST')\n"
+    )
+    result = ws.run("run_cmd", {"cmd": "python big.py"})
+    assert result.ok and result.returncode == 0
+    assert len(result.text) <= ws.ctx.output_limit
+    assert result.text.startswith("exit code 0\nFIRST")
+    assert result.text.rstrip().endswith("LAST")
+    assert "cut ...]" in result.text
+
+
+def test_run_cmd_binary_output_is_safe(ws: Workspace) -> None:
+    (ws.root / "noise.py").write_text(
+        "import sys\nsys.stdout.buffer.write(bytes(range(256)) * 8 + b'\\xc3\\x00\\xff')\n"
+    )
+    result = ws.run("run_cmd", {"cmd": "python noise.py"})
+    assert result.ok
+    assert "\x00" not in result.text
+    assert orjson.loads(orjson.dumps(result.text)) == result.text
+
+
+def test_run_cmd_timeout_kills_the_tree(ws: Workspace) -> None:
+    (ws.root / "tree.py").write_text(TREE_SCRIPT)
+    before = ws.snapshot()
+    started = time.monotonic()
+    result = ws.run("run_cmd", {"cmd": "python tree.py", "timeout_sec": 1})
+    assert time.monotonic() - started < 8
+    assert not result.ok and result.returncode is None
+    assert result.text.startswith("timed out after 1s; the process tree was killed")
+    pids = [int(pid) for pid in re.findall(r"pid=(\d+)", result.text)]
+    assert pids, result.text
+    deadline = time.monotonic() + 3
+    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not any(running(pid) for pid in pids)
+    assert ws.snapshot() == before
+
+
+def test_mark_subtask_complete_returns_the_verdict(ws: Workspace) -> None:
+    done = ws.run("mark_subtask_complete", {"success": True, "reason": "tests pass"})
+    assert done.ok and done.verdict == (True, "tests pass") and not done.changed
+    failed = ws.run("mark_subtask_complete", '{"success": false, "reason": "no network"}')
+    assert failed.ok and failed.verdict == (False, "no network")
+
+
+# -------------------------------------------------------- hostile input
+
+OUTSIDE = "outside the workspace"
+JOURNAL = "journal"
+SHELL = "shell syntax"
+NOT_ALLOWED = "not allowed"
+
+HOSTILE: list[tuple[str, dict[str, Any], list[str]]] = [
+    ("read_file", {"path": "../sentinel/secret.txt"}, [OUTSIDE, "relative"]),
+    ("read_file", {"path": "a/../../sentinel/secret.txt"}, [OUTSIDE]),
+    ("write_file", {"path": "../sentinel/new.txt", "content": "x"}, [OUTSIDE]),
+    ("write_file", {"path": "a/../../sentinel/new.txt", "content": "x"}, [OUTSIDE]),
+    ("write_file", {"path": "new/../../../x.txt", "content": "x"}, [OUTSIDE]),
+    ("list_dir", {"path": ".."}, [OUTSIDE]),
+    ("read_file", {"path": "/etc/passwd"}, [OUTSIDE]),
+    ("read_file", {"path": "{base}/sentinel/secret.txt"}, [OUTSIDE]),
+    ("write_file", {"path": "{base}/sentinel/abs.txt", "content": "x"}, [OUTSIDE]),
+    ("write_file", {"path": "C:\\Windows\\evil.txt", "content": "x"}, [OUTSIDE]),
+    ("write_file", {"path": "C:/Windows/evil.txt", "content": "x"}, [OUTSIDE]),
+    ("write_file", {"path": "\\\\server\\share\\evil.txt", "content": "x"}, [OUTSIDE]),
+    ("read_file", {"path": "..\\sentinel\\secret.txt"}, [OUTSIDE]),
+    ("read_file", {"path": "out_link"}, [OUTSIDE]),
+    ("write_file", {"path": "out_link", "content": "x"}, [OUTSIDE]),
+    ("write_file", {"path": "out_dir/new.txt", "content": "x"}, [OUTSIDE]),
+    ("write_file", {"path": "out_dir/deeper/new.txt", "content": "x"}, [OUTSIDE]),
+    ("list_dir", {"path": "out_dir"}, [OUTSIDE]),
+    ("write_file", {"path": "dangling", "content": "x"}, [OUTSIDE]),
+    ("read_file", {"path": ".agent_context/state.json"}, [JOURNAL]),
+    ("write_file", {"path": ".agent_context/state.json", "content": "{}"}, [JOURNAL]),
+    ("write_file", {"path": "./.agent_context/new.json", "content": "{}"}, [JOURNAL]),
+    ("list_dir", {"path": ".agent_context"}, [JOURNAL]),
+    ("read_file", {"path": "ctx_link/state.json"}, [JOURNAL]),
+    ("write_file", {"path": "a\x00b.txt", "content": "x"}, ["nul"]),
+    ("read_file", {"path": ""}, ["empty"]),
+    ("write_file", {"path": "   ", "content": "x"}, ["empty"]),
+    ("write_file", {"path": ".", "content": "x"}, ["folder"]),
+    ("write_file", {"path": "con.txt", "content": "x"}, ["reserved"]),
+    ("run_cmd", {"cmd": "python script.py; python {base}/outside.py"}, [SHELL, "';'"]),
+    ("run_cmd", {"cmd": "pytest && python ../outside.py"}, [SHELL, "'&&'"]),
+    ("run_cmd", {"cmd": "pytest || python ../outside.py"}, [SHELL, "'||'"]),
+    ("run_cmd", {"cmd": "python script.py | python ../outside.py"}, [SHELL, "'|'"]),
+    ("run_cmd", {"cmd": "python script.py > ../sentinel/out.txt"}, [SHELL, "'>'"]),
+    ("run_cmd", {"cmd": "python script.py < ../sentinel/secret.txt"}, [SHELL, "'<'"]),
+    ("run_cmd", {"cmd": "python `echo ../outside.py`"}, [SHELL, "'`'"]),
+    ("run_cmd", {"cmd": "python $(echo ../outside.py)"}, [SHELL, "'$('"]),
+    ("run_cmd", {"cmd": "python script.py & python ../outside.py"}, [SHELL, "'&'"]),
+    ("run_cmd", {"cmd": "python script.py\npython ../outside.py"}, [SHELL, "line break"]),
+    ("run_cmd", {"cmd": "python script.py '>' x"}, [SHELL, "inside quotes"]),
+    ("run_cmd", {"cmd": "rm -rf /"}, ["'rm'", NOT_ALLOWED, "python, pytest, ruff"]),
+    ("run_cmd", {"cmd": "curl http://example.com"}, ["'curl'", NOT_ALLOWED]),
+    ("run_cmd", {"cmd": "bash -c 'python ../outside.py'"}, ["'bash'", NOT_ALLOWED]),
+    ("run_cmd", {"cmd": "sh"}, ["'sh'", NOT_ALLOWED]),
+    ("run_cmd", {"cmd": "/bin/sh -c true"}, ["'/bin/sh'", NOT_ALLOWED]),
+    ("run_cmd", {"cmd": "/usr/bin/python3 script.py"}, ["by name"]),
+    ("run_cmd", {"cmd": "../python script.py"}, ["by name"]),
+    ("run_cmd", {"cmd": "python -c 'import os'"}, ["python -c", NOT_ALLOWED, "write_file"]),
+    ("run_cmd", {"cmd": "python -"}, ["stdin", NOT_ALLOWED]),
+    ("run_cmd", {"cmd": "python"}, ["bare python", NOT_ALLOWED]),
+    ("run_cmd", {"cmd": "python -u"}, ["bare python"]),
+    ("run_cmd", {"cmd": "python -m http.server"}, ["http.server", NOT_ALLOWED, "pytest"]),
+    ("run_cmd", {"cmd": "python -mhttp.server"}, ["http.server", NOT_ALLOWED]),
+    ("run_cmd", {"cmd": "python -m"}, [NOT_ALLOWED]),
+    ("run_cmd", {"cmd": "python -I script.py"}, ["'-i'", NOT_ALLOWED]),
+    ("run_cmd", {"cmd": "py -X dev script.py"}, ["'-x'", NOT_ALLOWED]),
+    ("run_cmd", {"cmd": "python ../outside.py"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "python {base}/outside.py"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "python3.11 out_dir/../../outside.py"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "python .agent_context/state.json"}, [JOURNAL]),
+    ("run_cmd", {"cmd": "python missing.py"}, ["'missing.py' does not exist"]),
+    ("run_cmd", {"cmd": "python 'unclosed"}, ["cannot parse"]),
+    ("run_cmd", {"cmd": "   "}, ["empty"]),
+]
+
+
+def hostile_id(case: tuple[str, dict[str, Any], list[str]]) -> str:
+    name, args, _ = case
+    return f"{name}:{next(iter(args.values()))!r}"[:60]
+
+
+@pytest.mark.parametrize("case", HOSTILE, ids=[hostile_id(case) for case in HOSTILE])
+def test_hostile_input_is_refused_and_nothing_outside_changes(
+    ws: Workspace, case: tuple[str, dict[str, Any], list[str]]
+) -> None:
+    name, args, words = case
+    if not ws.links and any(link in json.dumps(args) for link in LINKS):
+        pytest.skip("symlinks are not available")
+    args = {k: v.replace("{base}", str(ws.base)) for k, v in args.items()}
+    before = ws.snapshot()
+    result = ws.run(name, args)
+    assert not result.ok, result.text
+    assert not result.changed
+    for word in words:
+        assert word.lower() in result.text.lower(), result.text
+    assert ws.snapshot() == before
+    assert not (ws.base / "sentinel" / "pwned").exists()
+    assert (ws.root / ".agent_context" / "state.json").read_text() == STATE
+
+
+def test_hostile_json_string_arguments_are_refused_too(ws: Workspace) -> None:
+    before = ws.snapshot()
+    result = ws.run("write_file", json.dumps({"path": "../sentinel/x", "content": "x"}))
+    assert not result.ok and OUTSIDE in result.text
+    assert ws.snapshot() == before
+
+
+def test_allow_list_comes_from_the_context(ws: Workspace) -> None:
+    ctx = ToolContext(ws.root, allowed_commands=("pytest",))
+    result = execute(ctx, "run_cmd", {"cmd": "python script.py"})
+    assert not result.ok and NOT_ALLOWED in result.text
+    assert execute(ctx, "run_cmd", {"cmd": "pytest --version"}).ok
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file names")
+def test_backslash_paths_stay_inside(ws: Workspace) -> None:
+    result = ws.run("write_file", {"path": "sub\\file.txt", "content": "x"})
+    assert result.ok
+    assert (ws.root / "sub" / "file.txt").read_text() == "x"
