@@ -34,6 +34,75 @@ def _workspace(path: Path) -> Path:
     return path.expanduser().resolve()
 
 
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Ollama model name.")]
+RoundsOpt = Annotated[
+    int | None, typer.Option("--max-rounds", help="Stop after N model rounds.", min=1)
+]
+ForegroundOpt = Annotated[
+    bool, typer.Option("--foreground", help="Run attached; the exit code is the outcome.")
+]
+
+
+def _run(
+    workspace: Path, goal: str | None, model: str | None, max_rounds: int | None, foreground: bool
+) -> None:
+    from localagent.settings import load_settings
+
+    settings = load_settings(model=model, max_rounds=max_rounds)
+    ws = _workspace(workspace)
+    if not ws.is_dir():
+        raise _usage(f"the workspace {ws} is not a folder")
+    if foreground:
+        from localagent.runner import run
+
+        outcome = run(ws, goal, settings, progress=True)
+        typer.echo(f"\ngoal {outcome}: {ws}", err=True)
+        return
+    from localagent.daemon import spawn
+
+    typer.echo(spawn(ws, goal, settings))
+
+
+def _usage(message: str) -> Exception:
+    from localagent.errors import UsageError
+
+    return UsageError(message)
+
+
+@app.command()
+def start(
+    goal: Annotated[str, typer.Argument(help="What to achieve, in plain words.")],
+    workspace: WorkspaceOpt = Path("."),
+    model: ModelOpt = None,
+    max_rounds: RoundsOpt = None,
+    foreground: ForegroundOpt = False,
+) -> None:
+    """Start work on GOAL (or resume it if the workspace holds it unfinished)."""
+    if not goal.strip():
+        raise _usage("the goal is empty; say what to achieve")
+    _run(workspace, goal.strip(), model, max_rounds, foreground)
+
+
+@app.command()
+def resume(
+    workspace: WorkspaceOpt = Path("."),
+    all_: Annotated[
+        bool, typer.Option("--all", help="Resume every unfinished goal of this user.")
+    ] = False,
+    model: ModelOpt = None,
+    max_rounds: RoundsOpt = None,
+    foreground: ForegroundOpt = False,
+) -> None:
+    """Resume the unfinished goal of the workspace."""
+    if all_:
+        from localagent.daemon import resume_all
+        from localagent.settings import load_settings
+
+        typer.echo(resume_all(load_settings(model=model, max_rounds=max_rounds)))
+        return
+    _run(workspace, None, model, max_rounds, foreground)
+
+
 @app.command()
 def status(
     workspace: WorkspaceOpt = Path("."),

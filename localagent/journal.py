@@ -111,6 +111,7 @@ class Journal:
         self.loops_path = self.dir / "loops.json"
         self.log_path = self.dir / "agent.log"
         self.broken_path = self.dir / "history.jsonl.broken"
+        self.stop_path = self.dir / "stop.request"
         self.disk = disk or Disk()
         self.state = State()
         self.notes: list[str] = []
@@ -307,6 +308,18 @@ class Journal:
         self.disk.fsync_dir(self.dir)
         self.state = State()
         return target
+
+    # ---- stop requests (`localagent stop` asks, the running agent checks) ----------
+
+    def request_stop(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.stop_path.write_bytes(now_iso().encode())
+
+    def stop_requested(self) -> bool:
+        return self.stop_path.exists()
+
+    def clear_stop(self) -> None:
+        self.stop_path.unlink(missing_ok=True)
 
     # ---- reading -------------------------------------------------------------
 

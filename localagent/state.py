@@ -52,6 +52,7 @@ class Exchange(BaseModel):
     """One round as the model saw it: its reply and what came back."""
 
     round: int
+    cursor: tuple[int, int] = (0, 0)  # task and subtask index when the model replied
     content: str = ""
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     results: list[dict[str, str]] = Field(default_factory=list)
@@ -81,6 +82,7 @@ class State(BaseModel):
     tokens: Tokens = Field(default_factory=Tokens)
     llm_calls: int = 0
     replans: int = 0
+    unresolved: int = 0  # failed subtasks not yet answered by a replan
     format_errors: int = 0
     blocked: list[str] = Field(default_factory=list)
     blocked_total: int = 0
@@ -119,6 +121,16 @@ def next_open_subtask(state: State) -> tuple[int, int] | None:
     return None
 
 
+def pending_calls(state: State) -> list[dict[str, Any]]:
+    """Tool calls of the last reply not yet executed (a crash can fall between them)."""
+    if not state.exchanges:
+        return []
+    last = state.exchanges[-1]
+    if last.cursor != (state.task_index, state.subtask_index) or last.round != state.rounds:
+        return []
+    return last.tool_calls[len(last.results) :]
+
+
 def counts(state: State) -> dict[str, int]:
     subs = [s for t in state.goal.tasks for s in t.subtasks] if state.goal else []
     return {
@@ -148,10 +160,13 @@ def _advance(state: State) -> None:
     state.format_errors = 0
 
 
-def _finish_subtask(state: State, status: Status) -> None:
+def _finish_subtask(state: State, rec: dict[str, Any], status: Status) -> None:
     here = current(state)
     if here is not None:
         here[1].status = status
+    if status == "failed":
+        state.unresolved += 1
+    _result(state, "mark_subtask_complete", f"subtask {status}: {rec.get('reason', '')}")
     _advance(state)
 
 
@@ -173,6 +188,8 @@ def _goal_started(state: State, rec: dict[str, Any]) -> None:
 def _plan(state: State, rec: dict[str, Any]) -> None:
     assert state.goal is not None
     keep = state.goal.tasks[: rec.get("replace_from", 0)]
+    for task in keep:  # a replan supersedes what was still pending before it
+        task.subtasks = [s for s in task.subtasks if s.status != "pending"]
     new = [
         Task(description=t["description"], subtasks=[Subtask(description=s) for s in t["subtasks"]])
         for t in rec["tasks"]
@@ -180,11 +197,13 @@ def _plan(state: State, rec: dict[str, Any]) -> None:
     state.goal.tasks = keep + new
     if rec.get("replace_from", 0):
         state.replans += 1
+        state.unresolved = 0
     _advance(state)
 
 
 def _action_started(state: State, rec: dict[str, Any]) -> None:
     state.open_action = Action(seq=rec["seq"], tool=rec["tool"], args=rec["args"])
+    state.format_errors = 0
     state.guard.window.append((rec["signature"], state.guard.epoch))
     del state.guard.window[:-10]
 
@@ -237,6 +256,7 @@ def _llm_call(state: State, rec: dict[str, Any]) -> None:
         state.last_probe = rec.get("probe", {})
         exchange = Exchange(
             round=state.rounds,
+            cursor=(state.task_index, state.subtask_index),
             content=rec.get("content", ""),
             tool_calls=rec.get("tool_calls", []),
         )
@@ -274,8 +294,8 @@ REDUCERS = {
     "action_finished": _action_finished,
     "action_blocked": _action_blocked,
     "action_interrupted": _interrupted,
-    "subtask_completed": lambda state, rec: _finish_subtask(state, "completed"),
-    "subtask_failed": lambda state, rec: _finish_subtask(state, "failed"),
+    "subtask_completed": lambda state, rec: _finish_subtask(state, rec, "completed"),
+    "subtask_failed": lambda state, rec: _finish_subtask(state, rec, "failed"),
     "llm_call": _llm_call,
     "feedback": _feedback,
     "loop_detected": _loop_detected,

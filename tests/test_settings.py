@@ -38,7 +38,7 @@ def test_allowed_commands_comma_list(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_bad_env_value_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOCALAGENT_MAX_ROUNDS", "lots")
-    with pytest.raises(UsageError, match="LOCALAGENT_MAX_ROUNDS.*environment"):
+    with pytest.raises(UsageError, match=r"LOCALAGENT_MAX_ROUNDS.*environment"):
         load_settings()
 
 

@@ -1,0 +1,89 @@
+"""Decomposition: one structured-output call for the plan, validated, retried, with a
+fallback of a single task equal to the goal (SPEC §6.1)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, Field, ValidationError
+
+from localagent.model import OllamaModel, Reply
+from localagent.prompts import PLAN_SYSTEM, PLAN_USER, REPLAN_USER, render
+from localagent.state import State
+
+log = logging.getLogger("localagent.planner")
+ATTEMPTS = 3
+
+
+class PlannedTask(BaseModel):
+    description: str = Field(min_length=1)
+    subtasks: list[str] = Field(min_length=1, max_length=8)
+
+
+class Plan(BaseModel):
+    tasks: list[PlannedTask] = Field(min_length=1, max_length=6)
+
+
+PLAN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tasks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "description": {"type": "string"},
+                    "subtasks": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["description", "subtasks"],
+            },
+        }
+    },
+    "required": ["tasks"],
+}
+
+
+def _ask(model: OllamaModel, prompt: str, on_call: Any) -> Plan | None:
+    messages = [{"role": "system", "content": PLAN_SYSTEM}, {"role": "user", "content": prompt}]
+    for attempt in range(1, ATTEMPTS + 1):
+        reply: Reply = model.chat(messages, schema=PLAN_SCHEMA)
+        on_call(reply)
+        try:
+            plan = Plan.model_validate(orjson.loads(reply.content))
+            if all(s.strip() for t in plan.tasks for s in t.subtasks):
+                return plan
+        except (ValueError, ValidationError) as exc:
+            log.warning("plan attempt %d was not valid: %s", attempt, str(exc)[:200])
+    return None
+
+
+def decompose(model: OllamaModel, goal: str, on_call: Any) -> list[dict[str, Any]]:
+    plan = _ask(model, render(PLAN_USER, goal=goal), on_call)
+    if plan is None:
+        log.warning("no valid plan after %d attempts; working on the goal as one task", ATTEMPTS)
+        return [{"description": goal, "subtasks": [goal]}]
+    return [t.model_dump() for t in plan.tasks]
+
+
+def replan(
+    model: OllamaModel, state: State, failed: tuple[str, str], reason: str, on_call: Any
+) -> list[dict[str, Any]] | None:
+    assert state.goal is not None
+    done = [
+        f"- {s.description}"
+        for t in state.goal.tasks
+        for s in t.subtasks
+        if s.status == "completed"
+    ]
+    prompt = render(
+        REPLAN_USER,
+        goal=state.goal.text,
+        task=failed[0],
+        subtask=failed[1],
+        reason=reason,
+        done="\n".join(done) or "- nothing yet",
+    )
+    plan = _ask(model, prompt, on_call)
+    return [t.model_dump() for t in plan.tasks] if plan else None
