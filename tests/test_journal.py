@@ -19,10 +19,16 @@ def make(workspace: Path, n: int) -> Journal:
     journal.append("goal_started", goal="G")
     journal.append("plan", tasks=[{"description": "T", "subtasks": ["a", "b"]}])
     for i in range(n):
-        journal.append("action_started", tool="read_file", args={"path": f"f{i}"},
-                       signature=f"s{i}")
-        journal.append("action_finished", tool="read_file", args={"path": f"f{i}"},
-                       ok=True, result=f"content {i} é 中")
+        journal.append(
+            "action_started", tool="read_file", args={"path": f"f{i}"}, signature=f"s{i}"
+        )
+        journal.append(
+            "action_finished",
+            tool="read_file",
+            args={"path": f"f{i}"},
+            ok=True,
+            result=f"content {i} é 中",
+        )
     journal.close()
     return journal
 
@@ -32,7 +38,7 @@ def seqs(journal: Journal) -> list[int]:
 
 
 def test_record_roundtrip_and_checksum() -> None:
-    rec = {"seq": 1, "ts": "t", "type": "x", "text": "é\n\"q\"", "n": 1.5}
+    rec = {"seq": 1, "ts": "t", "type": "x", "text": 'é\n"q"', "n": 1.5}
     line = encode(rec)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert decode(line) == rec
@@ -70,7 +76,8 @@ def test_lost_snapshot_is_rebuilt_from_history(tmp_path: Path, damage: str) -> N
         path.write_bytes(orjson.dumps({"schema_version": 1, "seq": 99, "history_offset": 10**9}))
     loaded = Journal(tmp_path)
     assert loaded.load().model_dump(exclude={"history_offset"}) == live.state.model_dump(
-        exclude={"history_offset"})
+        exclude={"history_offset"}
+    )
     assert loaded.notes and "rebuilt" in loaded.notes[0]
 
 
@@ -109,8 +116,7 @@ def test_torn_tail_fuzz_every_offset_in_the_last_two_records(tmp_path: Path) -> 
     ends = [len(b"".join(lines[: i + 1])) for i in range(len(lines))]
     rng = random.Random(7)
     for cut in range(start, len(data) + 1):
-        for junk in (b"", b"\x00" * rng.randint(1, 300), b"garbage{]\n\x01",
-                     b"\n\n\x00\x00\x00"):
+        for junk in (b"", b"\x00" * rng.randint(1, 300), b"garbage{]\n\x01", b"\n\n\x00\x00\x00"):
             ws = tmp_path / "case"
             (ws / ".agent_context").mkdir(parents=True, exist_ok=True)
             history = ws / ".agent_context" / "history.jsonl"
@@ -141,10 +147,17 @@ def test_snapshot_stays_bounded(tmp_path: Path) -> None:
     journal = Journal(tmp_path)
     journal.load()
     for i in range(2000):
-        journal.append("action_started", tool="run_cmd", args={"cmd": f"pytest {i}"},
-                       signature=str(i))
-        journal.append("action_finished", tool="run_cmd", args={"cmd": f"pytest {i}"},
-                       ok=False, result="E" * 500, returncode=1)
+        journal.append(
+            "action_started", tool="run_cmd", args={"cmd": f"pytest {i}"}, signature=str(i)
+        )
+        journal.append(
+            "action_finished",
+            tool="run_cmd",
+            args={"cmd": f"pytest {i}"},
+            ok=False,
+            result="E" * 500,
+            returncode=1,
+        )
     journal.snapshot()
     big = len(journal.state_path.read_bytes())
     assert big < max(small * 3, 60_000)
@@ -178,8 +191,9 @@ def test_sigkill_never_loses_an_acknowledged_record(tmp_path: Path) -> None:
     rng = random.Random(int.from_bytes(os.urandom(4), "little"))
     acknowledged: set[int] = set()
     for _ in range(50):
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path)],
-                                stdout=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(tmp_path)], stdout=subprocess.PIPE
+        )
         assert proc.stdout is not None
         target = rng.randint(1, 40)
         for _ in range(target):

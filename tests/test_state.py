@@ -9,10 +9,13 @@ def feed(state: State, *records: dict) -> State:
     return state
 
 
-PLAN = {"type": "plan", "tasks": [
-    {"description": "T1", "subtasks": ["a", "b"]},
-    {"description": "T2", "subtasks": ["c"]},
-]}
+PLAN = {
+    "type": "plan",
+    "tasks": [
+        {"description": "T1", "subtasks": ["a", "b"]},
+        {"description": "T2", "subtasks": ["c"]},
+    ],
+}
 
 
 def planned() -> State:
@@ -38,9 +41,16 @@ def test_complete_and_fail_advance_through_tasks() -> None:
 
 
 def test_replan_replaces_only_the_remaining_tasks() -> None:
-    state = feed(planned(), {"type": "subtask_failed"}, {"type": "subtask_failed"},
-                 {"type": "plan", "replace_from": 1,
-                  "tasks": [{"description": "T2b", "subtasks": ["x", "y"]}]})
+    state = feed(
+        planned(),
+        {"type": "subtask_failed"},
+        {"type": "subtask_failed"},
+        {
+            "type": "plan",
+            "replace_from": 1,
+            "tasks": [{"description": "T2b", "subtasks": ["x", "y"]}],
+        },
+    )
     assert [t.description for t in state.goal.tasks] == ["T1", "T2b"]
     assert current(state)[1].description == "x" and state.replans == 1
 
@@ -48,10 +58,23 @@ def test_replan_replaces_only_the_remaining_tasks() -> None:
 def test_actions_update_the_bounded_views() -> None:
     state = planned()
     for i in range(30):
-        feed(state, {"type": "action_started", "tool": "write_file", "args": {"path": f"f{i}"},
-                     "signature": f"s{i}"},
-             {"type": "action_finished", "tool": "write_file", "args": {"path": f"f{i}"},
-              "ok": True, "result": "x" * 10_000, "changed": True})
+        feed(
+            state,
+            {
+                "type": "action_started",
+                "tool": "write_file",
+                "args": {"path": f"f{i}"},
+                "signature": f"s{i}",
+            },
+            {
+                "type": "action_finished",
+                "tool": "write_file",
+                "args": {"path": f"f{i}"},
+                "ok": True,
+                "result": "x" * 10_000,
+                "changed": True,
+            },
+        )
     assert len(state.recent_actions) == 20
     assert all(len(a.result) <= 4000 for a in state.recent_actions)
     assert state.guard.epoch == 30 and len(state.guard.window) == 10
