@@ -60,7 +60,7 @@ def _run(
         return
     from localagent.daemon import spawn
 
-    typer.echo(spawn(ws, goal, settings))
+    typer.echo(spawn(ws, goal, {"model": model, "max_rounds": max_rounds}))
 
 
 def _usage(message: str) -> Exception:
@@ -93,14 +93,131 @@ def resume(
     max_rounds: RoundsOpt = None,
     foreground: ForegroundOpt = False,
 ) -> None:
-    """Resume the unfinished goal of the workspace."""
+    """Resume the unfinished goal of the workspace (--all: of every workspace)."""
     if all_:
         from localagent.daemon import resume_all
         from localagent.settings import load_settings
 
-        typer.echo(resume_all(load_settings(model=model, max_rounds=max_rounds)))
+        settings = load_settings(model=model, max_rounds=max_rounds)
+        typer.echo(resume_all(settings, {"model": model, "max_rounds": max_rounds}))
         return
     _run(workspace, None, model, max_rounds, foreground)
+
+
+@app.command("run-agent", hidden=True)
+def run_agent(
+    workspace: WorkspaceOpt = Path("."),
+    goal: Annotated[str | None, typer.Option("--goal")] = None,
+    model: ModelOpt = None,
+    max_rounds: RoundsOpt = None,
+) -> None:
+    """The background process started by `start` and `resume`."""
+    from localagent.runner import run
+    from localagent.settings import load_settings
+
+    run(_workspace(workspace), goal, load_settings(model=model, max_rounds=max_rounds))
+
+
+@app.command()
+def stop(
+    workspace: WorkspaceOpt = Path("."),
+    grace: Annotated[
+        float, typer.Option("--grace", help="Seconds to wait before forcing.", min=0)
+    ] = 15.0,
+) -> None:
+    """Stop the running agent after its current step; the goal stays resumable."""
+    from localagent.daemon import stop as stop_agent
+
+    typer.echo(stop_agent(_workspace(workspace), grace))
+
+
+@app.command("list")
+def list_workspaces(
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
+) -> None:
+    """Every workspace this user has run goals in, with its status."""
+    from localagent.report import format_listing, listing
+
+    rows, notes = listing()
+    if as_json:
+        import orjson
+
+        typer.echo(orjson.dumps(rows).decode())
+        return
+    for note in notes:
+        typer.echo(f"note: {note}", err=True)
+    typer.echo(format_listing(rows))
+
+
+@app.command()
+def logs(
+    workspace: WorkspaceOpt = Path("."),
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing.")] = False,
+) -> None:
+    """The run's log; -f follows it."""
+    from localagent.daemon import follow as follow_log
+    from localagent.report import open_journal
+
+    path = open_journal(_workspace(workspace)).log_path
+    if follow:
+        follow_log(path, lambda text: typer.echo(text, nl=False))
+    elif path.exists():
+        typer.echo(path.read_text(encoding="utf-8", errors="replace"), nl=False)
+    else:
+        typer.echo(f"no log yet at {path}", err=True)
+
+
+@app.command()
+def doctor(workspace: WorkspaceOpt = Path(".")) -> None:
+    """Check the model server, the model, tool calling, context size, the workspace."""
+    from localagent import doctor as checks
+    from localagent.settings import load_settings
+
+    found = checks.run_checks(load_settings(), _workspace(workspace))
+    typer.echo(checks.render(found))
+    raise typer.Exit(checks.exit_code(found))
+
+
+autostart_app = typer.Typer(help="Resume unfinished goals at logon.", no_args_is_help=True)
+app.add_typer(autostart_app, name="autostart")
+
+
+@autostart_app.command("install")
+def autostart_install() -> None:
+    """Run `localagent resume --all` at every logon of this user."""
+    from localagent import autostart
+
+    typer.echo(autostart.install())
+
+
+@autostart_app.command("uninstall")
+def autostart_uninstall() -> None:
+    """Remove the logon registration."""
+    from localagent import autostart
+
+    typer.echo(autostart.uninstall())
+
+
+@autostart_app.command("status")
+def autostart_status() -> None:
+    """Whether the logon registration is in place."""
+    from localagent import autostart
+
+    found = autostart.status()
+    state = "installed" if found.installed else "not installed"
+    typer.echo(f"{state} ({found.mechanism}) {found.detail}".rstrip())
+
+
+@app.command()
+def demo(
+    workspace: Annotated[
+        Path | None, typer.Option("--workspace", "-w", help="Folder (default: a new one).")
+    ] = None,
+) -> None:
+    """Run a scripted goal end to end against the bundled fake model server."""
+    from localagent.demo import run_demo
+
+    typer.echo(run_demo(workspace))
 
 
 @app.command()

@@ -112,6 +112,7 @@ class Journal:
         self.log_path = self.dir / "agent.log"
         self.broken_path = self.dir / "history.jsonl.broken"
         self.stop_path = self.dir / "stop.request"
+        self.out_path = self.dir / "agent.out"
         self.disk = disk or Disk()
         self.state = State()
         self.notes: list[str] = []

@@ -120,6 +120,11 @@ class OllamaModel:
                 raise _Retry(f"server error {exc.status_code}: {exc.error}") from None
             raise
 
+    def wait_for_server(self) -> str:
+        """Wait (with backoff, up to the retry deadline) until the server answers."""
+        listing = self._with_retry("server check", self.client.list)
+        return f"{len(listing.models)} models"
+
     def preflight(self) -> ModelInfo:
         """Check the model exists and learn its capabilities; fix `num_ctx` for the run."""
         shown = self._with_retry("model check", lambda: self.client.show(self.settings.model))

@@ -127,3 +127,45 @@ def format_record(rec: dict[str, Any]) -> str:
         if rec.get(key):
             return f"{head} {_short(rec[key])}"
     return head
+
+
+def listing() -> tuple[list[dict[str, Any]], list[str]]:
+    """One row per registered workspace; vanished or damaged ones are shown as such."""
+    from localagent.errors import AgentError
+    from localagent.registry import workspaces
+
+    notes: list[str] = []
+    rows = []
+    for path, entry in sorted(workspaces(notes).items()):
+        row: dict[str, Any] = {
+            "workspace": path,
+            "goal": entry.get("goal", ""),
+            "status": None,
+            "alive": False,
+            "pid": None,
+        }
+        workspace = Path(path)
+        if not workspace.is_dir():
+            row["status"] = "missing"
+        elif not Journal(workspace).exists():
+            row["status"] = "no journal"
+        else:
+            try:
+                info = status_info(workspace)
+                row.update({k: info[k] for k in ("goal", "status", "alive", "pid")})
+            except AgentError as exc:
+                row["status"] = "damaged"
+                row["error"] = exc.message
+        rows.append(row)
+    return rows, notes
+
+
+def format_listing(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return 'no workspaces yet; start a goal with: localagent start "GOAL"'
+    lines = []
+    for row in rows:
+        status = row["status"] + (f" (running, pid {row['pid']})" if row["alive"] else "")
+        lines.append(f"{status:<28} {row['workspace']}")
+        lines.append(f"{'':<28} {_short(row.get('error') or row['goal'] or '-', 70)}")
+    return "\n".join(lines)

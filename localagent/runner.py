@@ -15,6 +15,7 @@ from localagent.errors import GoalFailed, Interrupted, UsageError
 from localagent.journal import Disk, Journal
 from localagent.lock import WorkspaceLock
 from localagent.model import OllamaModel
+from localagent.registry import remember
 from localagent.settings import Settings
 from localagent.state import State, counts, current
 from localagent.stopping import StopRequested, StopSignal
@@ -23,18 +24,22 @@ from localagent.tools import ToolContext
 log = logging.getLogger("localagent")
 
 
+def resume_mode(journal: Journal, state: State) -> str:
+    """ "resume", or the final status of a goal that is over; nothing at all is bad usage."""
+    if state.goal is None:
+        raise UsageError(
+            f'nothing to resume in {journal.workspace}; start a goal with: localagent start "GOAL"'
+        )
+    if state.goal.status in ("completed", "failed"):
+        return state.goal.status
+    return "resume"
+
+
 def prepare(journal: Journal, goal: str | None) -> str:
     """Load or create the goal; returns "new", "resume", or the final status if it is over."""
     state = journal.load()
     if goal is None:
-        if state.goal is None:
-            raise UsageError(
-                f"nothing to resume in {journal.workspace}; "
-                f'start a goal with: localagent start "GOAL"'
-            )
-        if state.goal.status in ("completed", "failed"):
-            return state.goal.status
-        return "resume"
+        return resume_mode(journal, state)
     if (
         state.goal is not None
         and state.goal.text == goal
@@ -90,7 +95,8 @@ def run(
         for note in journal.notes:
             log.warning("%s", note)
         if mode in ("completed", "failed"):
-            return _over(journal.state)
+            return over(journal.state)
+        remember(workspace, journal.state.goal.text if journal.state.goal else goal or "")
         if mode == "new":
             journal.append("goal_started", goal=goal, model=settings.model)
         else:
@@ -127,13 +133,15 @@ def run(
         lock.release()
 
 
-def _over(state: State) -> str:
+def over(state: State) -> str:
+    """The outcome of a goal that already ended: completed, or GoalFailed."""
     assert state.goal is not None
     if state.goal.status == "failed":
         raise GoalFailed(
             f"the goal already failed ({state.goal.reason}); to try again, run "
             f"localagent start with the same goal"
         )
+    log.info("the goal is already completed; nothing to resume")
     return "completed"
 
 

@@ -1,0 +1,144 @@
+"""`localagent doctor`: each check says what it found and, when it fails, what to type."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from localagent.settings import Settings
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    result: str  # ok, warn or fail
+    detail: str
+    fix: str = ""
+
+
+def _server(settings: Settings) -> tuple[Check, bool]:
+    from localagent.model import is_loopback, normalize_host
+
+    host = normalize_host(settings.ollama_host)
+    try:
+        with httpx.Client(base_url=host, timeout=5.0, trust_env=not is_loopback(host)) as http:
+            version = http.get("/api/version").json().get("version", "?")
+    except (httpx.HTTPError, ValueError) as exc:
+        fix = "start it with `ollama serve` (or set OLLAMA_HOST to where it runs)"
+        return Check("model server", FAIL, f"{host} did not answer: {exc}", fix), False
+    return Check("model server", OK, f"Ollama {version} at {host}"), True
+
+
+def _model(settings: Settings) -> list[Check]:
+    from localagent.errors import AgentError
+    from localagent.model import OllamaModel
+
+    model = OllamaModel(settings.model_copy(update={"retry_deadline": 0}))
+    try:
+        info = model.preflight()
+    except AgentError as exc:
+        return [Check("model", FAIL, exc.message, f"ollama pull {settings.model}")]
+    checks = [Check("model", OK, f"{settings.model} is pulled")]
+    if "tools" in info.capabilities or not info.capabilities:
+        checks.append(Check("tool calling", OK, "native tool calls"))
+    else:
+        checks.append(
+            Check(
+                "tool calling",
+                WARN,
+                f"{settings.model} has no native tool calling; the text protocol is used instead",
+                "for best results use a model with tool "
+                "calling, e.g. `ollama pull qwen2.5-coder:7b`",
+            )
+        )
+    if info.context_length and info.context_length < settings.num_ctx:
+        checks.append(
+            Check(
+                "context",
+                WARN,
+                f"num_ctx {settings.num_ctx} exceeds the model's "
+                f"context of {info.context_length}; {info.context_length} is used",
+                f"set LOCALAGENT_NUM_CTX={info.context_length}",
+            )
+        )
+    else:
+        checks.append(
+            Check(
+                "context",
+                OK,
+                f"num_ctx {settings.num_ctx} (model: {info.context_length or 'unknown'})",
+            )
+        )
+    return checks
+
+
+def _workspace(workspace: Path) -> Check:
+    try:
+        with tempfile.NamedTemporaryFile(dir=workspace, prefix=".localagent-doctor-"):
+            pass
+    except OSError as exc:
+        return Check(
+            "workspace",
+            FAIL,
+            f"{workspace} is not writable: {exc}",
+            "choose a folder you can write to with -w DIR",
+        )
+    return Check("workspace", OK, f"{workspace} is writable")
+
+
+def _registry() -> Check:
+    from localagent.registry import registry_path, workspaces
+
+    notes: list[str] = []
+    try:
+        count = len(workspaces(notes))
+    except OSError as exc:
+        return Check(
+            "registry", FAIL, f"{registry_path()}: {exc}", "check the permissions of that folder"
+        )
+    if notes:
+        return Check("registry", WARN, notes[0])
+    return Check("registry", OK, f"{count} workspaces in {registry_path()}")
+
+
+def _autostart() -> Check:
+    from localagent import autostart
+    from localagent.errors import AgentError
+
+    try:
+        status = autostart.status()
+    except AgentError as exc:
+        return Check("autostart", WARN, exc.message)
+    if status.installed:
+        return Check("autostart", OK, f"installed ({status.mechanism}): {status.detail}")
+    return Check(
+        "autostart", WARN, f"not installed ({status.mechanism})", "localagent autostart install"
+    )
+
+
+def run_checks(settings: Settings, workspace: Path) -> list[Check]:
+    server, up = _server(settings)
+    checks = [server]
+    if up:
+        checks += _model(settings)
+    return [*checks, _workspace(workspace), _registry(), _autostart()]
+
+
+def exit_code(checks: list[Check]) -> int:
+    if any(c.result == FAIL and c.name in ("model server", "model") for c in checks):
+        return 3
+    return 1 if any(c.result == FAIL for c in checks) else 0
+
+
+def render(checks: list[Check]) -> str:
+    lines = []
+    for check in checks:
+        lines.append(f"[{check.result:^4}] {check.name:<13} {check.detail}")
+        if check.fix and check.result != OK:
+            lines.append(f"{'':20}fix: {check.fix}")
+    return "\n".join(lines)

@@ -1,0 +1,247 @@
+"""Background runs with real child processes: detach, status, stop, resume, locks, list."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import psutil
+import pytest
+
+from localagent.fake_ollama import FakeOllama
+from localagent.journal import Journal
+from localagent.lock import owner
+
+PLAN = '{"tasks": [{"description": "T", "subtasks": ["first step", "second step"]}]}'
+SLOW = {
+    "rules": [{"kind": "plan", "reply": {"content": PLAN}}],
+    "default": {
+        "delay": 0.3,
+        "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "notes.txt", "content": "round"}}
+        ],
+    },
+}
+QUICK = {
+    "rules": [
+        {"kind": "plan", "reply": {"content": PLAN}},
+        {
+            "match": "stop now",
+            "reply": {
+                "tool_calls": [
+                    {
+                        "name": "mark_subtask_complete",
+                        "arguments": {"success": True, "reason": "done"},
+                    }
+                ]
+            },
+        },
+    ],
+    "default": {
+        "tool_calls": [
+            {"name": "mark_subtask_complete", "arguments": {"success": True, "reason": "done"}}
+        ]
+    },
+}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama(SLOW) as server:
+        yield server
+
+
+def cli(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "localagent", *args],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def env_for(server: FakeOllama, **extra: str) -> dict[str, str]:
+    return {**os.environ, "OLLAMA_HOST": server.url, "LOCALAGENT_RETRY_DEADLINE": "5", **extra}
+
+
+def wait_for(predicate, seconds: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+def status(ws: Path, env: dict[str, str]) -> dict:
+    done = cli("status", "-w", str(ws), "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    return orjson.loads(done.stdout)
+
+
+def test_detach_status_stop_resume(tmp_path: Path, fake: FakeOllama) -> None:
+    env = env_for(fake)
+    began = time.monotonic()
+    done = cli("start", "keep writing notes", "-w", str(tmp_path), "--max-rounds", "200", env=env)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - began < 5
+    pid = int(done.stdout.split("pid")[1].split()[0])
+    assert str(tmp_path) in done.stdout and "agent.log" in done.stdout
+    info = status(tmp_path, env)
+    assert info["alive"] and info["pid"] == pid and info["status"] == "in_progress"
+    wait_for(lambda: status(tmp_path, env)["rounds"] >= 2)
+
+    done = cli("stop", "-w", str(tmp_path), env=env)
+    assert done.returncode == 0 and "stopped" in done.stdout
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    info = status(tmp_path, env)
+    assert info["status"] == "stopped" and not info["alive"]
+
+    done = cli("resume", "-w", str(tmp_path), env=env)
+    assert done.returncode == 0, done.stderr
+    wait_for(lambda: status(tmp_path, env)["alive"])
+    types = [r["type"] for r in Journal(tmp_path).records()]
+    assert "stopped" in types and types[-1] != "goal_started"
+    assert cli("stop", "-w", str(tmp_path), "--grace", "10", env=env).returncode == 0
+    assert "resumed" in [r["type"] for r in Journal(tmp_path).records()]
+
+
+def test_second_agent_on_a_busy_workspace_exits_4(tmp_path: Path, fake: FakeOllama) -> None:
+    env = env_for(fake)
+    assert cli("start", "keep writing notes", "-w", str(tmp_path), env=env).returncode == 0
+    pid = status(tmp_path, env)["pid"]
+    for args in (
+        ["start", "keep writing notes"],
+        ["resume", "--foreground"],
+        ["start", "another goal", "--foreground"],
+    ):
+        began = time.monotonic()
+        done = cli(*args, "-w", str(tmp_path), env=env)
+        assert done.returncode == 4, (args, done.stderr)
+        assert str(pid) in done.stderr and time.monotonic() - began < 5
+    assert cli("stop", "-w", str(tmp_path), env=env).returncode == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_stale_lock_after_sigkill_is_reclaimed(tmp_path: Path, fake: FakeOllama) -> None:
+    env = env_for(fake)
+    assert cli("start", "keep writing notes", "-w", str(tmp_path), env=env).returncode == 0
+    pid = status(tmp_path, env)["pid"]
+    wait_for(lambda: status(tmp_path, env)["rounds"] >= 1)
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not status(tmp_path, env)["alive"])
+    context = tmp_path / ".agent_context"
+    assert (context / "agent.pid").exists() and (context / "agent.lock").exists()
+    info = status(tmp_path, env)
+    assert info["status"] == "in_progress" and info["pid"] is None
+    done = cli("resume", "-w", str(tmp_path), env=env)
+    assert done.returncode == 0, done.stderr
+    wait_for(lambda: status(tmp_path, env)["alive"])
+    assert status(tmp_path, env)["pid"] != pid
+    assert cli("stop", "-w", str(tmp_path), env=env).returncode == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_resume_all_resumes_only_what_died(tmp_path: Path, fake: FakeOllama) -> None:
+    env = env_for(fake)
+    died = [tmp_path / "a", tmp_path / "b"]
+    stopped = tmp_path / "c"
+    for ws in [*died, stopped]:
+        ws.mkdir()
+        assert cli("start", f"notes in {ws.name}", "-w", str(ws), env=env).returncode == 0
+    for ws in died:
+        pid = status(ws, env)["pid"]
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda ws=ws: not status(ws, env)["alive"])
+    assert cli("stop", "-w", str(stopped), env=env).returncode == 0
+    done = cli("resume", "--all", env=env)
+    assert done.returncode == 0, done.stderr
+    for ws in died:
+        assert str(ws) in done.stdout
+        wait_for(lambda ws=ws: status(ws, env)["alive"])
+    assert str(stopped) not in done.stdout and not status(stopped, env)["alive"]
+    again = cli("resume", "--all", env=env)
+    assert "nothing to resume" in again.stdout
+    for ws in died:
+        assert cli("stop", "-w", str(ws), env=env).returncode == 0
+
+
+def test_foreground_run_finishes_and_resume_says_so(tmp_path: Path) -> None:
+    with FakeOllama(QUICK) as server:
+        env = env_for(server)
+        done = cli("start", "a quick goal", "-w", str(tmp_path), "--foreground", env=env)
+        assert done.returncode == 0, done.stderr
+        again = cli("resume", "-w", str(tmp_path), env=env)
+        assert again.returncode == 0 and "completed" in again.stdout + again.stderr
+
+
+def test_list_and_status_survive_damage(tmp_path: Path, isolated_home: Path) -> None:
+    with FakeOllama(QUICK) as server:
+        env = env_for(server)
+        kept, gone, broken = tmp_path / "kept", tmp_path / "gone", tmp_path / "broken"
+        for ws in (kept, gone, broken):
+            ws.mkdir()
+            assert cli("start", "quick", "-w", str(ws), "--foreground", env=env).returncode == 0
+    (gone / ".agent_context" / "history.jsonl").unlink()
+    (gone / ".agent_context" / "state.json").unlink()
+    gone.rename(tmp_path / "elsewhere")
+    history = broken / ".agent_context" / "history.jsonl"
+    lines = history.read_bytes().splitlines(keepends=True)
+    history.write_bytes(lines[0] + b"\x00garbage\n" + b"".join(lines[1:]))
+    (broken / ".agent_context" / "state.json").unlink()
+
+    done = cli("list", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    rows = {row["workspace"]: row for row in orjson.loads(done.stdout)}
+    assert rows[str(kept)]["status"] == "completed"
+    assert rows[str(gone)]["status"] == "missing"
+    assert rows[str(broken)]["status"] == "damaged" and "damaged" in rows[str(broken)]["error"]
+
+    bad = cli("status", "-w", str(broken), env=env)
+    assert bad.returncode == 2 and "damaged" in bad.stderr
+    nothing = cli("status", "-w", str(tmp_path / "elsewhere"), env=env)
+    assert nothing.returncode == 2 and "no goal" in nothing.stderr
+
+    registry = isolated_home / "data" / "workspaces.json"
+    registry.write_bytes(b"{not json")
+    done = cli("list", env=env)
+    assert done.returncode == 0 and "damaged" in done.stderr
+    assert (isolated_home / "data" / "workspaces.json.broken").exists()
+
+
+def test_doctor_reports_each_check_with_a_fix(tmp_path: Path) -> None:
+    with FakeOllama(
+        {"models": [{"name": "small:1b", "capabilities": ["completion"], "context_length": 4096}]}
+    ) as server:
+        env = env_for(server, OLLAMA_MODEL="small:1b")
+        done = cli("doctor", "-w", str(tmp_path), env=env)
+        assert done.returncode == 0, done.stdout
+        assert "Ollama 0.12.3" in done.stdout and "text protocol" in done.stdout
+        assert "LOCALAGENT_NUM_CTX=4096" in done.stdout
+        missing = cli("doctor", "-w", str(tmp_path), env={**env, "OLLAMA_MODEL": "nope:7b"})
+        assert missing.returncode == 3 and "ollama pull nope:7b" in missing.stdout
+    down = cli("doctor", "-w", str(tmp_path), env=env)
+    assert down.returncode == 3 and "ollama serve" in down.stdout
+
+
+def test_owner_ignores_a_pid_file_of_a_dead_or_reused_pid(tmp_path: Path) -> None:
+    context = tmp_path / ".agent_context"
+    context.mkdir()
+    me = psutil.Process()
+    (context / "agent.pid").write_bytes(
+        orjson.dumps({"pid": me.pid, "create_time": me.create_time()})
+    )
+    assert owner(context)["pid"] == me.pid
+    (context / "agent.pid").write_bytes(
+        orjson.dumps({"pid": me.pid, "create_time": me.create_time() - 500})
+    )
+    assert owner(context) is None
