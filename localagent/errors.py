@@ -31,6 +31,12 @@ class JournalCorrupt(AgentError):
     exit_code = 2
 
 
+class JournalWriteFailed(AgentError):
+    """The disk refused a write or fsync; the run stops rather than carry on unjournaled."""
+
+    exit_code = 1
+
+
 class ModelUnavailable(AgentError):
     exit_code = 3
 

@@ -7,6 +7,7 @@ the `seq` and byte offset it covers, so loading reads only the records after it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -14,12 +15,12 @@ import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import orjson
 from pydantic import ValidationError
 
-from localagent.errors import JournalCorrupt
+from localagent.errors import JournalCorrupt, JournalWriteFailed
 from localagent.state import State, apply, migrate
 
 CONTEXT_DIR = ".agent_context"
@@ -117,6 +118,7 @@ class Journal:
         self.state = State()
         self.notes: list[str] = []
         self._fh: IO[bytes] | None = None
+        self.failure: str | None = None
         self._since_snapshot = 0
 
     # ---- loading -------------------------------------------------------------
@@ -236,11 +238,15 @@ class Journal:
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
         """Write one record durably, then fold it into the state."""
+        self._usable()
         record = {"seq": self.state.seq + 1, "ts": now_iso(), "type": type_, **fields}
         line = encode(record)
-        fh = self._open()
-        self.disk.write(fh, line)
-        self.disk.fsync(fh)
+        try:
+            fh = self._open()
+            self.disk.write(fh, line)
+            self.disk.fsync(fh)
+        except OSError as exc:
+            self._fail(self.history_path, exc)
         apply(self.state, record)
         self.state.history_offset += len(line)
         self._since_snapshot += 1
@@ -254,7 +260,24 @@ class Journal:
             self._fh = self.history_path.open("ab")
         return self._fh
 
+    def _usable(self) -> None:
+        if self.failure is not None:
+            raise JournalWriteFailed(self.failure)
+
+    def _fail(self, path: Path, exc: OSError) -> NoReturn:
+        # After a failed fsync the page cache may no longer match the disk; nothing more
+        # is written by this process. The next load repairs the tail and carries on.
+        self.failure = (
+            f"could not write {path}: {exc.strerror or exc}; the agent stopped without "
+            f"going further. Fix the disk (free space?), then run: localagent resume "
+            f"-w {self.workspace}"
+        )
+        with contextlib.suppress(OSError):
+            self.close()
+        raise JournalWriteFailed(self.failure) from None
+
     def snapshot(self) -> None:
+        self._usable()
         self._write_atomic(
             self.state_path,
             orjson.dumps(self.state.model_dump(mode="json"), option=orjson.OPT_INDENT_2),
@@ -262,6 +285,7 @@ class Journal:
         self._since_snapshot = 0
 
     def record_loop(self, entry: dict[str, Any]) -> None:
+        self._usable()
         try:
             loops = orjson.loads(self.loops_path.read_bytes())
             if not isinstance(loops, list):
@@ -272,18 +296,29 @@ class Journal:
         self._write_atomic(self.loops_path, orjson.dumps(loops, option=orjson.OPT_INDENT_2))
 
     def _write_atomic(self, path: Path, data: bytes) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("wb") as fh:
-            self.disk.write(fh, data)
-            self.disk.fsync(fh)
-        self.disk.replace(tmp, path)
-        self.disk.fsync_dir(self.dir)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            with tmp.open("wb") as fh:
+                self.disk.write(fh, data)
+                self.disk.fsync(fh)
+            self.disk.replace(tmp, path)
+            self.disk.fsync_dir(self.dir)
+        except OSError as exc:
+            self._fail(path, exc)
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+            fh, self._fh = self._fh, None
+            fh.close()
+
+    def finish(self) -> None:
+        """Best-effort last snapshot and close, for the end of a run however it ended."""
+        if self.failure is None and self.state.goal is not None:
+            with contextlib.suppress(JournalWriteFailed):
+                self.snapshot()
+        with contextlib.suppress(OSError):
+            self.close()
 
     def archive(self) -> Path | None:
         """Move a previous goal's files to `archive/<timestamp>/`; nothing is deleted."""

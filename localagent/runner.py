@@ -124,9 +124,7 @@ def run(
             outcome = "stopped"
         return _finish(journal, outcome)
     finally:
-        if journal.state.goal is not None:
-            journal.snapshot()
-        journal.close()
+        journal.finish()
         if handler is not None:
             logging.getLogger("localagent").removeHandler(handler)
             handler.close()
