@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from localagent.prompts import PROBE, SUMMARY, SYSTEM, TEXT_PROTOCOL, render
-from localagent.state import Exchange, State, current
+from localagent.state import CALL_CHARS, Exchange, State, clip, current
 
 _MARK = {"pending": " ", "in_progress": ">", "completed": "x", "failed": "!"}
 _FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.[A-Za-z0-9]{1,6})\b")
@@ -60,7 +60,7 @@ def window(exchanges: list[Exchange], keep: int) -> list[Exchange]:
 def exchange_messages(exchange: Exchange, native: bool) -> list[dict[str, Any]]:
     if native:
         calls = [
-            {"function": {"name": c["name"], "arguments": c["arguments"]}}
+            {"function": {"name": c["name"], "arguments": clip(c["arguments"], CALL_CHARS)}}
             for c in exchange.tool_calls
         ]
         messages: list[dict[str, Any]] = [

@@ -511,6 +511,8 @@ class _Handler(BaseHTTPRequestHandler):
     # as truncated to the client instead of as a clean end of body.
     protocol_version = "HTTP/1.1"
     server_version = "fake-ollama"
+    # Streamed chunks are small writes; with Nagle on, each waits for a delayed ACK (~40 ms).
+    disable_nagle_algorithm = True
     timeout = 60
     server: _Server
 

@@ -16,6 +16,7 @@ RECENT_ACTIONS = 20
 EXCHANGES_KEPT = 40
 RECENT_LIMIT = 8
 RESULT_CHARS = 4000
+CALL_CHARS = 1500  # longest argument string kept once a reply is no longer the latest
 
 Status = Literal["pending", "in_progress", "completed", "failed"]
 GoalStatus = Literal["in_progress", "completed", "failed", "stopped"]
@@ -170,6 +171,16 @@ def _finish_subtask(state: State, rec: dict[str, Any], status: Status) -> None:
     _advance(state)
 
 
+def clip(args: dict[str, Any], limit: int) -> dict[str, Any]:
+    """Arguments with long strings (file contents) shortened, to keep the snapshot small."""
+    return {
+        k: v[:limit] + f"…[{len(v) - limit} more chars]"
+        if isinstance(v, str) and len(v) > limit
+        else v
+        for k, v in args.items()
+    }
+
+
 def _push(items: list[Any], item: Any, limit: int) -> None:
     items.append(item)
     del items[:-limit]
@@ -212,7 +223,7 @@ def _action_finished(state: State, rec: dict[str, Any]) -> None:
     action = Action(
         seq=rec["seq"],
         tool=rec["tool"],
-        args=rec["args"],
+        args=clip(rec["args"], 300),
         ok=rec["ok"],
         result=rec["result"][:RESULT_CHARS],
         returncode=rec.get("returncode"),
@@ -254,6 +265,11 @@ def _llm_call(state: State, rec: dict[str, Any]) -> None:
     if rec.get("purpose") == "round":
         state.rounds += 1
         state.last_probe = rec.get("probe", {})
+        if state.exchanges:  # only the latest reply may still have calls to run in full
+            last = state.exchanges[-1]
+            last.tool_calls = [
+                {**c, "arguments": clip(c["arguments"], CALL_CHARS)} for c in last.tool_calls
+            ]
         exchange = Exchange(
             round=state.rounds,
             cursor=(state.task_index, state.subtask_index),
