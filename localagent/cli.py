@@ -50,6 +50,11 @@ def _run(
 
     settings = load_settings(model=model, max_rounds=max_rounds)
     ws = _workspace(workspace)
+    if goal is not None and not ws.exists():
+        try:
+            ws.mkdir(parents=True)
+        except OSError as exc:
+            raise _usage(f"cannot create the workspace {ws}: {exc.strerror}") from None
     if not ws.is_dir():
         raise _usage(f"the workspace {ws} is not a folder")
     if foreground:
