@@ -12,7 +12,7 @@ from typing import Any
 
 from localagent import context, loopguard, planner, tools
 from localagent.journal import Journal
-from localagent.model import OllamaModel, Reply
+from localagent.model import UNPARSED, OllamaModel, Reply
 from localagent.prompts import (
     FORMAT_ERROR,
     INSISTED,
@@ -188,7 +188,7 @@ class Agent:
             self.journal.append(
                 "action_started", tool=name, args=args, signature=sig, round=self.state.rounds
             )
-        result = tools.execute(self.ctx, name, args)
+        result = tools.execute(self.ctx, name, args.get(UNPARSED, args))
         self.journal.append(
             "action_finished",
             tool=name,

@@ -49,12 +49,16 @@ def summary(state: State) -> str:
 
 
 def window(exchanges: list[Exchange], keep: int) -> list[Exchange]:
-    """The exchanges shown: from a start that moves only every `keep` rounds."""
-    n = len(exchanges)
-    if n < keep:
+    """The exchanges shown: from a start that moves only every `keep` rounds.
+
+    The start is counted in rounds, not list positions: the state keeps only the last
+    few dozen exchanges, and a list that drops its oldest entry every round would make
+    a position-based window slide by one each round.
+    """
+    if not exchanges or exchanges[-1].round < keep:
         return exchanges
-    start = ((n - keep) // keep) * keep
-    return exchanges[start:]
+    start = ((exchanges[-1].round - keep) // keep) * keep
+    return [e for e in exchanges if e.round > start]
 
 
 def exchange_messages(exchange: Exchange, native: bool) -> list[dict[str, Any]]:

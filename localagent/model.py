@@ -23,10 +23,12 @@ from pydantic import ValidationError
 
 from localagent.errors import AgentError, ModelUnavailable
 from localagent.settings import Settings
-from localagent.textcalls import ToolCall
+from localagent.textcalls import ToolCall, valid_unicode
 
 log = logging.getLogger("localagent.model")
 
+# Holds tool arguments that are not a JSON object, so the tool can say what is wrong.
+UNPARSED = "__unparsed__"
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0", "::", "[::]", ""}
 BACKOFF_CAP = 30.0
 
@@ -34,14 +36,18 @@ BACKOFF_CAP = 30.0
 def normalize_host(host: str) -> str:
     """A URL for OLLAMA_HOST as users write it; a server-side bind address means loopback."""
     host = host.strip() or "127.0.0.1"
+    # As in Ollama itself: a bare host means port 11434, a URL its scheme's port.
+    default_port = 11434
     if "://" not in host:
         host = "http://" + host
+    else:
+        default_port = {"http": 80, "https": 443}.get(host.split("://", 1)[0].lower(), 11434)
     parts = urlsplit(host)
     name = parts.hostname or ""
     if name in ("0.0.0.0", "::", ""):
         name = "127.0.0.1"
     netloc = f"[{name}]" if ":" in name else name
-    netloc += f":{parts.port or 11434}"
+    netloc += f":{parts.port or default_port}"
     return urlunsplit((parts.scheme or "http", netloc, parts.path.rstrip("/"), "", ""))
 
 
@@ -198,13 +204,12 @@ class OllamaModel:
         for part in self.client.chat(**self._request(messages, tools, schema), stream=True):
             content.append(part.message.content or "")
             for call in part.message.tool_calls or []:
-                reply.tool_calls.append(
-                    ToolCall(call.function.name, dict(call.function.arguments or {}))
-                )
+                arguments = valid_unicode(dict(call.function.arguments or {}))
+                reply.tool_calls.append(ToolCall(valid_unicode(call.function.name), arguments))
             if part.done:
                 reply.prompt_tokens = part.prompt_eval_count or 0
                 reply.completion_tokens = part.eval_count or 0
-        reply.content = "".join(content)
+        reply.content = valid_unicode("".join(content))
         return reply
 
     def _raw(
@@ -235,16 +240,16 @@ class OllamaModel:
             if isinstance(args, str):
                 try:
                     args = json.loads(args)
-                except json.JSONDecodeError:
-                    args = {"__unparsed__": args}
+                except (json.JSONDecodeError, RecursionError):  # nesting past the limit too
+                    args = {UNPARSED: args}
             calls.append(
                 ToolCall(
-                    str(function.get("name", "")),
-                    args if isinstance(args, dict) else {"__unparsed__": args},
+                    valid_unicode(str(function.get("name", ""))),
+                    valid_unicode(args if isinstance(args, dict) else {UNPARSED: args}),
                 )
             )
         return Reply(
-            content=message.get("content") or "",
+            content=valid_unicode(message.get("content") or ""),
             tool_calls=calls,
             prompt_tokens=data.get("prompt_eval_count") or 0,
             completion_tokens=data.get("eval_count") or 0,

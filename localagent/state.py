@@ -334,8 +334,13 @@ def apply(state: State, rec: dict[str, Any]) -> None:
 MIGRATIONS: list[Any] = [lambda data: data]
 
 
-def migrate(data: dict[str, Any]) -> dict[str, Any]:
-    version = int(data.get("schema_version", 0))
+def migrate(data: Any) -> dict[str, Any]:
+    """A snapshot brought to the current schema; ValueError if it is not one at all."""
+    if not isinstance(data, dict):
+        raise ValueError(f"a snapshot is a JSON object, not {type(data).__name__}")
+    version = data.get("schema_version", 0)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        raise ValueError(f"schema_version {version!r} is not a version number")
     if version > SCHEMA_VERSION:
         raise ValueError(
             f"schema_version {version} is newer than this localagent understands ({SCHEMA_VERSION})"

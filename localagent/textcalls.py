@@ -27,6 +27,18 @@ class TextCallError(ValueError):
     """The content looks like it meant to call a tool but could not be read."""
 
 
+def valid_unicode(value: Any) -> Any:
+    """`value` with lone surrogates replaced: JSON may escape them, but they are not
+    Unicode, and the journal and the next request could not encode them."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {valid_unicode(k): valid_unicode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [valid_unicode(item) for item in value]
+    return value
+
+
 def _objects(text: str) -> list[Any]:
     decoder = json.JSONDecoder()
     found: list[Any] = []
@@ -34,7 +46,7 @@ def _objects(text: str) -> list[Any]:
     while pos != -1:
         try:
             obj, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # nesting past the parser's limit
             pos = text.find("{", pos + 1)
             continue
         found.append(obj)
@@ -54,13 +66,13 @@ def _as_call(obj: Any, known: set[str]) -> ToolCall | None:
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise TextCallError(f"the arguments of {name!r} are not valid JSON: {exc}") from None
     if not isinstance(args, dict):
         raise TextCallError(f"the arguments of {name!r} must be a JSON object")
     if name not in known and not any(k in obj for k in _ARG_KEYS):
         return None
-    return ToolCall(name, args)
+    return ToolCall(valid_unicode(name), valid_unicode(args))
 
 
 def parse_text_calls(content: str, known: set[str]) -> list[ToolCall]:

@@ -1,0 +1,106 @@
+"""Shared pieces of the model and end-to-end tests: scenario replies, the CLI as a
+subprocess, and reading a workspace's journal."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from localagent.journal import decode
+
+CLI_TIMEOUT = 60
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    """A scenario reply holding one native tool call."""
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def done(reason: str = "done", success: bool = True) -> dict[str, Any]:
+    return call("mark_subtask_complete", success=success, reason=reason)
+
+
+def plan_rule(*tasks: tuple[str, list[str]], match: str = "") -> dict[str, Any]:
+    """A rule answering every plan request with these (description, subtasks) tasks."""
+    plan = {"tasks": [{"description": d, "subtasks": subs} for d, subs in tasks]}
+    return {"kind": "plan", "match": match, "reply": {"content": json.dumps(plan)}}
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cli_env(host: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ, OLLAMA_HOST=host, **extra)
+    env.pop("PYTHONWARNINGS", None)
+    return env
+
+
+def cli_args(*args: str) -> list[str]:
+    return [sys.executable, "-m", "localagent", *args]
+
+
+def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI to its end; its output must never hold a traceback."""
+    done_ = subprocess.run(
+        cli_args(*args),
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=CLI_TIMEOUT,
+    )
+    assert "Traceback" not in done_.stderr, done_.stderr
+    return done_
+
+
+def start_cli(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        cli_args(*args),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+
+
+def records(workspace: Path) -> list[dict[str, Any]]:
+    return read_history(workspace / ".agent_context" / "history.jsonl")
+
+
+def read_history(path: Path) -> list[dict[str, Any]]:
+    """The intact records of a history file, each line parsed as the journal does."""
+    if not path.exists():
+        return []
+    found = []
+    for line in path.read_bytes().splitlines(keepends=True):
+        record = decode(line)
+        if record is not None:
+            found.append(record)
+    return found
+
+
+def record_types(workspace: Path) -> list[str]:
+    return [r["type"] for r in records(workspace)]
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError("timed out waiting for the condition")
+        time.sleep(0.02)
+
+
+def messages_text(request: dict[str, Any]) -> str:
+    return "\n\n".join(str(m.get("content", "")) for m in request.get("messages", []))

@@ -1,0 +1,182 @@
+"""The focused context: a window that slides in chunks, a fixed order, a bounded size
+and a stable front, checked on states built by the real journal and reducer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localagent import context, tools
+from localagent.journal import Journal
+from localagent.state import Exchange
+
+KEEP = 5
+ALLOWED = ("python", "pytest", "ruff", "pip")
+SUBTASKS = [f"Write module m{i:02d}.py" for i in range(40)]
+
+
+def test_window_slides_in_chunks() -> None:
+    sizes = []
+    for n in range(1, 41):
+        exchanges = [Exchange(round=i) for i in range(1, n + 1)]
+        shown = context.window(exchanges, KEEP)
+        assert shown == exchanges[len(exchanges) - len(shown) :], "a window is the newest ones"
+        assert min(n, KEEP) <= len(shown) <= 2 * KEEP - 1
+        sizes.append(len(shown))
+    drops = [n for n in range(1, 40) if sizes[n] < sizes[n - 1]]
+    assert drops == [9, 14, 19, 24, 29, 34, 39]  # n = 10, 15, ...: back to KEEP exchanges
+    assert sizes[:9] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+
+
+def new_journal(root: Path) -> Journal:
+    journal = Journal(root)
+    journal.load()
+    journal.append("goal_started", goal="Write the modules m00.py to m39.py", model="m")
+    journal.append("plan", tasks=[{"description": "Write every module", "subtasks": SUBTASKS}])
+    return journal
+
+
+def play_round(journal: Journal, n: int) -> None:
+    """One round as the agent journals it: the reply, then the action's start and end."""
+    path = f"m{n % 40:02d}.py"
+    args = {"path": path, "content": f"VALUE = {n}\n" + "# filler line\n" * 6}
+    journal.append(
+        "llm_call",
+        purpose="round",
+        prompt_tokens=900,
+        completion_tokens=40,
+        duration_ms=5.0,
+        content="",
+        probe={},
+        tool_calls=[{"name": "write_file", "arguments": args}],
+    )
+    sig = f"write_file {n}"
+    journal.append("action_started", tool="write_file", args=args, signature=sig, round=n)
+    journal.append(
+        "action_finished",
+        tool="write_file",
+        args=args,
+        ok=True,
+        result=f"wrote {len(args['content'])} bytes to '{path}' (replaced)",
+        changed=True,
+        returncode=None,
+    )
+    if n % 10 == 0:
+        journal.append("subtask_completed", reason=f"{path} is written")
+
+
+def messages_for(journal: Journal, root: Path) -> list[dict[str, Any]]:
+    system = context.system_prompt(ALLOWED, None)
+    facts = context.probe(journal.state, root, max_rounds=300)
+    return context.build(journal.state, system, KEEP, True, facts)
+
+
+def size(messages: list[dict[str, Any]]) -> int:
+    return sum(len(str(m)) for m in messages)
+
+
+def test_build_order_system_summary_exchanges_probe(tmp_path: Path) -> None:
+    journal = new_journal(tmp_path)
+    for n in range(1, 4):
+        play_round(journal, n)
+    messages = messages_for(journal, tmp_path)
+    assert messages[0]["role"] == "system"
+    assert messages[0]["content"] == context.system_prompt(ALLOWED, None)
+    assert (
+        messages[1]["role"] == "user"
+        and "ACTIVE SUBTASK: Write module m00.py" in (messages[1]["content"])
+    )
+    assert messages[-1]["role"] == "user" and messages[-1]["content"].startswith("[status]")
+    middle = messages[2:-1]
+    assert [m["role"] for m in middle] == ["assistant", "tool"] * 3
+    assert [m["tool_calls"][0]["function"]["arguments"]["content"][:9] for m in middle[::2]] == [
+        "VALUE = 1",
+        "VALUE = 2",
+        "VALUE = 3",
+    ]
+
+
+def test_text_protocol_prompt_lists_every_tool_and_results_come_as_user_turns(
+    tmp_path: Path,
+) -> None:
+    journal = new_journal(tmp_path)
+    play_round(journal, 1)
+    system = context.system_prompt(ALLOWED, tools.tool_schemas())
+    assert "no native tool calling" in system
+    for name in tools.tool_names():
+        assert f"- {name}(" in system
+    facts = context.probe(journal.state, tmp_path, max_rounds=30)
+    messages = context.build(journal.state, system, KEEP, False, facts)
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "user"]
+    assert messages[3]["content"].startswith("[result of write_file]")
+
+
+def test_probe_names_mentioned_files_that_exist_and_are_missing(tmp_path: Path) -> None:
+    journal = new_journal(tmp_path)
+    (tmp_path / "m00.py").write_text("x = 1\n")
+    facts = context.probe(journal.state, tmp_path, max_rounds=30, notice="NOTE: restarted")
+    assert facts["existing"] == ["m00.py"]
+    assert "m39.py" in facts["missing"]
+    text = context.probe_message(facts)
+    assert "Files that exist: m00.py" in text and text.endswith("NOTE: restarted")
+
+
+def test_prompt_is_bounded_round_8_versus_round_40(tmp_path: Path) -> None:
+    journal = new_journal(tmp_path)
+    built = {}
+    for n in range(1, 41):
+        built[n] = size(messages_for(journal, tmp_path))  # the prompt of round n
+        play_round(journal, n)
+    assert built[40] <= built[8] * 1.3
+    assert built[40] >= built[8] * 0.7
+
+
+def prefix_share(previous: list[dict[str, Any]], now: list[dict[str, Any]]) -> tuple[float, float]:
+    """The share of this round's messages, and of its characters, that repeat the
+    previous round's messages unchanged from the front (what a KV cache can reuse)."""
+    same = chars = 0
+    for old, new in zip(previous, now, strict=False):
+        if old != new:
+            break
+        same += 1
+        chars += len(str(new))
+    return same / len(now), chars / size(now)
+
+
+def test_prefix_stays_stable_over_200_rounds(tmp_path: Path) -> None:
+    journal = new_journal(tmp_path)
+    previous = messages_for(journal, tmp_path)
+    by_message, by_chars, sizes = [], [], []
+    for n in range(1, 201):
+        play_round(journal, n)
+        now = messages_for(journal, tmp_path)
+        share, chars = prefix_share(previous, now)
+        by_message.append(share)
+        by_chars.append(chars)
+        sizes.append(size(now))
+        previous = now
+    mean = sum(by_chars) / len(by_chars)
+    assert mean >= 0.70, f"on average only {mean:.0%} of a prompt is a reusable prefix"
+    late = by_chars[100:]
+    assert sum(late) / len(late) >= 0.70, "the front must stay stable as the history grows"
+    # Counted in whole messages, a window of 5 to 9 exchanges of two messages each reuses
+    # 2w/(2w+3) of a growing round and only the front of a round that drops back: about
+    # 0.69 on average, the price of keeping round 40 within 30% of round 8.
+    assert sum(by_message) / len(by_message) >= 0.65
+    assert max(sizes[100:]) <= max(sizes[:40]) * 1.1, "the prompt must not grow"
+
+
+@pytest.mark.parametrize("keep", [1, 5])
+def test_the_window_keeps_sliding_in_chunks_after_a_long_history(tmp_path: Path, keep: int) -> None:
+    journal = new_journal(tmp_path)
+    starts = set()
+    for n in range(1, 100):
+        play_round(journal, n)
+        shown = context.window(journal.state.exchanges, keep)
+        assert min(n, keep) <= len(shown) <= max(2 * keep - 1, 1)
+        assert shown[-1].round == n
+        starts.add(shown[0].round)
+    # The state keeps only the last exchanges; the window must still move in chunks.
+    assert len(starts) <= 99 // keep + 1
