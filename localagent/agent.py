@@ -20,16 +20,30 @@ from localagent.prompts import (
     MAX_ROUNDS,
     NO_TOOL_CALL,
     RESUMED_NOTICE,
+    TOO_MANY_CALLS,
     TOO_MANY_FORMAT_ERRORS,
     render,
 )
 from localagent.settings import Settings
-from localagent.state import State, current, pending_calls
+from localagent.state import State, clip, current, pending_calls
 from localagent.stopping import StopSignal
 from localagent.textcalls import TextCallError, ToolCall, parse_text_calls
 
 log = logging.getLogger("localagent.agent")
 MAX_CALLS_PER_REPLY = 5
+ARGS_KEPT = 300  # `action_started` holds the arguments in full; the finish needs no copy
+
+
+def _failures(state: State) -> str:
+    assert state.goal is not None
+    failed = [s for t in state.goal.tasks for s in t.subtasks if s.status == "failed"]
+    last = failed[-1]
+    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+    return f"subtask '{last.description}' failed: {last.reason}{more}"
+
+
+def _brief(args: dict[str, Any]) -> str:
+    return " ".join(f"{k}={str(v)[:60]!r}" for k, v in clip(args, 60).items())
 
 
 class Agent:
@@ -89,13 +103,14 @@ class Agent:
             return "stopped"
         if current(state) is None:
             if state.unresolved:
-                return self._end("goal_failed", f"{state.unresolved} subtask(s) failed")
+                return self._end("goal_failed", _failures(state))
             return self._end("goal_completed", "every subtask is done")
         if state.rounds >= self.settings.max_rounds and not pending_calls(state):
             return self._end("goal_failed", render(MAX_ROUNDS, limit=self.settings.max_rounds))
         return None
 
     def _end(self, kind: str, reason: str) -> str:
+        log.info("%s: %s", kind, reason)
         self.journal.append(kind, reason=reason)
         return "completed" if kind == "goal_completed" else "failed"
 
@@ -131,12 +146,14 @@ class Agent:
             self.fail_subtask(render(TOO_MANY_FORMAT_ERRORS, count=self.state.format_errors))
 
     def _calls(self, reply: Reply) -> tuple[list[ToolCall], str]:
-        if reply.tool_calls:
-            return reply.tool_calls[:MAX_CALLS_PER_REPLY], ""
-        try:
-            calls = parse_text_calls(reply.content, set(tools.tool_names()))
-        except TextCallError as exc:
-            return [], str(exc)
+        calls = reply.tool_calls
+        if not calls:
+            try:
+                calls = parse_text_calls(reply.content, set(tools.tool_names()))
+            except TextCallError as exc:
+                return [], str(exc)
+        if len(calls) > MAX_CALLS_PER_REPLY:
+            self.notice = render(TOO_MANY_CALLS, limit=MAX_CALLS_PER_REPLY, count=len(calls))
         return calls[:MAX_CALLS_PER_REPLY], ""
 
     def _record_call(
@@ -169,6 +186,7 @@ class Agent:
             if result.verdict is None:
                 self.journal.append("feedback", text=result.text, tool=name)
             elif result.verdict[0]:
+                log.info("subtask completed: %s", result.verdict[1])
                 self.journal.append("subtask_completed", reason=result.verdict[1])
             else:
                 self.fail_subtask(result.verdict[1])
@@ -189,10 +207,17 @@ class Agent:
                 "action_started", tool=name, args=args, signature=sig, round=self.state.rounds
             )
         result = tools.execute(self.ctx, name, args.get(UNPARSED, args))
+        log.info(
+            "round %d: %s %s -> %s",
+            self.state.rounds,
+            name,
+            _brief(args),
+            result.text.split("\n", 1)[0][:120],
+        )
         self.journal.append(
             "action_finished",
             tool=name,
-            args=args,
+            args=clip(args, ARGS_KEPT),
             ok=result.ok,
             result=result.text,
             changed=result.changed,
@@ -202,6 +227,9 @@ class Agent:
 
     def _blocked(self, name: str, args: dict[str, Any], block: loopguard.Block) -> None:
         reason = loopguard.explain(block)
+        log.warning(
+            "blocked %s (%s, attempt %d)", block.signature[:120], block.pattern, block.count
+        )
         start = self.state.seq + 1
         self.journal.append(
             "action_blocked",
@@ -234,6 +262,7 @@ class Agent:
         here = current(self.state)
         assert here is not None
         failed = (here[0].description, here[1].description)
+        log.warning("subtask failed: %s: %s", failed[1], reason)
         failed_task = self.state.task_index
         self.journal.append("subtask_failed", reason=reason)
         if self.state.replans >= self.settings.max_replans:

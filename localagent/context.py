@@ -62,6 +62,16 @@ def window(exchanges: list[Exchange], keep: int) -> list[Exchange]:
 
 
 def exchange_messages(exchange: Exchange, native: bool) -> list[dict[str, Any]]:
+    """One past round as the model saw it: the facts it was given, its reply, the results.
+
+    Keeping each round's facts in place (rather than only the latest at the end) makes
+    every round's prompt start with the whole previous prompt, unchanged.
+    """
+    facts = [{"role": "user", "content": probe_message(exchange.probe)}] if exchange.probe else []
+    return facts + _reply_messages(exchange, native)
+
+
+def _reply_messages(exchange: Exchange, native: bool) -> list[dict[str, Any]]:
     if native:
         calls = [
             {"function": {"name": c["name"], "arguments": clip(c["arguments"], CALL_CHARS)}}

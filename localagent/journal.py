@@ -360,15 +360,27 @@ class Journal:
     # ---- reading -------------------------------------------------------------
 
     def records(self) -> Iterator[dict[str, Any]]:
-        """Stream every intact record from the start (never the whole file in memory)."""
+        """Stream every intact record from the start (never the whole file in memory).
+
+        A torn tail ends the stream quietly; a damaged line with records after it raises.
+        """
         if not self.history_path.exists():
             return
+        offset = 0
+        bad_at: int | None = None
         with self.history_path.open("rb") as fh:
             for line in fh:
                 record = decode(line)
                 if record is None:
-                    return
-                yield record
+                    bad_at = offset if bad_at is None else bad_at
+                elif bad_at is not None:
+                    raise JournalCorrupt(
+                        f"{self.history_path} is damaged at byte {bad_at} (before record "
+                        f"{record['seq']}); inspect or restore the file"
+                    )
+                else:
+                    yield record
+                offset += len(line)
 
     def tail(self, n: int) -> list[dict[str, Any]]:
         """The last `n` intact records, read backwards from the end of the file."""
@@ -386,8 +398,13 @@ class Journal:
         lines = data.split(b"\n")
         if pos > 0:
             lines = lines[1:]
-        found = [r for r in map(decode, lines) if r is not None]
-        return found[-n:]
+        decoded = [decode(line) for line in lines]
+        last_good = max((i for i, r in enumerate(decoded) if r is not None), default=-1)
+        if any(r is None and lines[i].strip() for i, r in enumerate(decoded[:last_good])):
+            raise JournalCorrupt(
+                f"{self.history_path} is damaged near its end; inspect or restore the file"
+            )
+        return [r for r in decoded if r is not None][-n:]
 
 
 class _Mismatch(Exception):

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -31,12 +32,20 @@ class LaunchError(Exception):
     """The program could not be started at all (missing, not executable, bad folder)."""
 
 
+CANCEL_POLL = 0.2  # seconds between checks for a stop request while a program runs
+
+
 @dataclass(frozen=True)
 class ProcessResult:
     returncode: int | None
     output: str
     timed_out: bool
     truncated_bytes: int
+    cancelled: bool = False
+
+
+def _never() -> bool:
+    return False
 
 
 class _BoundedCapture:
@@ -161,22 +170,34 @@ def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
         time.sleep(0.02)
 
 
-def run_process(argv: list[str], cwd: Path, timeout: float, output_limit: int) -> ProcessResult:
+def run_process(
+    argv: list[str],
+    cwd: Path,
+    timeout: float,
+    output_limit: int,
+    cancelled: Callable[[], bool] = _never,
+) -> ProcessResult:
     """Runs argv in cwd without a shell, keeping at most about output_limit bytes of output.
 
-    On timeout the whole process tree is killed and the output so far is kept.
-    On POSIX, descendants left behind by a program that exited are killed too,
-    so nothing started here outlives the call.
+    On timeout, or when `cancelled()` turns true (the agent is asked to stop), the whole
+    process tree is killed and the output so far is kept. On POSIX, descendants left
+    behind by a program that exited are killed too, so nothing started here outlives
+    the call.
     """
     proc = _launch(argv, cwd)
     capture = _BoundedCapture(output_limit)
     reader = threading.Thread(target=_pump, args=(proc.stdout, capture), daemon=True)
     reader.start()
     returncode: int | None = None
+    deadline = time.monotonic() + timeout
+    stopped = False
     try:
-        returncode = proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        pass
+        while returncode is None and time.monotonic() < deadline:
+            if cancelled():
+                stopped = True
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                returncode = proc.wait(min(CANCEL_POLL, max(0.0, deadline - time.monotonic())))
     finally:
         if returncode is None:
             _kill_tree(proc)
@@ -186,4 +207,4 @@ def run_process(argv: list[str], cwd: Path, timeout: float, output_limit: int) -
     if not reader.is_alive() and proc.stdout is not None:
         proc.stdout.close()
     output, cut = capture.render()
-    return ProcessResult(returncode, output, returncode is None, cut)
+    return ProcessResult(returncode, output, returncode is None and not stopped, cut, stopped)

@@ -103,6 +103,8 @@ RESUMED_NOTICE = "The agent was restarted; continue the active subtask."
 
 MAX_ROUNDS = "round limit of $limit reached before the goal was achieved"
 
+TOO_MANY_CALLS = "NOTE: your last reply had $count tool calls; only the first $limit were run."
+
 TOO_MANY_FORMAT_ERRORS = "the model gave $count replies in a row without a usable tool call"
 
 

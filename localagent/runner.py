@@ -103,7 +103,11 @@ def run(
             journal.append("resumed", model=settings.model)
         log.info("%s goal: %s", mode, journal.state.goal.text)
         model = OllamaModel(settings, wait=stop.wait)
-        ctx = ToolContext(root=workspace, allowed_commands=settings.allowed_commands)
+        ctx = ToolContext(
+            root=workspace,
+            allowed_commands=settings.allowed_commands,
+            cancelled=lambda: stop.requested() is not None,
+        )
         agent = Agent(
             journal,
             model,

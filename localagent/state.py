@@ -25,6 +25,7 @@ GoalStatus = Literal["in_progress", "completed", "failed", "stopped"]
 class Subtask(BaseModel):
     description: str
     status: Status = "pending"
+    reason: str = ""  # why it was completed or failed, as the model or the guard said
 
 
 class Task(BaseModel):
@@ -54,6 +55,7 @@ class Exchange(BaseModel):
 
     round: int
     cursor: tuple[int, int] = (0, 0)  # task and subtask index when the model replied
+    probe: dict[str, Any] = Field(default_factory=dict)  # the facts the model saw first
     content: str = ""
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     results: list[dict[str, str]] = Field(default_factory=list)
@@ -165,6 +167,7 @@ def _finish_subtask(state: State, rec: dict[str, Any], status: Status) -> None:
     here = current(state)
     if here is not None:
         here[1].status = status
+        here[1].reason = str(rec.get("reason", ""))[:300]
     if status == "failed":
         state.unresolved += 1
     _result(state, "mark_subtask_complete", f"subtask {status}: {rec.get('reason', '')}")
@@ -273,6 +276,7 @@ def _llm_call(state: State, rec: dict[str, Any]) -> None:
         exchange = Exchange(
             round=state.rounds,
             cursor=(state.task_index, state.subtask_index),
+            probe=state.last_probe,
             content=rec.get("content", ""),
             tool_calls=rec.get("tool_calls", []),
         )

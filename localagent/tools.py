@@ -45,6 +45,10 @@ _PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?|py")
 _JSON_TYPES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", float: "number"}
 
 
+def _never() -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """Where tools act and within which limits; `output_limit` caps every observation."""
@@ -53,6 +57,7 @@ class ToolContext:
     allowed_commands: tuple[str, ...] = ("python", "pytest", "ruff", "pip")
     output_limit: int = 6000
     max_timeout: float = 600.0
+    cancelled: Callable[[], bool] = _never  # true once the agent is asked to stop
 
     def __post_init__(self) -> None:
         # Against an unresolved root, a workspace reached via a symlink would look like an escape.
@@ -264,10 +269,15 @@ def run_cmd(
     timeout = min(max(float(timeout_sec), 1.0), ctx.max_timeout)
     try:
         # Leave room for the status line so the final cap rarely cuts twice.
-        result = run_process(argv, ctx.root, timeout, max(ctx.output_limit - 200, 200))
+        limit = max(ctx.output_limit - 200, 200)
+        result = run_process(argv, ctx.root, timeout, limit, ctx.cancelled)
     except LaunchError as exc:
         raise ToolError(f"cannot run {_describe(cmd)}: {exc}") from exc
-    if result.timed_out:
+    if result.cancelled:
+        status = (
+            "stopped: the agent was asked to stop; the process tree was killed; partial output:"
+        )
+    elif result.timed_out:
         status = f"timed out after {timeout:g}s; the process tree was killed; partial output:"
     elif result.returncode is not None and result.returncode < 0:
         status = f"exit code {result.returncode} (killed by signal {-result.returncode})"
@@ -489,6 +499,9 @@ def execute(ctx: ToolContext, name: str, args: object) -> ToolResult:
             arguments = tool.arguments.model_validate(_parse_arguments(args))
         except ValidationError as exc:
             raise ToolError(_explain(tool, exc)) from exc
+        except ToolError as exc:
+            message = f"invalid arguments for {tool.name}: {exc}. Expected {tool.signature}"
+            raise ToolError(message) from None
         result = tool.function(ctx, **dict(arguments))
     except ToolError as exc:
         result = ToolResult(False, str(exc))

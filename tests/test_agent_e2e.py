@@ -128,7 +128,11 @@ def test_max_rounds_ends_the_goal_failed(ws: Path) -> None:
     scenario = {
         "rules": [
             plan_rule(("Keep busy", ["Write many files"])),
-            {"match": r"round (\d+) of", "reply": call("write_file", path="f$1.txt", content="x")},
+            {
+                "match": r"round (\d+) of",
+                "in": "last",
+                "reply": call("write_file", path="f$1.txt", content="x"),
+            },
         ]
     }
     with FakeOllama(scenario) as server:

@@ -164,3 +164,20 @@ def test_missing_folder_is_a_launch_error(tmp_path: Path) -> None:
 def test_empty_command_is_a_launch_error(tmp_path: Path) -> None:
     with pytest.raises(LaunchError, match="empty"):
         run_process([], tmp_path, 5, 1000)
+
+
+def test_a_stop_request_kills_the_tree_long_before_the_timeout(tmp_path: Path) -> None:
+    asked_at = time.monotonic() + 1.0
+    started = time.monotonic()
+    result = run_process(
+        script(tmp_path, "tree.py", TREE_SCRIPT),
+        tmp_path,
+        60,
+        4000,
+        cancelled=lambda: time.monotonic() > asked_at,
+    )
+    assert time.monotonic() - started < 5
+    assert result.cancelled and not result.timed_out and result.returncode is None
+    pids = pids_in(result.output)
+    assert len(pids) == 3, result.output
+    assert wait_all_dead(pids) == []
