@@ -135,6 +135,10 @@ class Agent:
             reply = self.model.chat(messages, tools=schemas)
         self.notice = ""
         calls, problem = self._calls(reply)
+        if native and not self.model.native_tools and not calls:
+            # The server refused tools during this call, and the reply holds no call:
+            # ask again with the text protocol described, rather than count a mistake.
+            return self.ask()
         self._record_call("round", probe=facts, calls=calls)(reply)
         if calls:
             return

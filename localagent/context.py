@@ -108,10 +108,10 @@ def probe(state: State, root: Path, max_rounds: int, notice: str = "") -> dict[s
     return {
         "round": state.rounds + 1,
         "max_rounds": max_rounds,
-        "written": state.files_written[-8:],
+        "written": state.files_written[-4:],
         "existing": existing,
         "missing": [name for name in mentioned if name not in existing],
-        "commands": [f"{c['cmd']} -> {c['returncode']}" for c in state.commands[-5:]],
+        "commands": [f"{c['cmd']} -> {c['returncode']}" for c in state.commands[-3:]],
         "errors": state.errors[-3:],
         "notice": notice,
     }

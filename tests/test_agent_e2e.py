@@ -561,3 +561,27 @@ def test_a_stop_signal_journals_stopped_and_resume_completes(ws: Path, signum: i
     assert kinds.index("stopped") < kinds.index("resumed")
     assert kinds[-1] == "goal_completed"
     assert all((ws / name).exists() for name in FILES[:3])
+
+
+def test_a_prose_reply_to_the_refused_tools_call_is_asked_again_with_the_protocol(
+    ws: Path,
+) -> None:
+    scenario = {
+        "models": [{"name": "old:7b", "capabilities": []}],
+        "rules": [plan_rule(("Notes", ["Write notes.txt"]))],
+        "replies": [
+            {"content": "Sure, I will write the notes file now."},
+            fenced("write_file", path="notes.txt", content="n\n"),
+            fenced("mark_subtask_complete", success=True, reason="written"),
+        ],
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url, OLLAMA_MODEL="old:7b")
+        result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
+    assert result.returncode == 0, result.stderr
+    assert "feedback" not in record_types(ws)
+    # Refused with tools, retried without, then asked again with the protocol described.
+    sent = rounds(server.chat_requests)
+    assert sent[0].get("tools") and not sent[1].get("tools")
+    assert "no native tool calling" not in sent[1]["messages"][0]["content"]
+    assert "no native tool calling" in sent[2]["messages"][0]["content"]
