@@ -46,7 +46,12 @@ class Disk:
     """Every write, fsync and rename the journal does goes through here (one seam)."""
 
     def write(self, fh: IO[bytes], data: bytes) -> None:
-        fh.write(data)
+        view = memoryview(data)
+        while view:  # an unbuffered write may be short; never leave a record half-written
+            written = fh.write(view)
+            if not written:
+                raise OSError(f"wrote nothing of {len(view)} bytes")
+            view = view[written:]
 
     def fsync(self, fh: IO[bytes]) -> None:
         fh.flush()
@@ -257,7 +262,9 @@ class Journal:
     def _open(self) -> IO[bytes]:
         if self._fh is None:
             self.dir.mkdir(parents=True, exist_ok=True)
-            self._fh = self.history_path.open("ab")
+            # Unbuffered: each record is one write() the moment it is appended, so a failure
+            # can never leave bytes in a buffer that a later close() would slip out.
+            self._fh = self.history_path.open("ab", buffering=0)
         return self._fh
 
     def _usable(self) -> None:
@@ -312,13 +319,21 @@ class Journal:
             fh, self._fh = self._fh, None
             fh.close()
 
-    def finish(self) -> None:
-        """Best-effort last snapshot and close, for the end of a run however it ended."""
-        if self.failure is None and self.state.goal is not None:
-            with contextlib.suppress(JournalWriteFailed):
+    def finish(self, best_effort: bool = False) -> None:
+        """The last snapshot (if records came after the previous one), then close.
+
+        `best_effort` (a run ending in an error) swallows a failure of the snapshot;
+        otherwise it raises JournalWriteFailed, so a disk problem is never hidden.
+        """
+        try:
+            if self.failure is None and self.state.goal is not None and self._since_snapshot:
                 self.snapshot()
-        with contextlib.suppress(OSError):
-            self.close()
+        except JournalWriteFailed:
+            if not best_effort:
+                raise
+        finally:
+            with contextlib.suppress(OSError):
+                self.close()
 
     def archive(self) -> Path | None:
         """Move a previous goal's files to `archive/<timestamp>/`; nothing is deleted."""

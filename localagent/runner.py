@@ -126,9 +126,10 @@ def run(
         except StopRequested:
             journal.append("stopped", reason=stop.reason or "stopped")
             outcome = "stopped"
+        journal.finish()
         return _finish(journal, outcome)
     finally:
-        journal.finish()
+        journal.finish(best_effort=True)
         if handler is not None:
             logging.getLogger("localagent").removeHandler(handler)
             handler.close()
