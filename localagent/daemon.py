@@ -33,25 +33,16 @@ def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list
 
 
 def _popen(argv: list[str], cwd: Path, out: Path) -> subprocess.Popen[bytes]:
+    if sys.platform == "win32":
+        # Not DETACHED_PROCESS: it gives every command the agent runs a console window.
+        detach: dict[str, Any] = {
+            "creationflags": subprocess.CREATE_NO_WINDOW | subprocess.CREATE_NEW_PROCESS_GROUP
+        }
+    else:
+        detach = {"start_new_session": True}
     with out.open("ab") as sink:
-        if sys.platform == "win32":
-            # Not DETACHED_PROCESS: it gives every command the agent runs a console window.
-            flags = subprocess.CREATE_NO_WINDOW | subprocess.CREATE_NEW_PROCESS_GROUP
-            return subprocess.Popen(
-                argv,
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                creationflags=flags,
-            )
         return subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, **detach
         )
 
 

@@ -26,22 +26,13 @@ import psutil
 
 from localagent.journal import CONTEXT_DIR, Journal, encode
 from localagent.loopguard import signature
+from localagent.settings import ENV_NAMES
 
 GOAL = "Write inventory.py, a small stock-keeping module, with tests in test_inventory.py"
 SUBTASK = "Implement inventory.py and make python -m pytest pass"
 SNAPSHOT_LAG = 150
 FLAT_RATIO = 1.5  # largest ratio that still reads as flat on a shared, noisy machine
-SETTINGS_ENV = (
-    "OLLAMA_HOST",
-    "OLLAMA_MODEL",
-    "LOCALAGENT_TEMPERATURE",
-    "LOCALAGENT_MAX_ROUNDS",
-    "LOCALAGENT_HISTORY_KEEP",
-    "LOCALAGENT_NUM_CTX",
-    "LOCALAGENT_ALLOWED_COMMANDS",
-    "LOCALAGENT_RETRY_DEADLINE",
-    "LOCALAGENT_REQUEST_TIMEOUT",
-)
+SETTINGS_ENV = tuple(ENV_NAMES.values())
 _EPOCH = datetime(2025, 1, 1)
 _BODY = "def restock(items, name, count):\n    items[name] = items.get(name, 0) + count\n"
 _PYTEST_OUT = "....F.\n" + "=" * 60 + "\nFAILED test_inventory.py::test_remove - KeyError\n"

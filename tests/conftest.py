@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from localagent.settings import ENV_NAMES
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(
@@ -12,16 +14,6 @@ def isolated_home(
     """Point per-user config and data at a temp folder and clear settings from the env."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("LOCALAGENT_HOME", str(home))
-    for name in (
-        "OLLAMA_HOST",
-        "OLLAMA_MODEL",
-        "LOCALAGENT_TEMPERATURE",
-        "LOCALAGENT_MAX_ROUNDS",
-        "LOCALAGENT_HISTORY_KEEP",
-        "LOCALAGENT_NUM_CTX",
-        "LOCALAGENT_ALLOWED_COMMANDS",
-        "LOCALAGENT_RETRY_DEADLINE",
-        "LOCALAGENT_REQUEST_TIMEOUT",
-    ):
+    for name in ENV_NAMES.values():
         monkeypatch.delenv(name, raising=False)
     return home

@@ -54,6 +54,7 @@ import pytest
 from localagent.agent import ARGS_KEPT
 from localagent.fake_ollama import FakeOllama
 from localagent.journal import decode
+from localagent.settings import ENV_NAMES
 from localagent.state import clip
 
 CRASH_MARK = "Traceback (most recent call last)"
@@ -76,17 +77,7 @@ EXPECT_KEYS = {
     "workspace_files",
     "workspace_absent",
 }
-SETTINGS_ENV = (
-    "OLLAMA_HOST",
-    "OLLAMA_MODEL",
-    "LOCALAGENT_TEMPERATURE",
-    "LOCALAGENT_MAX_ROUNDS",
-    "LOCALAGENT_HISTORY_KEEP",
-    "LOCALAGENT_NUM_CTX",
-    "LOCALAGENT_ALLOWED_COMMANDS",
-    "LOCALAGENT_RETRY_DEADLINE",
-    "LOCALAGENT_REQUEST_TIMEOUT",
-)
+SETTINGS_ENV = tuple(ENV_NAMES.values())
 OUTSIDE_FILES = {
     "secret.txt": "sentinel: nothing may change this file\n",
     "evil.py": "open(__file__ + '.ran', 'w').write('ran')\n",

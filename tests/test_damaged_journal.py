@@ -25,6 +25,7 @@ import pytest
 
 from localagent.fake_ollama import FakeOllama
 from localagent.journal import decode, encode
+from localagent.settings import ENV_NAMES
 
 PLAN = json.dumps(
     {"tasks": [{"description": "Write two files", "subtasks": ["write a.txt", "write b.txt"]}]}
@@ -37,17 +38,7 @@ COMPLETE = {
 CRASH_MARK = "Traceback (most recent call last)"
 RECORDS = 11  # in the template's history.jsonl
 SNAPSHOT_SEQ = 8  # covered by the template's state.json
-SETTINGS_ENV = (
-    "OLLAMA_HOST",
-    "OLLAMA_MODEL",
-    "LOCALAGENT_TEMPERATURE",
-    "LOCALAGENT_MAX_ROUNDS",
-    "LOCALAGENT_HISTORY_KEEP",
-    "LOCALAGENT_NUM_CTX",
-    "LOCALAGENT_ALLOWED_COMMANDS",
-    "LOCALAGENT_RETRY_DEADLINE",
-    "LOCALAGENT_REQUEST_TIMEOUT",
-)
+SETTINGS_ENV = tuple(ENV_NAMES.values())
 
 
 def write(path: str, **extra: Any) -> dict[str, Any]:
