@@ -218,22 +218,28 @@ class Journal:
         return good_end
 
     def _terminate(self, offset: int) -> int:
-        with self.history_path.open("r+b") as fh:
-            self.disk.truncate(fh, offset)
-            fh.seek(offset)
-            self.disk.write(fh, b"\n")
-            self.disk.fsync(fh)
+        try:
+            with self.history_path.open("r+b", buffering=0) as fh:
+                self.disk.truncate(fh, offset)
+                fh.seek(offset)
+                self.disk.write(fh, b"\n")
+                self.disk.fsync(fh)
+        except OSError as exc:
+            self._fail(self.history_path, exc)
         return offset + 1
 
     def _cut_tail(self, offset: int) -> None:
-        with self.history_path.open("r+b") as fh:
-            fh.seek(offset)
-            torn = fh.read()
-            with self.broken_path.open("ab") as broken:
-                self.disk.write(broken, torn)
-                self.disk.fsync(broken)
-            self.disk.truncate(fh, offset)
-            self.disk.fsync(fh)
+        try:
+            with self.history_path.open("r+b", buffering=0) as fh:
+                fh.seek(offset)
+                torn = fh.read()
+                with self.broken_path.open("ab", buffering=0) as broken:
+                    self.disk.write(broken, torn)
+                    self.disk.fsync(broken)
+                self.disk.truncate(fh, offset)
+                self.disk.fsync(fh)
+        except OSError as exc:
+            self._fail(self.history_path, exc)
         self.notes.append(
             f"cut a torn last record ({len(torn)} bytes) from history.jsonl; "
             f"kept in {self.broken_path.name}"
@@ -353,10 +359,13 @@ class Journal:
             return None
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         target = self.dir / "archive" / stamp
-        target.mkdir(parents=True)
-        for path in names:
-            self.disk.replace(path, target / path.name)
-        self.disk.fsync_dir(self.dir)
+        try:
+            target.mkdir(parents=True)
+            for path in names:
+                self.disk.replace(path, target / path.name)
+            self.disk.fsync_dir(self.dir)
+        except OSError as exc:
+            self._fail(target, exc)
         self.state = State()
         return target
 

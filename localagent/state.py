@@ -303,6 +303,9 @@ def _set_goal(status: GoalStatus) -> Any:
 
 
 def _interrupted(state: State, rec: dict[str, Any]) -> None:
+    if state.open_action is not None and state.guard.window:
+        # An attempt that never finished gave no result: it is not a repeat to count.
+        state.guard.window.pop()
     state.open_action = None
     _result(state, rec["tool"], rec["text"])
 
