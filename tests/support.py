@@ -104,3 +104,14 @@ def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
 
 def messages_text(request: dict[str, Any]) -> str:
     return "\n\n".join(str(m.get("content", "")) for m in request.get("messages", []))
+
+
+# Each level prints its pid, starts the next level, then sleeps far past any timeout.
+TREE_SCRIPT = """
+import os, subprocess, sys, time
+depth = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+print(f"pid={os.getpid()}", flush=True)
+if depth < 2:
+    subprocess.Popen([sys.executable, __file__, str(depth + 1)])
+time.sleep(60)
+"""

@@ -10,18 +10,9 @@ from pathlib import Path
 import orjson
 import psutil
 import pytest
+from support import TREE_SCRIPT
 
 from localagent.process import LaunchError, ProcessResult, run_process
-
-# Each level prints its pid, starts the next level, then sleeps far past any timeout.
-TREE_SCRIPT = """
-import os, subprocess, sys, time
-depth = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-print(f"pid={os.getpid()}", flush=True)
-if depth < 2:
-    subprocess.Popen([sys.executable, __file__, str(depth + 1)])
-time.sleep(60)
-"""
 
 # The parent exits at once; its child keeps the inherited stdout pipe open.
 LEFTOVER_SCRIPT = """

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import psutil
 import pytest
+from support import TREE_SCRIPT
 
 from localagent.tools import (
     IDEMPOTENT_TOOLS,
@@ -27,14 +28,6 @@ STATE = '{"schema_version": 1}'
 OUTSIDE_SCRIPT = (
     "from pathlib import Path\n(Path(__file__).parent / 'sentinel' / 'pwned').touch()\n"
 )
-TREE_SCRIPT = """
-import os, subprocess, sys, time
-depth = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-print(f"pid={os.getpid()}", flush=True)
-if depth < 2:
-    subprocess.Popen([sys.executable, __file__, str(depth + 1)])
-time.sleep(60)
-"""
 LINKS = {
     "out_link": "sentinel/secret.txt",
     "out_dir": "sentinel",
