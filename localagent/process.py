@@ -8,13 +8,15 @@ exhaust memory, crash decoding or hang the agent.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -26,6 +28,11 @@ CHUNK_SIZE = 64 * 1024
 # time; a descendant that keeps the pipe open must not keep us waiting longer.
 READER_GRACE = 2.0
 KILL_WAIT = 3.0
+# psutil may report a process's create time a little differently from call to call.
+CREATE_TIME_TOLERANCE = 0.05
+# Every command gets a random value in this variable; its descendants inherit it, even
+# those that double-fork away from its process tree and session.
+MARKER_VARIABLE = "LOCALAGENT_COMMAND_ID"
 
 
 class LaunchError(Exception):
@@ -33,6 +40,7 @@ class LaunchError(Exception):
 
 
 CANCEL_POLL = 0.2  # seconds between checks for a stop request while a program runs
+FIRST_POLL = 0.01
 
 
 @dataclass(frozen=True)
@@ -93,11 +101,12 @@ def _pump(stream: IO[bytes], capture: _BoundedCapture) -> None:
             capture.feed(chunk)
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(extra: Mapping[str, str]) -> dict[str, str]:
     env = dict(os.environ)
     # Windows consoles are not UTF-8 by default, and output flushed only at
     # exit would be lost when a timeout kills the program.
     env.update(PYTHONUTF8="1", PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1")
+    env.update(extra)
     return env
 
 
@@ -112,7 +121,7 @@ def _platform_options() -> dict[str, object]:
     return {"start_new_session": True}
 
 
-def _launch(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+def _launch(argv: list[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
     if not argv:
         raise LaunchError("empty command")
     if not cwd.is_dir():
@@ -125,7 +134,7 @@ def _launch(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             bufsize=0,
-            env=_child_env(),
+            env=_child_env(env),
             **_platform_options(),  # type: ignore[arg-type]
         )
     except FileNotFoundError as exc:
@@ -134,6 +143,8 @@ def _launch(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
         raise LaunchError(f"program {argv[0]!r} is not executable (permission denied)") from exc
     except OSError as exc:
         raise LaunchError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
+    except ValueError as exc:  # a NUL character in an argument or the environment
+        raise LaunchError(f"cannot start {argv[0]!r}: {exc}") from exc
 
 
 def _kill_group(pgid: int) -> None:
@@ -151,23 +162,84 @@ def _is_gone(proc: psutil.Process) -> bool:
         return True
 
 
-def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
-    """Kills the program and every descendant, waiting until none runs."""
+def _same_process(proc: psutil.Process, create_time: float) -> bool:
+    """True while proc runs and is the process that started at create_time (no reused pid)."""
     try:
-        descendants = psutil.Process(proc.pid).children(recursive=True)
+        return abs(proc.create_time() - create_time) < CREATE_TIME_TOLERANCE and not _is_gone(proc)
     except psutil.Error:
-        descendants = []
-    _kill_group(proc.pid)
-    with contextlib.suppress(OSError):
-        proc.kill()
-    for child in descendants:
+        return False
+
+
+def _kill_all(procs: list[psutil.Process]) -> None:
+    """Kills procs (each already known to be ours) and waits until none of them runs."""
+    for proc in procs:
         with contextlib.suppress(psutil.Error):
-            child.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(KILL_WAIT)
+            proc.kill()
     deadline = time.monotonic() + KILL_WAIT
-    while not all(_is_gone(child) for child in descendants) and time.monotonic() < deadline:
+    while not all(_is_gone(proc) for proc in procs) and time.monotonic() < deadline:
         time.sleep(0.02)
+
+
+def _marked(marker: str) -> list[psutil.Process]:
+    """Every other process whose environment carries this command's marker.
+
+    A descendant that double-forks into a session of its own is no longer a child of
+    anything we know, but it inherited the environment, marker included.
+    """
+    found = []
+    for proc in psutil.process_iter():
+        if proc.pid == os.getpid():
+            continue
+        with contextlib.suppress(psutil.Error, OSError):
+            if proc.environ().get(MARKER_VARIABLE) == marker:
+                found.append(proc)
+    return found
+
+
+def _marker_of(proc: psutil.Process) -> str | None:
+    try:
+        return proc.environ().get(MARKER_VARIABLE) or None
+    except (psutil.Error, OSError):
+        return None
+
+
+class _Tree:
+    """A command and the descendants seen while it ran, each remembered with its create time.
+
+    psutil.Process checks the create time before it signals, so a pid that was reused
+    since it was seen is left alone.
+    """
+
+    def __init__(self, root: psutil.Process, marker: str | None) -> None:
+        self.root = root
+        self.marker = marker
+        self.seen: dict[int, psutil.Process] = {}
+
+    def watch(self) -> None:
+        with contextlib.suppress(psutil.Error):
+            for child in self.root.children(recursive=True):
+                self.seen.setdefault(child.pid, child)
+
+    def kill(self, group: bool) -> None:
+        """Kills the command, its process group if `group`, and every descendant seen or marked."""
+        self.watch()
+        if group:
+            _kill_group(self.root.pid)
+        procs = [self.root, *self.seen.values()]
+        if self.marker is not None:
+            procs += [proc for proc in _marked(self.marker) if proc.pid not in self.seen]
+        _kill_all(procs)
+
+
+def _launch_watched(
+    argv: list[str], cwd: Path, env: Mapping[str, str] | None
+) -> tuple[subprocess.Popen[bytes], _Tree | None]:
+    marker = secrets.token_hex(8)
+    proc = _launch(argv, cwd, {**(env or {}), MARKER_VARIABLE: marker})
+    try:
+        return proc, _Tree(psutil.Process(proc.pid), marker)
+    except psutil.Error:  # it already ended and was reaped
+        return proc, None
 
 
 def run_process(
@@ -176,35 +248,86 @@ def run_process(
     timeout: float,
     output_limit: int,
     cancelled: Callable[[], bool] = _never,
+    on_start: Callable[[int, float], None] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> ProcessResult:
     """Runs argv in cwd without a shell, keeping at most about output_limit bytes of output.
 
-    On timeout, or when `cancelled()` turns true (the agent is asked to stop), the whole
-    process tree is killed and the output so far is kept. On POSIX, descendants left
-    behind by a program that exited are killed too, so nothing started here outlives
-    the call.
+    `on_start(pid, create_time)` is called as soon as the program runs, so the caller can
+    record it; if it raises, the program is killed and the error propagates. `env` adds
+    to or overrides the inherited environment. On timeout, or when `cancelled()` turns
+    true (the agent is asked to stop), the whole process tree is killed and the output so
+    far is kept. Descendants are tracked while the program runs and killed when it ends,
+    even those that left its session, so nothing started here outlives the call.
     """
-    proc = _launch(argv, cwd)
+    proc, tree = _launch_watched(argv, cwd, env)
     capture = _BoundedCapture(output_limit)
     reader = threading.Thread(target=_pump, args=(proc.stdout, capture), daemon=True)
-    reader.start()
     returncode: int | None = None
-    deadline = time.monotonic() + timeout
     stopped = False
     try:
-        while returncode is None and time.monotonic() < deadline:
-            if cancelled():
-                stopped = True
-                break
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                returncode = proc.wait(min(CANCEL_POLL, max(0.0, deadline - time.monotonic())))
+        if on_start is not None:
+            on_start(proc.pid, tree.root.create_time() if tree else time.time())
+        reader.start()
+        returncode, stopped = _wait(proc, tree, timeout, cancelled)
     finally:
-        if returncode is None:
-            _kill_tree(proc)
-        else:
-            _kill_group(proc.pid)
+        # The command ran in a session of its own, so its pid is its process group.
+        if tree is not None:
+            tree.kill(group=True)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(KILL_WAIT)
+        if reader.ident is None and proc.stdout is not None:
+            proc.stdout.close()  # on_start failed before the reader started
     reader.join(READER_GRACE)
     if not reader.is_alive() and proc.stdout is not None:
         proc.stdout.close()
     output, cut = capture.render()
     return ProcessResult(returncode, output, returncode is None and not stopped, cut, stopped)
+
+
+def _wait(
+    proc: subprocess.Popen[bytes],
+    tree: _Tree | None,
+    timeout: float,
+    cancelled: Callable[[], bool],
+) -> tuple[int | None, bool]:
+    """The exit code (None if it had to be stopped) and whether a stop request ended it."""
+    deadline = time.monotonic() + timeout
+    poll = FIRST_POLL
+    while time.monotonic() < deadline:
+        if cancelled():
+            return None, True
+        if tree is not None:
+            tree.watch()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return proc.wait(min(poll, max(0.0, deadline - time.monotonic()))), False
+        # Often at first, when programs start their helpers, then every CANCEL_POLL.
+        poll = min(poll * 2, CANCEL_POLL)
+    return None, False
+
+
+def kill_recorded(pid: int, create_time: float) -> bool:
+    """Kills the process tree of a command that a crashed run recorded (pid, create time).
+
+    Only if `pid` is alive and started at `create_time` (a reused pid is never hit), and
+    never pid 0, 1 or our own. Its process group (when it leads one) and everything
+    carrying its environment marker go too. True if something was killed.
+    """
+    if pid in (0, 1, os.getpid()) or pid < 0 or not math.isfinite(create_time):
+        return False
+    try:
+        proc = psutil.Process(pid)
+    except (psutil.Error, OSError, OverflowError, ValueError):
+        return False
+    if not _same_process(proc, create_time):
+        return False
+    _Tree(proc, _marker_of(proc)).kill(group=_leads_group(pid))
+    return True
+
+
+def _leads_group(pid: int) -> bool:
+    getpgid = getattr(os, "getpgid", None)
+    try:
+        return getpgid is not None and getpgid(pid) == pid
+    except OSError:
+        return False

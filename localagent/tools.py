@@ -58,6 +58,9 @@ class ToolContext:
     output_limit: int = 6000
     max_timeout: float = 600.0
     cancelled: Callable[[], bool] = _never  # true once the agent is asked to stop
+    # Called with (pid, create_time) as soon as a command runs, so it can be journaled;
+    # if it raises, the command is killed before it can act.
+    on_launch: Callable[[int, float], None] | None = None
 
     def __post_init__(self) -> None:
         # Against an unresolved root, a workspace reached via a symlink would look like an escape.
@@ -270,7 +273,7 @@ def run_cmd(
     try:
         # Leave room for the status line so the final cap rarely cuts twice.
         limit = max(ctx.output_limit - 200, 200)
-        result = run_process(argv, ctx.root, timeout, limit, ctx.cancelled)
+        result = run_process(argv, ctx.root, timeout, limit, ctx.cancelled, ctx.on_launch)
     except LaunchError as exc:
         raise ToolError(f"cannot run {_describe(cmd)}: {exc}") from exc
     if result.cancelled:

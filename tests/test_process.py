@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -12,7 +14,7 @@ import psutil
 import pytest
 from support import TREE_SCRIPT
 
-from localagent.process import LaunchError, ProcessResult, run_process
+from localagent.process import LaunchError, ProcessResult, kill_recorded, run_process
 
 # The parent exits at once; its child keeps the inherited stdout pipe open.
 LEFTOVER_SCRIPT = """
@@ -172,3 +174,116 @@ def test_a_stop_request_kills_the_tree_long_before_the_timeout(tmp_path: Path) -
     pids = pids_in(result.output)
     assert len(pids) == 3, result.output
     assert wait_all_dead(pids) == []
+
+
+# The command double-forks a daemon into a session of its own, as servers do; the
+# daemon is no longer a descendant of the command and has its own process group.
+DAEMON_SCRIPT = """
+import os, sys, time
+print(f"pid={os.getpid()}", flush=True)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        print(f"pid={os.getpid()}", flush=True)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        time.sleep(60)
+    os._exit(0)
+os.wait()
+time.sleep(float(sys.argv[1]))
+"""
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="fork and setsid are POSIX")
+
+
+@posix_only
+@pytest.mark.parametrize("lives", [0.0, 30.0])
+def test_a_daemon_in_its_own_session_does_not_outlive_the_call(
+    tmp_path: Path, lives: float
+) -> None:
+    argv = [*script(tmp_path, "daemon.py", DAEMON_SCRIPT), str(lives)]
+    result = run_process(argv, tmp_path, 2, 4000)
+    assert result.timed_out == (lives > 2)
+    pids = pids_in(result.output)
+    assert len(pids) == 2, result.output
+    assert wait_all_dead(pids) == []
+
+
+def test_on_start_gets_the_pid_and_create_time(tmp_path: Path) -> None:
+    seen: list[tuple[int, float]] = []
+    code = "import os; print(f'pid={os.getpid()}')"
+    result = run_process(
+        [sys.executable, "-c", code], tmp_path, 10, 4000, on_start=lambda *a: seen.append(a)
+    )
+    assert pids_in(result.output) == [seen[0][0]]
+    assert abs(seen[0][1] - time.time()) < 10
+
+
+def test_a_failing_on_start_kills_the_command_before_it_acts(tmp_path: Path) -> None:
+    code = "import time, pathlib; time.sleep(0.5); pathlib.Path('acted').touch()"
+    started: list[int] = []
+
+    def refuse(pid: int, create_time: float) -> None:
+        started.append(pid)
+        raise OSError("the journal is full")
+
+    with pytest.raises(OSError, match="journal is full"):
+        run_process([sys.executable, "-c", code], tmp_path, 10, 4000, on_start=refuse)
+    assert wait_all_dead(started) == []
+    time.sleep(0.7)
+    assert not (tmp_path / "acted").exists()
+
+
+# A stand-in for an agent: runs a command tree, records its pid and create time as the
+# journal would, then waits to be killed with the command still running.
+AGENT_SCRIPT = """
+import json, sys
+from pathlib import Path
+from localagent.process import run_process
+record = Path(sys.argv[1])
+def journal(pid, create_time):
+    record.write_text(json.dumps([pid, create_time]))
+run_process([sys.executable, sys.argv[2], "0"], record.parent, 60, 4000, on_start=journal)
+"""
+
+
+def crashed_agent_leaving(tmp_path: Path, command: str) -> tuple[int, float, list[int]]:
+    """The recorded pid and create time of a command whose agent was SIGKILLed, and its pids."""
+    (tmp_path / "command.py").write_text(command, encoding="utf-8")
+    record = tmp_path / "record.json"
+    out = tmp_path / "out.txt"
+    with out.open("wb") as sink:
+        agent = subprocess.Popen(
+            [sys.executable, "-c", AGENT_SCRIPT, str(record), str(tmp_path / "command.py")],
+            stdout=sink,
+            stderr=sink,
+        )
+    deadline = time.monotonic() + 10
+    while not record.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    pid, create_time = json.loads(record.read_text())
+    tree: list[int] = []
+    while len(tree) < 3 and time.monotonic() < deadline:
+        tree = [pid, *(c.pid for c in psutil.Process(pid).children(recursive=True))]
+        time.sleep(0.02)
+    agent.kill()
+    agent.wait()
+    assert len(tree) == 3 and wait_all_dead(tree, 0.3) == tree
+    return pid, create_time, tree
+
+
+def test_kill_recorded_ends_the_tree_of_a_crashed_run(tmp_path: Path) -> None:
+    pid, create_time, tree = crashed_agent_leaving(tmp_path, TREE_SCRIPT)
+    assert not kill_recorded(pid, create_time + 5)
+    assert wait_all_dead(tree, 0.3) == tree, "a mismatching create time must kill nothing"
+    assert kill_recorded(pid, create_time)
+    assert wait_all_dead(tree) == []
+    assert not kill_recorded(pid, create_time)
+
+
+@pytest.mark.parametrize("pid", [0, os.getpid()])
+def test_kill_recorded_never_touches_pid_0_or_itself(pid: int) -> None:
+    started = psutil.Process(pid).create_time() if pid else 0.0
+    assert not kill_recorded(pid, started)
+    assert running(os.getpid())

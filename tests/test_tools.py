@@ -477,3 +477,40 @@ def test_backslash_paths_stay_inside(ws: Workspace) -> None:
     result = ws.run("write_file", {"path": "sub\\file.txt", "content": "x"})
     assert result.ok
     assert (ws.root / "sub" / "file.txt").read_text() == "x"
+
+
+# ------------------------------------------------------- commands leave nothing behind
+
+DAEMON = """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        print(f"pid={os.getpid()}", flush=True)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        time.sleep(60)
+    os._exit(0)
+os.wait()
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork and setsid are POSIX")
+def test_run_cmd_leaves_no_daemon_behind(ws: Workspace) -> None:
+    (ws.root / "daemon.py").write_text(DAEMON)
+    result = ws.run("run_cmd", {"cmd": "python daemon.py"})
+    assert result.ok, result.text
+    pids = [int(pid) for pid in re.findall(r"pid=(\d+)", result.text)]
+    assert len(pids) == 1, result.text
+    deadline = time.monotonic() + 3
+    while running(pids[0]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not running(pids[0])
+
+
+def test_run_cmd_reports_the_launch_to_the_context(ws: Workspace) -> None:
+    launched: list[tuple[int, float]] = []
+    ctx = ToolContext(ws.root, on_launch=lambda pid, created: launched.append((pid, created)))
+    (ws.root / "me.py").write_text("import os\nprint(f'pid={os.getpid()}')\n")
+    result = execute(ctx, "run_cmd", {"cmd": "python me.py"})
+    assert result.ok and len(launched) == 1
+    assert f"pid={launched[0][0]}" in result.text
