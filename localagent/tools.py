@@ -14,7 +14,6 @@ import os
 import re
 import secrets
 import shlex
-import shutil
 import stat
 import sys
 import time
@@ -27,7 +26,9 @@ from typing import Annotated, Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from localagent import workspace_env
 from localagent.process import LaunchError, run_process
+from localagent.workspace_env import WorkspaceEnvError
 
 JOURNAL_DIR = ".agent_context"
 IDEMPOTENT_TOOLS: frozenset[str] = frozenset({"list_dir", "read_file", "write_file"})
@@ -35,6 +36,7 @@ MAX_LIST_ENTRIES = 200
 READ_BYTES_RANGE = (1, 1_000_000)
 BINARY_SNIFF_BYTES = 8192
 REPLACE_RETRY_SECONDS = 2.0
+VENV_TIMEOUT = 300.0  # creating the workspace's .venv for pip, ensurepip included
 PYTHON_MODULES = frozenset({"pytest", "pip", "ruff", "unittest"})
 PYTHON_OPTIONS = frozenset({"-u", "-B"})
 SHELL_OPERATORS = (";", "&&", "||", "|", ">", "<", "`", "$(", "\n", "\r")
@@ -273,7 +275,8 @@ def run_cmd(
     try:
         # Leave room for the status line so the final cap rarely cuts twice.
         limit = max(ctx.output_limit - 200, 200)
-        result = run_process(argv, ctx.root, timeout, limit, ctx.cancelled, ctx.on_launch)
+        env = workspace_env.command_env(ctx.root)
+        result = run_process(argv, ctx.root, timeout, limit, ctx.cancelled, ctx.on_launch, env)
     except LaunchError as exc:
         raise ToolError(f"cannot run {_describe(cmd)}: {exc}") from exc
     if result.cancelled:
@@ -329,9 +332,31 @@ def command_argv(ctx: ToolContext, cmd: str) -> list[str]:
         )
     if name != tokens[0].casefold().removesuffix(".exe"):
         raise ToolError(f"give the program by name ({name!r}), not as a path")
-    if key == "python":
-        return [sys.executable, *_python_args(ctx, tokens[1:])]
-    return [_which(name) or tokens[0], *tokens[1:]]
+    try:
+        return _resolved_argv(ctx, key, tokens[1:])
+    except WorkspaceEnvError as exc:
+        raise ToolError(f"cannot run {_describe(cmd)}: {exc}") from None
+
+
+def _resolved_argv(ctx: ToolContext, key: str, args: list[str]) -> list[str]:
+    """The argv for an allowed program: the workspace's environment, never localagent's."""
+    venv_timeout = min(VENV_TIMEOUT, ctx.max_timeout)
+    if key == "pip":
+        return [workspace_env.pip_python(ctx.root, venv_timeout, ctx.cancelled), "-m", "pip", *args]
+    if key != "python":
+        return [*workspace_env.program_argv(ctx.root, key), *args]
+    args = _python_args(ctx, args)
+    if _module_of(args) == "pip":
+        return [workspace_env.pip_python(ctx.root, venv_timeout, ctx.cancelled), *args]
+    return [*workspace_env.program_argv(ctx.root, "python"), *args]
+
+
+def _module_of(args: list[str]) -> str | None:
+    """The module that checked python arguments run with -m, if any."""
+    rest = [arg for arg in args if arg not in PYTHON_OPTIONS]
+    if not rest or not rest[0].startswith("-m"):
+        return None
+    return rest[0][2:] or rest[1]
 
 
 def _refuse_shell(operator: str) -> typing.NoReturn:
@@ -342,18 +367,8 @@ def _refuse_shell(operator: str) -> typing.NoReturn:
     )
 
 
-def _which(name: str) -> str | None:
-    # The interpreter's folder first, so pytest, ruff and pip match the python that runs.
-    scripts = str(Path(sys.executable).parent)
-    return shutil.which(name, path=os.pathsep.join([scripts, os.environ.get("PATH", "")]))
-
-
 def _python_args(ctx: ToolContext, args: list[str]) -> list[str]:
-    """Checks python's arguments against SPEC §8: workspace scripts and a few modules.
-
-    python means the interpreter running the agent (sys.executable): it exists, has
-    pytest and ruff beside it, and a Windows Store 'python' alias on PATH is never hit.
-    """
+    """Checks python's arguments against SPEC §8: workspace scripts and a few modules."""
     options: list[str] = []
     while args and args[0] in PYTHON_OPTIONS:
         options.append(args.pop(0))
