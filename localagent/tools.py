@@ -39,6 +39,10 @@ REPLACE_RETRY_SECONDS = 2.0
 VENV_TIMEOUT = 300.0  # creating the workspace's .venv for pip, ensurepip included
 PYTHON_MODULES = frozenset({"pytest", "pip", "ruff", "unittest"})
 PYTHON_OPTIONS = frozenset({"-u", "-B"})
+PIP_OUTSIDE = frozenset(
+    {("config", "set"), ("config", "unset"), ("config", "edit"), ("cache", "purge")}
+    | {("cache", "remove")}
+)
 SHELL_OPERATORS = (";", "&&", "||", "|", ">", "<", "`", "$(", "\n", "\r")
 WINDOWS_DEVICE_NAMES = frozenset(
     {"con", "prn", "aux", "nul"} | {f"{kind}{n}" for kind in ("com", "lpt") for n in range(1, 10)}
@@ -332,6 +336,8 @@ def command_argv(ctx: ToolContext, cmd: str) -> list[str]:
         )
     if name != tokens[0].casefold().removesuffix(".exe"):
         raise ToolError(f"give the program by name ({name!r}), not as a path")
+    _check_arguments(ctx.root, tokens[1:])
+    _check_pip_subcommand(key, tokens[1:])
     try:
         return _resolved_argv(ctx, key, tokens[1:])
     except WorkspaceEnvError as exc:
@@ -357,6 +363,88 @@ def _module_of(args: list[str]) -> str | None:
     if not rest or not rest[0].startswith("-m"):
         return None
     return rest[0][2:] or rest[1]
+
+
+def _check_arguments(root: Path, args: list[str]) -> None:
+    """Refuses arguments naming a path outside the workspace or inside a journal.
+
+    Any argument, and the value after '=' (`--target=../x`) or after a one-letter option
+    (`-c../x`), counts as a path if it is absolute, climbs out with '..' or resolves
+    through a link to outside; other words (`requests`, `-k name`) stay inside and pass.
+    """
+    for arg in args:
+        for candidate in _path_candidates(arg):
+            problem = _outside_problem(root, candidate)
+            if problem is not None:
+                raise ToolError(
+                    f"argument {_describe(arg)} names {problem}; commands may only name "
+                    "files and folders inside the workspace, by paths relative to it"
+                )
+
+
+def _path_candidates(arg: str) -> list[str]:
+    found = [] if arg.startswith("-") else [arg]
+    if "=" in arg:
+        found.append(arg.split("=", 1)[1])
+    elif arg.startswith("-") and not arg.startswith("--"):
+        found.append(arg[2:])
+    # A file: URL (`pip install file:///x`, `pkg @ file:../x`) names a local path.
+    return [text.split("file:", 1)[-1] if "file:" in text.casefold() else text for text in found]
+
+
+def _outside_problem(root: Path, candidate: str) -> str | None:
+    """What is wrong with candidate as a path (outside, journal), or None if it is fine."""
+    normalized = candidate.replace("\\", "/").strip()
+    if not normalized:
+        return None
+    drive = PureWindowsPath(normalized).drive
+    if normalized.startswith("~") or (drive and sys.platform != "win32"):
+        return "a path outside the workspace"
+    path = root / normalized
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        resolved = Path(os.path.normpath(path))
+    if not resolved.is_relative_to(root) or not Path(os.path.normpath(path)).is_relative_to(root):
+        return "a path outside the workspace"
+    if _touches_journal(resolved.relative_to(root).parts):
+        return f"a path inside {JOURNAL_DIR}/, the agent's own journal"
+    return None
+
+
+def _check_pip_subcommand(key: str, args: list[str]) -> None:
+    """Refuses pip subcommands that change pip's settings or cache outside the workspace."""
+    pip_args = _pip_arguments(key, args)
+    if pip_args is None:
+        return
+    action = tuple(arg for arg in pip_args if not arg.startswith("-"))[:2]
+    if action in PIP_OUTSIDE and not (action[0] == "config" and "--site" in pip_args):
+        raise ToolError(
+            f"'pip {' '.join(action)}' changes pip's {action[0]} outside the workspace and is "
+            "not allowed; pip may only change the workspace's own environment"
+        )
+
+
+def _pip_arguments(key: str, args: list[str]) -> list[str] | None:
+    """pip's own arguments in `pip ARGS` or `python [-u] [-B] -m pip ARGS`, else None."""
+    if key == "pip":
+        return args
+    for index, arg in enumerate(args):
+        if arg == "-m":
+            return args[index + 2 :] if args[index + 1 : index + 2] == ["pip"] else None
+        if arg.startswith("-m"):
+            return args[index + 1 :] if arg == "-mpip" else None
+        if arg not in PYTHON_OPTIONS:
+            return None
+    return None
+
+
+def _touches_journal(parts: tuple[str, ...]) -> bool:
+    """Whether a path goes through a journal folder, this workspace's or a nested one's.
+
+    Windows ignores trailing dots and spaces in names, so `.agent_context.` is the same.
+    """
+    return any(part.rstrip(" .").casefold() == JOURNAL_DIR for part in parts)
 
 
 def _refuse_shell(operator: str) -> typing.NoReturn:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from localagent.tools import (
     ToolContext,
     ToolResult,
     cap_text,
+    command_argv,
     execute,
     tool_names,
     tool_schemas,
@@ -430,6 +432,27 @@ HOSTILE: list[tuple[str, dict[str, Any], list[str]]] = [
     ("run_cmd", {"cmd": "python .agent_context/state.json"}, [JOURNAL]),
     ("run_cmd", {"cmd": "python missing.py"}, ["'missing.py' does not exist"]),
     ("run_cmd", {"cmd": "python 'unclosed"}, ["cannot parse"]),
+    ("run_cmd", {"cmd": "ruff format ../outside.py"}, [OUTSIDE, "'../outside.py'"]),
+    ("run_cmd", {"cmd": "ruff format out_dir"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "ruff check --config=../sentinel/ruff.toml ."}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "ruff format .agent_context/state.json"}, [JOURNAL]),
+    ("run_cmd", {"cmd": "pytest ../outside.py"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pytest {base}/outside.py"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pytest --rootdir={base}/sentinel"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pytest -c../sentinel/x.ini"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pytest -o cache_dir=../sentinel"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pytest --basetemp a/../../sentinel/tmp"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "python -m pytest C:\\Windows\\x.py"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "python script.py ../sentinel/secret.txt"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pip install --target ../sentinel requests"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pip install --target=../sentinel requests"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pip install ../sentinel"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pip install -e {base}/sentinel"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pip install file://{base}/sentinel"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pip install 'pkg @ file:../sentinel'"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "python -m pip install --prefix ~/x requests"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "pip config set global.index-url http://x"}, ["pip config set"]),
+    ("run_cmd", {"cmd": "python -u -m pip cache purge"}, ["pip cache purge", NOT_ALLOWED]),
     ("run_cmd", {"cmd": "   "}, ["empty"]),
 ]
 
@@ -514,3 +537,29 @@ def test_run_cmd_reports_the_launch_to_the_context(ws: Workspace) -> None:
     result = execute(ctx, "run_cmd", {"cmd": "python me.py"})
     assert result.ok and len(launched) == 1
     assert f"pid={launched[0][0]}" in result.text
+
+
+# ----------------------------------------------------- arguments that stay inside
+
+
+def test_ordinary_commands_and_inside_paths_are_accepted(ws: Workspace) -> None:
+    venv = ws.root / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (ws.root / "tests").mkdir()
+    for cmd in (
+        "python -m pytest -q",
+        "python -m pytest -q -p no:cacheprovider -k 'a and not b' tests/test_a.py::test_x",
+        "pytest tests/",
+        f"pytest {ws.root / 'tests'}",
+        "pytest --rootdir=. -o cache_dir=tests/.cache",
+        "ruff check .",
+        "ruff format --line-length=100 script.py",
+        "pip install requests",
+        "pip install 'requests==2.*' -r requirements.txt --index-url https://pypi.org/simple",
+        "pip install -e .",
+        "pip config --site set global.timeout 5",
+        "python -m pip list",
+        "python script.py 3 'two words' --flag=value",
+    ):
+        argv = command_argv(ws.ctx, cmd)
+        assert argv[0].startswith(str(venv)), (cmd, argv)
