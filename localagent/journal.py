@@ -3,23 +3,35 @@
 `history.jsonl` is the write-ahead log (one checksummed orjson record per line, fsynced
 before `append` returns); `state.json` is a snapshot of the state folded from it, with
 the `seq` and byte offset it covers, so loading reads only the records after it.
+
+Only a crash in the middle of an append is repaired without asking: it leaves a partial
+last line (or a last line the filesystem never wrote, read back as NUL bytes). Anything
+else (complete lines that fail their checksum, a gap, a history shorter than the
+snapshot says) is damage: loading refuses it with `JournalCorrupt` until the user
+accepts the loss (`load(accept_loss=True)`, behind `localagent resume --repair`).
+Files in `.agent_context/` are opened through `safefs`: never through a symlink, never
+a FIFO or a device.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import reprlib
 import sys
-import time
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
 import orjson
 from pydantic import ValidationError
 
+from localagent import safefs
 from localagent.errors import JournalCorrupt, JournalWriteFailed
 from localagent.state import State, apply, migrate
 
@@ -38,8 +50,31 @@ SNAPSHOT_AFTER = frozenset(
         "goal_failed",
     }
 )
+# Files that must be regular files when present; temp files are removed instead.
+JOURNAL_FILES = frozenset(
+    {
+        "history.jsonl",
+        "history.jsonl.broken",
+        "state.json",
+        "state.json.broken",
+        "loops.json",
+        "agent.log",
+        "agent.out",
+        "agent.pid",
+        "agent.lock",
+    }
+)
+TEMP_FILES = ("state.json.tmp", "loops.json.tmp")
+# What archive() leaves in place: the live process's lock and the workspace-wide caches.
+KEPT_BY_ARCHIVE = frozenset({"archive", "agent.lock", "agent.pid", "index", "answers"})
+_ROTATED_LOG = re.compile(r"agent\.log\.\d+")
+_SEQ_AT_START = re.compile(rb'\{"seq":(\d{1,18}),')
 _CRC_PREFIX = b',"crc":"'
 _CRC_TAIL = len(_CRC_PREFIX) + 8 + 2
+MAX_DEPTH = 200  # orjson refuses more than 255 levels; the record itself adds a few
+MAX_TORN = 8 << 20  # a torn write is at most one record; a longer damaged tail is damage
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxlevel, _SHORT_REPR.maxstring, _SHORT_REPR.maxother = 8, 400, 400
 
 
 class Disk:
@@ -61,17 +96,7 @@ class Disk:
         fh.truncate(size)
 
     def replace(self, src: Path, dst: Path) -> None:
-        # Windows refuses to replace a file another process holds open (a reader, an
-        # antivirus scan); it clears within moments, so retry for about two seconds.
-        deadline = time.monotonic() + 2.0
-        while True:
-            try:
-                os.replace(src, dst)
-                return
-            except PermissionError:
-                if sys.platform != "win32" or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        safefs.replace(src, dst)
 
     def fsync_dir(self, path: Path) -> None:
         if sys.platform == "win32":
@@ -83,9 +108,39 @@ class Disk:
             os.close(fd)
 
 
-def encode(record: dict[str, Any]) -> bytes:
+# ---- records -------------------------------------------------------------------------
+
+
+def encodable(value: Any, depth: int = 0) -> Any:
+    """`value` as orjson can always write it: integers beyond 64 bits as their digits,
+    nesting deeper than MAX_DEPTH as a short repr, lone surrogates escaped, other
+    types as their repr. Lossless for everything orjson takes as it is."""
+    if value is None or isinstance(value, bool | float):
+        return value
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**64 else str(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if depth >= MAX_DEPTH:
+        return _SHORT_REPR.repr(value)
+    if isinstance(value, dict):
+        return {encodable(str(k)): encodable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [encodable(v, depth + 1) for v in value]
+    return _SHORT_REPR.repr(value)
+
+
+def _line(record: dict[str, Any]) -> bytes:
     body = orjson.dumps(record)
     return body[:-1] + _CRC_PREFIX + b"%08x" % zlib.crc32(body) + b'"}\n'
+
+
+def encode(record: dict[str, Any]) -> bytes:
+    """One checksummed line; never fails (see `encodable`)."""
+    try:
+        return _line(record)
+    except (TypeError, orjson.JSONEncodeError):
+        return _line(encodable(record))
 
 
 def decode(line: bytes) -> dict[str, Any] | None:
@@ -104,8 +159,43 @@ def decode(line: bytes) -> dict[str, Any] | None:
     return record if ok else None
 
 
+def _seq_of(line: bytes) -> int:
+    """The seq a line says it holds, read even from a damaged line (0 if none)."""
+    found = _SEQ_AT_START.match(line)
+    return int(found[1]) if found else 0
+
+
+def is_torn(tail: bytes) -> bool:
+    """Whether the bytes after the last intact record are what a crash during one append
+    leaves: a partial last line (no newline yet), a last line whose pages the filesystem
+    never wrote (NUL bytes), or nothing but padding. Complete lines are never torn."""
+    if b"\n" not in tail or not tail.strip(b"\0\r\n\t "):
+        return True
+    written = tail.rstrip(b"\0")
+    return b"\0" in tail and b"\n" not in written[:-1]
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class _Scan:
+    """What replaying found after the last intact record; nothing is changed yet."""
+
+    end: int  # byte offset just after the last intact record
+    cut_at: int | None = None  # where the torn or damaged part starts
+    damage: str = ""  # why the part from cut_at is damage, not a torn write
+    unterminated: bool = False  # the last record is whole but lost its newline
+
+
+class _Mismatch(Exception):
+    """The snapshot's offset does not line up with the history; replay from the start."""
+
+
+class _SafeRotatingHandler(RotatingFileHandler):
+    def _open(self) -> IO[str]:
+        return safefs.open_file(Path(self.baseFilename), self.mode)
 
 
 class Journal:
@@ -126,41 +216,117 @@ class Journal:
         self.failure: str | None = None
         self._since_snapshot = 0
 
-    # ---- loading -------------------------------------------------------------
+    # ---- planted files ---------------------------------------------------------------
+
+    def check_dir(self) -> None:
+        """Refuse a `.agent_context` that is a symlink (the journal would live elsewhere)."""
+        safefs.check_dir(self.dir)
+
+    def check_files(self) -> None:
+        """Refuse a symlink, FIFO, socket or device under any journal file's name."""
+        self.check_dir()
+        try:
+            entries = list(os.scandir(self.dir))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            ours = entry.name in JOURNAL_FILES or _ROTATED_LOG.fullmatch(entry.name)
+            if ours and (entry.is_symlink() or not entry.is_file(follow_symlinks=False)):
+                kind = safefs.lstat_kind(entry.path) or "not a regular file"
+                raise safefs.unsafe(entry.path, kind)
+
+    def ensure_dir(self) -> None:
+        self.check_dir()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.check_dir()
+
+    def _remove_temp_files(self) -> None:
+        """Temp files left by a kill (or planted) are removed, never written through."""
+        for name in TEMP_FILES:
+            path = self.dir / name
+            if safefs.lstat_kind(path) == "a folder":
+                raise safefs.unsafe(path, "a folder")
+            with contextlib.suppress(OSError):  # a read-only folder fails later, clearly
+                safefs.unlink(path)
+
+    # ---- loading -----------------------------------------------------------------------
 
     def exists(self) -> bool:
-        return self.history_path.exists() or self.state_path.exists()
+        self.check_dir()
+        return os.path.lexists(self.history_path) or os.path.lexists(self.state_path)
 
-    def load(self, repair: bool = True) -> State:
-        """Snapshot plus the records after it. `repair` cuts a torn tail (owner only)."""
+    def load(self, repair: bool = True, accept_loss: bool = False) -> State:
+        """Snapshot plus the records after it.
+
+        `repair` (the owner only) cuts a torn tail and removes stale temp files. Damage
+        raises JournalCorrupt, unless `accept_loss`: then what is left of history.jsonl is
+        kept, the damaged part moved to history.jsonl.broken, the old snapshot to
+        state.json.broken, and a note says which records were lost.
+        """
+        self.check_files()
+        if repair:
+            self._remove_temp_files()
         state = self._read_snapshot()
-        if not self.history_path.exists():
-            if state.seq:
-                raise JournalCorrupt(
-                    f"{self.history_path} is missing but {self.state_path} "
-                    f"covers {state.seq} records; restore it from a backup"
-                )
-            self.state = state
-            return state
-        size = self.history_path.stat().st_size
-        if state.history_offset > size:
-            self.notes.append("state.json is ahead of history.jsonl; rebuilt from the history")
+        said = state.seq  # how many records the snapshot says were written
+        scan = _Scan(0)
+        if os.path.lexists(self.history_path):
+            state, scan = self._replay_history(state)
+        elif said:
             state = State()
-        try:
-            end = self._replay(state, repair)
-        except _Mismatch:
-            self.notes.append("state.json does not match history.jsonl; rebuilt from the history")
-            state = State()
-            end = self._replay(state, repair)
-        state.history_offset = end
+        problems = [scan.damage] if scan.damage else []
+        if state.seq < said:
+            problems.append(self._shorter(state.seq, said))
+        if problems and not accept_loss:
+            raise JournalCorrupt(" ".join(problems) + " " + self._how_to_repair())
+        last = said
+        if repair and scan.cut_at is not None:
+            last = max(last, self._cut_tail(scan.cut_at, damaged=bool(scan.damage)))
+        elif repair and scan.unterminated:
+            scan.end = self._terminate(scan.end)
+        state.history_offset = scan.end
         self.state = state
+        if problems:
+            self._lost(state.seq, last)
+            if repair:
+                self._replace_snapshot()
         return state
+
+    def _shorter(self, have: int, said: int) -> str:
+        what = "is missing" if not os.path.lexists(self.history_path) else f"holds {have} records"
+        return (
+            f"{self.history_path} {what} but {self.state_path} says {said} were written: "
+            f"the history was cut or emptied (records {have + 1}..{said} are gone), and "
+            f"resuming from it could repeat finished actions."
+        )
+
+    def _how_to_repair(self) -> str:
+        return (
+            f"Nothing was changed. Restore the file from a backup, or accept the loss and "
+            f"go on from what is left with: localagent resume --repair -w {self.workspace}"
+        )
+
+    def _lost(self, kept: int, last: int) -> None:
+        lost = f"records {kept + 1}..{last}" if last > kept else "damaged lines with no record"
+        self.notes.append(
+            f"repair: {lost} of the history were lost and are not replayed; the state was "
+            f"rebuilt from the {kept} records left in {self.history_path.name}"
+        )
+
+    def _replace_snapshot(self) -> None:
+        """After an accepted loss the old snapshot would refuse the next load: keep it
+        aside and write the rebuilt one."""
+        try:
+            if os.path.lexists(self.state_path):
+                self.disk.replace(self.state_path, self.dir / "state.json.broken")
+        except OSError as exc:
+            self._fail(self.state_path, exc)
+        self.snapshot()
 
     def _read_snapshot(self) -> State:
         try:
-            data = orjson.loads(self.state_path.read_bytes())
+            data = orjson.loads(safefs.read_bytes(self.state_path))
         except FileNotFoundError:
-            if self.history_path.exists():
+            if os.path.lexists(self.history_path):
                 self.notes.append("state.json was missing; rebuilt from history.jsonl")
             return State()
         except (OSError, ValueError):
@@ -174,52 +340,78 @@ class Journal:
             self.notes.append("state.json had an unexpected shape; rebuilt from history.jsonl")
             return State()
 
-    def _replay(self, state: State, repair: bool) -> int:
-        """Apply the records after the snapshot; return the byte offset of the intact end."""
-        with self.history_path.open("rb") as fh:
-            fh.seek(state.history_offset)
-            good_end = state.history_offset
-            bad_at: int | None = None
-            unterminated = False
-            for line in fh:
-                record = decode(line)
-                if record is None:
-                    bad_at = good_end if bad_at is None else bad_at
-                    continue
-                if bad_at is not None:
-                    if state.seq and bad_at == state.history_offset:
-                        raise _Mismatch
-                    raise JournalCorrupt(
-                        f"{self.history_path} is damaged at byte {bad_at} (before record "
-                        f"{record['seq']}); records after the damage exist, so nothing was "
-                        f"cut. Inspect or restore the file, then resume."
-                    )
-                if record["seq"] != state.seq + 1:
-                    if state.seq and good_end == state.history_offset:
-                        raise _Mismatch
-                    raise JournalCorrupt(
-                        f"{self.history_path}: record {record['seq']} follows "
-                        f"{state.seq}; the history has a gap"
-                    )
+    def _replay_history(self, snapshot: State) -> tuple[State, _Scan]:
+        with safefs.open_file(self.history_path, "rb") as fh:
+            if snapshot.seq or snapshot.history_offset:
                 try:
-                    apply(state, record)
-                except (KeyError, TypeError, ValueError, ValidationError) as exc:
-                    raise JournalCorrupt(
-                        f"{self.history_path}: record {record['seq']} "
-                        f"({record.get('type')}) is malformed: {exc!r}"
-                    ) from None
-                good_end += len(line)
-                unterminated = not line.endswith(b"\n")
-        if bad_at is not None and repair:
-            self._cut_tail(bad_at)
-        if unterminated and repair:
-            # The last record is whole but lost its newline; end it so appends stay separate.
-            good_end = self._terminate(good_end)
-        return good_end
+                    return snapshot, self._replay(fh, snapshot)
+                except _Mismatch:
+                    self.notes.append(
+                        "state.json does not match history.jsonl; rebuilt from the history"
+                    )
+            state = State()
+            return state, self._replay(fh, state)
+
+    def _replay(self, fh: IO[bytes], state: State) -> _Scan:
+        """Apply the records after the snapshot; find where the intact part ends."""
+        start = good_end = state.history_offset
+        if start:
+            fh.seek(start - 1)
+            if fh.read(1) != b"\n":
+                raise _Mismatch
+        fh.seek(start)
+        bad_at: int | None = None
+        unterminated = False
+        for line in fh:
+            record = decode(line)
+            if record is None:
+                bad_at = good_end if bad_at is None else bad_at
+                continue
+            if bad_at is not None:
+                if state.seq and bad_at == start:
+                    raise _Mismatch
+                return _Scan(good_end, bad_at, self._damaged(bad_at, state.seq, record["seq"]))
+            if record["seq"] != state.seq + 1:
+                if state.seq and good_end == start:
+                    raise _Mismatch
+                gap = f"{self.history_path}: record {record['seq']} follows {state.seq}."
+                return _Scan(good_end, good_end, gap)
+            try:
+                apply(state, record)
+            except (KeyError, TypeError, ValueError, ValidationError) as exc:
+                malformed = (
+                    f"{self.history_path}: record {record['seq']} ({record.get('type')}) "
+                    f"is malformed: {exc!r}."
+                )
+                return _Scan(good_end, good_end, malformed)
+            good_end += len(line)
+            unterminated = not line.endswith(b"\n")
+        if bad_at is None:
+            return _Scan(good_end, unterminated=unterminated)
+        fh.seek(bad_at)
+        tail = fh.read(MAX_TORN + 1)
+        if len(tail) <= MAX_TORN and is_torn(tail):
+            return _Scan(good_end, bad_at)
+        if state.seq and bad_at == start:
+            raise _Mismatch
+        return _Scan(good_end, bad_at, self._damaged_end(bad_at, state.seq))
+
+    def _damaged(self, at: int, after: int, before: int) -> str:
+        return (
+            f"{self.history_path} is damaged at byte {at} (after record {after}, before "
+            f"record {before}); records after the damage exist, so nothing was cut."
+        )
+
+    def _damaged_end(self, at: int, after: int) -> str:
+        return (
+            f"{self.history_path} is damaged at byte {at} (after record {after}): the "
+            f"lines there are complete but fail their checksum. A crash leaves at most a "
+            f"partial last line, so this is damage, not an interrupted write."
+        )
 
     def _terminate(self, offset: int) -> int:
         try:
-            with self.history_path.open("r+b", buffering=0) as fh:
+            with safefs.open_file(self.history_path, "r+b", buffering=0) as fh:
                 self.disk.truncate(fh, offset)
                 fh.seek(offset)
                 self.disk.write(fh, b"\n")
@@ -228,30 +420,41 @@ class Journal:
             self._fail(self.history_path, exc)
         return offset + 1
 
-    def _cut_tail(self, offset: int) -> None:
+    def _cut_tail(self, offset: int, damaged: bool) -> int:
+        """Move everything from `offset` to history.jsonl.broken; return the highest
+        seq found in what was moved (0 if none)."""
+        last = size = 0
         try:
-            with self.history_path.open("r+b", buffering=0) as fh:
+            with safefs.open_file(self.history_path, "r+b", buffering=0) as fh:
                 fh.seek(offset)
-                torn = fh.read()
-                with self.broken_path.open("ab", buffering=0) as broken:
-                    self.disk.write(broken, torn)
+                with safefs.open_file(self.broken_path, "ab", buffering=0) as broken:
+                    for line in fh:
+                        last = max(last, _seq_of(line))
+                        size += len(line)
+                        self.disk.write(broken, line)
                     self.disk.fsync(broken)
                 self.disk.truncate(fh, offset)
                 self.disk.fsync(fh)
         except OSError as exc:
             self._fail(self.history_path, exc)
+        what = "damaged lines" if damaged else "a torn last record"
         self.notes.append(
-            f"cut a torn last record ({len(torn)} bytes) from history.jsonl; "
-            f"kept in {self.broken_path.name}"
+            f"cut {what} ({size} bytes) from history.jsonl; kept in {self.broken_path.name}"
         )
+        return last
 
-    # ---- writing -------------------------------------------------------------
+    # ---- writing -----------------------------------------------------------------------
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
         """Write one record durably, then fold it into the state."""
         self._usable()
         record = {"seq": self.state.seq + 1, "ts": now_iso(), "type": type_, **fields}
-        line = encode(record)
+        try:
+            line = _line(record)
+        except (TypeError, orjson.JSONEncodeError):
+            # Fold what was written, so the live state equals a replay of the history.
+            record = encodable(record)
+            line = _line(record)
         try:
             fh = self._open()
             self.disk.write(fh, line)
@@ -267,10 +470,10 @@ class Journal:
 
     def _open(self) -> IO[bytes]:
         if self._fh is None:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            self.ensure_dir()
             # Unbuffered: each record is one write() the moment it is appended, so a failure
             # can never leave bytes in a buffer that a later close() would slip out.
-            self._fh = self.history_path.open("ab", buffering=0)
+            self._fh = safefs.open_file(self.history_path, "ab", buffering=0)
         return self._fh
 
     def _usable(self) -> None:
@@ -291,28 +494,30 @@ class Journal:
 
     def snapshot(self) -> None:
         self._usable()
-        self._write_atomic(
-            self.state_path,
-            orjson.dumps(self.state.model_dump(mode="json"), option=orjson.OPT_INDENT_2),
-        )
+        data = self.state.model_dump(mode="json")
+        try:
+            body = orjson.dumps(data, option=orjson.OPT_INDENT_2)
+        except (TypeError, orjson.JSONEncodeError):
+            body = orjson.dumps(encodable(data), option=orjson.OPT_INDENT_2)
+        self._write_atomic(self.state_path, body)
         self._since_snapshot = 0
 
     def record_loop(self, entry: dict[str, Any]) -> None:
         self._usable()
         try:
-            loops = orjson.loads(self.loops_path.read_bytes())
+            loops = orjson.loads(safefs.read_bytes(self.loops_path))
             if not isinstance(loops, list):
                 loops = []
         except (OSError, ValueError):
             loops = []
-        loops.append(entry)
+        loops.append(encodable(entry))
         self._write_atomic(self.loops_path, orjson.dumps(loops, option=orjson.OPT_INDENT_2))
 
     def _write_atomic(self, path: Path, data: bytes) -> None:
         tmp = path.with_name(path.name + ".tmp")
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            with tmp.open("wb") as fh:
+            self.ensure_dir()
+            with safefs.create_new(tmp) as fh:
                 self.disk.write(fh, data)
                 self.disk.fsync(fh)
             self.disk.replace(tmp, path)
@@ -342,75 +547,117 @@ class Journal:
                 self.close()
 
     def archive(self) -> Path | None:
-        """Move a previous goal's files to `archive/<timestamp>/`; nothing is deleted."""
+        """Move a previous goal's files to `archive/<timestamp>/`; nothing is deleted.
+
+        Everything of the goal goes (history, snapshot, loops, logs and their rotations,
+        outputs); only `archive/`, the live process's lock and pid file and the
+        workspace-wide caches stay.
+        """
         self.close()
-        names = [
-            p
-            for p in (
-                self.state_path,
-                self.history_path,
-                self.loops_path,
-                self.broken_path,
-                self.log_path,
-            )
-            if p.exists()
-        ]
+        self.check_files()
+        if not self.dir.is_dir():
+            return None
+        names = sorted(
+            n for n in os.listdir(self.dir) if n not in KEPT_BY_ARCHIVE and ".tmp" not in n
+        )
         if not names:
             return None
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        safefs.check_dir(self.dir / "archive")
         target = self.dir / "archive" / stamp
         try:
             target.mkdir(parents=True)
-            for path in names:
-                self.disk.replace(path, target / path.name)
+            for name in names:
+                self._archive_one(self.dir / name, target / name)
             self.disk.fsync_dir(self.dir)
         except OSError as exc:
             self._fail(target, exc)
         self.state = State()
         return target
 
-    # ---- stop requests (`localagent stop` asks, the running agent checks) ----------
+    def _archive_one(self, path: Path, dest: Path) -> None:
+        if path == self.out_path:
+            # The background process writes its own output there: copy it, then empty it.
+            with safefs.open_file(path, "r+b") as fh, safefs.open_file(dest, "xb") as copy:
+                copy.write(fh.read())
+                fh.truncate(0)
+            return
+        self.disk.replace(path, dest)
+
+    # ---- files other modules open --------------------------------------------------------
+
+    def log_handler(self, max_bytes: int = 1_000_000, backups: int = 3) -> RotatingFileHandler:
+        """A rotating handler for agent.log that never opens it through a symlink or FIFO."""
+        self.ensure_dir()
+        return _SafeRotatingHandler(
+            self.log_path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
+        )
+
+    def open_out(self) -> IO[bytes]:
+        """agent.out opened for appending (the background process's stdout and stderr)."""
+        self.ensure_dir()
+        return safefs.open_file(self.out_path, "ab")
+
+    def read_text(self, path: Path, limit: int | None = None) -> str:
+        """The end of a journal file (agent.log, agent.out) as text; "" if it is absent."""
+        try:
+            with safefs.open_file(path, "rb") as fh:
+                if limit is not None:
+                    fh.seek(max(0, fh.seek(0, os.SEEK_END) - limit))
+                return fh.read().decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    # ---- stop requests (`localagent stop` asks, the running agent checks) ------------------
 
     def request_stop(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.stop_path.write_bytes(now_iso().encode())
+        self.ensure_dir()
+        safefs.write_new(self.stop_path, now_iso().encode())
 
     def stop_requested(self) -> bool:
-        return self.stop_path.exists()
+        return os.path.lexists(self.stop_path)
 
     def clear_stop(self) -> None:
-        self.stop_path.unlink(missing_ok=True)
+        self.check_dir()
+        safefs.unlink(self.stop_path)
 
-    # ---- reading -------------------------------------------------------------
+    # ---- reading -----------------------------------------------------------------------
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Stream every intact record from the start (never the whole file in memory).
 
-        A torn tail ends the stream quietly; a damaged line with records after it raises.
+        A torn last line ends the stream quietly; any other damage raises JournalCorrupt.
         """
-        if not self.history_path.exists():
+        self.check_files()
+        if not os.path.lexists(self.history_path):
             return
         offset = 0
-        bad_at: int | None = None
-        with self.history_path.open("rb") as fh:
+        last = 0
+        with safefs.open_file(self.history_path, "rb") as fh:
             for line in fh:
                 record = decode(line)
                 if record is None:
-                    bad_at = offset if bad_at is None else bad_at
-                elif bad_at is not None:
-                    raise JournalCorrupt(
-                        f"{self.history_path} is damaged at byte {bad_at} (before record "
-                        f"{record['seq']}); inspect or restore the file"
-                    )
-                else:
-                    yield record
+                    fh.seek(offset)
+                    tail = fh.read(MAX_TORN + 1)
+                    if len(tail) <= MAX_TORN and is_torn(tail):
+                        return
+                    raise JournalCorrupt(self._damaged_somewhere(offset, last))
+                last = record["seq"]
+                yield record
                 offset += len(line)
+
+    def _damaged_somewhere(self, at: int, after: int) -> str:
+        return (
+            f"{self.history_path} is damaged at byte {at} (after record {after}); the "
+            f"history cannot be shown past it. {self._how_to_repair()}"
+        )
 
     def tail(self, n: int) -> list[dict[str, Any]]:
         """The last `n` intact records, read backwards from the end of the file."""
-        if n <= 0 or not self.history_path.exists():
+        self.check_files()
+        if n <= 0 or not os.path.lexists(self.history_path):
             return []
-        with self.history_path.open("rb") as fh:
+        with safefs.open_file(self.history_path, "rb") as fh:
             end = fh.seek(0, os.SEEK_END)
             data = b""
             pos = end
@@ -423,13 +670,12 @@ class Journal:
         if pos > 0:
             lines = lines[1:]
         decoded = [decode(line) for line in lines]
-        last_good = max((i for i, r in enumerate(decoded) if r is not None), default=-1)
-        if any(r is None and lines[i].strip() for i, r in enumerate(decoded[:last_good])):
+        good = [i for i, r in enumerate(decoded) if r is not None]
+        last_good = good[-1] if good else -1
+        after = b"\n".join(lines[last_good + 1 :])
+        damaged = any(r is None and lines[i].strip() for i, r in enumerate(decoded[:last_good]))
+        if damaged or not is_torn(after):
             raise JournalCorrupt(
-                f"{self.history_path} is damaged near its end; inspect or restore the file"
+                f"{self.history_path} is damaged near its end. {self._how_to_repair()}"
             )
         return [r for r in decoded if r is not None][-n:]
-
-
-class _Mismatch(Exception):
-    """The snapshot's offset does not line up with the history; replay from the start."""

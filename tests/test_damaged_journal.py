@@ -208,6 +208,17 @@ def history_cut_before_the_snapshot(context: Path) -> None:
     _rewrite(context, lambda ls: ls[:6])
 
 
+def history_emptied(context: Path) -> None:
+    (context / "history.jsonl").write_bytes(b"")
+
+
+def bad_checksums_at_the_end(context: Path) -> None:
+    def flip(line: bytes) -> bytes:
+        return line.replace(b'"ts":"2', b'"ts":"3')
+
+    _rewrite(context, lambda ls: [*ls[:-2], flip(ls[-2]), flip(ls[-1])])
+
+
 def state_newer_schema(context: Path) -> None:
     _edit_state(context, schema_version=99)
 
@@ -270,7 +281,6 @@ RECOVERIES: dict[str, tuple[Callable[[Path], bytes | None], bool]] = {
     "truncated-mid-record": (truncated_mid_record, False),
     "nul-filled-tail": (nul_tail, False),
     "nul-over-the-last-record": (nul_over_last_record, False),
-    "foreign-json-line-at-the-end": (foreign_line_at_the_end, False),
     "state-missing": (state_missing, True),
     "state-a-list": (state_a_list, True),
     "state-null": (state_null, True),
@@ -279,7 +289,6 @@ RECOVERIES: dict[str, tuple[Callable[[Path], bytes | None], bool]] = {
     "state-nul-bytes": (state_nul_bytes, True),
     "state-offset-mid-line": (state_offset_mid_line, True),
     "state-seq-mismatch": (state_seq_mismatch, True),
-    "history-cut-before-the-snapshot": (history_cut_before_the_snapshot, True),
     "state-older-schema": (state_older_schema, False),
     "state-without-schema-version": (state_without_schema_version, False),
 }
@@ -288,6 +297,10 @@ ERRORS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     # name: (damage, the file the message names, words it holds)
     "state-newer-schema": (state_newer_schema, "state.json", "newer"),
     "history-missing": (history_missing, "history.jsonl", "missing"),
+    "history-cut-before-the-snapshot": (history_cut_before_the_snapshot, "state.json", "--repair"),
+    "history-emptied": (history_emptied, "state.json", "--repair"),
+    "foreign-json-line-at-the-end": (foreign_line_at_the_end, "history.jsonl", "checksum"),
+    "bad-checksums-at-the-end": (bad_checksums_at_the_end, "history.jsonl", "checksum"),
     "nul-in-the-middle": (nul_in_the_middle, "history.jsonl", "damaged"),
     "bad-checksum-in-the-middle": (bad_checksum_in_the_middle, "history.jsonl", "damaged"),
     "record-without-seq": (record_without_seq_in_the_middle, "history.jsonl", "damaged"),
