@@ -133,7 +133,8 @@ def resolve_in_workspace(root: Path, raw: str) -> Path:
     if not resolved.is_relative_to(root):
         raise ToolError(outside)
     parts = resolved.relative_to(root).parts
-    if parts and parts[0].casefold() == JOURNAL_DIR:
+    if _touches_journal(parts):
+        # Nested ones too: a workspace inside this one has its own journal.
         raise ToolError(
             f"path {_describe(raw)} is inside {JOURNAL_DIR}/, the agent's own journal; "
             "tools may not touch it"
@@ -160,7 +161,7 @@ def list_dir(
         raise ToolError(f"{_describe(path)} is a file, not a folder; use read_file to read it")
     with os.scandir(folder) as scan:
         entries = sorted(
-            (e for e in scan if folder != ctx.root or e.name.casefold() != JOURNAL_DIR),
+            (e for e in scan if not _touches_journal((e.name,))),
             key=lambda e: (e.name.casefold(), e.name),
         )
     count = f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"

@@ -55,6 +55,8 @@ class Workspace:
         (base / "sentinel" / "secret.txt").write_text("secret")
         (base / "outside.py").write_text(OUTSIDE_SCRIPT)
         self.links = True
+        (self.root / "nested" / ".agent_context").mkdir(parents=True)
+        (self.root / "nested" / ".agent_context" / "state.json").write_text(STATE)
         try:
             for name, target in LINKS.items():
                 (self.root / name).symlink_to(base / target)
@@ -67,7 +69,7 @@ class Workspace:
         found = []
         for folder, dirs, files in os.walk(self.base):
             if Path(folder) == self.root:
-                dirs[:] = [d for d in dirs if d == ".agent_context"]
+                dirs[:] = [d for d in dirs if d in (".agent_context", "nested")]
                 files[:] = []
             for name in files:
                 path = Path(folder) / name
@@ -250,6 +252,14 @@ def test_list_dir_sorts_marks_folders_sizes_and_hides_the_journal(ws: Workspace)
     assert ws.run("list_dir", {"path": "A"}).text.splitlines() == ["A/ (0 entries)", "(empty)"]
 
 
+def test_list_dir_hides_nested_journals_in_any_case(ws: Workspace) -> None:
+    (ws.root / "nested" / "code.py").write_text("x = 1\n")
+    (ws.root / "deep" / "er" / ".Agent_Context").mkdir(parents=True)
+    inner = ws.run("list_dir", {"path": "nested"}).text
+    assert "code.py" in inner and "agent_context" not in inner.casefold()
+    assert ws.run("list_dir", {"path": "deep/er"}).text.splitlines()[1:] == ["(empty)"]
+
+
 def test_list_dir_caps_the_number_of_entries(ws: Workspace) -> None:
     many = ws.root / "many"
     many.mkdir()
@@ -394,6 +404,12 @@ HOSTILE: list[tuple[str, dict[str, Any], list[str]]] = [
     ("write_file", {"path": "./.agent_context/new.json", "content": "{}"}, [JOURNAL]),
     ("list_dir", {"path": ".agent_context"}, [JOURNAL]),
     ("read_file", {"path": "ctx_link/state.json"}, [JOURNAL]),
+    ("write_file", {"path": "nested/.agent_context/history.jsonl", "content": "{}"}, [JOURNAL]),
+    ("read_file", {"path": "nested/.AGENT_CONTEXT/state.json"}, [JOURNAL]),
+    ("read_file", {"path": "nested\\.agent_context.\\state.json"}, [JOURNAL]),
+    ("write_file", {"path": "a/b/.Agent_Context/new.json", "content": "{}"}, [JOURNAL]),
+    ("list_dir", {"path": "nested/.agent_context"}, [JOURNAL]),
+    ("run_cmd", {"cmd": "python nested/.agent_context/state.json"}, [JOURNAL]),
     ("write_file", {"path": "a\x00b.txt", "content": "x"}, ["nul"]),
     ("read_file", {"path": ""}, ["empty"]),
     ("write_file", {"path": "   ", "content": "x"}, ["empty"]),
