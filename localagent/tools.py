@@ -573,6 +573,43 @@ def _parse_arguments(args: object) -> dict[str, Any]:
     return {str(key): value for key, value in args.items() if value is not None}
 
 
+def canonical_call(name: object, args: object) -> tuple[str, dict[str, Any]]:
+    """The call as the loop guard should sign it: the trimmed tool name and its validated
+    arguments with defaults filled, paths normalised and a command re-spaced, so that
+    spellings of the same call compare equal. A call that does not validate comes back
+    with its arguments as given (a dict, else `{"__raw__": repr(args)}`)."""
+    stripped = name.strip() if isinstance(name, str) else repr(name)
+    tool = _registry().get(stripped)
+    try:
+        if tool is None:
+            raise ToolError(stripped)
+        values = dict(tool.arguments.model_validate(_parse_arguments(args)))
+    except (ToolError, ValidationError):
+        raw = {str(k): v for k, v in args.items()} if isinstance(args, Mapping) else None
+        return stripped, raw if raw is not None else {"__raw__": repr(args)}
+    if isinstance(values.get("path"), str):
+        values["path"] = normalize_path(values["path"])
+    if tool.name == "run_cmd":
+        values["cmd"] = _respaced(values["cmd"])
+    return stripped, values
+
+
+def normalize_path(raw: str) -> str:
+    """`./a.py`, `a.py` and `.\\a.py` alike: '/' separators, no '.' or empty segments, no
+    trailing '/'; leading slashes (absolute, UNC) are kept, and '..' is left alone."""
+    text = raw.replace("\\", "/")
+    lead = "/" * (len(text) - len(text.lstrip("/")))
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    return lead + "/".join(parts) if parts or lead else "."
+
+
+def _respaced(cmd: str) -> str:
+    try:
+        return shlex.join(shlex.split(cmd))
+    except ValueError:
+        return cmd
+
+
 def _explain(tool: Tool, error: ValidationError) -> str:
     problems = []
     for item in error.errors():

@@ -18,6 +18,7 @@ from localagent.tools import (
     IDEMPOTENT_TOOLS,
     ToolContext,
     ToolResult,
+    canonical_call,
     cap_text,
     command_argv,
     execute,
@@ -579,3 +580,69 @@ def test_ordinary_commands_and_inside_paths_are_accepted(ws: Workspace) -> None:
     ):
         argv = command_argv(ws.ctx, cmd)
         assert argv[0].startswith(str(venv)), (cmd, argv)
+
+
+# ------------------------------------------------------------ canonical calls
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"path": "a.py"},
+        {"path": "./a.py"},
+        {"path": "a.py", "max_bytes": 20000},
+        '{"path": ".\\\\a.py"}',
+        {"path": "a.py", "max_bytes": None},
+        {"path": ".//a.py"},
+    ],
+)
+def test_spellings_of_one_call_are_one_canonical_call(args: object) -> None:
+    assert canonical_call(" read_file\n", args) == (
+        "read_file",
+        {"path": "a.py", "max_bytes": 20000},
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "canonical"),
+    [
+        ("a//b", "a/b"),
+        ("a/b/", "a/b"),
+        ("src\\pkg\\mod.py", "src/pkg/mod.py"),
+        (".", "."),
+        ("./", "."),
+        ("./.", "."),
+        ("../x", "../x"),
+        ("a/../b", "a/../b"),
+        ("/etc/passwd", "/etc/passwd"),
+        ("\\\\server\\share", "//server/share"),
+        (" a.py", " a.py"),
+    ],
+)
+def test_paths_are_normalised_without_changing_what_they_name(raw: str, canonical: str) -> None:
+    assert canonical_call("list_dir", {"path": raw}) == ("list_dir", {"path": canonical})
+
+
+def test_commands_are_respaced_and_defaults_filled() -> None:
+    one = canonical_call("run_cmd", {"cmd": "python  -m pytest   -q"})
+    other = canonical_call("run_cmd", '{"cmd": "python -m pytest -q", "timeout_sec": 60}')
+    assert one == other == ("run_cmd", {"cmd": "python -m pytest -q", "timeout_sec": 60})
+    assert canonical_call("run_cmd", {"cmd": "python 'a b.py'"})[1]["cmd"] == "python 'a b.py'"
+    assert canonical_call("run_cmd", {"cmd": "python 'open"})[1]["cmd"] == "python 'open"
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"),
+    [
+        ("  no_such_tool ", {"path": "./a"}, ("no_such_tool", {"path": "./a"})),
+        ("read_file", {"path": 5}, ("read_file", {"path": 5})),
+        ("read_file", {"mode": "r"}, ("read_file", {"mode": "r"})),
+        ("read_file", "{not json", ("read_file", {"__raw__": "'{not json'"})),
+        ("read_file", [1, 2], ("read_file", {"__raw__": "[1, 2]"})),
+        (None, {}, ("None", {})),
+    ],
+)
+def test_calls_that_do_not_validate_keep_their_arguments(
+    name: object, args: object, expected: tuple[str, dict[str, Any]]
+) -> None:
+    assert canonical_call(name, args) == expected
