@@ -1,0 +1,38 @@
+"""Reading tool calls that a model wrote as text instead of native tool calls.
+
+`parse_reply` tries a table of recognisers, one per format local models use in practice
+(see `localagent.textcalls.table`); `clean_tool_name` and `lenient_arguments` repair the
+small defects of native calls."""
+
+from __future__ import annotations
+
+from localagent.textcalls.base import (
+    Parsed,
+    TextCallError,
+    ToolCall,
+    clean_tool_name,
+    valid_unicode,
+)
+from localagent.textcalls.table import RECOGNISERS, parse_reply
+from localagent.textcalls.values import lenient_arguments
+
+__all__ = [
+    "RECOGNISERS",
+    "Parsed",
+    "TextCallError",
+    "ToolCall",
+    "clean_tool_name",
+    "lenient_arguments",
+    "parse_reply",
+    "parse_text_calls",
+    "valid_unicode",
+]
+
+
+def parse_text_calls(content: str, known: set[str]) -> list[ToolCall]:
+    """Tool calls found in the content; [] when there is none; raises TextCallError with
+    the problem when the reply tried a call that could not be read."""
+    parsed = parse_reply(content, known)
+    if parsed.problem:
+        raise TextCallError(parsed.problem)
+    return parsed.calls

@@ -1,0 +1,73 @@
+"""The types every recogniser shares: a tool call, the error for a broken one, the result."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# Special tokens that leak into names: <|channel|>, <|constrain|>, <｜tool▁sep｜>, ...
+_MARKUP = re.compile(r"<[|｜][^<>]{0,40}[|｜]>")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What a reply holds: its calls, the format they came in, and what went wrong if a
+    format's marker was there but no call could be read (text meant for the model)."""
+
+    calls: list[ToolCall]
+    recogniser: str | None = None
+    problem: str = ""
+
+
+class TextCallError(ValueError):
+    """The content looks like it meant to call a tool but could not be read."""
+
+
+def valid_unicode(value: Any) -> Any:
+    """`value` with lone surrogates replaced: JSON may escape them, but they are not
+    Unicode, and the journal and the next request could not encode them."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {valid_unicode(k): valid_unicode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [valid_unicode(item) for item in value]
+    return value
+
+
+def clean_tool_name(name: str, known: set[str]) -> str:
+    """`name` reduced to a known tool name when leaked markup, a `functions.` prefix or a
+    call index (`functions.read_file:0`) is all that differs and exactly one known name is
+    left; otherwise `name` stripped. Never a fuzzy match."""
+    stripped = name.strip()
+    if stripped in known:
+        return stripped
+    pieces = _MARKUP.sub(" ", stripped).split()
+    candidates = {_bare(piece) for piece in pieces} & known
+    return candidates.pop() if len(candidates) == 1 else stripped
+
+
+def _bare(piece: str) -> str:
+    piece = re.sub(r":\d+$", "", piece.strip("\"'`"))
+    return piece.removeprefix("functions.")
+
+
+def make_call(name: str, arguments: Any, known: set[str]) -> ToolCall:
+    """A call from a name and an arguments object; raises when the arguments are not one."""
+    name = clean_tool_name(name, known)
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise TextCallError(f"the arguments of {name!r} must be a JSON object")
+    return ToolCall(valid_unicode(name), valid_unicode(arguments))
+
+
+# What a recogniser returns: each call with the offset where it starts in the reply.
+Found = list[tuple[int, ToolCall]]

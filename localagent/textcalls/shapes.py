@@ -1,0 +1,109 @@
+"""Tool calls as JSON objects (or Python-literal dicts) in the shapes models use:
+`name`/`arguments`, `tool`/`args`, `name`/`parameters`, an OpenAI `{"function": {...}}`,
+a list of those, or a `{"tool_calls": [...]}` wrapper; arguments as an object or a string."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from localagent.textcalls.base import Found, TextCallError, ToolCall, clean_tool_name, make_call
+from localagent.textcalls.values import json_at, lenient_arguments, value_at
+
+NAME_KEYS = ("name", "tool", "tool_name", "function")
+ARG_KEYS = ("arguments", "args", "parameters", "params", "input")
+WRAPPER_KEYS = ("tool_calls", "function_call")
+MENTION = "it mentions a tool but holds no valid JSON tool call"
+_START = re.compile(r"\{|\[\s*\{")
+_LITERAL_TRIES = 50  # each failed literal costs a scan to the end of the reply
+
+
+def calls_in(value: Any, known: set[str]) -> list[ToolCall]:
+    """The calls a decoded value holds: one call object, a list of them, or a wrapper."""
+    items = value if isinstance(value, list) else [value]
+    calls = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        wrapped = next(
+            (item[k] for k in WRAPPER_KEYS if isinstance(item.get(k), list | dict)), None
+        )
+        if wrapped is not None and not any(k in item for k in NAME_KEYS):
+            calls += (
+                calls_in(wrapped, known)
+                if isinstance(wrapped, list)
+                else calls_in([wrapped], known)
+            )
+            continue
+        call = as_call(item, known)
+        if call is not None:
+            calls.append(call)
+    return calls
+
+
+def as_call(obj: dict[str, Any], known: set[str]) -> ToolCall | None:
+    """`obj` as a call, or None when it is not one: no name, an unknown name and no
+    arguments (`{"name": "Alice"}`), or a tool definition quoted back."""
+    if isinstance(obj.get("function"), dict):
+        obj = obj["function"]
+    name = next((obj[k] for k in NAME_KEYS if isinstance(obj.get(k), str)), None)
+    if name is None:
+        return None
+    has_arguments = any(k in obj for k in ARG_KEYS)
+    name = clean_tool_name(name, known)
+    if name not in known and not has_arguments:
+        return None
+    arguments = next((obj[k] for k in ARG_KEYS if k in obj), {})
+    if _is_schema(arguments):
+        return None
+    return make_call(name, _decoded(name, arguments), known)
+
+
+def _is_schema(arguments: Any) -> bool:
+    """A JSON schema (`{"type": "object", "properties": …}`): a tool's definition."""
+    return (
+        isinstance(arguments, dict)
+        and arguments.get("type") == "object"
+        and isinstance(arguments.get("properties"), dict)
+    )
+
+
+def _decoded(name: str, arguments: Any) -> Any:
+    if not isinstance(arguments, str):
+        return arguments
+    if not arguments.strip():
+        return {}
+    try:
+        return json.loads(arguments)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        lenient = lenient_arguments(arguments)
+        if lenient is None:
+            raise TextCallError(f"the arguments of {name!r} are not valid JSON: {exc}") from None
+        return lenient
+
+
+def values(text: str) -> Iterator[tuple[int, Any]]:
+    """Every complete top-level object (or list of objects) in `text`, with its offset."""
+    tries = 0
+    match = _START.search(text)
+    while match:
+        start = match.start()
+        found = value_at(text, start) if tries < _LITERAL_TRIES else json_at(text, start)
+        if found is None:
+            tries += 1
+            match = _START.search(text, start + 1)
+            continue
+        yield start, found[0]
+        match = _START.search(text, found[1])
+
+
+def json_calls(text: str, known: set[str]) -> Found:
+    """Family: any model prompted with the JSON text protocol, Hermes-style templates that
+    drop the tags, Qwen 2.5 in Ollama. Real example (ollama/ollama#11185, qwen3:32b):
+    `{"name": "LLM_Tool_RAG", "arguments": {"term": "accidents, tribunal de Versailles"}}`"""
+    found = [(start, call) for start, value in values(text) for call in calls_in(value, known)]
+    if not found and any(name in text for name in known):
+        raise TextCallError(MENTION)
+    return found

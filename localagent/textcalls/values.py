@@ -1,0 +1,166 @@
+"""Reading argument values safely: strict JSON first, then Python literals through `ast`
+(literal values only, never eval). Nothing incomplete is ever accepted: a bracket the
+model did not close means the model may not have finished, so it is never closed for it."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+import warnings
+from typing import Any
+
+_DECODER = json.JSONDecoder()
+_CLOSERS = {"{": "}", "[": "]", "(": ")"}
+_NAMED = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+_FENCE = re.compile(r"\A```[\w-]*[ \t]*\n?(.*?)\n?[ \t]*```\Z", re.S)
+
+
+class NotLiteral(ValueError):
+    """The text is not a complete literal value."""
+
+
+def json_at(text: str, pos: int) -> tuple[Any, int] | None:
+    """The JSON value that starts at `pos` and the index just past it, or None."""
+    try:
+        return _DECODER.raw_decode(text, pos)
+    except (json.JSONDecodeError, RecursionError):  # nesting past the parser's limit
+        return None
+
+
+def closing(text: str, pos: int) -> int | None:
+    """The index just past the bracket that closes the one at `pos`, skipping quoted
+    strings; None when it is never closed."""
+    stack: list[str] = []
+    quote = ""
+    i = pos
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in _CLOSERS:
+            stack.append(_CLOSERS[char])
+        elif char in ")]}":
+            if not stack or stack.pop() != char:
+                return None
+            if not stack:
+                return i + 1
+        i += 1
+    return None
+
+
+def literal(source: str) -> Any:
+    """The value of a Python or JSON literal (dicts, lists, strings, numbers, true/True,
+    null/None); raises NotLiteral for anything else, code included."""
+    try:
+        with warnings.catch_warnings():  # invalid escapes such as "\/" warn on 3.12
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise NotLiteral("not a literal") from None
+    return literal_node(tree.body)
+
+
+def literal_node(node: ast.AST) -> Any:
+    """The value of one `ast` node made only of literals."""
+    if isinstance(node, ast.Constant):
+        return _constant(node.value)
+    if isinstance(node, ast.Name) and node.id in _NAMED:
+        return _NAMED[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = literal_node(node.operand)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise NotLiteral("a sign before something that is not a number")
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.Dict):
+        if any(key is None for key in node.keys):  # {**other}
+            raise NotLiteral("dictionary unpacking")
+        return {
+            _key(key): literal_node(value)
+            for key, value in zip(node.keys, node.values, strict=True)
+        }
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return [literal_node(element) for element in node.elts]
+    raise NotLiteral(f"{type(node).__name__} is not a literal")
+
+
+def _constant(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise NotLiteral("a number JSON cannot hold")
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise NotLiteral(f"{type(value).__name__} is not a JSON value")
+
+
+def _key(node: ast.AST | None) -> str:
+    key = literal_node(node) if node is not None else None
+    if isinstance(key, bool) or not isinstance(key, str | int):
+        raise NotLiteral("a dictionary key that is not a string")
+    return str(key)
+
+
+def value_at(text: str, pos: int) -> tuple[Any, int] | None:
+    """A complete JSON value at `pos`, else a complete Python literal whose bracket opens
+    at `pos` (single quotes, True/None, trailing commas), with the index just past it."""
+    found = json_at(text, pos)
+    if found is not None:
+        return found
+    if pos >= len(text) or text[pos] not in "{[":
+        return None
+    end = closing(text, pos)
+    if end is None:
+        return None
+    try:
+        return literal(text[pos:end]), end
+    except NotLiteral:
+        return None
+
+
+def object_at(text: str, pos: int) -> tuple[dict[str, Any], int] | None:
+    """Like `value_at`, for an object only; leading whitespace is skipped."""
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    found = value_at(text, pos)
+    return found if found is not None and isinstance(found[0], dict) else None
+
+
+def whole_object(text: str) -> dict[str, Any] | None:
+    """`text` as one complete object (in a code fence or not) with nothing after it."""
+    text = text.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    found = object_at(text, 0)
+    if found is None or text[found[1] :].strip():
+        return None
+    return found[0]
+
+
+def lenient_arguments(raw: str) -> dict[str, Any] | None:
+    """A native call's `arguments` string that is not strict JSON, as an object when that is
+    complete and unambiguous: an object followed by prose, a Python literal dict, an object
+    in a code fence, a JSON string holding an object. None when it is anything else."""
+    text = raw.strip()
+    if not text:
+        return {}
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    if text.startswith('"'):
+        inner = json_at(text, 0)
+        if inner is None or not isinstance(inner[0], str) or text[inner[1] :].strip():
+            return None
+        text = inner[0].strip()
+    found = object_at(text, 0)
+    if found is None:
+        return None
+    rest = text[found[1] :].lstrip()
+    if rest[:1] in ("{", "["):  # a second object: which one was meant is not clear
+        return None
+    return found[0]
