@@ -27,6 +27,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from localagent import workspace_env
+from localagent.fingerprint import is_skipped
 from localagent.process import LaunchError, run_process
 from localagent.workspace_env import WorkspaceEnvError
 
@@ -36,6 +37,8 @@ MAX_LIST_ENTRIES = 200
 READ_BYTES_RANGE = (1, 1_000_000)
 BINARY_SNIFF_BYTES = 8192
 REPLACE_RETRY_SECONDS = 2.0
+STALE_TEMP_SECONDS = 60.0
+TEMP_SCAN_LIMIT = 20_000  # entries looked at by clean_stale_temps
 VENV_TIMEOUT = 300.0  # creating the workspace's .venv for pip, ensurepip included
 PYTHON_MODULES = frozenset({"pytest", "pip", "ruff", "unittest"})
 PYTHON_OPTIONS = frozenset({"-u", "-B"})
@@ -47,6 +50,7 @@ SHELL_OPERATORS = (";", "&&", "||", "|", ">", "<", "`", "$(", "\n", "\r")
 WINDOWS_DEVICE_NAMES = frozenset(
     {"con", "prn", "aux", "nul"} | {f"{kind}{n}" for kind in ("com", "lpt") for n in range(1, 10)}
 )
+_TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{8}\.tmp", re.DOTALL)
 _PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?|py")
 _JSON_TYPES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", float: "number"}
 
@@ -253,6 +257,45 @@ def _write_atomically(target: Path, data: bytes) -> None:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+
+
+def clean_stale_temps(root: Path, older_than: float = STALE_TEMP_SECONDS) -> int:
+    """Removes write_file temp files (`.NAME.1a2b3c4d.tmp`) that a kill left behind.
+
+    Only regular files older than `older_than` seconds, so a write in progress is never
+    touched; links are not followed and the walk is bounded and skips caches, virtual
+    environments and journals. Returns how many were removed; never raises.
+    """
+    deadline = time.time() - older_than
+    removed = 0
+    seen = 0
+    pending = [root]
+    while pending and seen < TEMP_SCAN_LIMIT:
+        try:
+            with os.scandir(pending.pop()) as scan:
+                entries = list(scan)
+        except OSError:
+            continue
+        seen += len(entries)
+        for entry in entries:
+            removed += _remove_if_stale(entry, deadline, pending)
+    return removed
+
+
+def _remove_if_stale(entry: os.DirEntry[str], deadline: float, pending: list[Path]) -> int:
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            if not is_skipped(entry.name, is_dir=True):
+                pending.append(Path(entry.path))
+            return 0
+        if not _TEMP_NAME.fullmatch(entry.name) or not entry.is_file(follow_symlinks=False):
+            return 0
+        if entry.stat(follow_symlinks=False).st_mtime >= deadline:
+            return 0
+        os.unlink(entry.path)
+    except OSError:
+        return 0
+    return 1
 
 
 def _replace_with_retry(source: Path, target: Path) -> None:

@@ -20,6 +20,7 @@ from localagent.tools import (
     ToolResult,
     canonical_call,
     cap_text,
+    clean_stale_temps,
     command_argv,
     execute,
     tool_names,
@@ -646,3 +647,58 @@ def test_calls_that_do_not_validate_keep_their_arguments(
     name: object, args: object, expected: tuple[str, dict[str, Any]]
 ) -> None:
     assert canonical_call(name, args) == expected
+
+
+# ------------------------------------------------------------ stale temp files
+
+
+def aged(path: Path, seconds: float, data: bytes = b"partial") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+    return path
+
+
+def test_clean_stale_temps_removes_only_old_write_file_temps(ws: Workspace) -> None:
+    stale = [
+        aged(ws.root / ".big.bin.0a1b2c3d.tmp", 120, b"x" * 100_000),
+        aged(ws.root / "src" / "deep" / ".mod.py.ffffffff.tmp", 3600),
+    ]
+    kept = [
+        aged(ws.root / ".fresh.py.12345678.tmp", 5),
+        aged(ws.root / ".notes.txt.zzzzzzzz.tmp", 120),
+        aged(ws.root / "plain.0a1b2c3d.tmp", 120),
+        aged(ws.root / ".venv" / ".x.py.0a1b2c3d.tmp", 120),
+        aged(ws.root / ".git" / ".x.py.0a1b2c3d.tmp", 120),
+        aged(ws.root / "nested" / ".agent_context" / ".state.json.0a1b2c3d.tmp", 120),
+        aged(ws.base / "sentinel" / ".secret.txt.0a1b2c3d.tmp", 120),
+    ]
+    (ws.root / ".dir.0a1b2c3d.tmp").mkdir()
+    if ws.links:
+        (ws.root / ".link.0a1b2c3d.tmp").symlink_to(kept[-1])
+        (ws.root / "to_sentinel").symlink_to(ws.base / "sentinel", target_is_directory=True)
+    assert clean_stale_temps(ws.root) == 2
+    assert not any(path.exists() for path in stale)
+    assert all(path.exists() for path in kept)
+    assert (ws.root / ".dir.0a1b2c3d.tmp").is_dir()
+    assert clean_stale_temps(ws.root) == 0
+
+
+def test_a_write_leaves_a_temp_name_that_the_cleaner_knows(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names: list[str] = []
+    real = os.replace
+
+    def observe(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        names.append(Path(source).name)
+        real(source, target)
+
+    # Only observes the temp file's name; the write itself runs for real.
+    monkeypatch.setattr(os, "replace", observe)
+    assert ws.run("write_file", {"path": "sub/a.txt", "content": "y"}).ok
+    monkeypatch.undo()
+    assert len(names) == 1
+    aged(ws.root / "sub" / names[0], 120)
+    assert clean_stale_temps(ws.root) == 1
