@@ -37,6 +37,8 @@ MAX_LIST_ENTRIES = 200
 READ_BYTES_RANGE = (1, 1_000_000)
 BINARY_SNIFF_BYTES = 8192
 REPLACE_RETRY_SECONDS = 2.0
+MAX_NAME_SIZE = 255  # bytes (UTF-16 units on Windows) in one file or folder name
+MAX_PATH_SIZE = 4000  # bytes in a whole path, under PATH_MAX (4096) on Linux
 STALE_TEMP_SECONDS = 60.0
 TEMP_SCAN_LIMIT = 20_000  # entries looked at by clean_stale_temps
 VENV_TIMEOUT = 300.0  # creating the workspace's .venv for pip, ensurepip included
@@ -130,6 +132,7 @@ def resolve_in_workspace(root: Path, raw: str) -> Path:
     outside = f"path {_describe(raw)} is outside the workspace; use a path relative to it"
     if sys.platform != "win32" and PureWindowsPath(normalized).drive:
         raise ToolError(outside)
+    _check_length(raw, normalized)
     try:
         resolved = (root / normalized).resolve()
     except (OSError, RuntimeError) as exc:
@@ -147,6 +150,28 @@ def resolve_in_workspace(root: Path, raw: str) -> Path:
         if part.split(".")[0].rstrip(" ").casefold() in WINDOWS_DEVICE_NAMES:
             raise ToolError(f"path {_describe(raw)} uses {part!r}, a reserved device name")
     return resolved
+
+
+def _name_size(name: str) -> int:
+    """A file name's size as the file system counts it: UTF-16 units on Windows, else bytes."""
+    if sys.platform == "win32":
+        return len(name.encode("utf-16-le", "surrogatepass")) // 2
+    return len(name.encode("utf-8", "surrogateescape"))
+
+
+def _check_length(raw: str, normalized: str) -> None:
+    longest = max(normalized.split("/"), key=_name_size)
+    if _name_size(longest) > MAX_NAME_SIZE:
+        raise ToolError(
+            f"path {_describe(raw)} has a name of {_name_size(longest)} bytes "
+            f"({_describe(longest)}); file and folder names may be at most {MAX_NAME_SIZE} "
+            "bytes, use a shorter name"
+        )
+    if sys.platform != "win32" and _name_size(normalized) > MAX_PATH_SIZE:
+        raise ToolError(
+            f"path {_describe(raw)} is {_name_size(normalized)} bytes long; paths may be at "
+            f"most {MAX_PATH_SIZE} bytes, use a shorter one"
+        )
 
 
 def _relative(root: Path, path: Path) -> str:
@@ -243,8 +268,16 @@ def write_file(
     return ToolResult(True, f"wrote {len(data)} bytes to {_describe(path)} ({how})", changed=True)
 
 
+def _temp_name(name: str) -> str:
+    """`.NAME.1a2b3c4d.tmp`, with NAME shortened so that the whole stays a legal name."""
+    room = MAX_NAME_SIZE - len(".." + "12345678" + ".tmp")
+    while _name_size(name) > room:
+        name = name[:-1]
+    return f".{name}.{secrets.token_hex(4)}.tmp"
+
+
 def _write_atomically(target: Path, data: bytes) -> None:
-    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    temp = target.with_name(_temp_name(target.name))
     # 0o666 lets the umask decide, as for any new file; a replaced file keeps its mode.
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)

@@ -702,3 +702,41 @@ def test_a_write_leaves_a_temp_name_that_the_cleaner_knows(
     assert len(names) == 1
     aged(ws.root / "sub" / names[0], 120)
     assert clean_stale_temps(ws.root) == 1
+
+
+# ------------------------------------------------------------ over-long names
+
+LONG = "n" * 256
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("list_dir", {"path": LONG}),
+        ("read_file", {"path": f"src/{LONG}.py"}),
+        ("write_file", {"path": LONG, "content": "x"}),
+        ("write_file", {"path": f"d/{LONG}/x.txt", "content": "x"}),
+        (
+            "write_file",
+            {"path": "é" * 200 if sys.platform != "win32" else "é" * 256, "content": "x"},
+        ),
+        ("run_cmd", {"cmd": f"python {LONG}.py"}),
+        ("list_dir", {"path": "x/" * 2500}),
+    ],
+)
+def test_over_long_names_get_a_clear_tool_error(
+    ws: Workspace, name: str, args: dict[str, Any]
+) -> None:
+    result = ws.run(name, args)
+    assert not result.ok
+    assert "use a shorter" in result.text, result.text
+    assert "failed:" not in result.text and "internal error" not in result.text
+    assert not (ws.root / "d").exists()
+
+
+def test_a_name_of_255_bytes_can_be_written_and_read(ws: Workspace) -> None:
+    name = "b" * 251 + ".txt"
+    assert ws.run("write_file", {"path": name, "content": "long name"}).ok
+    assert ws.run("read_file", {"path": name}).text == "long name"
+    assert ws.run("write_file", {"path": name, "content": "replaced"}).ok
+    assert (ws.root / name).read_text() == "replaced"
