@@ -7,7 +7,15 @@ import json
 import orjson
 import pytest
 
-from localagent.textcalls import TextCallError, ToolCall, parse_text_calls
+from localagent.textcalls import (
+    RECOGNISERS,
+    TextCallError,
+    ToolCall,
+    clean_tool_name,
+    lenient_arguments,
+    parse_reply,
+    parse_text_calls,
+)
 from localagent.tools import tool_names
 
 KNOWN = set(tool_names())
@@ -78,11 +86,10 @@ def test_prose_and_unrelated_json_are_no_calls(content: str) -> None:
     "content",
     [
         'Calling write_file {"path": "a.py", "content": "x"',
-        '```json\n{"name": "write_file", "arguments": {"path": "a.py",}}\n```',
         '{"name": "write_file", "arguments": "{not json"}',
         '{"name": "write_file", "arguments": [1, 2]}',
     ],
-    ids=["truncated", "trailing-comma", "string-args-broken", "args-not-object"],
+    ids=["truncated", "string-args-broken", "args-not-object"],
 )
 def test_a_mentioned_tool_with_broken_json_is_an_error(content: str) -> None:
     with pytest.raises(TextCallError):
@@ -109,3 +116,233 @@ def test_a_lone_surrogate_escape_becomes_encodable_text() -> None:
     assert found.arguments["path"] == "a.txt"
     assert found.arguments["content"].startswith("half ")
     orjson.dumps(found.arguments)  # what the journal does with it
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "```json\n{'name': 'write_file', 'arguments': "
+        "{'path': 'a.py', 'content': \"print('hi')\\n\"}}\n```",
+        '{"name": "write_file", "arguments": {"path": "a.py", "content": "print(\'hi\')\\n",},}',
+        '{"name": "write_file", "arguments": '
+        "\"{'path': 'a.py', 'content': \\\"print('hi')\\\\n\\\"}\"}",
+    ],
+    ids=["single-quotes", "trailing-commas", "python-dict-in-string"],
+)
+def test_python_literal_dicts_are_read_safely(content: str) -> None:
+    # Complete Python literals are unambiguous; they are read with ast, never evaluated.
+    assert parse_text_calls(content, KNOWN) == [ToolCall("write_file", WRITE)]
+
+
+def test_code_in_a_python_literal_is_never_run(tmp_path) -> None:
+    marker = tmp_path / "ran"
+    for content in (
+        f"[run_cmd(cmd=__import__('os').system('touch {marker}'))]",
+        f"{{'name': 'run_cmd', 'arguments': {{'cmd': __import__('os').system('touch {marker}')}}}}",
+    ):
+        assert parse_reply(content, KNOWN).calls == []
+    assert not marker.exists()
+
+
+def test_a_written_file_may_hold_code_fences() -> None:
+    readme = "# Demo\n\n```python\nprint('hi')\n```\n\nRun it with ```python demo.py```.\n"
+    call = {"name": "write_file", "arguments": {"path": "README.md", "content": readme}}
+    content = "I will write the README.\n```json\n" + json.dumps(call, indent=2) + "\n```"
+    parsed = parse_reply(content, KNOWN)
+    assert parsed.calls == [ToolCall("write_file", call["arguments"])]
+    assert parsed.recogniser == "json"
+
+
+def test_a_written_file_that_mentions_other_formats_stays_one_json_call() -> None:
+    text = "Models write <tool_call>{...}</tool_call> or [TOOL_CALLS]NAME[ARGS]{...}.\n"
+    call = {"name": "write_file", "arguments": {"path": "formats.md", "content": text}}
+    assert parse_text_calls(json.dumps(call), KNOWN) == [ToolCall("write_file", call["arguments"])]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('<think>{"name": "run_cmd", "arguments": {"cmd": "rm -rf build"}}</think>Done.', []),
+        ('<think>maybe {"name": "run_cmd", "arguments": {"cmd": "make"}}', []),
+        ('[THINK][TOOL_CALLS]run_cmd[ARGS]{"cmd": "make"}[/THINK]I am done.', []),
+        (
+            '<|channel|>analysis<|message|>{"name": "run_cmd", "arguments": {"cmd": "make"}}'
+            "<|end|><|start|>assistant<|channel|>final<|message|>Nothing to run.",
+            [],
+        ),
+        (
+            '<think>first {"name": "run_cmd", "arguments": {"cmd": "make"}}</think>\n'
+            '{"name": "list_dir", "arguments": {"path": "."}}',
+            [ToolCall("list_dir", {"path": "."})],
+        ),
+    ],
+    ids=["closed-think", "unclosed-think", "mistral-think", "harmony-analysis", "after-think"],
+)
+def test_only_what_follows_the_reasoning_counts(content: str, expected: list[ToolCall]) -> None:
+    assert parse_reply(content, KNOWN).calls == expected
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "I will answer with JSON: the result is an object with a name and arguments.",
+        '{"name": "Alice"}',
+        'Here is package.json:\n```json\n{"name": "my-app", "version": "1.0.0", '
+        '"scripts": {"test": "pytest"}, "dependencies": {"left-pad": "^1.3.0"}}\n```',
+        "```bash\nrun_cmd --cmd 'ls -la'\n```",
+        "See [read_file](docs/tools.md#read_file) and [list_dir](docs/tools.md) for details.",
+        '{"path": "a.py", "content": "print(1)"}',
+        '{"name": "write_file", "description": "Write a file", "parameters": '
+        '{"type": "object", "properties": {"path": {"type": "string"}}}}',
+        "```python\ndef list_dir(path):\n    return []\n\nlist_dir(path='.')\n```",
+    ],
+    ids=[
+        "prose",
+        "a-name",
+        "package-json",
+        "bash-block",
+        "markdown-links",
+        "arguments-without-name",
+        "tool-definition",
+        "python-code",
+    ],
+)
+def test_what_is_never_a_call(content: str) -> None:
+    assert parse_reply(content, KNOWN).calls == []
+
+
+def test_an_unknown_name_in_a_clear_call_shape_goes_to_the_registry() -> None:
+    # Never fuzzy-matched: the registry refuses it and lists the real tools.
+    for content in (
+        '[TOOL_CALLS]delete_everything[ARGS]{"path": "."}',
+        '<tool_call>\n{"name": "delete_everything", "arguments": {"path": "."}}\n</tool_call>',
+        "<function=delete_everything>\n<parameter=path>\n.\n</parameter>\n</function>",
+    ):
+        assert parse_reply(content, KNOWN).calls == [ToolCall("delete_everything", {"path": "."})]
+    assert parse_reply('{"name": "delete_everything"}', KNOWN).calls == []
+
+
+def test_a_tool_calls_wrapper_is_unwrapped() -> None:
+    content = json.dumps(
+        {"tool_calls": [{"type": "function", "function": {"name": "list_dir", "arguments": "{}"}}]}
+    )
+    assert parse_reply(content, KNOWN) == parse_reply(content, KNOWN)
+    assert parse_text_calls(content, KNOWN) == [ToolCall("list_dir", {})]
+
+
+@pytest.mark.parametrize(
+    ("content", "recogniser"),
+    [
+        ('[TOOL_CALLS]list_dir[ARGS]{"path": "."}', "mistral"),
+        (
+            "<tool_call>\n<function=list_dir>\n<parameter=path>\n.\n</parameter>\n</function>",
+            "qwen3-xml",
+        ),
+        (
+            "<tool_call>list_dir\n<arg_key>path</arg_key>\n<arg_value>.</arg_value>\n</tool_call>",
+            "glm",
+        ),
+        ('<tool_call>\n{"name": "list_dir", "arguments": {"path": "."}}\n</tool_call>', "hermes"),
+        ('<function=list_dir>{"path": "."}</function>', "function-tag"),
+        (
+            '[TOOL_REQUEST]{"name": "list_dir", "arguments": {"path": "."}}[END_TOOL_REQUEST]',
+            "lmstudio",
+        ),
+        ('list_dir\n{"path": "."}', "functionary"),
+        ("[list_dir(path='.')]", "python"),
+        ("```python\nlist_dir(path='.')\n```", "python"),
+        ("<|tool_call_start|>[list_dir(path='.')]<|tool_call_end|>", "lfm2"),
+        ('<|tool_call>call:list_dir{path:<|"|>.<|"|>}<tool_call|>', "gemma"),
+        (
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.list_dir:0"
+            '<|tool_call_argument_begin|>{"path": "."}<|tool_call_end|><|tool_calls_section_end|>',
+            "kimi",
+        ),
+        (
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>list_dir\n```json\n"
+            '{"path": "."}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+            "deepseek",
+        ),
+        (
+            "<|channel|>commentary to=functions.list_dir <|constrain|>json"
+            '<|message|>{"path": "."}<|call|>',
+            "harmony",
+        ),
+        ('{"name": "list_dir", "arguments": {"path": "."}}', "json"),
+    ],
+)
+def test_each_format_names_its_recogniser(content: str, recogniser: str) -> None:
+    parsed = parse_reply(content, KNOWN)
+    assert parsed == type(parsed)([ToolCall("list_dir", {"path": "."})], recogniser, "")
+
+
+def test_every_recogniser_documents_its_family_and_a_real_example() -> None:
+    names = [recogniser.name for recogniser in RECOGNISERS]
+    assert len(names) == len(set(names))
+    for recogniser in RECOGNISERS:
+        doc = recogniser.read.__doc__ or ""
+        assert "Family:" in doc and "example" in doc.lower(), recogniser.name
+
+
+def test_a_broken_call_names_its_marker_and_the_exact_format() -> None:
+    parsed = parse_reply('[TOOL_CALLS]write_file[ARGS]{"path": "a.py", "content": "x', KNOWN)
+    assert parsed.calls == [] and parsed.recogniser is None
+    assert "[TOOL_CALLS]" in parsed.problem
+    assert '[TOOL_CALLS]TOOL_NAME[ARGS]{"key": "value"}' in parsed.problem
+    with pytest.raises(TextCallError, match="Mistral"):
+        parse_text_calls('[TOOL_CALLS]write_file[ARGS]{"path": "a.py", "content": "x', KNOWN)
+    assert parse_reply("Just prose, no call.", KNOWN).problem == ""
+
+
+def test_harmony_stops_at_the_first_call_token() -> None:
+    content = (
+        "<|start|>assistant<|channel|>commentary to=functions.list_dir <|constrain|>json"
+        '<|message|>{"path": "."}<|call|>'
+        "<|start|>assistant<|channel|>commentary to=functions.run_cmd <|constrain|>json"
+        '<|message|>{"cmd": "rm -rf ."}<|call|>'
+    )
+    assert parse_reply(content, KNOWN).calls == [ToolCall("list_dir", {"path": "."})]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("functions.read_file", "read_file"),
+        ("read_file<|channel|>commentary", "read_file"),
+        ("<|constrain|>read_file", "read_file"),
+        ("  list_dir\n", "list_dir"),
+        ("functions.read_file:0", "read_file"),
+        ("functions.launch_rockets", "functions.launch_rockets"),
+        ("read_file write_file", "read_file write_file"),
+        ("read_fil", "read_fil"),
+    ],
+)
+def test_clean_tool_name_only_strips_markup(name: str, expected: str) -> None:
+    assert clean_tool_name(name, KNOWN) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('{"path": "a.py"} I will read this file now.', {"path": "a.py"}),
+        ("{'path': 'a.py', 'max_bytes': None}", {"path": "a.py", "max_bytes": None}),
+        ('```json\n{"path": "a.py"}\n```', {"path": "a.py"}),
+        ('"{\\"path\\": \\"a.py\\"}"', {"path": "a.py"}),
+        ("", {}),
+        ('{"path": "a.py"}{"path": "b.py"}', None),
+        ('{"path": "a.py"', None),
+        ("not json", None),
+        ("[1, 2]", None),
+    ],
+)
+def test_lenient_arguments(raw: str, expected: dict | None) -> None:
+    assert lenient_arguments(raw) == expected
+
+
+def test_many_unclosed_braces_are_read_quickly() -> None:
+    import time
+
+    content = "{ not json " * 20000 + 'and then {"name": "list_dir", "arguments": {}}'
+    started = time.monotonic()
+    assert parse_text_calls(content, KNOWN) == [ToolCall("list_dir", {})]
+    assert time.monotonic() - started < 2.0

@@ -14,6 +14,8 @@ from typing import Any
 _DECODER = json.JSONDecoder()
 _CLOSERS = {"{": "}", "[": "]", "(": ")"}
 _NAMED = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+_SPECIAL = re.compile(r"[\"'\\{}\[\]()]")
+_MAX_DEPTH = 100  # Python's own parser refuses literals nested much deeper
 _FENCE = re.compile(r"\A```[\w-]*[ \t]*\n?(.*?)\n?[ \t]*```\Z", re.S)
 
 
@@ -31,27 +33,30 @@ def json_at(text: str, pos: int) -> tuple[Any, int] | None:
 
 def closing(text: str, pos: int) -> int | None:
     """The index just past the bracket that closes the one at `pos`, skipping quoted
-    strings; None when it is never closed."""
+    strings; None when it is never closed (or nests deeper than any literal can)."""
     stack: list[str] = []
     quote = ""
-    i = pos
-    while i < len(text):
-        char = text[i]
+    escaped_until = -1
+    for match in _SPECIAL.finditer(text, pos):
+        char, at = match.group(0), match.start()
+        if at < escaped_until:
+            continue
         if quote:
             if char == "\\":
-                i += 1
+                escaped_until = at + 2
             elif char == quote:
                 quote = ""
         elif char in "\"'":
             quote = char
         elif char in _CLOSERS:
             stack.append(_CLOSERS[char])
+            if len(stack) > _MAX_DEPTH:
+                return None
         elif char in ")]}":
             if not stack or stack.pop() != char:
                 return None
             if not stack:
-                return i + 1
-        i += 1
+                return at + 1
     return None
 
 
