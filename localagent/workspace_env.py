@@ -86,14 +86,20 @@ def path_python(root: Path) -> str:
 
 
 def program_argv(root: Path, name: str) -> list[str]:
-    """The argv prefix that runs `python`, `pytest`, `ruff` (or another program) for root."""
+    """The argv prefix that runs `python`, `pytest`, `ruff` (or another program) for root.
+
+    Inside a venv, pytest runs with its interpreter; ruff, a standalone program, may
+    also come from PATH when the venv has none.
+    """
     venv = find_venv(root)
     python = str(venv_program(venv, "python")) if venv else path_python(root)
     if name == "python":
         return [python]
-    if venv is not None:
-        inside = venv_program(venv, name)
-        return [str(inside)] if inside.is_file() else [python, "-m", name]
+    if venv is not None and venv_program(venv, name).is_file():
+        return [str(venv_program(venv, name))]
+    if venv is not None and name == "pytest":
+        # pytest imports the project: only the venv's interpreter may run it.
+        return [python, "-m", name]
     found = which(name, root)
     if found is not None:
         return [found]

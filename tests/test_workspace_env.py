@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from localagent.tools import ToolContext, ToolResult, execute
-from localagent.workspace_env import describe_interpreter, find_venv, venv_program, which
+from localagent.workspace_env import (
+    describe_interpreter,
+    find_venv,
+    program_argv,
+    venv_program,
+    which,
+)
 
 PLANTED = "#!/bin/sh\necho planted program ran\n"
 
@@ -82,3 +88,11 @@ def test_a_venv_link_to_localagents_own_environment_is_refused(tmp_path: Path) -
     result = run(tmp_path, "pip --version")
     assert not result.ok and "virtual environment" in result.text, result.text
     assert sorted(p.name for p in Path(sys.prefix).iterdir()) == before
+
+
+def test_in_a_venv_pytest_uses_its_python_and_ruff_may_come_from_path(tmp_path: Path) -> None:
+    make_venv(tmp_path / ".venv")
+    python = str(venv_program(tmp_path / ".venv", "python"))
+    assert program_argv(tmp_path, "pytest") == [python, "-m", "pytest"]
+    ruff = which("ruff", tmp_path)
+    assert program_argv(tmp_path, "ruff") == ([ruff] if ruff else [python, "-m", "ruff"])
