@@ -62,3 +62,12 @@ def test_a_known_miss_runs_nothing_and_says_what_is_expected() -> None:
         parsed = parse_reply(case["content"], set(case["known"]))
         assert parsed.calls == []
         assert "exactly" in parsed.problem
+
+
+def test_a_reply_cut_off_anywhere_never_runs_an_unintended_call() -> None:
+    # What a model had not finished may only ever give calls the whole reply intended.
+    for case in CASES:
+        intended, known = _expected(case), set(case["known"])
+        for end in range(len(case["content"])):
+            calls = parse_reply(case["content"][:end], known).calls
+            assert all(call in intended for call in calls), (case["name"], end, calls)

@@ -16,8 +16,10 @@ NAME_KEYS = ("name", "tool", "tool_name", "function")
 ARG_KEYS = ("arguments", "args", "parameters", "params", "input")
 WRAPPER_KEYS = ("tool_calls", "function_call")
 MENTION = "it mentions a tool but holds no valid JSON tool call"
-_START = re.compile(r"\{|\[\s*\{")
-_LITERAL_TRIES = 50  # each failed literal costs a scan to the end of the reply
+_START = re.compile(r"\{\s*[\"'}]|\[\s*\{")  # where an object (or a list of them) can start
+# A failed decode costs up to a pass over the reply: past these many, give up (junk, not calls).
+_LITERAL_TRIES = 50
+_TRIES = 200
 
 
 def calls_in(value: Any, known: set[str]) -> list[ToolCall]:
@@ -93,7 +95,7 @@ def values(text: str) -> Iterator[tuple[int, Any]]:
         found = value_at(text, start) if tries < _LITERAL_TRIES else json_at(text, start)
         if found is None:
             tries += 1
-            match = _START.search(text, start + 1)
+            match = _START.search(text, start + 1) if tries < _TRIES else None
             continue
         yield start, found[0]
         match = _START.search(text, found[1])
