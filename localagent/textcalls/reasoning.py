@@ -48,7 +48,7 @@ def after_reasoning(content: str) -> str:
             text = text[text.rfind(closer) + len(closer) :]
         if opener in text:
             text = text[: text.find(opener)]
-    if "<|message|>" in text:
+    if "<|channel|>" in text and "<|message|>" in text:
         text = "".join(
             message.text() for message in harmony_messages(text) if not _thinking(message)
         )
