@@ -67,6 +67,13 @@ JOURNAL_FILES = frozenset(
 TEMP_FILES = ("state.json.tmp", "loops.json.tmp")
 # What archive() leaves in place: the live process's lock and the workspace-wide caches.
 KEPT_BY_ARCHIVE = frozenset({"archive", "agent.lock", "agent.pid", "index", "answers"})
+_STATUS_AFTER = {
+    "goal_started": "in_progress",
+    "resumed": "in_progress",
+    "stopped": "stopped",
+    "goal_completed": "completed",
+    "goal_failed": "failed",
+}
 _ROTATED_LOG = re.compile(r"agent\.log\.\d+")
 _SEQ_AT_START = re.compile(rb'\{"seq":(\d{1,18}),')
 _CRC_PREFIX = b',"crc":"'
@@ -652,6 +659,24 @@ class Journal:
             f"history cannot be shown past it. {self._how_to_repair()}"
         )
 
+    def peek(self) -> tuple[str, str | None]:
+        """The goal's text and status, cheaply: the snapshot and the records after it
+        found at the end of the history (never the whole file). For `list`."""
+        self.check_files()
+        snapshot = self._read_snapshot()
+        goal = snapshot.goal
+        text, status = (goal.text, goal.status) if goal else ("", None)
+        for record in self.tail(SNAPSHOT_EVERY + 20):
+            if record["seq"] <= snapshot.seq:
+                continue
+            if record["type"] == "goal_started":
+                text = str(record.get("goal", ""))
+            status = _STATUS_AFTER.get(record["type"], status or "in_progress")
+        if status is not None and not text:
+            first = next(iter(self.records()), None)
+            text = str(first.get("goal", "")) if first else ""
+        return text, status
+
     def tail(self, n: int) -> list[dict[str, Any]]:
         """The last `n` intact records, read backwards from the end of the file."""
         self.check_files()
@@ -669,6 +694,7 @@ class Journal:
         lines = data.split(b"\n")
         if pos > 0:
             lines = lines[1:]
+        lines = lines[-(n + 1) :]  # judge only what was asked for, not what was read past
         decoded = [decode(line) for line in lines]
         good = [i for i, r in enumerate(decoded) if r is not None]
         last_good = good[-1] if good else -1

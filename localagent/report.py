@@ -1,14 +1,34 @@
-"""What `status` and `history` show, built from the journal without touching it."""
+"""What `status`, `history` and `list` show, built from the journal without touching it.
+
+Every text that came from a model, a tool or a file is shown with its control
+characters escaped (`\\x1b` rather than a live terminal escape), and formatting never
+fails on a record of an unexpected shape.
+"""
 
 from __future__ import annotations
 
+import re
+import reprlib
 from pathlib import Path
 from typing import Any
 
 from localagent.errors import UsageError
 from localagent.journal import Journal
-from localagent.lock import owner
+from localagent.lock import held, owner
 from localagent.state import counts, current
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 200, 200
+ACTIONS = ("action_started", "action_finished", "action_blocked")
+
+
+def visible(value: Any) -> str:
+    """`value` as text that cannot drive a terminal: controls shown as escapes."""
+    text = value if isinstance(value, str) else _REPR.repr(value)
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 256 else f"\\u{ord(m[0]):04x}", text
+    )
 
 
 def open_journal(workspace: Path) -> Journal:
@@ -21,18 +41,26 @@ def open_journal(workspace: Path) -> Journal:
     return journal
 
 
+def running(journal: Journal) -> tuple[bool, int | None]:
+    """Whether an agent holds the workspace, and its pid when the pid file can be
+    trusted. The lock decides: a pid check that fails (a clock change) still says so."""
+    info = owner(journal.dir)
+    if info is not None:
+        return True, info["pid"]
+    return held(journal.dir), None
+
+
 def status_info(workspace: Path) -> dict[str, Any]:
     journal = open_journal(workspace)
     state = journal.load(repair=False)
-    live = owner(journal.dir)
+    alive, pid = running(journal)
     here = current(state)
     goal = state.goal
     task = subtask = None
     if goal is not None and here is not None:
-        task_list = goal.tasks
         task = {
             "index": state.task_index + 1,
-            "of": len(task_list),
+            "of": len(goal.tasks),
             "description": here[0].description,
         }
         subtask = {
@@ -45,8 +73,9 @@ def status_info(workspace: Path) -> dict[str, Any]:
         "goal": goal.text if goal else None,
         "status": goal.status if goal else None,
         "reason": goal.reason if goal else "",
-        "alive": live is not None,
-        "pid": live["pid"] if live else None,
+        "suspended": getattr(state, "suspended", ""),
+        "alive": alive,
+        "pid": pid,
         "task": task,
         "subtask": subtask,
         "progress": counts(state),
@@ -62,8 +91,13 @@ def status_info(workspace: Path) -> dict[str, Any]:
     }
 
 
+def _process(info: dict[str, Any]) -> str:
+    if not info["alive"]:
+        return "not running"
+    return f"running (pid {info['pid']})" if info["pid"] else "running"
+
+
 def format_status(info: dict[str, Any]) -> str:
-    alive = f"running (pid {info['pid']})" if info["alive"] else "not running"
     status = info["status"] or "no goal"
     if info["reason"]:
         status += f" ({info['reason']})"
@@ -71,8 +105,10 @@ def format_status(info: dict[str, Any]) -> str:
         ("workspace", info["workspace"]),
         ("goal", info["goal"] or "-"),
         ("status", status),
-        ("process", alive),
+        ("process", _process(info)),
     ]
+    if info.get("suspended"):
+        rows.append(("suspended", info["suspended"]))
     for key in ("task", "subtask"):
         item = info[key]
         if item:
@@ -90,82 +126,129 @@ def format_status(info: dict[str, Any]) -> str:
         ("log", info["log"]),
     ]
     rows += [("note", note) for note in info["notes"]]
-    return "\n".join(f"{k:<10} {v}" for k, v in rows)
+    return "\n".join(f"{k:<10} {visible(v)}" for k, v in rows)
+
+
+# ---- history ---------------------------------------------------------------------------
 
 
 def _short(value: Any, limit: int = 70) -> str:
-    text = " ".join(str(value).split())
+    text = visible(" ".join((value if isinstance(value, str) else _REPR.repr(value)).split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _args(args: dict[str, Any]) -> str:
-    shown = {k: v for k, v in args.items() if k != "content"}
+def _args(args: Any) -> str:
+    if not isinstance(args, dict):
+        return _short(args, 80)
+    shown = {str(k): v for k, v in args.items() if k != "content"}
     if "content" in args:
         shown["content"] = f"<{len(str(args['content']))} chars>"
-    return _short(", ".join(f"{k}={v!r}" for k, v in shown.items()), 80)
+    return _short(", ".join(f"{k}={_REPR.repr(v)}" for k, v in shown.items()), 80)
+
+
+def _number(value: Any) -> float:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _plan(rec: dict[str, Any]) -> str:
+    tasks = rec.get("tasks")
+    if not isinstance(tasks, list):
+        return "(no tasks)"
+    subs = sum(
+        len(t["subtasks"])
+        for t in tasks
+        if isinstance(t, dict) and isinstance(t.get("subtasks"), list)
+    )
+    return f"{len(tasks)} tasks, {subs} subtasks"
+
+
+def _detail(kind: str, rec: dict[str, Any]) -> str:
+    if kind in ACTIONS:
+        detail = f"{_short(rec.get('tool', '?'), 40)}({_args(rec.get('args', {}))})"
+        if kind == "action_finished":
+            outcome = "ok" if rec.get("ok") is True else "error"
+            detail += f" -> {outcome}: {_short(rec.get('result', ''), 60)}"
+        if kind == "action_blocked":
+            detail += f" -> {_short(rec.get('pattern', 'blocked'), 30)}"
+        return detail
+    if kind == "llm_call":
+        return (
+            f"{_short(rec.get('purpose', ''), 20)} {_number(rec.get('prompt_tokens')):.0f}+"
+            f"{_number(rec.get('completion_tokens')):.0f} tokens, "
+            f"{_number(rec.get('duration_ms')):.0f} ms"
+        )
+    if kind == "plan":
+        return _plan(rec)
+    for key in ("goal", "reason", "text", "signature"):
+        if rec.get(key):
+            return _short(rec[key])
+    return ""
 
 
 def format_record(rec: dict[str, Any]) -> str:
-    kind = rec["type"]
-    head = f"{rec['seq']:>6} {rec['ts'][11:19]} {kind:<17}"
-    if kind in ("action_started", "action_finished", "action_blocked"):
-        detail = f"{rec['tool']}({_args(rec['args'])})"
-        if kind == "action_finished":
-            detail += f" -> {'ok' if rec['ok'] else 'error'}: {_short(rec['result'], 60)}"
-        if kind == "action_blocked":
-            detail += f" -> {rec.get('pattern', 'blocked')}"
-        return f"{head} {detail}"
-    if kind == "llm_call":
-        return (
-            f"{head} {rec.get('purpose', '')} {rec.get('prompt_tokens', 0)}+"
-            f"{rec.get('completion_tokens', 0)} tokens, {rec.get('duration_ms', 0):.0f} ms"
-        )
-    if kind == "plan":
-        subs = sum(len(t["subtasks"]) for t in rec["tasks"])
-        return f"{head} {len(rec['tasks'])} tasks, {subs} subtasks"
-    for key in ("goal", "reason", "text", "signature"):
-        if rec.get(key):
-            return f"{head} {_short(rec[key])}"
-    return head
+    """One line per record; any dict formats (a good checksum does not make a body good)."""
+    kind = _short(rec.get("type", "?"), 30)
+    ts = rec.get("ts")
+    clock = visible(ts[11:19]) if isinstance(ts, str) else ""
+    seq = rec.get("seq")
+    head = f"{seq if isinstance(seq, int) else '?':>6} {clock:<8} {kind:<17}"
+    detail = _detail(kind, rec)
+    return f"{head} {detail}" if detail else head
+
+
+# ---- list ------------------------------------------------------------------------------
+
+
+def _row(path: str, entry: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "workspace": path,
+        "goal": entry.get("goal", ""),
+        "status": None,
+        "alive": False,
+        "pid": None,
+    }
+    workspace = Path(path)
+    try:
+        if not workspace.is_dir():
+            row["status"] = "missing"
+            return row
+        journal = Journal(workspace)
+        if not journal.exists():
+            row["status"] = "no journal"
+            return row
+        text, status = journal.peek()
+        row.update(goal=text or row["goal"], status=status or "no goal")
+        row["alive"], row["pid"] = running(journal)
+    except Exception as exc:  # one unreadable workspace never hides the others
+        row["status"] = "damaged"
+        row["error"] = getattr(exc, "message", None) or f"cannot be read: {exc!r}"
+    return row
 
 
 def listing() -> tuple[list[dict[str, Any]], list[str]]:
-    """One row per registered workspace; vanished or damaged ones are shown as such."""
-    from localagent.errors import AgentError
+    """One row per registered workspace; vanished or damaged ones are shown as such.
+
+    Each is read cheaply: the snapshot and the end of the history, never all of it.
+    """
     from localagent.registry import workspaces
 
     notes: list[str] = []
-    rows = []
-    for path, entry in sorted(workspaces(notes).items()):
-        row: dict[str, Any] = {
-            "workspace": path,
-            "goal": entry.get("goal", ""),
-            "status": None,
-            "alive": False,
-            "pid": None,
-        }
-        workspace = Path(path)
-        if not workspace.is_dir():
-            row["status"] = "missing"
-        elif not Journal(workspace).exists():
-            row["status"] = "no journal"
-        else:
-            try:
-                info = status_info(workspace)
-                row.update({k: info[k] for k in ("goal", "status", "alive", "pid")})
-            except AgentError as exc:
-                row["status"] = "damaged"
-                row["error"] = exc.message
-        rows.append(row)
+    rows = [_row(path, entry) for path, entry in sorted(workspaces(notes).items())]
     return rows, notes
 
 
 def format_listing(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return 'no workspaces yet; start a goal with: localagent start "GOAL"'
-    lines = []
+    table = [("STATUS", "PROCESS", "WORKSPACE", "GOAL")]
     for row in rows:
-        status = row["status"] + (f" (running, pid {row['pid']})" if row["alive"] else "")
-        lines.append(f"{status:<28} {row['workspace']}")
-        lines.append(f"{'':<28} {_short(row.get('error') or row['goal'] or '-', 70)}")
-    return "\n".join(lines)
+        process = "-" if not row["alive"] else (f"pid {row['pid']}" if row["pid"] else "running")
+        goal = _short(row.get("error") or row["goal"] or "-", 60)
+        table.append((visible(row["status"]), process, visible(row["workspace"]), goal))
+    widths = [max(len(cells[i]) for cells in table) for i in range(3)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=False))
+        + "  "
+        + cells[3]
+        for cells in table
+    )
