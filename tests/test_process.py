@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -243,43 +244,66 @@ from pathlib import Path
 from localagent.process import run_process
 record = Path(sys.argv[1])
 def journal(pid, create_time):
-    record.write_text(json.dumps([pid, create_time]))
+    record.with_suffix(".tmp").write_text(json.dumps([pid, create_time]))
+    record.with_suffix(".tmp").replace(record)
 run_process([sys.executable, sys.argv[2], "0"], record.parent, 60, 4000, on_start=journal)
 """
 
 
-def crashed_agent_leaving(tmp_path: Path, command: str) -> tuple[int, float, list[int]]:
-    """The recorded pid and create time of a command whose agent was SIGKILLed, and its pids."""
+# Like TREE_SCRIPT, but silent: once the agent is killed nobody reads the pipe, and a
+# print would end the printing level with SIGPIPE.
+QUIET_TREE = """
+import subprocess, sys, time
+depth = int(sys.argv[1])
+if depth < 2:
+    subprocess.Popen([sys.executable, __file__, str(depth + 1)])
+time.sleep(60)
+"""
+
+
+def crashed_agent_leaving(tmp_path: Path, command: str) -> tuple[int, float]:
+    """The recorded pid and create time of a command whose agent was SIGKILLed."""
     (tmp_path / "command.py").write_text(command, encoding="utf-8")
     record = tmp_path / "record.json"
-    out = tmp_path / "out.txt"
-    with out.open("wb") as sink:
-        agent = subprocess.Popen(
-            [sys.executable, "-c", AGENT_SCRIPT, str(record), str(tmp_path / "command.py")],
-            stdout=sink,
-            stderr=sink,
-        )
+    agent = subprocess.Popen(
+        [sys.executable, "-c", AGENT_SCRIPT, str(record), str(tmp_path / "command.py")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 10
     while not record.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
-    pid, create_time = json.loads(record.read_text())
-    tree: list[int] = []
-    while len(tree) < 3 and time.monotonic() < deadline:
-        tree = [pid, *(c.pid for c in psutil.Process(pid).children(recursive=True))]
-        time.sleep(0.02)
     agent.kill()
     agent.wait()
-    assert len(tree) == 3 and wait_all_dead(tree, 0.3) == tree
-    return pid, create_time, tree
+    pid, create_time = json.loads(record.read_text())
+    return pid, create_time
+
+
+def command_tree(pid: int, size: int) -> list[psutil.Process]:
+    deadline = time.monotonic() + 10
+    tree: list[psutil.Process] = []
+    while len(tree) < size and time.monotonic() < deadline:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+        time.sleep(0.02)
+    return tree
 
 
 def test_kill_recorded_ends_the_tree_of_a_crashed_run(tmp_path: Path) -> None:
-    pid, create_time, tree = crashed_agent_leaving(tmp_path, TREE_SCRIPT)
-    assert not kill_recorded(pid, create_time + 5)
-    assert wait_all_dead(tree, 0.3) == tree, "a mismatching create time must kill nothing"
-    assert kill_recorded(pid, create_time)
-    assert wait_all_dead(tree) == []
-    assert not kill_recorded(pid, create_time)
+    pid, create_time = crashed_agent_leaving(tmp_path, QUIET_TREE)
+    tree = command_tree(pid, 3)
+    pids = [proc.pid for proc in tree]
+    try:
+        assert len(tree) == 3
+        assert not kill_recorded(pid, create_time + 5)
+        assert wait_all_dead(pids, 0.3) == pids, "a mismatching create time must kill nothing"
+        assert kill_recorded(pid, create_time)
+        assert wait_all_dead(pids) == []
+        assert not kill_recorded(pid, create_time)
+    finally:
+        for proc in tree:  # should the test fail, leave nothing running
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
 
 
 @pytest.mark.parametrize("pid", [0, os.getpid()])
@@ -287,3 +311,36 @@ def test_kill_recorded_never_touches_pid_0_or_itself(pid: int) -> None:
     started = psutil.Process(pid).create_time() if pid else 0.0
     assert not kill_recorded(pid, started)
     assert running(os.getpid())
+
+
+# The command's daemon double-forks into a session of its own and notes its pid.
+QUIET_DAEMON = """
+import os, time
+from pathlib import Path
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        Path("daemon.tmp").write_text(str(os.getpid()))
+        os.replace("daemon.tmp", "daemon.pid")
+        time.sleep(60)
+    os._exit(0)
+os.wait()
+time.sleep(60)
+"""
+
+
+@posix_only
+def test_kill_recorded_also_ends_a_daemon_that_left_the_session(tmp_path: Path) -> None:
+    pid, create_time = crashed_agent_leaving(tmp_path, QUIET_DAEMON)
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "daemon.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    daemon = psutil.Process(int((tmp_path / "daemon.pid").read_text()))
+    try:
+        assert daemon.pid not in [c.pid for c in psutil.Process(pid).children(recursive=True)]
+        assert kill_recorded(pid, create_time)
+        assert wait_all_dead([pid, daemon.pid]) == []
+    finally:
+        for proc in (daemon, psutil.Process(pid)) if running(pid) else (daemon,):
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
