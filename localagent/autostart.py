@@ -35,6 +35,10 @@ TASK_NAMESPACE = "http://schemas.microsoft.com/windows/2004/02/mit/task"
 LOGON_DELAY = "PT30S"
 # sd_booted(3): this directory exists only when systemd is the running init system.
 SYSTEMD_BOOTED_MARKER = Path("/run/systemd/system")
+# Settings set in the installing shell are carried into the definition, so the resumed
+# agents talk to the same server with the same settings; secrets never go into a file.
+CARRIED_PREFIXES = ("OLLAMA_", "LOCALAGENT_")
+SECRET_NAMES = frozenset({"LOCALAGENT_API_KEY"})
 
 
 class CommandResult(NamedTuple):
@@ -119,6 +123,35 @@ class System:
 
     def user(self) -> str:
         return getpass.getuser()
+
+
+def carried_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The settings variables of `env` that the autostart definition should set."""
+    return {
+        name: value
+        for name, value in sorted(env.items())
+        if name.startswith(CARRIED_PREFIXES) and name not in SECRET_NAMES and "\0" not in value
+    }
+
+
+def env_note(env: Mapping[str, str], carried: bool = True) -> str:
+    """What the install message says about the environment the agents get."""
+    names = list(carried_env(env))
+    lines = []
+    if names and carried:
+        lines.append(f"It sets {', '.join(names)} as they are set now.")
+    elif names:
+        lines.append(
+            f"{', '.join(names)} set in this shell are not carried: the task runs with "
+            "your account's environment (set them there with `setx NAME VALUE`)."
+        )
+    for name in sorted(SECRET_NAMES & set(env)):
+        lines.append(
+            f"{name} is set but was not written into the definition (a secret never goes "
+            "into a file); give the resumed agents the key yourself, where only you can "
+            "read it."
+        )
+    return "".join("\n" + line for line in lines)
 
 
 def resume_argv(system: System) -> list[str]:
@@ -232,8 +265,20 @@ def systemd_exec(argv: Sequence[str]) -> str:
     return " ".join([systemd_quote(program, program=True), *map(systemd_quote, args)])
 
 
-def systemd_unit(argv: Sequence[str]) -> str:
-    """A systemd user unit that runs `argv` once each time the user manager starts."""
+def systemd_environment(name: str, value: str) -> str:
+    """An Environment= line that systemd reads back as exactly `name=value`.
+
+    `%` specifiers are expanded there too (doubled); `$` is not expanded in
+    Environment=, so it stays as it is; quotes, backslashes and controls are C-escaped.
+    """
+    text = f"{name}={value}".replace("%", "%%")
+    return 'Environment="' + _SYSTEMD_ESCAPED.sub(_c_escape, text) + '"'
+
+
+def systemd_unit(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+    """A systemd user unit that runs `argv` once each time the user manager starts,
+    with `env` (settings variables) in its environment."""
+    environment = "".join(systemd_environment(k, v) + "\n" for k, v in (env or {}).items())
     return f"""\
 [Unit]
 Description=Resume unfinished localagent goals
@@ -242,7 +287,7 @@ After=network-online.target
 [Service]
 Type=simple
 ExecStart={systemd_exec(argv)}
-WorkingDirectory=%h
+{environment}WorkingDirectory=%h
 # `resume --all` starts each agent detached and exits; only its own process may be
 # stopped with it, the agents it started must keep running.
 KillMode=process
@@ -278,10 +323,12 @@ def crontab_with(crontab: str, line: str) -> str:
     return crontab_without_ours(crontab) + line + "\n"
 
 
-def launchd_plist(argv: Sequence[str], workdir: str, log_dir: Path) -> bytes:
+def launchd_plist(
+    argv: Sequence[str], workdir: str, log_dir: Path, env: Mapping[str, str] | None = None
+) -> bytes:
     """A LaunchAgent that runs `argv` when the user's launchd session starts."""
     log = str(log_dir / "autostart.log")
-    agent = {
+    agent: dict[str, object] = {
         "Label": LAUNCHD_LABEL,
         "ProgramArguments": list(argv),
         "RunAtLoad": True,
@@ -292,6 +339,8 @@ def launchd_plist(argv: Sequence[str], workdir: str, log_dir: Path) -> bytes:
         # the agents `resume --all` starts must outlive it.
         "AbandonProcessGroup": True,
     }
+    if env:
+        agent["EnvironmentVariables"] = dict(env)
     return plistlib.dumps(agent, fmt=plistlib.FMT_XML)
 
 
@@ -329,7 +378,10 @@ class TaskScheduler:
             _check(system, ["schtasks", "/Create", "/TN", TASK_NAME, "/XML", str(path), "/F"])
         finally:
             system.remove(path)
-        return f"Registered the task {TASK_NAME}: it runs `{shown(argv, system)}` at logon."
+        return (
+            f"Registered the task {TASK_NAME}: it runs `{shown(argv, system)}` at logon."
+            + env_note(system.env, carried=False)
+        )
 
     def uninstall(self, system: System) -> str | None:
         if not self._registered(system):
@@ -364,7 +416,7 @@ class SystemdUnit:
 
     def install(self, system: System) -> str:
         argv, path = resume_argv(system), unit_path(system)
-        system.write(path, systemd_unit(argv).encode("utf-8"))
+        system.write(path, systemd_unit(argv, carried_env(system.env)).encode("utf-8"))
         _check(system, ["systemctl", "--user", "daemon-reload"])
         _check(system, ["systemctl", "--user", "enable", UNIT_NAME])
         # A line left by an install made while systemd was absent would run it a second time.
@@ -372,7 +424,9 @@ class SystemdUnit:
         return (
             f"Installed and enabled the systemd user unit {path}: it runs "
             f"`{shown(argv, system)}` when you log in. To have it run at boot before "
-            "you log in, also run `loginctl enable-linger`." + (f"\n{replaced}" if replaced else "")
+            "you log in, also run `loginctl enable-linger`."
+            + env_note(system.env)
+            + (f"\n{replaced}" if replaced else "")
         )
 
     def uninstall(self, system: System) -> str | None:
@@ -414,8 +468,14 @@ class Cron:
                 "run `localagent resume --all` at startup. Run it by hand after a reboot."
             )
         argv = resume_argv(system)
+        env = carried_env(system.env)
+        if env:  # cron starts commands with an almost empty environment
+            argv = ["/usr/bin/env", *(f"{k}={v}" for k, v in env.items()), *argv]
         _check(system, ["crontab", "-"], crontab_with(_read_crontab(system), cron_line(argv)))
-        return f"Added an @reboot line to your crontab: it runs `{shown(argv, system)}` at boot."
+        return (
+            f"Added an @reboot line to your crontab: it runs `{shown(argv, system)}` at boot."
+            + env_note(system.env)
+        )
 
     def uninstall(self, system: System) -> str | None:
         crontab = _read_crontab(system) if system.which("crontab") else ""
@@ -458,7 +518,7 @@ class LaunchAgent:
         argv, path, log_dir = resume_argv(system), plist_path(system), launchd_log_dir(system)
         domain, replacing = f"gui/{system.uid()}", system.exists(path)
         system.mkdir(log_dir)
-        system.write(path, launchd_plist(argv, str(system.home), log_dir))
+        system.write(path, launchd_plist(argv, str(system.home), log_dir, carried_env(system.env)))
         if replacing:
             # A loaded older definition would make bootstrap fail; none loaded is fine too.
             system.run(["launchctl", "bootout", domain, str(path)])
@@ -469,6 +529,7 @@ class LaunchAgent:
         return (
             f"Installed the LaunchAgent {path}: it runs `{shown(argv, system)}` when you log "
             f"in, and launchd has just run it once. Its output goes to {log_dir}."
+            + env_note(system.env)
         )
 
     def uninstall(self, system: System) -> str | None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import codecs
 import configparser
 import plistlib
+import re
 import shlex
 import subprocess
 import sys
@@ -490,3 +491,82 @@ def test_system_runs_programs_and_decodes_their_output() -> None:
     assert result == CommandResult(0, "zoë\ufffd", "")
     missing = system.run(["localagent-no-such-program"])
     assert missing.returncode == 127 and "not found" in missing.output
+
+
+# ---- the installing shell's settings go with the definition (issue 8 item 13) -------------
+
+SETTINGS_ENV = {
+    "OLLAMA_HOST": "http://10.0.0.5:11434",
+    "OLLAMA_MODEL": "qwen3:8b",
+    "LOCALAGENT_MAX_ROUNDS": "60",
+    "LOCALAGENT_NOTE": 'a "q" \\ back %h $HOME zoë\ttab',
+    "LOCALAGENT_API_KEY": "sk-very-secret",
+    "PATH": "/usr/bin",
+    "HOME_OLLAMA_X": "not ours",
+}
+CARRIED = {k: v for k, v in SETTINGS_ENV.items() if k.startswith(("OLLAMA_", "LOCALAGENT_"))}
+CARRIED.pop("LOCALAGENT_API_KEY")
+
+
+def environment_lines(unit: str) -> dict[str, str]:
+    """Environment= lines read back as systemd does: unquote, C-unescape, then `%%`."""
+    found = {}
+    for line in unit.splitlines():
+        if not line.startswith("Environment="):
+            continue
+        value = line.removeprefix("Environment=")
+        assert value[0] == value[-1] == '"', line
+        text = re.sub(
+            r"\\(x[0-9a-f]{2}|.)",
+            lambda m: chr(int(m[1][1:], 16)) if m[1].startswith("x") else m[1],
+            value[1:-1],
+        ).replace("%%", "%")
+        name, _, val = text.partition("=")
+        found[name] = val
+    return found
+
+
+def test_systemd_unit_carries_the_settings_variables_but_never_the_key(tmp_path: Path) -> None:
+    system = make_system(tmp_path, "linux", env=dict(SETTINGS_ENV))
+    system.programs = {"systemctl"}
+    message = autostart.install(system)
+    unit = unit_path_text(system)
+    assert environment_lines(unit) == CARRIED
+    assert "sk-very-secret" not in unit and "LOCALAGENT_API_KEY" in message
+    assert "OLLAMA_HOST" in message
+    (exec_line,) = [x for x in unit.splitlines() if x.startswith("ExecStart=")]
+    assert exec_words(exec_line.removeprefix("ExecStart=")) == autostart.resume_argv(system)
+
+
+def unit_path_text(system: FakeSystem) -> str:
+    path = system.home / ".config" / "systemd" / "user" / "localagent-resume.service"
+    return path.read_text(encoding="utf-8")
+
+
+def test_cron_line_carries_the_settings_variables(tmp_path: Path) -> None:
+    system = make_system(tmp_path, "linux", env=dict(SETTINGS_ENV), systemd_booted=False)
+    message = autostart.install(system)
+    assert system.crontab is not None and "sk-very-secret" not in system.crontab
+    (line,) = [x for x in system.crontab.splitlines() if x.endswith(autostart.CRON_MARKER)]
+    command = line.removeprefix("@reboot ").replace("\\%", "%")
+    words = shlex.split(command, comments=True)
+    assert words[0] == "/usr/bin/env"
+    assert words[1 : 1 + len(CARRIED)] == [f"{k}={v}" for k, v in sorted(CARRIED.items())]
+    assert words[1 + len(CARRIED) :] == autostart.resume_argv(system)
+    assert "LOCALAGENT_API_KEY" in message
+
+
+def test_launchd_plist_carries_the_settings_variables(tmp_path: Path) -> None:
+    system = make_system(tmp_path, "darwin", env=dict(SETTINGS_ENV))
+    message = autostart.install(system)
+    path = system.home / "Library" / "LaunchAgents" / "io.localagent.resume.plist"
+    assert b"sk-very-secret" not in path.read_bytes()
+    assert plistlib.loads(path.read_bytes())["EnvironmentVariables"] == CARRIED
+    assert "LOCALAGENT_API_KEY" in message
+
+
+def test_windows_says_which_variables_it_cannot_carry(tmp_path: Path) -> None:
+    system = make_system(tmp_path, "win32", env={"USERNAME": "alice", **SETTINGS_ENV})
+    message = autostart.install(system)
+    assert "OLLAMA_HOST" in message and "setx" in message
+    assert all(b"sk-very-secret" not in data for data in system.written.values())
