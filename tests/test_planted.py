@@ -5,6 +5,7 @@ wrong instead of writing outside the workspace or hanging (issue 9 items 5 and 6
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from support import call, cli_args, cli_env, closed_port, done, plan_rule, run_c
 
 from localagent.fake_ollama import FakeOllama
 from localagent.journal import JOURNAL_FILES, TEMP_FILES, Journal
+from localagent.safefs import UnsafeFile
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="symlinks and FIFOs: POSIX")
 OUTSIDE = b"precious data outside the workspace\n"
@@ -159,3 +161,36 @@ def test_fifos_under_journal_names_never_hang_a_command(tmp_path: Path) -> None:
             assert rows[name]["status"] == "damaged" and "FIFO" in rows[name]["error"], name
         else:
             assert rows[name]["status"] == "in_progress", name
+
+
+def test_log_and_output_files_are_opened_only_as_regular_files(tmp_path: Path) -> None:
+    """The helpers the runner and the daemon open agent.log and agent.out with."""
+    journal = with_goal(tmp_path / "ws")
+    target = outside_file(tmp_path)
+    for path in (journal.log_path, journal.out_path):
+        path.symlink_to(target)
+        with pytest.raises(UnsafeFile, match="symbolic link"):
+            if path == journal.log_path:
+                journal.log_handler()
+            else:
+                journal.open_out()
+        with pytest.raises(UnsafeFile):
+            journal.read_text(path)
+        path.unlink()
+        os.mkfifo(path)
+        with pytest.raises(UnsafeFile, match="FIFO"):
+            journal.read_text(path)
+        path.unlink()
+    assert target.read_bytes() == OUTSIDE
+    handler = journal.log_handler(max_bytes=200, backups=2)
+    try:
+        for i in range(20):
+            handler.emit(logging.makeLogRecord({"msg": f"line {i} " + "x" * 40}))
+    finally:
+        handler.close()
+    assert (journal.dir / "agent.log.1").exists() and "line 19" in journal.read_text(
+        journal.log_path
+    )
+    with journal.open_out() as out:
+        out.write(b"the reason\n")
+    assert journal.read_text(journal.out_path, limit=4) == "son\n"
