@@ -26,7 +26,12 @@ WINDOWS = sys.platform == "win32"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
-_REPARSE_POINT = getattr(stat, "FILE_ATTRIBUTE_REPARSE_POINT", 0x400)
+# Windows name surrogates: a symlink and a junction (other reparse points, such as
+# cloud placeholder files, are ordinary files to us).
+_LINK_TAGS = (
+    getattr(stat, "IO_REPARSE_TAG_SYMLINK", 0xA000000C),
+    getattr(stat, "IO_REPARSE_TAG_MOUNT_POINT", 0xA0000003),
+)
 RETRY_SECONDS = 2.0
 
 
@@ -35,9 +40,9 @@ class UnsafeFile(JournalCorrupt):
     file belongs (exit 2); nothing is read or written through it."""
 
 
-def _kind(mode: int, attributes: int = 0) -> str | None:
+def _kind(mode: int, reparse_tag: int = 0) -> str | None:
     """What a file is, when it is not a regular file; None for a regular file."""
-    if stat.S_ISLNK(mode) or attributes & _REPARSE_POINT:
+    if stat.S_ISLNK(mode) or reparse_tag in _LINK_TAGS:
         return "a symbolic link"
     if stat.S_ISREG(mode):
         return None
@@ -65,7 +70,7 @@ def lstat_kind(path: Path | str) -> str | None:
         st = os.lstat(path)
     except FileNotFoundError:
         return "missing"
-    return _kind(st.st_mode, getattr(st, "st_file_attributes", 0))
+    return _kind(st.st_mode, getattr(st, "st_reparse_tag", 0))
 
 
 def check_dir(path: Path | str) -> None:
