@@ -1,33 +1,42 @@
 """The agent loop: ask the model, run the tools, journal, advance (SPEC §6).
 
-Read top to bottom: `run` loops over `step` until the goal ends; every state change is
-a journal record written before the next model call, so a crash anywhere resumes here.
+Read top to bottom: `run` loops over `step`, and `step` does the next piece of owed
+work the state names (`next_due`): the plan, a replan, an action a crash interrupted,
+a tool call of the latest reply, or a new round. Every state change is a journal record
+written before the next model call, so a resumed run does exactly what the crashed run
+would have done.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from localagent import context, loopguard, planner, tools
+from localagent.fingerprint import fingerprint
 from localagent.journal import Journal
 from localagent.model import UNPARSED, OllamaModel, Reply
+from localagent.process import kill_recorded
 from localagent.prompts import (
+    CUT_OFF,
     FORMAT_ERROR,
     INSISTED,
     INTERRUPTED_CMD,
+    INTERRUPTED_KILLED,
     MAX_ROUNDS,
     NO_TOOL_CALL,
-    RESUMED_NOTICE,
     TOO_MANY_CALLS,
     TOO_MANY_FORMAT_ERRORS,
     render,
 )
 from localagent.settings import Settings
-from localagent.state import State, clip, current, pending_calls
-from localagent.stopping import StopSignal
-from localagent.textcalls import TextCallError, ToolCall, parse_text_calls
+from localagent.state import Action, ReplanDue, State, current, next_due
+from localagent.stopping import StopRequested, StopSignal
+from localagent.textcalls import ToolCall, parse_reply
+from localagent.textcap import clip
 
 log = logging.getLogger("localagent.agent")
 MAX_CALLS_PER_REPLY = 5
@@ -70,42 +79,38 @@ class Agent:
 
     def run(self) -> str:
         """Work until the goal ends; returns the goal's final status."""
-        self.recover()
         while (outcome := self.finished()) is None:
-            self.step()
+            with contextlib.suppress(StopRequested):  # `finished` journals the stop
+                self.step()
             self.on_progress(self.state)
         return outcome
 
-    def plan(self) -> None:
-        assert self.state.goal is not None
-        tasks = planner.decompose(self.model, self.state.goal.text, self._record_call("plan"))
-        self.journal.append("plan", tasks=tasks)
-
-    def recover(self) -> None:
-        """Settle an action a crash interrupted: redo it if idempotent, else tell the model."""
-        action = self.state.open_action
-        if action is None:
-            return
-        if action.tool in tools.IDEMPOTENT_TOOLS:
-            log.info("redoing interrupted %s %s", action.tool, action.args)
-            self._execute(action.tool, action.args, redone=True)
+    def step(self) -> None:
+        kind, item = next_due(self.state)
+        if kind == "plan":
+            self.plan()
+        elif kind == "replan":
+            self.replan(item)
+        elif kind == "recover":
+            self.recover(item)
+        elif kind == "call":
+            self.act(item)
         else:
-            text = render(INTERRUPTED_CMD, cmd=action.args.get("cmd", action.tool))
-            self.journal.append("action_interrupted", tool=action.tool, args=action.args, text=text)
-            self.notice = text
-        self.notice = self.notice or RESUMED_NOTICE
+            self.ask()
 
     def finished(self) -> str | None:
         state = self.state
         assert state.goal is not None
         if reason := self.stop.requested():
-            self.journal.append("stopped", reason=reason)
+            self.journal.append("stopped", reason=reason, by=self.stop.by)
             return "stopped"
+        if next_due(state)[0] != "round":
+            return None
         if current(state) is None:
             if state.unresolved:
                 return self._end("goal_failed", _failures(state))
             return self._end("goal_completed", "every subtask is done")
-        if state.rounds >= self.settings.max_rounds and not pending_calls(state):
+        if state.rounds >= self.settings.max_rounds:
             return self._end("goal_failed", render(MAX_ROUNDS, limit=self.settings.max_rounds))
         return None
 
@@ -114,14 +119,25 @@ class Agent:
         self.journal.append(kind, reason=reason)
         return "completed" if kind == "goal_completed" else "failed"
 
-    def step(self) -> None:
-        if not pending_calls(self.state):
-            self.ask()
-        cursor = (self.state.task_index, self.state.subtask_index)
-        for call in pending_calls(self.state):
-            if (self.state.task_index, self.state.subtask_index) != cursor:
-                break
-            self.act(call["name"], call["arguments"])
+    # ---- planning --------------------------------------------------------------
+
+    def plan(self) -> None:
+        assert self.state.goal is not None
+        tasks = planner.decompose(self.model, self.state.goal.text, self._recorder("plan"))
+        log.info("plan: %s", "; ".join(t["description"] for t in tasks))
+        self.journal.append("plan", tasks=tasks)
+
+    def replan(self, due: ReplanDue) -> None:
+        failed = (due.task, due.subtask)
+        tasks = planner.replan(self.model, self.state, failed, due.reason, self._recorder("replan"))
+        if tasks:
+            log.info("replan: %s", "; ".join(t["description"] for t in tasks))
+            self.journal.append("plan", tasks=tasks, replace_from=due.task_index + 1)
+        else:
+            self.journal.append("replan_skipped", reason="no valid plan came back")
+
+    def _recorder(self, purpose: str) -> Callable[[Reply], None]:
+        return lambda reply: self.record_call(purpose, reply)
 
     # ---- one model call ------------------------------------------------------
 
@@ -130,16 +146,25 @@ class Agent:
         schemas = tools.tool_schemas()
         facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, self.notice)
         system = context.system_prompt(self.settings.allowed_commands, None if native else schemas)
-        messages = context.build(self.state, system, self.settings.history_keep, native, facts)
-        with self.stop.abandonable():
-            reply = self.model.chat(messages, tools=schemas)
+        budget = context.budget(self.model.num_ctx, self.settings.num_predict)
+        messages = context.build(
+            self.state, system, self.settings.history_keep, native, facts, budget
+        )
+        reply = self.model.chat(messages, tools=schemas)
         self.notice = ""
-        calls, problem = self._calls(reply)
+        calls, problem, recogniser = self._calls(reply)
         if native and not self.model.native_tools and not calls:
-            # The server refused tools during this call, and the reply holds no call:
-            # ask again with the text protocol described, rather than count a mistake.
-            return self.ask()
-        self._record_call("round", probe=facts, calls=calls)(reply)
+            # The server refused tools during this call and the reply holds no call: the
+            # next round asks again with the text protocol described; no mistake counted.
+            self.record_call("retry", reply)
+            return
+        chars = sum(len(str(m.get("content", ""))) for m in messages)
+        self.record_call(
+            "round", reply, probe=facts, calls=calls, prompt_chars=chars, recogniser=recogniser
+        )
+        if reply.cut_off:
+            why = {"length": "the length cap was reached", "deadline": "the call took too long"}
+            self.notice = render(CUT_OFF, why=why[reply.cut_off], limit=self.settings.num_predict)
         if calls:
             return
         text = render(FORMAT_ERROR, problem=problem, tools=", ".join(tools.tool_names()))
@@ -149,68 +174,124 @@ class Agent:
         if self.state.format_errors >= self.settings.max_format_errors:
             self.fail_subtask(render(TOO_MANY_FORMAT_ERRORS, count=self.state.format_errors))
 
-    def _calls(self, reply: Reply) -> tuple[list[ToolCall], str]:
-        calls = reply.tool_calls
+    def _calls(self, reply: Reply) -> tuple[list[ToolCall], str, str]:
+        """The reply's calls, what was wrong when it tried one, and how it was written."""
+        calls, recogniser = reply.tool_calls, "native"
         if not calls:
-            try:
-                calls = parse_text_calls(reply.content, set(tools.tool_names()))
-            except TextCallError as exc:
-                return [], str(exc)
+            parsed = parse_reply(reply.content, set(tools.tool_names()))
+            if not parsed.calls:
+                return [], parsed.problem, ""
+            calls, recogniser = parsed.calls, parsed.recogniser or "text"
         if len(calls) > MAX_CALLS_PER_REPLY:
             self.notice = render(TOO_MANY_CALLS, limit=MAX_CALLS_PER_REPLY, count=len(calls))
-        return calls[:MAX_CALLS_PER_REPLY], ""
+        return calls[:MAX_CALLS_PER_REPLY], "", recogniser
 
-    def _record_call(
-        self, purpose: str, probe: dict[str, Any] | None = None, calls: list[ToolCall] | None = None
-    ) -> Callable[[Reply], None]:
-        def record(reply: Reply) -> None:
-            fields: dict[str, Any] = {}
-            if purpose == "round":
-                fields = {
-                    "content": reply.content[:2000],
-                    "probe": probe or {},
-                    "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in calls or []],
-                }
-            self.journal.append(
-                "llm_call",
-                purpose=purpose,
-                prompt_tokens=reply.prompt_tokens,
-                completion_tokens=reply.completion_tokens,
-                duration_ms=round(reply.duration_ms, 1),
-                **fields,
-            )
-
-        return record
+    def record_call(
+        self,
+        purpose: str,
+        reply: Reply,
+        probe: dict[str, Any] | None = None,
+        calls: list[ToolCall] | None = None,
+        prompt_chars: int = 0,
+        recogniser: str = "",
+    ) -> None:
+        fields: dict[str, Any] = {}
+        if purpose == "round":
+            fields = {
+                "recogniser": recogniser,
+                "content": reply.content[:2000],
+                "probe": probe or {},
+                "tool_calls": [
+                    {"id": f"{self.state.rounds + 1}.{i}", "name": c.name, "arguments": c.arguments}
+                    for i, c in enumerate(calls or [], 1)
+                ],
+                "prompt_chars": prompt_chars,
+            }
+        if reply.cut_off:
+            fields["cut_off"] = reply.cut_off
+        self.journal.append(
+            "llm_call",
+            purpose=purpose,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            duration_ms=round(reply.duration_ms, 1),
+            **fields,
+        )
+        log.info(
+            "model call (%s): %d+%d tokens, %.1f s%s",
+            purpose,
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            reply.duration_ms / 1000,
+            f", cut off ({reply.cut_off})" if reply.cut_off else "",
+        )
 
     # ---- one tool call -------------------------------------------------------
 
-    def act(self, name: str, args: dict[str, Any]) -> None:
-        if name == "mark_subtask_complete":
-            result = tools.execute(self.ctx, name, args)
-            if result.verdict is None:
-                self.journal.append("feedback", text=result.text, tool=name)
-            elif result.verdict[0]:
-                log.info("subtask completed: %s", result.verdict[1])
-                self.journal.append("subtask_completed", reason=result.verdict[1])
-            else:
-                self.fail_subtask(result.verdict[1])
+    def act(self, call: dict[str, Any]) -> None:
+        name, args, call_id = str(call["name"]), call["arguments"], call["id"]
+        if name.strip() == "mark_subtask_complete":
+            self._complete(args, call_id)
             return
-        sig = loopguard.signature(name, args)
+        sig = loopguard.signature(*tools.canonical_call(name, args))
         block = loopguard.check(self.state.guard, sig)
         if block is None:
-            self._execute(name, args)
+            self._execute(name, args, call_id, sig)
             return
-        self._blocked(name, args, block)
+        self._blocked(name, args, call_id, block)
         if self.state.guard.insisted >= self.settings.max_blocked:
             self.fail_subtask(render(INSISTED, count=self.state.guard.insisted))
 
-    def _execute(self, name: str, args: dict[str, Any], redone: bool = False) -> None:
-        sig = loopguard.signature(name, args)
-        if not redone:
+    def _complete(self, args: dict[str, Any], call_id: str) -> None:
+        result = tools.execute(self.ctx, "mark_subtask_complete", args.get(UNPARSED, args))
+        if result.verdict is None:
             self.journal.append(
-                "action_started", tool=name, args=args, signature=sig, round=self.state.rounds
+                "feedback", text=result.text, tool="mark_subtask_complete", call=call_id
             )
-        result = tools.execute(self.ctx, name, args.get(UNPARSED, args))
+        elif result.verdict[0]:
+            log.info("subtask completed: %s", result.verdict[1])
+            self.journal.append("subtask_completed", reason=result.verdict[1], call=call_id)
+        else:
+            self.fail_subtask(result.verdict[1], call_id)
+
+    def _execute(self, name: str, args: dict[str, Any], call_id: str, sig: str) -> None:
+        started = False
+
+        def journal_start(pid: int | None = None, create_time: float | None = None) -> None:
+            nonlocal started
+            if started:
+                return
+            process = {"pid": pid, "create_time": create_time} if pid else {}
+            self.journal.append(
+                "action_started",
+                tool=name,
+                args=args,
+                signature=sig,
+                round=self.state.rounds,
+                call=call_id,
+                **process,
+            )
+            started = True
+
+        if name.strip() != "run_cmd":
+            journal_start()
+        ctx = dataclasses.replace(self.ctx, on_launch=journal_start)
+        result = tools.execute(ctx, name, args.get(UNPARSED, args))
+        journal_start()  # a command refused before it started
+        self._finish(name, args, call_id, result)
+
+    def _finish(
+        self,
+        name: str,
+        args: dict[str, Any],
+        call_id: str | None,
+        result: tools.ToolResult,
+        **extra: Any,
+    ) -> None:
+        print_ = fingerprint(self.ctx.root)
+        changed = result.changed or bool(
+            self.state.fingerprint and print_ != self.state.fingerprint
+        )
         log.info(
             "round %d: %s %s -> %s",
             self.state.rounds,
@@ -224,12 +305,39 @@ class Agent:
             args=clip(args, ARGS_KEPT),
             ok=result.ok,
             result=result.text,
-            changed=result.changed,
+            changed=changed,
+            fingerprint=print_,
             returncode=result.returncode,
-            **({"redone": True} if redone else {}),
+            call=call_id,
+            **extra,
         )
 
-    def _blocked(self, name: str, args: dict[str, Any], block: loopguard.Block) -> None:
+    def recover(self, action: Action) -> None:
+        """Settle an action a crash interrupted: redo it if idempotent, else tell the model."""
+        if action.tool in tools.IDEMPOTENT_TOOLS:
+            log.info("redoing interrupted %s %s", action.tool, _brief(action.args))
+            result = tools.execute(self.ctx, action.tool, action.args.get(UNPARSED, action.args))
+            self._finish(action.tool, action.args, action.call, result, redone=True)
+            return
+        killed = bool(action.pid) and kill_recorded(action.pid or 0, action.create_time or 0.0)
+        cmd = action.args.get("cmd", action.tool)
+        text = render(INTERRUPTED_KILLED if killed else INTERRUPTED_CMD, cmd=cmd)
+        log.warning(
+            "interrupted %s %s (still running: %s)", action.tool, _brief(action.args), killed
+        )
+        self.journal.append(
+            "action_interrupted",
+            tool=action.tool,
+            args=action.args,
+            text=text,
+            call=action.call,
+            killed=killed,
+        )
+        self.notice = text
+
+    def _blocked(
+        self, name: str, args: dict[str, Any], call_id: str, block: loopguard.Block
+    ) -> None:
         reason = loopguard.explain(block)
         log.warning(
             "blocked %s (%s, attempt %d)", block.signature[:120], block.pattern, block.count
@@ -242,6 +350,7 @@ class Agent:
             signature=block.signature,
             pattern=block.pattern,
             reason=reason,
+            call=call_id,
         )
         self.journal.append(
             "loop_detected",
@@ -262,18 +371,9 @@ class Agent:
             }
         )
 
-    def fail_subtask(self, reason: str) -> None:
+    def fail_subtask(self, reason: str, call_id: str | None = None) -> None:
         here = current(self.state)
         assert here is not None
-        failed = (here[0].description, here[1].description)
-        log.warning("subtask failed: %s: %s", failed[1], reason)
-        failed_task = self.state.task_index
-        self.journal.append("subtask_failed", reason=reason)
-        if self.state.replans >= self.settings.max_replans:
-            return
-        with self.stop.abandonable():
-            tasks = planner.replan(
-                self.model, self.state, failed, reason, self._record_call("replan")
-            )
-        if tasks:
-            self.journal.append("plan", tasks=tasks, replace_from=failed_task + 1)
+        log.warning("subtask failed: %s: %s", here[1].description, reason)
+        replan = self.state.replans < self.settings.max_replans
+        self.journal.append("subtask_failed", reason=reason, call=call_id, replan=replan)

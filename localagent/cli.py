@@ -43,12 +43,27 @@ ForegroundOpt = Annotated[
 ]
 
 
+RepairOpt = Annotated[
+    bool,
+    typer.Option(
+        "--repair",
+        help="Accept a damaged history: rebuild from what is left and say what was lost.",
+    ),
+]
+
+
 def _run(
-    workspace: Path, goal: str | None, model: str | None, max_rounds: int | None, foreground: bool
+    workspace: Path,
+    goal: str | None,
+    model: str | None,
+    max_rounds: int | None,
+    foreground: bool,
+    repair: bool = False,
 ) -> None:
     from localagent.settings import load_settings
 
-    settings = load_settings(model=model, max_rounds=max_rounds)
+    flags = {"model": model, "max_rounds": max_rounds}
+    settings = load_settings(**flags)
     ws = _workspace(workspace)
     if goal is not None and not ws.exists():
         try:
@@ -60,12 +75,12 @@ def _run(
     if foreground:
         from localagent.runner import run
 
-        outcome = run(ws, goal, settings, progress=True)
+        outcome = run(ws, goal, settings, flags, progress=True, repair=repair)
         typer.echo(f"\ngoal {outcome}: {ws}", err=True)
         return
     from localagent.daemon import spawn
 
-    typer.echo(spawn(ws, goal, {"model": model, "max_rounds": max_rounds}))
+    typer.echo(spawn(ws, goal, flags, settings, repair=repair))
 
 
 def _usage(message: str) -> Exception:
@@ -97,8 +112,12 @@ def resume(
     model: ModelOpt = None,
     max_rounds: RoundsOpt = None,
     foreground: ForegroundOpt = False,
+    repair: RepairOpt = False,
 ) -> None:
-    """Resume the unfinished goal of the workspace (--all: of every workspace)."""
+    """Resume the unfinished goal of the workspace (--all: of every workspace).
+
+    A flag given here (--model, --max-rounds) changes the run's journaled setting.
+    """
     if all_:
         from localagent.daemon import resume_all
         from localagent.settings import load_settings
@@ -106,7 +125,7 @@ def resume(
         settings = load_settings(model=model, max_rounds=max_rounds)
         typer.echo(resume_all(settings, {"model": model, "max_rounds": max_rounds}))
         return
-    _run(workspace, None, model, max_rounds, foreground)
+    _run(workspace, None, model, max_rounds, foreground, repair)
 
 
 @app.command("run-agent", hidden=True)
@@ -115,12 +134,17 @@ def run_agent(
     goal: Annotated[str | None, typer.Option("--goal")] = None,
     model: ModelOpt = None,
     max_rounds: RoundsOpt = None,
+    repair: RepairOpt = False,
+    preflight_deadline: Annotated[float | None, typer.Option("--preflight-deadline")] = None,
 ) -> None:
     """The background process started by `start` and `resume`."""
     from localagent.runner import run
     from localagent.settings import load_settings
 
-    run(_workspace(workspace), goal, load_settings(model=model, max_rounds=max_rounds))
+    flags = {"model": model, "max_rounds": max_rounds}
+    settings = load_settings(**flags)
+    ws = _workspace(workspace)
+    run(ws, goal, settings, flags, repair=repair, preflight_deadline=preflight_deadline)
 
 
 @app.command()
@@ -173,12 +197,12 @@ def logs(
 
 
 @app.command()
-def doctor(workspace: WorkspaceOpt = Path(".")) -> None:
+def doctor(workspace: WorkspaceOpt = Path("."), model: ModelOpt = None) -> None:
     """Check the model server, the model, tool calling, context size, the workspace."""
     from localagent import doctor as checks
     from localagent.settings import load_settings
 
-    found = checks.run_checks(load_settings(), _workspace(workspace))
+    found = checks.run_checks(load_settings(model=model), _workspace(workspace))
     typer.echo(checks.render(found))
     raise typer.Exit(checks.exit_code(found))
 

@@ -1,10 +1,17 @@
 """The focused context of one round, built from the state alone (SPEC §6.2, §10).
 
-Order: the constant system prompt; the goal/plan/active subtask; a window of recent
-exchanges; last, the volatile probe facts. The window slides in chunks: it grows from
-`keep` to `2*keep - 1` exchanges and then drops back to `keep`, so between drops every
-round's messages start with the previous round's messages unchanged and the model
-server reuses its KV cache.
+Order: the constant system prompt; the goal and the plan (its text only, so it stays
+byte-identical across subtask changes); a window of recent exchanges; last, the
+volatile facts (progress marks, the active subtask, the probe). The window slides in
+chunks: it grows from `keep` to `2*keep - 1` exchanges and then drops back to `keep`,
+so between drops every round's messages start with the previous round's messages
+unchanged and the model server reuses its KV cache.
+
+The whole prompt fits a token budget (`num_ctx` minus room for the reply), estimated
+from characters with a ratio the state learns from the server's token counts. Over
+budget, old results are shortened first (head and tail), then whole old exchanges
+are dropped, then the latest results are shortened; the system prompt, the plan and
+the latest exchange are always there.
 """
 
 from __future__ import annotations
@@ -14,9 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from localagent.prompts import PROBE, SUMMARY, SYSTEM, TEXT_PROTOCOL, render
-from localagent.state import CALL_CHARS, Exchange, State, clip, current
+from localagent.state import CALL_CHARS, Exchange, State, current
+from localagent.textcap import cap_text, clip
 
-_MARK = {"pending": " ", "in_progress": ">", "completed": "x", "failed": "!"}
+OLD_RESULT_CHARS = 800  # a result of an older exchange, when the budget is tight
+MESSAGE_OVERHEAD = 16  # characters of role and framing per message, roughly
+DROP_STEP = 2  # exchanges dropped at a time, so the front moves in steps
 _FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.[A-Za-z0-9]{1,6})\b")
 
 
@@ -35,17 +45,34 @@ def system_prompt(allowed: tuple[str, ...], tools: list[dict[str, Any]] | None) 
 
 
 def summary(state: State) -> str:
+    """The goal and the plan's text: no marks, so a subtask change leaves it unchanged."""
     assert state.goal is not None
     plan = []
     for ti, task in enumerate(state.goal.tasks, 1):
-        plan.append(f"[{_MARK[task.status]}] {ti}. {task.description}")
-        plan += [
-            f"    [{_MARK[s.status]}] {ti}.{si}. {s.description}"
-            for si, s in enumerate(task.subtasks, 1)
-        ]
-    here = current(state)
-    task, sub = (here[0].description, here[1].description) if here else ("-", "-")
-    return render(SUMMARY, goal=state.goal.text, plan="\n".join(plan), task=task, subtask=sub)
+        plan.append(f"{ti}. {task.description}")
+        plan += [f"    {ti}.{si}. {s.description}" for si, s in enumerate(task.subtasks, 1)]
+    return render(SUMMARY, goal=state.goal.text, plan="\n".join(plan))
+
+
+def progress(state: State) -> str:
+    """Which subtasks are done, failed and active, by number, as ranges (so it stays
+    short however long the plan); volatile, so it goes last."""
+    assert state.goal is not None
+    marks: dict[str, list[str]] = {"completed": [], "failed": [], "in_progress": []}
+    for ti, task in enumerate(state.goal.tasks, 1):
+        runs: dict[str, list[list[int]]] = {k: [] for k in marks}
+        for si, sub in enumerate(task.subtasks, 1):
+            if sub.status not in runs:
+                continue
+            spans = runs[sub.status]
+            if spans and spans[-1][1] == si - 1:
+                spans[-1][1] = si
+            else:
+                spans.append([si, si])
+        for status, spans in runs.items():
+            marks[status] += [f"{ti}.{a}" if a == b else f"{ti}.{a}-{ti}.{b}" for a, b in spans]
+    parts = [f"{k.replace('_', ' ')} {', '.join(v)}" for k, v in marks.items() if v]
+    return "; ".join(parts) or "nothing done yet"
 
 
 def window(exchanges: list[Exchange], keep: int) -> list[Exchange]:
@@ -61,17 +88,25 @@ def window(exchanges: list[Exchange], keep: int) -> list[Exchange]:
     return [e for e in exchanges if e.round > start]
 
 
-def exchange_messages(exchange: Exchange, native: bool) -> list[dict[str, Any]]:
+def exchange_messages(
+    exchange: Exchange, native: bool, result_chars: int | None = None
+) -> list[dict[str, Any]]:
     """One past round as the model saw it: the facts it was given, its reply, the results.
 
     Keeping each round's facts in place (rather than only the latest at the end) makes
     every round's prompt start with the whole previous prompt, unchanged.
     """
     facts = [{"role": "user", "content": probe_message(exchange.probe)}] if exchange.probe else []
-    return facts + _reply_messages(exchange, native)
+    return facts + _reply_messages(exchange, native, result_chars)
 
 
-def _reply_messages(exchange: Exchange, native: bool) -> list[dict[str, Any]]:
+def _reply_messages(
+    exchange: Exchange, native: bool, result_chars: int | None
+) -> list[dict[str, Any]]:
+    def text(result: dict[str, str]) -> str:
+        content = result["content"]
+        return content if result_chars is None else cap_text(content, result_chars)
+
     if native:
         calls = [
             {"function": {"name": c["name"], "arguments": clip(c["arguments"], CALL_CHARS)}}
@@ -84,15 +119,15 @@ def _reply_messages(exchange: Exchange, native: bool) -> list[dict[str, Any]]:
                 **({"tool_calls": calls} if calls else {}),
             }
         ]
-        messages += [
-            {"role": "tool", "content": r["content"], "tool_name": r["tool"]}
-            for r in exchange.results
-        ]
+        for r in exchange.results:
+            if calls and (r.get("call") or not exchange.settled or "call" not in r):
+                messages.append({"role": "tool", "content": text(r), "tool_name": r["tool"]})
+            else:  # feedback on a reply that held no call: a tool message would match nothing
+                messages.append({"role": "user", "content": text(r)})
         return messages
     messages = [{"role": "assistant", "content": exchange.content}]
     messages += [
-        {"role": "user", "content": f"[result of {r['tool']}]\n{r['content']}"}
-        for r in exchange.results
+        {"role": "user", "content": f"[result of {r['tool']}]\n{text(r)}"} for r in exchange.results
     ]
     return messages
 
@@ -104,10 +139,13 @@ def probe(state: State, root: Path, max_rounds: int, notice: str = "") -> dict[s
         filter(None, [state.goal.text if state.goal else "", here[1].description if here else ""])
     )
     mentioned = sorted({m.rstrip(".") for m in _FILE.findall(text)})[:12]
-    existing = [name for name in mentioned if (root / name).is_file()]
+    existing = [name for name in mentioned if _is_file(root, name)]
     return {
         "round": state.rounds + 1,
         "max_rounds": max_rounds,
+        "progress": progress(state) if state.goal else "",
+        "task": here[0].description if here else "-",
+        "subtask": here[1].description if here else "-",
         "written": state.files_written[-4:],
         "existing": existing,
         "missing": [name for name in mentioned if name not in existing],
@@ -115,6 +153,13 @@ def probe(state: State, root: Path, max_rounds: int, notice: str = "") -> dict[s
         "errors": state.errors[-3:],
         "notice": notice,
     }
+
+
+def _is_file(root: Path, name: str) -> bool:
+    try:
+        return (root / name).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, say
+        return False
 
 
 def _listing(items: list[str]) -> str:
@@ -126,6 +171,9 @@ def probe_message(facts: dict[str, Any]) -> str:
         PROBE,
         round=facts["round"],
         max_rounds=facts["max_rounds"],
+        progress=facts.get("progress") or "-",
+        task=facts.get("task", "-"),
+        subtask=facts.get("subtask", "-"),
         written=_listing(facts["written"]),
         existing=_listing(facts["existing"]),
         missing=_listing(facts["missing"]),
@@ -135,11 +183,48 @@ def probe_message(facts: dict[str, Any]) -> str:
     ).rstrip()
 
 
+def budget(num_ctx: int, num_predict: int) -> int:
+    """Tokens the prompt may take: the context window minus room for the reply."""
+    return num_ctx - min(num_predict, num_ctx // 2)
+
+
+def _chars(messages: list[dict[str, Any]]) -> int:
+    return sum(len(str(m.get("content", ""))) + MESSAGE_OVERHEAD for m in messages) + sum(
+        len(str(m.get("tool_calls", ""))) for m in messages
+    )
+
+
 def build(
-    state: State, system: str, keep: int, native: bool, facts: dict[str, Any]
+    state: State,
+    system: str,
+    keep: int,
+    native: bool,
+    facts: dict[str, Any],
+    budget_tokens: int | None = None,
 ) -> list[dict[str, Any]]:
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": summary(state)}]
-    for exchange in window(state.exchanges, keep):
-        messages += exchange_messages(exchange, native)
-    messages.append({"role": "user", "content": probe_message(facts)})
-    return messages
+    head = [{"role": "system", "content": system}, {"role": "user", "content": summary(state)}]
+    tail = [{"role": "user", "content": probe_message(facts)}]
+    shown = window(state.exchanges, keep)
+    blocks = [exchange_messages(e, native) for e in shown]
+    if budget_tokens is not None:
+        room = int(budget_tokens * state.chars_per_token * 0.95) - _chars(head + tail)
+        blocks = _fit(shown, blocks, native, room)
+    return head + [m for block in blocks for m in block] + tail
+
+
+def _fit(
+    shown: list[Exchange], blocks: list[list[dict[str, Any]]], native: bool, room: int
+) -> list[list[dict[str, Any]]]:
+    """The exchanges' messages within `room` characters (see the module's docstring)."""
+    if sum(map(_chars, blocks)) <= room or not blocks:
+        return blocks
+    older = [exchange_messages(e, native, OLD_RESULT_CHARS) for e in shown[:-1]]
+    blocks = [*older, blocks[-1]]
+    while len(blocks) > 1 and sum(map(_chars, blocks)) > room:
+        del blocks[: min(DROP_STEP, len(blocks) - 1)]
+    if _chars(blocks[-1]) > room:
+        latest = shown[-1]
+        fixed = _chars(exchange_messages(latest, native, 0))
+        each = max(200, (room - fixed) // max(1, len(latest.results)))
+        blocks[-1] = exchange_messages(latest, native, each)
+    return blocks

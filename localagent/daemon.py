@@ -6,6 +6,7 @@ The background process is `python -m localagent run-agent ...`; it records its o
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -18,7 +19,9 @@ from localagent.errors import AgentError, WorkspaceBusy
 from localagent.journal import Journal
 from localagent.lock import WorkspaceLock, owner
 
-STARTUP_WAIT = 5.0
+STARTUP_WAIT = 30.0  # for the lock and the preflight; the server check is bounded below
+PREFLIGHT_WAIT = 15.0  # how long an interactive start waits for a model server that is down
+READY = frozenset({"preflight", "suspended"})
 
 
 def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list[str]:
@@ -29,6 +32,10 @@ def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list
         argv += ["--model", str(flags["model"])]
     if flags.get("max_rounds"):
         argv += ["--max-rounds", str(flags["max_rounds"])]
+    if flags.get("repair"):
+        argv += ["--repair"]
+    if flags.get("preflight_deadline") is not None:
+        argv += ["--preflight-deadline", str(flags["preflight_deadline"])]
     return argv
 
 
@@ -46,41 +53,100 @@ def _popen(argv: list[str], cwd: Path, out: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def spawn(workspace: Path, goal: str | None, flags: dict[str, Any]) -> str:
-    """Start the agent in the background; return what to tell the user."""
+def _last_seq(journal: Journal) -> int:
+    try:
+        tail = journal.tail(1)
+    except AgentError:
+        return 0
+    return tail[0]["seq"] if tail else 0
+
+
+def _ours(info: dict[str, Any], proc: subprocess.Popen[bytes]) -> bool:
+    """The pid file names our child (or, behind a venv launcher, its child)."""
+    if info.get("pid") == proc.pid:
+        return True
+    try:
+        return psutil.Process(int(info["pid"])).ppid() == proc.pid
+    except (psutil.Error, ValueError, KeyError, TypeError):
+        return False
+
+
+def spawn(
+    workspace: Path,
+    goal: str | None,
+    flags: dict[str, Any],
+    settings: Any = None,
+    repair: bool = False,
+    preflight_wait: float | None = PREFLIGHT_WAIT,
+) -> str:
+    """Start the agent in the background and wait until it holds the workspace and has
+    passed its preflight (server answering, model present); return what to tell the user.
+
+    A run that cannot work (model missing, server down past `preflight_wait`) exits 3
+    here with the reason; a second agent on a busy workspace exits 4.
+    """
     journal = Journal(workspace)
     if (info := owner(journal.dir)) is not None:
         raise WorkspaceBusy(
             f"the workspace {workspace} is held by a running agent "
             f"(pid {info['pid']}); see `localagent status -w {workspace}`"
         )
-    if goal is None:
+    if goal is None and not repair:
         from localagent.runner import over, resume_mode
 
         if resume_mode(journal, journal.load(repair=False)) != "resume":
             return f"the goal in {workspace} is already {over(journal.state)}; nothing to resume"
     journal.dir.mkdir(parents=True, exist_ok=True)
-    proc = _popen(child_argv(workspace, goal, flags), workspace, journal.out_path)
-    deadline = time.monotonic() + STARTUP_WAIT
+    before = _last_seq(journal)
+    argv = child_argv(
+        workspace, goal, {**flags, "repair": repair, "preflight_deadline": preflight_wait}
+    )
+    proc = _popen(argv, workspace, journal.out_path)
+    deadline = time.monotonic() + STARTUP_WAIT + (preflight_wait or 0)
     while time.monotonic() < deadline:
-        if (info := owner(journal.dir)) is not None:
+        if (code := proc.poll()) is not None:
+            return _early_exit(journal, code, before)
+        info = owner(journal.dir)
+        if info is not None and _ours(info, proc) and _ready(journal, before):
             return (
                 f"started in the background\nworkspace  {workspace}\npid        "
                 f"{info['pid']}\nlog        {journal.log_path}"
             )
-        if (code := proc.poll()) is not None:
-            return _early_exit(journal, code)
         time.sleep(0.05)
     return f"starting in the background (pid {proc.pid})\nlog        {journal.log_path}"
 
 
-def _early_exit(journal: Journal, code: int) -> str:
+def _ready(journal: Journal, before: int) -> bool:
+    try:
+        recent = journal.tail(8)
+    except AgentError:
+        return False
+    return any(r["seq"] > before and r["type"] in READY for r in recent)
+
+
+def _early_exit(journal: Journal, code: int, before: int) -> str:
     if code == 0:
         return f"the goal finished at once\nworkspace  {journal.workspace}"
-    tail = journal.out_path.read_text(encoding="utf-8", errors="replace").strip()
-    last = tail.splitlines()[-1] if tail else "(no output)"
-    error = AgentError(f"the background agent exited with code {code}: {last}")
-    error.exit_code = code if code in (1, 2, 3, 4) else 1
+    reason = ""
+    with contextlib.suppress(AgentError):
+        reason = next(
+            (
+                str(r.get("reason", ""))
+                for r in reversed(journal.tail(8))
+                if r["seq"] > before and r["type"] in ("suspended", "goal_failed")
+            ),
+            "",
+        )
+    if not reason:
+        tail = ""
+        with contextlib.suppress(OSError):
+            tail = journal.out_path.read_text(encoding="utf-8", errors="replace").strip()
+        reason = tail.splitlines()[-1] if tail else "(no output)"
+        reason = reason.removeprefix("localagent: ")
+    if code == WorkspaceBusy.exit_code:
+        raise WorkspaceBusy(reason)
+    error = AgentError(f"the background agent could not run: {reason}")
+    error.exit_code = code if code in (1, 2, 3) else 1
     raise error
 
 
@@ -90,17 +156,28 @@ def stop(workspace: Path, grace: float = 15.0) -> str:
     info = owner(journal.dir)
     if info is None:
         return f"no agent is running in {workspace}"
+    try:
+        proc = psutil.Process(info["pid"])
+    except psutil.Error:
+        return f"no agent is running in {workspace} (it has just ended)"
     journal.request_stop()
-    proc = psutil.Process(info["pid"])
     resume = f"resume with: localagent resume -w {workspace}"
+    began = time.monotonic()
     if _gone(proc, grace):
-        return f"stopped the agent (pid {info['pid']}); {resume}"
-    proc.terminate()
-    if not _gone(proc, 10.0):
-        proc.kill()
-        _gone(proc, 5.0)
+        took = time.monotonic() - began
+        return f"stopped the agent (pid {info['pid']}) after {took:.1f} s; {resume}"
+    try:
+        proc.terminate()
+        if not _gone(proc, 10.0):
+            proc.kill()
+            _gone(proc, 5.0)
+    except psutil.Error:
+        pass  # it ended on its own meanwhile
     _record_forced_stop(journal)
-    return f"stopped the agent (pid {info['pid']}) by force; the journal is intact; {resume}"
+    return (
+        f"the agent (pid {info['pid']}) did not stop within {grace:g} s and was ended by "
+        f"force; the journal is intact; {resume}"
+    )
 
 
 def _gone(proc: psutil.Process, seconds: float) -> bool:
@@ -108,7 +185,7 @@ def _gone(proc: psutil.Process, seconds: float) -> bool:
         proc.wait(timeout=seconds)
     except psutil.TimeoutExpired:
         return False
-    except psutil.NoSuchProcess:
+    except psutil.Error:
         pass
     return True
 
@@ -123,7 +200,11 @@ def _record_forced_stop(journal: Journal) -> None:
     try:
         state = journal.load()
         if state.goal is not None and state.goal.status == "in_progress":
-            journal.append("stopped", reason="stopped with `localagent stop` (forced)")
+            if state.open_action is not None and state.open_action.pid:
+                from localagent.process import kill_recorded
+
+                kill_recorded(state.open_action.pid, state.open_action.create_time or 0.0)
+            journal.append("stopped", reason="stopped with `localagent stop` (forced)", by="user")
         journal.clear_stop()
     finally:
         journal.close()
@@ -153,7 +234,8 @@ def follow(path: Path, write: Any, poll: float = 0.5) -> None:
 
 
 def resumable(notes: list[str]) -> list[Path]:
-    """Workspaces whose agent died while its goal was in progress (not stopped by hand)."""
+    """Workspaces whose goal is unfinished and was not stopped by the user: the agent
+    died, was suspended waiting for the server, or was ended by a logout or shutdown."""
     from localagent.registry import workspaces
 
     found = []
@@ -167,7 +249,14 @@ def resumable(notes: list[str]) -> list[Path]:
         except AgentError as exc:
             notes.append(f"skipped {workspace}: {exc.message}")
             continue
-        if state.goal is not None and state.goal.status == "in_progress":
+        except (OSError, ValueError) as exc:
+            notes.append(f"skipped {workspace}: cannot read its journal ({exc})")
+            continue
+        if state.goal is None:
+            continue
+        if state.goal.status == "in_progress" or (
+            state.goal.status == "stopped" and state.stopped_by != "user"
+        ):
             found.append(workspace)
     return found
 
@@ -182,9 +271,12 @@ def resume_all(settings: Any, flags: dict[str, Any], wait: Any = time.sleep) -> 
         return "\n".join([*notes, "nothing to resume"])
     OllamaModel(settings, wait=wait).wait_for_server()
     lines = list(notes)
+    # One after another: each waits until its agent has passed the preflight, so the
+    # server is not asked to load a model for every goal at the same moment.
     for workspace in targets:
         try:
-            lines.append(spawn(workspace, None, flags).replace("\n", "; "))
+            started = spawn(workspace, None, flags, preflight_wait=None)
+            lines.append(started.replace("\n", "; "))
         except AgentError as exc:
             lines.append(f"{workspace}: {exc.message}")
     return "\n".join(lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,16 @@ def _model(settings: Settings) -> list[Check]:
 
 
 def _workspace(workspace: Path) -> Check:
+    if not workspace.exists():
+        parent = next((p for p in workspace.parents if p.exists()), None)
+        if parent is not None and os.access(parent, os.W_OK):
+            return Check("workspace", OK, f"{workspace} does not exist yet; start creates it")
+        return Check(
+            "workspace",
+            FAIL,
+            f"{workspace} does not exist and cannot be created",
+            "choose a folder you can write to with -w DIR",
+        )
     try:
         with tempfile.NamedTemporaryFile(dir=workspace, prefix=".localagent-doctor-"):
             pass
@@ -89,6 +100,12 @@ def _workspace(workspace: Path) -> Check:
             "choose a folder you can write to with -w DIR",
         )
     return Check("workspace", OK, f"{workspace} is writable")
+
+
+def _interpreter(workspace: Path) -> Check:
+    from localagent.workspace_env import describe_interpreter
+
+    return Check("interpreter", OK, describe_interpreter(workspace))
 
 
 def _registry() -> Check:
@@ -126,7 +143,10 @@ def run_checks(settings: Settings, workspace: Path) -> list[Check]:
     checks = [server]
     if up:
         checks += _model(settings)
-    return [*checks, _workspace(workspace), _registry(), _autostart()]
+    found = [*checks, _workspace(workspace)]
+    if workspace.is_dir():
+        found.append(_interpreter(workspace))
+    return [*found, _registry(), _autostart()]
 
 
 def exit_code(checks: list[Check]) -> int:

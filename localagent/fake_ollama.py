@@ -77,6 +77,12 @@ A REPLY is an object; every key is optional:
     error_line         a stream sends about half its chunks, then {"error": error_line}
                        as Ollama does; without streaming: HTTP 500 with that error
     chunks             how many pieces streamed content and thinking are cut into (3)
+    chunk_delay        seconds to wait between streamed chunks
+    endless            true: stream thinking chunks (every chunk_delay, default 0.05 s)
+                       until the client hangs up, as a model that never stops does
+    body               answer with exactly this text instead (status 200 unless
+                       `body_status` says otherwise; `content_type` default text/html):
+                       a proxy's page, garbage, a shape that is not Ollama's
 """
 
 from __future__ import annotations
@@ -156,6 +162,11 @@ _REPLY_FIELDS = {
     "drop": "true or false",
     "error_line": "a string",
     "chunks": "an integer",
+    "chunk_delay": "a number",
+    "endless": "true or false",
+    "body": "a string",
+    "body_status": "an integer",
+    "content_type": "a string",
 }
 _CALL_FIELDS = {"name": "a string", "arguments": "an object or a string"}
 _GROUP_REF = re.compile(r"\$(?:\{(\w+)\}|(\d+))")
@@ -600,6 +611,9 @@ class _Handler(BaseHTTPRequestHandler):
         fake._note("/api/chat", body, answered_by, reply.get("status", 200))
         if fake._stopping.wait(reply.get("delay", 0)):
             self.close_connection = True
+        elif "body" in reply:
+            content_type = reply.get("content_type", "text/html; charset=utf-8")
+            self._send(reply.get("body_status", 200), reply["body"].encode(), content_type)
         elif "status" in reply:
             self._send_json(reply["status"], {"error": reply["error"]})
         elif body.get("stream", True):
@@ -620,8 +634,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/x-ndjson")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        pause = reply.get("chunk_delay", 0.05 if reply.get("endless") else 0)
         for message in sent:
             self._chunk({"model": body["model"], "created_at": _now(), "message": message})
+            if pause and self.server.fake._stopping.wait(pause):
+                return
+        while reply.get("endless") and not self.server.fake._stopping.wait(pause):
+            thinking = {"role": "assistant", "content": "", "thinking": "and then "}
+            self._chunk({"model": body["model"], "created_at": _now(), "message": thinking})
         if reply.get("drop"):
             # No terminating chunk: the client sees the body end mid-stream.
             self.close_connection = True

@@ -2,8 +2,11 @@
 
 The guard's memory is `state.guard` (part of the snapshot, rebuilt by replaying the
 history), so a resumed run blocks exactly what the crashed run would have blocked.
-A successful change to the workspace starts a new epoch: repeats across epochs are
-progress (`pytest`, edit, `pytest` again), repeats within one are a loop.
+A change to the workspace (seen in the workspace itself, whichever tool made it)
+starts a new epoch: repeats across epochs are progress (`pytest`, edit, `pytest`
+again), repeats within one are a loop. Two rules look at observations instead, so a
+command that touches a file on every run cannot hide a loop: the same action with the
+same observation four times in a row, and A-B-A-B-A-B with identical observations.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from typing import Any
 import orjson
 
 from localagent.prompts import BLOCKED_ALTERNATING, BLOCKED_REPEAT, render
-from localagent.state import GuardState
+from localagent.state import Attempt, GuardState
 
 REPEAT_LIMIT = 3
+SAME_OBSERVATION_LIMIT = 4
+CYCLES = 3
 WINDOW = 10
 
 
@@ -35,7 +40,8 @@ class Block:
 
 def check(guard: GuardState, sig: str) -> Block | None:
     """The block for attempting `sig` now, or None when it may run."""
-    same_epoch = [s for s, epoch in guard.window[-WINDOW:] if epoch == guard.epoch]
+    window = guard.window[-WINDOW:]
+    same_epoch = [a.sig for a in window if a.epoch == guard.epoch]
     seen = same_epoch.count(sig)
     if seen >= REPEAT_LIMIT - 1:
         return Block(sig, "repeat", seen + 1)
@@ -43,7 +49,23 @@ def check(guard: GuardState, sig: str) -> Block | None:
         a, b, c = same_epoch[-3:]
         if b == sig and a == c != sig:
             return Block(sig, "alternating", 4, other=a)
+    return _same_observations(window, sig)
+
+
+def _same_observations(window: list[Attempt], sig: str) -> Block | None:
+    last = window[-(SAME_OBSERVATION_LIMIT - 1) :]
+    if len(last) == SAME_OBSERVATION_LIMIT - 1 and _identical(last, sig):
+        return Block(sig, "repeat", SAME_OBSERVATION_LIMIT)
+    cycle = window[-(2 * CYCLES - 1) :]
+    full = len(cycle) == 2 * CYCLES - 1 and cycle[-1].sig != sig
+    if full and _identical(cycle[1::2], sig) and _identical(cycle[0::2], cycle[0].sig):
+        return Block(sig, "alternating", 2 * CYCLES, other=cycle[0].sig)
     return None
+
+
+def _identical(attempts: list[Attempt], sig: str) -> bool:
+    """All are `sig` with one and the same (known) observation."""
+    return all(a.sig == sig and a.obs and a.obs == attempts[0].obs for a in attempts)
 
 
 def explain(block: Block) -> str:

@@ -1,29 +1,31 @@
-"""The Ollama adapter: the only code that knows the wire format and the client's errors.
+"""The Ollama adapter: the only code that knows the wire format and the server's errors.
 
-Failures of the server (down, timing out, 5xx, a dropped stream) are retried with
-exponential backoff until the retry deadline; a missing model is reported with the
-command that fixes it; a model without native tool calling is switched to the text
-tool protocol for the rest of the run.
+Failures of the server (down, timing out, busy, 5xx, a dropped or garbled stream) are
+retried with exponential backoff until the retry deadline; a missing model is reported
+with the command that fixes it; a model without native tool calling is switched to the
+text tool protocol for the rest of the run. Chat replies are read from the stream by
+this module, leniently: tool arguments sent as a JSON string are kept, not refused.
+Every call has an end: `num_predict` caps the reply, `call_deadline` the whole call.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import ollama
-from pydantic import ValidationError
 
 from localagent.errors import AgentError, ModelUnavailable
 from localagent.settings import Settings
-from localagent.textcalls import ToolCall, valid_unicode
+from localagent.stopping import StopSignal, call_abandonably
+from localagent.textcalls import ToolCall, clean_tool_name, lenient_arguments, valid_unicode
 
 log = logging.getLogger("localagent.model")
 
@@ -62,6 +64,7 @@ class Reply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     duration_ms: float = 0.0
+    cut_off: str = ""  # "length" (num_predict reached) or "deadline" (call_deadline passed)
 
 
 @dataclass
@@ -74,24 +77,75 @@ class _Retry(Exception):
     """A failure of the server that is worth waiting out."""
 
 
+class _Refused(Exception):
+    """The server answered a chat request with an error status."""
+
+    def __init__(self, status: int, error: str) -> None:
+        super().__init__(error)
+        self.status, self.error = status, error
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        data = json.loads(response.read() or b"{}")
+        if isinstance(data, dict) and data.get("error"):
+            return str(data["error"])[:500]
+    except (ValueError, httpx.HTTPError):
+        pass
+    return f"HTTP {response.status_code} {response.reason_phrase}"
+
+
+def _tool_call(raw: Any, known: set[str]) -> ToolCall:
+    """One native tool call as sent, read leniently: arguments as a JSON string (or an
+    object followed by prose), a `functions.` prefix or leaked markup on the name.
+    Anything still malformed is kept for the tool to refuse with a clear observation."""
+    function = raw.get("function") if isinstance(raw, dict) else None
+    if not isinstance(function, dict):
+        return ToolCall(valid_unicode(str(raw)[:100]), {UNPARSED: valid_unicode(str(raw)[:2000])})
+    args = function.get("arguments")
+    if isinstance(args, str):
+        try:
+            args = lenient_arguments(args)
+        except RecursionError:  # nesting past the parser's limit
+            args = None
+        if args is None:
+            args = {UNPARSED: function.get("arguments")}
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        args = {UNPARSED: args}
+    name = clean_tool_name(str(function.get("name", "")), known)
+    return ToolCall(valid_unicode(name), valid_unicode(args))
+
+
 class OllamaModel:
-    def __init__(self, settings: Settings, wait: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        wait: Callable[[float], None] = time.sleep,
+        stop: StopSignal | None = None,
+    ) -> None:
         self.settings = settings
         self.host = normalize_host(settings.ollama_host)
+        timeout = httpx.Timeout(settings.request_timeout, connect=10.0)
         self.client = ollama.Client(
-            host=self.host,
-            timeout=httpx.Timeout(settings.request_timeout, connect=10.0),
-            trust_env=not is_loopback(self.host),
+            host=self.host, timeout=timeout, trust_env=not is_loopback(self.host)
         )
-        self.wait = wait
+        self.http = httpx.Client(
+            base_url=self.host, timeout=timeout, trust_env=not is_loopback(self.host)
+        )
+        self.stop = stop or StopSignal()
+        self.wait = stop.wait if stop is not None else wait
         self.native_tools = True
         self.num_ctx = settings.num_ctx
         self.info: ModelInfo | None = None
+        self._abandon = threading.Event()
 
     # ---- calls with retries ------------------------------------------------------
 
-    def _with_retry(self, what: str, call: Callable[[], Any]) -> Any:
-        deadline = time.monotonic() + self.settings.retry_deadline
+    def _with_retry(self, what: str, call: Callable[[], Any], within: float | None = None) -> Any:
+        within = self.settings.retry_deadline if within is None else within
+        deadline = time.monotonic() + within
         delay = 1.0
         while True:
             try:
@@ -100,7 +154,7 @@ class OllamaModel:
                 if time.monotonic() + delay > deadline:
                     raise ModelUnavailable(
                         f"the model server at {self.host} did not answer ({exc}) within "
-                        f"{self.settings.retry_deadline:.0f} s; start it with `ollama serve` "
+                        f"{within:.0f} s; start it with `ollama serve` "
                         f"and run `localagent resume`"
                     ) from None
                 log.warning("%s failed (%s); retrying in %.0f s", what, exc, delay)
@@ -110,33 +164,52 @@ class OllamaModel:
     def _classify(self, call: Callable[[], Any]) -> Any:
         try:
             return call()
-        except ConnectionError:
+        except (ConnectionError, httpx.ConnectError):
             raise _Retry("connection refused") from None
         except httpx.TimeoutException:
             raise _Retry("timed out") from None
         except httpx.TransportError as exc:
             raise _Retry(f"connection lost: {type(exc).__name__}") from None
-        except ollama.ResponseError as exc:
-            if exc.status_code == 404:
+        except (ollama.ResponseError, _Refused) as exc:
+            status, error = (
+                exc.status_code if isinstance(exc, ollama.ResponseError) else (exc.status),
+                exc.error,
+            )
+            if status == 404:
                 raise ModelUnavailable(
-                    f"the model {self.settings.model!r} is not available on {self.host}; "
-                    f"fetch it with: ollama pull {self.settings.model}"
+                    f"the model {self.settings.model!r} is not available on {self.host} "
+                    f"({error}); fetch it with: ollama pull {self.settings.model}"
                 ) from None
-            if exc.status_code >= 500 or exc.status_code < 0:
-                raise _Retry(f"server error {exc.status_code}: {exc.error}") from None
-            raise
+            if status >= 500 or status < 0 or status in (408, 429):
+                raise _Retry(f"server error {status}: {error}") from None
+            raise _Refused(status, str(error)) from None
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            # The client could not read what the server sent: a proxy's HTML page,
+            # garbage, a shape that is not Ollama's. A server problem, worth waiting out.
+            raise _Retry(f"the server's answer could not be read ({type(exc).__name__})") from None
 
     def wait_for_server(self) -> str:
         """Wait (with backoff, up to the retry deadline) until the server answers."""
         listing = self._with_retry("server check", self.client.list)
         return f"{len(listing.models)} models"
 
-    def preflight(self) -> ModelInfo:
-        """Check the model exists and learn its capabilities; fix `num_ctx` for the run."""
-        shown = self._with_retry("model check", lambda: self.client.show(self.settings.model))
+    def preflight(self, within: float | None = None) -> ModelInfo:
+        """Check the model exists and learn its capabilities; fix `num_ctx` for the run.
+
+        `within` bounds the wait for the server (default: the retry deadline).
+        """
+        shown = call_abandonably(
+            self.stop,
+            lambda: self._with_retry(
+                "model check", lambda: self.client.show(self.settings.model), within
+            ),
+        )
         info = shown.modelinfo or {}
-        context = next((int(v) for k, v in info.items() if k.endswith(".context_length")), None)
-        caps = list(shown.capabilities or [])
+        context = next(
+            (int(v) for k, v in info.items() if k.endswith(".context_length") and _is_int(v)),
+            None,
+        )
+        caps = [str(c) for c in shown.capabilities or []]
         if caps and "tools" not in caps:
             self.native_tools = False
         if context:
@@ -150,31 +223,43 @@ class OllamaModel:
         tools: list[dict[str, Any]] | None = None,
         schema: dict[str, Any] | None = None,
     ) -> Reply:
-        """One model call; tools are dropped when the model has no native tool calling."""
+        """One model call, abandoned at once when a stop is requested.
+
+        Tools are dropped when the model has no native tool calling.
+        """
         started = time.perf_counter()
+        self._abandon.clear()
+        try:
+            reply = call_abandonably(self.stop, lambda: self._chat(messages, tools, schema))
+        finally:
+            self._abandon.set()  # an abandoned stream ends at its next chunk
+        reply.duration_ms = (time.perf_counter() - started) * 1000
+        return reply
+
+    def _chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        schema: dict[str, Any] | None,
+    ) -> Reply:
         while True:
             use_tools = tools if self.native_tools else None
             try:
-                reply = self._with_retry(
-                    "model call", partial(self._stream, messages, use_tools, schema)
+                return self._with_retry(
+                    "model call", lambda tools=use_tools: self._stream(messages, tools, schema)
                 )
-            except ollama.ResponseError as exc:
-                if exc.status_code == 400 and "does not support tools" in str(exc.error):
+            except _Refused as exc:
+                if exc.status == 400 and "does not support tools" in exc.error and use_tools:
                     log.warning(
                         "%s has no native tool calling; using the text protocol",
                         self.settings.model,
                     )
                     self.native_tools = False
                     continue
-                raise AgentError(f"the model server refused the request: {exc.error}") from None
-            except ValidationError:
-                # The client rejects tool arguments sent as a JSON string; ask again and
-                # read that reply leniently instead of losing the round.
-                reply = self._with_retry(
-                    "model call", partial(self._raw, messages, use_tools, schema)
-                )
-            reply.duration_ms = (time.perf_counter() - started) * 1000
-            return reply
+                raise AgentError(
+                    f"the model server at {self.host} refused the request "
+                    f"(HTTP {exc.status}): {exc.error}"
+                ) from None
 
     def _request(
         self,
@@ -182,10 +267,16 @@ class OllamaModel:
         tools: list[dict[str, Any]] | None,
         schema: dict[str, Any] | None,
     ) -> dict[str, Any]:
+        options = {
+            "num_ctx": self.num_ctx,
+            "temperature": self.settings.temperature,
+            "num_predict": self.settings.num_predict,
+        }
         request: dict[str, Any] = {
             "model": self.settings.model,
             "messages": messages,
-            "options": {"num_ctx": self.num_ctx, "temperature": self.settings.temperature},
+            "options": options,
+            "stream": True,
         }
         if tools:
             request["tools"] = tools
@@ -201,56 +292,46 @@ class OllamaModel:
     ) -> Reply:
         reply = Reply()
         content: list[str] = []
-        for part in self.client.chat(**self._request(messages, tools, schema), stream=True):
-            content.append(part.message.content or "")
-            for call in part.message.tool_calls or []:
-                arguments = valid_unicode(dict(call.function.arguments or {}))
-                reply.tool_calls.append(ToolCall(valid_unicode(call.function.name), arguments))
-            if part.done:
-                reply.prompt_tokens = part.prompt_eval_count or 0
-                reply.completion_tokens = part.eval_count or 0
+        deadline = time.monotonic() + self.settings.call_deadline
+        request = self._request(messages, tools, schema)
+        with self.http.stream("POST", "/api/chat", json=request) as r:
+            if r.status_code != 200:
+                raise _Refused(r.status_code, _error_text(r))
+            for line in r.iter_lines():
+                if not line.strip():
+                    continue
+                part = json.loads(line)
+                if not isinstance(part, dict):
+                    raise ValueError("a stream line that is not an object")
+                if part.get("error"):
+                    raise _Retry(f"server error mid-stream: {str(part['error'])[:200]}")
+                message = part.get("message") or {}
+                content.append(str(message.get("content") or ""))
+                known = {t["function"]["name"] for t in tools or []}
+                reply.tool_calls += [_tool_call(c, known) for c in message.get("tool_calls") or []]
+                if part.get("done"):
+                    reply.prompt_tokens = _count(part.get("prompt_eval_count"))
+                    reply.completion_tokens = _count(part.get("eval_count"))
+                    reply.cut_off = "length" if part.get("done_reason") == "length" else ""
+                    break
+                if time.monotonic() > deadline:
+                    reply.cut_off = "deadline"
+                    break
+                if self._abandon.is_set():
+                    break
+            else:
+                raise _Retry("the stream ended before the reply was done")
         reply.content = valid_unicode("".join(content))
         return reply
 
-    def _raw(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        schema: dict[str, Any] | None,
-    ) -> Reply:
-        request = {**self._request(messages, tools, schema), "stream": False}
-        with httpx.Client(
-            base_url=self.host,
-            timeout=self.settings.request_timeout,
-            trust_env=not is_loopback(self.host),
-        ) as raw:
-            try:
-                response = raw.post("/api/chat", json=request)
-                response.raise_for_status()
-            except httpx.HTTPStatusError as exc:
-                raise ollama.ResponseError(exc.response.text, exc.response.status_code) from None
-            except httpx.ConnectError:
-                raise ConnectionError("connection refused") from None
-        data = response.json()
-        message = data.get("message") or {}
-        calls = []
-        for call in message.get("tool_calls") or []:
-            function = call.get("function") or {}
-            args = function.get("arguments") or {}
-            if isinstance(args, str):
-                try:
-                    args = json.loads(args)
-                except (json.JSONDecodeError, RecursionError):  # nesting past the limit too
-                    args = {UNPARSED: args}
-            calls.append(
-                ToolCall(
-                    valid_unicode(str(function.get("name", ""))),
-                    valid_unicode(args if isinstance(args, dict) else {UNPARSED: args}),
-                )
-            )
-        return Reply(
-            content=valid_unicode(message.get("content") or ""),
-            tool_calls=calls,
-            prompt_tokens=data.get("prompt_eval_count") or 0,
-            completion_tokens=data.get("eval_count") or 0,
-        )
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _is_int(value: Any) -> bool:
+    try:
+        int(value)
+    except (TypeError, ValueError):
+        return False
+    return True

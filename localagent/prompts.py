@@ -55,12 +55,14 @@ GOAL: $goal
 PLAN:
 $plan
 
-ACTIVE TASK: $task
-ACTIVE SUBTASK: $subtask
-Work only on the active subtask. Call mark_subtask_complete when it is done."""
+Work only on the active subtask, named in the latest status. Call mark_subtask_complete \
+when it is done."""
 
 PROBE = """\
 [status] round $round of $max_rounds
+Plan progress: $progress
+ACTIVE TASK: $task
+ACTIVE SUBTASK: $subtask
 Files written: $written
 Files that exist: $existing
 Files mentioned but missing: $missing
@@ -96,6 +98,15 @@ INTERRUPTED_CMD = """\
 NOTE: the command `$cmd` was interrupted by a crash or stop before its result was \
 recorded. Its effect is unknown: it may have run partly or fully. Check the workspace \
 before deciding whether to run it again."""
+
+INTERRUPTED_KILLED = """\
+NOTE: the command `$cmd` was interrupted by a crash or stop before its result was \
+recorded; it was still running and has now been killed. Its effect is unknown: it may \
+have run partly. Check the workspace before deciding whether to run it again."""
+
+CUT_OFF = """\
+NOTE: your last reply was cut off ($why; replies are capped at $limit tokens). \
+Be brief: one tool call, no long explanations."""
 
 INTERRUPTED_REDONE = "The interrupted $tool was redone after a restart:\n$result"
 

@@ -1,6 +1,9 @@
-"""Starting and resuming a goal in this process: lock, journal, model, agent, outcome.
+"""Starting and resuming a goal in this process.
 
-`run` is what both `start --foreground` and the background process execute.
+`Run` is the lifecycle around one run (the workspace lock, stop signals installed and
+restored, the log); `run` loads or creates the goal, settles the settings, passes the
+preflight and hands over to the agent loop, returning the outcome. Only the CLI turns
+outcomes and errors into exit codes.
 """
 
 from __future__ import annotations
@@ -9,19 +12,89 @@ import logging
 import sys
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
+from types import TracebackType
+from typing import Any
 
-from localagent.agent import Agent
-from localagent.errors import GoalFailed, Interrupted, UsageError
+from localagent.errors import GoalFailed, Interrupted, ModelUnavailable, UsageError
 from localagent.journal import Disk, Journal
 from localagent.lock import WorkspaceLock
-from localagent.model import OllamaModel
-from localagent.registry import remember
-from localagent.settings import Settings
+from localagent.settings import RUN_SETTINGS, Settings
 from localagent.state import State, counts, current
 from localagent.stopping import StopRequested, StopSignal
-from localagent.tools import ToolContext
 
 log = logging.getLogger("localagent")
+
+
+class _SafeHandler(RotatingFileHandler):
+    """A log that can fail (full disk, read-only folder) without changing the outcome."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
+class Run:
+    """The workspace lock, the stop signals and the log of one run in this process.
+
+    Signal handlers are installed only when asked (the CLI asks; an embedding program
+    keeps its own) and are restored on exit, as is everything else this changed.
+    """
+
+    def __init__(
+        self, workspace: Path, disk: Disk | None = None, signals: bool = True, verbose: bool = False
+    ) -> None:
+        self.journal = Journal(workspace, disk)
+        self.lock = WorkspaceLock(self.journal.dir)
+        self.stop = StopSignal(self.journal.stop_requested)
+        self.signals = signals
+        self.verbose = verbose
+        self._handlers: list[logging.Handler] = []
+
+    def __enter__(self) -> Run:
+        self.lock.acquire(self.journal.log_path)
+        try:
+            if self.signals:
+                self.stop.install()
+            self.journal.clear_stop()
+            self._start_logging()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.journal.finish(best_effort=True)
+        self.stop.uninstall()
+        root = logging.getLogger("localagent")
+        for handler in self._handlers:
+            root.removeHandler(handler)
+            handler.close()
+        self.lock.release()
+
+    def _start_logging(self) -> None:
+        root = logging.getLogger("localagent")
+        root.setLevel(logging.INFO)
+        try:
+            handler: logging.Handler = _SafeHandler(
+                self.journal.log_path, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
+            )
+            handler.setFormatter(
+                logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+            )
+            self._handlers.append(handler)
+        except OSError as exc:
+            print(f"localagent: cannot write the log ({exc.strerror}); going on", file=sys.stderr)
+        if self.verbose:
+            console = logging.StreamHandler(sys.stderr)
+            console.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+            console.setLevel(logging.WARNING)
+            self._handlers.append(console)
+        for handler in self._handlers:
+            root.addHandler(handler)
 
 
 def resume_mode(journal: Journal, state: State) -> str:
@@ -35,9 +108,9 @@ def resume_mode(journal: Journal, state: State) -> str:
     return "resume"
 
 
-def prepare(journal: Journal, goal: str | None) -> str:
+def prepare(journal: Journal, goal: str | None, repair: bool = False) -> str:
     """Load or create the goal; returns "new", "resume", or the final status if it is over."""
-    state = journal.load()
+    state = journal.load(accept_loss=repair) if repair else journal.load()
     if goal is None:
         return resume_mode(journal, state)
     if (
@@ -53,87 +126,109 @@ def prepare(journal: Journal, goal: str | None) -> str:
     return "new"
 
 
-def _logging(journal: Journal, verbose: bool) -> logging.Handler:
-    journal.dir.mkdir(parents=True, exist_ok=True)
-    handler = RotatingFileHandler(
-        journal.log_path, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
-    )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("localagent")
-    root.setLevel(logging.INFO)
-    root.addHandler(handler)
-    if verbose:
-        console = logging.StreamHandler(sys.stderr)
-        console.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
-        console.setLevel(logging.WARNING)
-        root.addHandler(console)
-    return handler
+def effective_settings(
+    base: Settings, state: State, flags: dict[str, Any]
+) -> tuple[Settings, dict[str, Any]]:
+    """The run's settings: journaled ones win over the environment, flags over both.
+
+    Returns them and the flags that changed a journaled value (journaled on resume).
+    """
+    given = {k: v for k, v in flags.items() if v is not None}
+    journaled = {k: v for k, v in state.settings.items() if k in RUN_SETTINGS}
+    merged = {**base.model_dump(), **journaled, **given}
+    changed = {k: v for k, v in given.items() if journaled.get(k) != v}
+    return Settings(**merged), changed
+
+
+def run_settings(settings: Settings) -> dict[str, Any]:
+    return settings.model_dump(mode="json", include=set(RUN_SETTINGS))
 
 
 def run(
     workspace: Path,
     goal: str | None,
-    settings: Settings,
+    base: Settings,
+    flags: dict[str, Any] | None = None,
     *,
     progress: bool = False,
     disk: Disk | None = None,
+    repair: bool = False,
+    signals: bool = True,
+    preflight_deadline: float | None = None,
 ) -> str:
     """Run the goal to its end in this process; returns the final goal status.
 
     Raises GoalFailed (exit 1), Interrupted (exit 130) and the errors of the pieces.
     """
-    journal = Journal(workspace, disk)
-    lock = WorkspaceLock(journal.dir)
-    lock.acquire(journal.log_path)
-    stop = StopSignal(journal.stop_requested)
-    stop.install()
-    handler = None
-    try:
-        journal.clear_stop()
-        mode = prepare(journal, goal)
-        handler = _logging(journal, verbose=progress)
+    with Run(workspace, disk, signals=signals, verbose=progress) as lifecycle:
+        journal = lifecycle.journal
+        mode = prepare(journal, goal, repair)
         for note in journal.notes:
             log.warning("%s", note)
         if mode in ("completed", "failed"):
             return over(journal.state)
-        remember(workspace, journal.state.goal.text if journal.state.goal else goal or "")
+        settings, changed = effective_settings(base, journal.state, flags or {})
+        _remember(workspace, journal.state.goal.text if journal.state.goal else goal or "")
         if mode == "new":
-            journal.append("goal_started", goal=goal, model=settings.model)
-        else:
-            journal.append("resumed", model=settings.model)
-        log.info("%s goal: %s", mode, journal.state.goal.text)
-        model = OllamaModel(settings, wait=stop.wait)
-        ctx = ToolContext(
-            root=workspace,
-            allowed_commands=settings.allowed_commands,
-            cancelled=lambda: stop.requested() is not None,
-        )
-        agent = Agent(
-            journal,
-            model,
-            settings,
-            ctx,
-            stop,
-            on_progress=Progress(settings).show if progress else lambda s: None,
-        )
-        try:
-            with stop.abandonable():
-                model.preflight()
-            if not journal.state.goal.tasks:
-                with stop.abandonable():
-                    agent.plan()
-            outcome = agent.run()
-        except StopRequested:
-            journal.append("stopped", reason=stop.reason or "stopped")
-            outcome = "stopped"
+            journal.append(
+                "goal_started", goal=goal, model=settings.model, settings=run_settings(settings)
+            )
+        log.info("%s goal: %s (model %s)", mode, journal.state.goal.text, settings.model)
+        outcome = _work(lifecycle, settings, mode, changed, progress, preflight_deadline)
         journal.finish()
         return _finish(journal, outcome)
-    finally:
-        journal.finish(best_effort=True)
-        if handler is not None:
-            logging.getLogger("localagent").removeHandler(handler)
-            handler.close()
-        lock.release()
+
+
+def _remember(workspace: Path, goal: str) -> None:
+    from localagent.registry import remember
+
+    remember(workspace, goal)
+
+
+def _work(
+    lifecycle: Run,
+    settings: Settings,
+    mode: str,
+    changed: dict[str, Any],
+    progress: bool,
+    preflight_deadline: float | None,
+) -> str:
+    from localagent.agent import Agent
+    from localagent.model import OllamaModel
+    from localagent.prompts import RESUMED_NOTICE
+    from localagent.tools import ToolContext, clean_stale_temps
+
+    journal, stop = lifecycle.journal, lifecycle.stop
+    model = OllamaModel(settings, stop=stop)
+    try:
+        info = model.preflight(preflight_deadline)
+    except ModelUnavailable as exc:
+        journal.append("suspended", reason=exc.message)
+        raise
+    except StopRequested:
+        journal.append("stopped", reason=stop.reason or "stopped", by=stop.by)
+        return "stopped"
+    journal.append(
+        "preflight",
+        num_ctx=model.num_ctx,
+        native_tools=model.native_tools,
+        capabilities=info.capabilities,
+    )
+    if mode == "resume":
+        journal.append("resumed", model=settings.model, settings=changed)
+    removed = clean_stale_temps(journal.workspace)
+    if removed:
+        log.info("removed %d temporary files an interrupted write left behind", removed)
+    ctx = ToolContext(
+        root=journal.workspace,
+        allowed_commands=settings.allowed_commands,
+        cancelled=lambda: stop.requested() is not None,
+    )
+    show = Progress(settings).show if progress else lambda state: None
+    agent = Agent(journal, model, settings, ctx, stop, on_progress=show)
+    if mode == "resume":
+        agent.notice = RESUMED_NOTICE
+    return agent.run()
 
 
 def over(state: State) -> str:
@@ -185,8 +280,8 @@ class Progress:
         if line == self.last:
             return
         self.last = line
-        if self.tty:
-            sys.stderr.write("\r\x1b[2K" + line)
-        else:
-            sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        try:
+            sys.stderr.write(("\r\x1b[2K" if self.tty else "") + line + ("" if self.tty else "\n"))
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # a closed terminal must not end the run

@@ -27,7 +27,25 @@ ENV_NAMES: dict[str, str] = {
     "allowed_commands": "LOCALAGENT_ALLOWED_COMMANDS",
     "retry_deadline": "LOCALAGENT_RETRY_DEADLINE",
     "request_timeout": "LOCALAGENT_REQUEST_TIMEOUT",
+    "num_predict": "LOCALAGENT_NUM_PREDICT",
+    "call_deadline": "LOCALAGENT_CALL_DEADLINE",
+    "max_replans": "LOCALAGENT_MAX_REPLANS",
 }
+
+# Settings that belong to a run: journaled when the goal starts, reused on resume.
+RUN_SETTINGS = (
+    "model",
+    "temperature",
+    "max_rounds",
+    "history_keep",
+    "num_ctx",
+    "num_predict",
+    "call_deadline",
+    "allowed_commands",
+    "max_replans",
+    "max_blocked",
+    "max_format_errors",
+)
 
 
 class Settings(BaseModel):
@@ -42,6 +60,8 @@ class Settings(BaseModel):
     allowed_commands: tuple[str, ...] = ("python", "pytest", "ruff", "pip")
     retry_deadline: float = Field(300.0, ge=0)
     request_timeout: float = Field(600.0, gt=0)
+    num_predict: int = Field(2048, ge=16)
+    call_deadline: float = Field(900.0, gt=0)
     max_replans: int = Field(2, ge=0)
     max_blocked: int = Field(3, ge=1)
     max_format_errors: int = Field(3, ge=1)

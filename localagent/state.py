@@ -7,16 +7,20 @@ The snapshot (`state.json`) is this model, so replaying the history from the sna
 
 from __future__ import annotations
 
+import zlib
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-SCHEMA_VERSION = 1
+from localagent.textcap import cap_text, clip
+
+SCHEMA_VERSION = 2
 RECENT_ACTIONS = 20
 EXCHANGES_KEPT = 40
 RECENT_LIMIT = 8
-RESULT_CHARS = 4000
+RESULT_CHARS = 6000  # the tools' own cap: one rule (head and tail) everywhere
 CALL_CHARS = 1500  # longest argument string kept once a reply is no longer the latest
+GUARD_WINDOW = 10
 
 Status = Literal["pending", "in_progress", "completed", "failed"]
 GoalStatus = Literal["in_progress", "completed", "failed", "stopped"]
@@ -45,13 +49,20 @@ class Action(BaseModel):
     seq: int
     tool: str
     args: dict[str, Any]
+    call: str | None = None  # the id of the tool call it answers
+    pid: int | None = None  # run_cmd: the command's process, to stop it after a crash
+    create_time: float | None = None
     ok: bool | None = None
     result: str = ""
     returncode: int | None = None
 
 
 class Exchange(BaseModel):
-    """One round as the model saw it: its reply and what came back."""
+    """One round as the model saw it: its reply and what came back.
+
+    Each tool call has an `id`; `settled` lists the ids that were run, blocked, refused
+    or skipped, so the calls still owed are explicit (a crash can fall between them).
+    """
 
     round: int
     cursor: tuple[int, int] = (0, 0)  # task and subtask index when the model replied
@@ -59,6 +70,7 @@ class Exchange(BaseModel):
     content: str = ""
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     results: list[dict[str, str]] = Field(default_factory=list)
+    settled: list[str] = Field(default_factory=list)
 
 
 class Tokens(BaseModel):
@@ -66,12 +78,30 @@ class Tokens(BaseModel):
     completion: int = 0
 
 
+class Attempt(BaseModel):
+    """One attempted action as the loop guard sees it."""
+
+    sig: str
+    epoch: int
+    obs: str = ""  # a checksum of the observation, once there is one
+
+
 class GuardState(BaseModel):
-    """What the loop guard remembers: recent signatures, each with the workspace epoch."""
+    """What the loop guard remembers: this subtask's recent attempts, with the workspace
+    epoch each ran in (a change to the workspace starts a new epoch)."""
 
     epoch: int = 0
-    window: list[tuple[str, int]] = Field(default_factory=list)
+    window: list[Attempt] = Field(default_factory=list)
     insisted: int = 0
+
+
+class ReplanDue(BaseModel):
+    """A revision of the plan owed after a failed subtask."""
+
+    task_index: int  # tasks after this one are replaced
+    task: str
+    subtask: str
+    reason: str
 
 
 class State(BaseModel):
@@ -79,6 +109,13 @@ class State(BaseModel):
     seq: int = 0
     history_offset: int = 0
     goal: Goal | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)  # the run's effective settings
+    plan_due: bool = False
+    replan_due: ReplanDue | None = None
+    stopped_by: str = ""  # "user" or "system" while the goal is stopped
+    suspended: str = ""  # why the last run ended waiting for the model server
+    chars_per_token: float = 4.0  # learned from the server's prompt token counts
+    fingerprint: str = ""  # of the workspace after the last action (a change is progress)
     task_index: int = 0
     subtask_index: int = 0
     rounds: int = 0
@@ -125,13 +162,29 @@ def next_open_subtask(state: State) -> tuple[int, int] | None:
 
 
 def pending_calls(state: State) -> list[dict[str, Any]]:
-    """Tool calls of the last reply not yet executed (a crash can fall between them)."""
-    if not state.exchanges:
+    """Tool calls of the latest reply not yet settled (a crash can fall between them)."""
+    if not state.exchanges or state.exchanges[-1].round != state.rounds:
         return []
     last = state.exchanges[-1]
-    if last.cursor != (state.task_index, state.subtask_index) or last.round != state.rounds:
-        return []
-    return last.tool_calls[len(last.results) :]
+    return [c for c in last.tool_calls if c.get("id") not in last.settled]
+
+
+def next_due(state: State) -> tuple[str, Any]:
+    """The next piece of owed work, in the order the loop does it.
+
+    ("plan", None), ("replan", ReplanDue), ("recover", Action) for an action a crash
+    interrupted, ("call", call) for a tool call of the latest reply, or ("round", None).
+    """
+    if state.goal is not None and (state.plan_due or not state.goal.tasks):
+        return "plan", None
+    if state.replan_due is not None:
+        return "replan", state.replan_due
+    if state.open_action is not None:
+        return "recover", state.open_action
+    calls = pending_calls(state)
+    if calls:
+        return "call", calls[0]
+    return "round", None
 
 
 def counts(state: State) -> dict[str, int]:
@@ -158,9 +211,19 @@ def _advance(state: State) -> None:
     state.task_index, state.subtask_index = nxt
     task = state.goal.tasks[state.task_index]
     task.status = "in_progress"
-    task.subtasks[state.subtask_index].status = "in_progress"
-    state.guard.insisted = 0
-    state.format_errors = 0
+    sub = task.subtasks[state.subtask_index]
+    if sub.status == "pending":  # a new subtask: the guard's memory starts afresh
+        sub.status = "in_progress"
+        state.guard.window.clear()
+        state.guard.insisted = 0
+        state.format_errors = 0
+
+
+def _skip_rest_of_reply(state: State) -> None:
+    """Calls after a subtask boundary belong to the old subtask: they are never run."""
+    if state.exchanges:
+        last = state.exchanges[-1]
+        last.settled += [c["id"] for c in last.tool_calls if c.get("id") not in last.settled]
 
 
 def _finish_subtask(state: State, rec: dict[str, Any], status: Status) -> None:
@@ -170,18 +233,16 @@ def _finish_subtask(state: State, rec: dict[str, Any], status: Status) -> None:
         here[1].reason = str(rec.get("reason", ""))[:300]
     if status == "failed":
         state.unresolved += 1
-    _result(state, "mark_subtask_complete", f"subtask {status}: {rec.get('reason', '')}")
+        if here is not None and rec.get("replan", False):
+            state.replan_due = ReplanDue(
+                task_index=state.task_index,
+                task=here[0].description,
+                subtask=here[1].description,
+                reason=str(rec.get("reason", ""))[:300],
+            )
+    _result(state, "mark_subtask_complete", f"subtask {status}: {rec.get('reason', '')}", rec)
+    _skip_rest_of_reply(state)
     _advance(state)
-
-
-def clip(args: dict[str, Any], limit: int) -> dict[str, Any]:
-    """Arguments with long strings (file contents) shortened, to keep the snapshot small."""
-    return {
-        k: v[:limit] + f"…[{len(v) - limit} more chars]"
-        if isinstance(v, str) and len(v) > limit
-        else v
-        for k, v in args.items()
-    }
 
 
 def _push(items: list[Any], item: Any, limit: int) -> None:
@@ -195,6 +256,8 @@ def _push(items: list[Any], item: Any, limit: int) -> None:
 def _goal_started(state: State, rec: dict[str, Any]) -> None:
     fresh = State(seq=state.seq, history_offset=state.history_offset)
     fresh.goal = Goal(text=rec["goal"])
+    fresh.settings = dict(rec.get("settings") or {})
+    fresh.plan_due = True
     for name in State.model_fields:
         setattr(state, name, getattr(fresh, name))
 
@@ -202,38 +265,56 @@ def _goal_started(state: State, rec: dict[str, Any]) -> None:
 def _plan(state: State, rec: dict[str, Any]) -> None:
     assert state.goal is not None
     keep = state.goal.tasks[: rec.get("replace_from", 0)]
-    for task in keep:  # a replan supersedes what was still pending before it
-        task.subtasks = [s for s in task.subtasks if s.status != "pending"]
+    for task in keep:  # a replan supersedes whatever of the kept tasks was not finished
+        task.subtasks = [s for s in task.subtasks if s.status in ("completed", "failed")]
     new = [
         Task(description=t["description"], subtasks=[Subtask(description=s) for s in t["subtasks"]])
         for t in rec["tasks"]
     ]
     state.goal.tasks = keep + new
+    state.plan_due = False
     if rec.get("replace_from", 0):
         state.replans += 1
         state.unresolved = 0
+        state.replan_due = None
+    _skip_rest_of_reply(state)
     _advance(state)
 
 
+def _replan_skipped(state: State, rec: dict[str, Any]) -> None:
+    state.replan_due = None
+
+
 def _action_started(state: State, rec: dict[str, Any]) -> None:
-    state.open_action = Action(seq=rec["seq"], tool=rec["tool"], args=rec["args"])
+    state.open_action = Action(
+        seq=rec["seq"],
+        tool=rec["tool"],
+        args=rec["args"],
+        call=rec.get("call"),
+        pid=rec.get("pid"),
+        create_time=rec.get("create_time"),
+    )
     state.format_errors = 0
-    state.guard.window.append((rec["signature"], state.guard.epoch))
-    del state.guard.window[:-10]
+    state.guard.window.append(Attempt(sig=rec["signature"], epoch=state.guard.epoch))
+    del state.guard.window[:-GUARD_WINDOW]
 
 
 def _action_finished(state: State, rec: dict[str, Any]) -> None:
+    result = cap_text(rec["result"], RESULT_CHARS)
     action = Action(
         seq=rec["seq"],
         tool=rec["tool"],
         args=clip(rec["args"], 300),
         ok=rec["ok"],
-        result=rec["result"][:RESULT_CHARS],
+        result=result,
         returncode=rec.get("returncode"),
     )
+    if state.open_action is not None and state.guard.window:
+        state.guard.window[-1].obs = f"{zlib.crc32(rec['result'].encode('utf-8', 'replace')):08x}"
     state.open_action = None
+    state.fingerprint = str(rec.get("fingerprint") or state.fingerprint)
     _push(state.recent_actions, action, RECENT_ACTIONS)
-    _result(state, rec["tool"], rec["result"])
+    _result(state, rec["tool"], result, rec)
     if rec.get("changed"):
         state.guard.epoch += 1
         path = str(rec["args"].get("path", ""))
@@ -247,9 +328,28 @@ def _action_finished(state: State, rec: dict[str, Any]) -> None:
         _push(state.errors, f"{rec['tool']}: {rec['result'][:300]}", 3)
 
 
-def _result(state: State, tool: str, text: str) -> None:
-    if state.exchanges:
-        state.exchanges[-1].results.append({"tool": tool, "content": text[:RESULT_CHARS]})
+def _result(state: State, tool: str, text: str, rec: dict[str, Any] | None = None) -> None:
+    """The observation of a call of the latest reply; settles that call.
+
+    Records name their call by `call` (its id); records without one (older journals)
+    settle the first call still open. A result with no call (feedback on a reply that
+    held none) is kept without an id.
+    """
+    if not state.exchanges:
+        return
+    last = state.exchanges[-1]
+    call_id = (rec or {}).get("call")
+    older = rec is not None and "call" not in rec and rec.get("type") != "feedback"
+    if older and last.round == state.rounds:
+        call_id = next(
+            (c.get("id") for c in last.tool_calls if c.get("id") not in last.settled), None
+        )
+    entry = {"tool": tool, "content": cap_text(text, RESULT_CHARS)}
+    if call_id is not None:
+        entry["call"] = str(call_id)
+        if call_id not in last.settled:
+            last.settled.append(str(call_id))
+    last.results.append(entry)
 
 
 def _action_blocked(state: State, rec: dict[str, Any]) -> None:
@@ -258,14 +358,23 @@ def _action_blocked(state: State, rec: dict[str, Any]) -> None:
         _push(state.blocked, sig, 50)
     state.blocked_total += 1
     state.guard.insisted += 1
-    _result(state, rec["tool"], rec["reason"])
+    _result(state, rec["tool"], rec["reason"], rec)
+
+
+def _learn_token_size(state: State, rec: dict[str, Any]) -> None:
+    chars, tokens = rec.get("prompt_chars"), rec.get("prompt_tokens")
+    if isinstance(chars, int) and isinstance(tokens, int) and chars > 0 and tokens > 0:
+        seen = min(max(chars / tokens, 1.5), 8.0)
+        state.chars_per_token = round(0.5 * state.chars_per_token + 0.5 * seen, 3)
 
 
 def _llm_call(state: State, rec: dict[str, Any]) -> None:
     state.tokens.prompt += rec.get("prompt_tokens", 0)
     state.tokens.completion += rec.get("completion_tokens", 0)
     state.llm_calls += 1
+    state.suspended = ""
     if rec.get("purpose") == "round":
+        _learn_token_size(state, rec)
         state.rounds += 1
         state.last_probe = rec.get("probe", {})
         if state.exchanges:  # only the latest reply may still have calls to run in full
@@ -278,7 +387,10 @@ def _llm_call(state: State, rec: dict[str, Any]) -> None:
             cursor=(state.task_index, state.subtask_index),
             probe=state.last_probe,
             content=rec.get("content", ""),
-            tool_calls=rec.get("tool_calls", []),
+            tool_calls=[
+                {**call, "id": str(call.get("id") or f"{state.rounds}.{i}")}
+                for i, call in enumerate(rec.get("tool_calls", []), 1)
+            ],
         )
         _push(state.exchanges, exchange, EXCHANGES_KEPT)
 
@@ -286,7 +398,7 @@ def _llm_call(state: State, rec: dict[str, Any]) -> None:
 def _feedback(state: State, rec: dict[str, Any]) -> None:
     if rec.get("format_error"):
         state.format_errors += 1
-    _result(state, rec.get("tool", ""), rec["text"])
+    _result(state, rec.get("tool", ""), rec["text"], rec)
 
 
 def _loop_detected(state: State, rec: dict[str, Any]) -> None:
@@ -302,12 +414,28 @@ def _set_goal(status: GoalStatus) -> Any:
     return apply_status
 
 
+def _stopped(state: State, rec: dict[str, Any]) -> None:
+    _set_goal("stopped")(state, rec)
+    state.stopped_by = str(rec.get("by", "user"))
+
+
+def _resumed(state: State, rec: dict[str, Any]) -> None:
+    _set_goal("in_progress")(state, rec)
+    state.settings.update(rec.get("settings") or {})
+    state.stopped_by = ""
+    state.suspended = ""
+
+
+def _suspended(state: State, rec: dict[str, Any]) -> None:
+    state.suspended = str(rec.get("reason", ""))
+
+
 def _interrupted(state: State, rec: dict[str, Any]) -> None:
     if state.open_action is not None and state.guard.window:
         # An attempt that never finished gave no result: it is not a repeat to count.
         state.guard.window.pop()
     state.open_action = None
-    _result(state, rec["tool"], rec["text"])
+    _result(state, rec["tool"], rec["text"], rec)
 
 
 REDUCERS = {
@@ -322,8 +450,10 @@ REDUCERS = {
     "llm_call": _llm_call,
     "feedback": _feedback,
     "loop_detected": _loop_detected,
-    "resumed": _set_goal("in_progress"),
-    "stopped": _set_goal("stopped"),
+    "replan_skipped": _replan_skipped,
+    "resumed": _resumed,
+    "stopped": _stopped,
+    "suspended": _suspended,
     "goal_completed": _set_goal("completed"),
     "goal_failed": _set_goal("failed"),
 }
@@ -337,8 +467,24 @@ def apply(state: State, rec: dict[str, Any]) -> None:
     state.seq = rec["seq"]
 
 
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Guard attempts became objects; calls gained ids (a v1 snapshot has none to settle)."""
+    guard = data.get("guard") or {}
+    guard["window"] = [
+        {"sig": item[0], "epoch": item[1]} if isinstance(item, list | tuple) else item
+        for item in guard.get("window", [])
+    ]
+    data["guard"] = guard
+    for exchange in data.get("exchanges", []):
+        for i, call in enumerate(exchange.get("tool_calls", [])):
+            call.setdefault("id", f"{exchange.get('round', 0)}.{i + 1}")
+        done = len(exchange.get("results", []))
+        exchange["settled"] = [c["id"] for c in exchange.get("tool_calls", [])[:done]]
+    return data
+
+
 # Append-only: MIGRATIONS[n] turns a schema-n snapshot dict into schema n+1.
-MIGRATIONS: list[Any] = [lambda data: data]
+MIGRATIONS: list[Any] = [lambda data: data, _v1_to_v2]
 
 
 def migrate(data: Any) -> dict[str, Any]:

@@ -1,64 +1,101 @@
-"""Stopping cleanly: signals and stop requests become a reason checked between steps.
+"""Stopping cleanly: signals and stop requests become a reason checked at known points.
 
-A model call may take minutes, and nothing of it is journaled until it returns, so a
-stop that arrives during one abandons it at once (`StopRequested`); a tool that is
-running is allowed to finish its step.
+A signal handler only records who asked (`user`: Ctrl-C or `localagent stop`; `system`:
+SIGTERM, SIGHUP, SIGBREAK, as a logout or shutdown sends them), so it can never
+interrupt a journal write. The loop checks between steps; the blocking waits (a model
+call, a running command, a backoff) poll `requested()` and end early by raising
+`StopRequested`.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from types import FrameType
+from typing import Any
+
+POLL = 0.1
+USER_SIGNALS = ("SIGINT",)
+SYSTEM_SIGNALS = ("SIGTERM", "SIGHUP", "SIGBREAK")
 
 
 class StopRequested(BaseException):
-    """Raised inside an abandonable wait; BaseException so no `except Exception` eats it."""
+    """Raised out of a wait; BaseException so no `except Exception` eats it."""
 
 
 class StopSignal:
     def __init__(self, requested_by_file: Callable[[], bool] = lambda: False) -> None:
         self.reason: str | None = None
+        self.by = ""
         self._by_file = requested_by_file
-        self._abandonable = False
+        self._saved: dict[int, Any] = {}
 
-    def request(self, reason: str) -> None:
+    def request(self, reason: str, by: str = "user") -> None:
         if self.reason is None:
-            self.reason = reason
+            self.reason, self.by = reason, by
 
     def requested(self) -> str | None:
         if self.reason is None and self._by_file():
-            self.reason = "stop requested with `localagent stop`"
+            self.request("stopped with `localagent stop`", "user")
         return self.reason
 
-    @contextmanager
-    def abandonable(self) -> Iterator[None]:
+    def check(self) -> None:
         if self.requested():
             raise StopRequested
-        self._abandonable = True
-        try:
-            yield
-        finally:
-            self._abandonable = False
 
     def wait(self, seconds: float) -> None:
         """Sleep that ends early, by raising StopRequested, when a stop arrives."""
         end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            if self.requested():
-                raise StopRequested
-            time.sleep(min(0.2, max(0.0, end - time.monotonic())))
+        while True:
+            self.check()
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(POLL, left))
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self.request(f"stopped by signal {signal.Signals(signum).name}")
-        if self._abandonable:
-            self._abandonable = False
-            raise StopRequested
+        name = signal.Signals(signum).name
+        self.request(f"stopped by signal {name}", "user" if name in USER_SIGNALS else "system")
 
     def install(self) -> None:
-        names = ["SIGINT", "SIGTERM"] + (["SIGBREAK"] if sys.platform == "win32" else [])
-        for name in names:
-            signal.signal(getattr(signal, name), self._handle)
+        """Handle the stop signals (main thread only); `uninstall` restores the old ones."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for name in USER_SIGNALS + SYSTEM_SIGNALS:
+            if name == "SIGBREAK" and sys.platform != "win32":
+                continue
+            signum = getattr(signal, name, None)
+            if signum is not None:
+                self._saved[signum] = signal.signal(signum, self._handle)
+
+    def uninstall(self) -> None:
+        for signum, previous in self._saved.items():
+            signal.signal(signum, previous)
+        self._saved.clear()
+
+
+def call_abandonably(stop: StopSignal, work: Callable[[], Any]) -> Any:
+    """Run `work` on a worker thread and wait for it, polling for a stop.
+
+    A stop abandons the call at once (StopRequested); the worker is a daemon thread
+    that ends with its own timeouts. Errors of `work` are raised here.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # handed to the waiting thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="localagent-call", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        stop.check()
+        worker.join(POLL)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

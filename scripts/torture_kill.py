@@ -101,16 +101,19 @@ def scenario(batches: int, per_batch: int) -> dict[str, Any]:
             {"kind": "plan", "reply": {"content": json.dumps({"tasks": plan(batches, per_batch)})}},
             {
                 "kind": "chat",
+                "in": "last",
                 "match": active + r"Write file (f\d+\.txt) .*\nFiles that exist: [^\n]*\b\1\b",
                 "reply": _call("mark_subtask_complete", success=True, reason="$1 exists"),
             },
             {
                 "kind": "chat",
+                "in": "last",
                 "match": active + r"Write file (f\d+\.txt) with the text (\d+)\n",
                 "reply": _call("write_file", path="$1", content="$2\n", create_dirs=False),
             },
             {
                 "kind": "chat",
+                "in": "last",
                 "match": active
                 + r"Run python check\.py (\d+) .*\nRecent commands: [^\n]*"
                 + r"python check\.py \1 -> 0",
@@ -118,6 +121,7 @@ def scenario(batches: int, per_batch: int) -> dict[str, Any]:
             },
             {
                 "kind": "chat",
+                "in": "last",
                 "match": active + r"Run python check\.py (\d+) ",
                 "reply": _call("run_cmd", cmd="python check.py $1", timeout_sec=60),
             },
@@ -301,7 +305,7 @@ def check_actions(records: list[dict[str, Any]], complete: bool) -> ActionCounts
             continue
         counts.started += 1
         j = i + 1
-        while j < len(records) and records[j]["type"] == "resumed":
+        while j < len(records) and records[j]["type"] in ("resumed", "preflight", "suspended"):
             j += 1
         where = f"action_started seq {record['seq']} ({record['tool']})"
         if j == len(records):

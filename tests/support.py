@@ -40,7 +40,10 @@ def closed_port() -> int:
 
 
 def cli_env(host: str, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, OLLAMA_HOST=host, **extra)
+    # The interpreter running the tests (with pytest) comes first on PATH, so commands
+    # the agent runs in a workspace without a virtual environment find it.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = dict(os.environ, OLLAMA_HOST=host, PATH=path, **extra)
     env.pop("PYTHONWARNINGS", None)
     return env
 

@@ -84,11 +84,9 @@ def test_build_order_system_summary_exchanges_probe(tmp_path: Path) -> None:
     messages = messages_for(journal, tmp_path)
     assert messages[0]["role"] == "system"
     assert messages[0]["content"] == context.system_prompt(ALLOWED, None)
-    assert (
-        messages[1]["role"] == "user"
-        and "ACTIVE SUBTASK: Write module m00.py" in (messages[1]["content"])
-    )
+    assert messages[1]["role"] == "user" and "1.1. Write module m00.py" in messages[1]["content"]
     assert messages[-1]["role"] == "user" and messages[-1]["content"].startswith("[status]")
+    assert "ACTIVE SUBTASK: Write module m00.py" in messages[-1]["content"]
     middle = messages[2:-1]
     assert [m["role"] for m in middle] == ["user", "assistant", "tool"] * 3
     assert [m["content"].split("\n")[0] for m in middle[::3]] == [
@@ -169,6 +167,32 @@ def test_prefix_stays_stable_over_200_rounds(tmp_path: Path) -> None:
     # changes the subtask starts with the whole previous prompt.
     assert sum(by_message) / len(by_message) >= 0.70
     assert max(sizes[100:]) <= max(sizes[:40]) * 1.1, "the prompt must not grow"
+
+
+def test_the_front_is_byte_identical_across_a_subtask_change(tmp_path: Path) -> None:
+    journal = new_journal(tmp_path)
+    for n in range(1, 10):
+        play_round(journal, n)
+    before = messages_for(journal, tmp_path)
+    play_round(journal, 10)  # completes the subtask
+    after = messages_for(journal, tmp_path)
+    assert after[:2] == before[:2]
+    assert "ACTIVE SUBTASK: Write module m01.py" in after[-1]["content"]
+    assert "completed 1.1" in after[-1]["content"]
+
+
+def test_a_tight_budget_keeps_the_front_and_the_latest_exchange(tmp_path: Path) -> None:
+    journal = new_journal(tmp_path)
+    for n in range(1, 8):
+        play_round(journal, n)
+    system = context.system_prompt(ALLOWED, None)
+    facts = context.probe(journal.state, tmp_path, max_rounds=300)
+    full = context.build(journal.state, system, KEEP, True, facts)
+    tight = context.build(journal.state, system, KEEP, True, facts, budget_tokens=900)
+    assert size(tight) < size(full)
+    assert tight[:2] == full[:2] and tight[-1] == full[-1]
+    assert tight[-3:] == full[-3:]  # the latest exchange's reply and result are whole
+    assert sum(len(str(m.get("content", ""))) for m in tight) <= 900 * 4
 
 
 @pytest.mark.parametrize("keep", [1, 5])

@@ -240,7 +240,7 @@ def scenario(cases: list[dict[str, Any]], native: bool) -> dict[str, Any]:
     for label, case in zip(labels, cases, strict=True):
         match = f"ACTIVE SUBTASK: {label}\n"
         rules += [
-            {"kind": "chat", "match": match, "times": 1, "reply": reply}
+            {"kind": "chat", "match": match, "in": "last", "times": 1, "reply": reply}
             for reply in case["replies"]
         ]
     caps = ["completion", "tools"] if native else ["completion"]

@@ -1,9 +1,9 @@
 from localagent.loopguard import check, explain, signature
-from localagent.state import GuardState
+from localagent.state import Attempt, GuardState
 
 
-def run(guard: GuardState, sig: str, changed: bool = False) -> None:
-    guard.window.append((sig, guard.epoch))
+def run(guard: GuardState, sig: str, changed: bool = False, obs: str = "") -> None:
+    guard.window.append(Attempt(sig=sig, epoch=guard.epoch, obs=obs))
     if changed:
         guard.epoch += 1
 
@@ -55,3 +55,44 @@ def test_only_the_last_ten_actions_count() -> None:
         run(guard, signature("read_file", {"path": str(i)}))
     guard.window = guard.window[-10:]
     assert check(guard, sig) is None
+
+
+def test_same_action_and_observation_four_times_is_blocked_even_across_changes() -> None:
+    guard = GuardState()
+    sig = signature("run_cmd", {"cmd": "python gen.py"})
+    for _ in range(3):
+        assert check(guard, sig) is None
+        run(guard, sig, changed=True, obs="same")  # it touches a file every time
+    block = check(guard, sig)
+    assert block is not None and block.pattern == "repeat" and block.count == 4
+
+
+def test_a_changing_observation_is_progress() -> None:
+    guard = GuardState()
+    sig = signature("run_cmd", {"cmd": "python gen.py"})
+    for i in range(6):
+        assert check(guard, sig) is None
+        run(guard, sig, changed=True, obs=f"out{i}")
+
+
+def test_three_abab_cycles_with_identical_observations_are_blocked() -> None:
+    guard = GuardState()
+    a = signature("run_cmd", {"cmd": "python gen.py"})
+    b = signature("run_cmd", {"cmd": "python check.py"})
+    for _ in range(2):
+        run(guard, a, changed=True, obs="gen")
+        run(guard, b, changed=True, obs="check")
+    run(guard, a, changed=True, obs="gen")
+    block = check(guard, b)
+    assert block is not None and block.pattern == "alternating"
+
+
+def test_abab_that_changes_the_workspace_with_new_output_is_progress() -> None:
+    guard = GuardState()
+    a = signature("run_cmd", {"cmd": "python gen.py"})
+    b = signature("run_cmd", {"cmd": "python check.py"})
+    for i in range(4):
+        assert check(guard, a) is None
+        run(guard, a, changed=True, obs=f"gen{i}")
+        assert check(guard, b) is None
+        run(guard, b, changed=True, obs="check")

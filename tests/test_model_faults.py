@@ -240,7 +240,7 @@ def test_past_the_retry_deadline_it_exits_3_and_resume_completes(tmp_path: Path)
     assert done.returncode == 0, done.stderr
     after = assert_intact(tmp_path)
     assert (tmp_path / ".agent_context" / "history.jsonl").read_bytes().startswith(history)
-    assert after[len(before)]["type"] == "resumed"
+    assert [r["type"] for r in after[len(before) : len(before) + 2]] == ["preflight", "resumed"]
     assert not (tmp_path / "lost.txt").exists()
 
 
@@ -254,7 +254,8 @@ def test_a_server_that_never_answers_exits_3_naming_the_host(tmp_path: Path) -> 
     assert "ollama serve" in done.stderr
     history = tmp_path / ".agent_context" / "history.jsonl"
     journaled = [r["type"] for r in records(tmp_path)] if history.exists() else []
-    assert journaled in ([], ["goal_started"]), "work was done without a model"
+    assert journaled == ["goal_started", "suspended"], "work was done without a model"
+    assert "connection refused" in records(tmp_path)[-1]["reason"]
 
 
 def test_a_missing_model_exits_3_with_the_command_that_fetches_it(tmp_path: Path) -> None:

@@ -1,0 +1,24 @@
+"""One rule for shortening text the model or the journal sees: head and tail, with a
+marker of what was cut, so the end of a long output (a test summary) is never lost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def cap_text(text: str, limit: int) -> str:
+    """Keeps the head and tail of text within limit characters, marking what was cut."""
+    if len(text) <= limit:
+        return text
+    # Sized for the longest possible count, so the result never exceeds limit.
+    room = limit - len(f"\n[... {len(text)} characters cut ...]\n")
+    if room < 2:
+        return text[:limit]
+    head, tail = room - room // 2, room // 2
+    marker = f"\n[... {len(text) - head - tail} characters cut ...]\n"
+    return text[:head] + marker + text[len(text) - tail :]
+
+
+def clip(args: dict[str, Any], limit: int) -> dict[str, Any]:
+    """Arguments with long strings (file contents) shortened, to keep the snapshot small."""
+    return {k: cap_text(v, limit) if isinstance(v, str) else v for k, v in args.items()}

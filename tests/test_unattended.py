@@ -1,0 +1,374 @@
+"""Unattended runs, end to end through the CLI: resume keeps the run's settings, a
+shutdown is not a user stop, owed work survives a crash, nothing is left running, a run
+that cannot work says so, stop is prompt, and every model call has an end."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import (
+    call,
+    cli_env,
+    closed_port,
+    done,
+    messages_text,
+    plan_rule,
+    record_types,
+    records,
+    run_cli,
+    start_cli,
+    wait_for,
+)
+
+from localagent.fake_ollama import FakeOllama
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX signals")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+def rounds(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in requests if not r.get("format")]
+
+
+def finish(proc: Any, timeout: float = 60) -> tuple[int, str]:
+    _, err = proc.communicate(timeout=timeout)
+    return proc.returncode, err
+
+
+def kill_when(proc: Any, condition: Any) -> None:
+    try:
+        wait_for(condition)
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+def test_resume_keeps_the_model_and_round_limit_of_the_start(ws: Path) -> None:
+    scenario = {
+        "models": [{"name": "small:1b"}],
+        "rules": [
+            plan_rule(("Files", ["Write a.txt", "Write b.txt"])),
+            {
+                "match": "ACTIVE SUBTASK: Write a.txt",
+                "in": "last",
+                "reply": {**call("write_file", path="a.txt", content="a\n"), "delay": 0.3},
+            },
+            {
+                "match": "ACTIVE SUBTASK: Write b.txt",
+                "in": "last",
+                "reply": call("write_file", path="b.txt", content="b\n"),
+            },
+        ],
+        "default": done("written"),
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url)
+        args = ("start", "Write the files", "-w", str(ws), "--model", "small:1b")
+        proc = start_cli(env, *args, "--max-rounds", "3", "--foreground")
+        kill_when(proc, lambda: "action_started" in record_types(ws))
+        result = run_cli(env, "resume", "-w", str(ws), "--foreground")
+        models = {r["model"] for r in server.chat_requests}
+    # The default model is not on this server: a resume that forgot the model exits 3.
+    assert models == {"small:1b"}
+    recs = records(ws)
+    assert recs[0]["settings"]["model"] == "small:1b" and recs[0]["settings"]["max_rounds"] == 3
+    # Three rounds were allowed, so the second file's subtask cannot finish.
+    assert result.returncode == 1, result.stderr
+    assert "round limit of 3" in result.stderr
+
+
+def test_a_flag_given_to_resume_wins_and_is_journaled(ws: Path) -> None:
+    scenario = {
+        "rules": [plan_rule(("Files", ["Write a.txt"]))],
+        "replies": [{**call("write_file", path="a.txt", content="a\n"), "delay": 0.5}],
+        "default": done("written"),
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url)
+        args = ("start", "Write a.txt", "-w", str(ws), "--max-rounds", "2", "--foreground")
+        proc = start_cli(env, *args)
+        wait_for(lambda: "plan" in record_types(ws))
+        proc.send_signal(signal.SIGINT)
+        assert finish(proc)[0] == 130
+        result = run_cli(env, "resume", "-w", str(ws), "--max-rounds", "7", "--foreground")
+    assert result.returncode == 0, result.stderr
+    resumed = [r for r in records(ws) if r["type"] == "resumed"]
+    assert resumed and resumed[-1]["settings"] == {"max_rounds": 7}
+    state = json.loads((ws / ".agent_context" / "state.json").read_text())
+    assert state["settings"]["max_rounds"] == 7
+
+
+def _stopped(ws: Path) -> dict[str, Any]:
+    return [r for r in records(ws) if r["type"] == "stopped"][-1]
+
+
+def test_sigterm_is_a_system_stop_that_resume_all_picks_up(ws: Path) -> None:
+    scenario = {
+        "rules": [plan_rule(("Files", ["Write a.txt"]))],
+        "replies": [{**call("write_file", path="a.txt", content="a\n"), "delay": 0.5}],
+        "default": done("written"),
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url)
+        proc = start_cli(env, "start", "Write a.txt", "-w", str(ws), "--foreground")
+        wait_for(lambda: "plan" in record_types(ws))
+        proc.send_signal(signal.SIGTERM)
+        code, err = finish(proc)
+        assert code == 130, err
+        assert _stopped(ws)["by"] == "system"
+        listing = run_cli(env, "resume", "--all")
+        assert str(ws) in listing.stdout, listing.stdout
+        wait_for(lambda: "goal_completed" in record_types(ws), timeout=30)
+
+
+def test_a_user_stop_is_not_resumed_at_logon_and_a_failed_resume_keeps_it_stopped(
+    ws: Path,
+) -> None:
+    scenario = {
+        "rules": [plan_rule(("Files", ["Write a.txt"]))],
+        "replies": [{**call("write_file", path="a.txt", content="a\n"), "delay": 0.5}],
+        "default": done("written"),
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url)
+        proc = start_cli(env, "start", "Write a.txt", "-w", str(ws), "--foreground")
+        wait_for(lambda: "plan" in record_types(ws))
+        proc.send_signal(signal.SIGINT)  # Ctrl-C: the user
+        code, err = finish(proc)
+        assert code == 130, err
+        assert _stopped(ws)["by"] == "user"
+        listing = run_cli(env, "resume", "--all")
+        assert "nothing to resume" in listing.stdout
+    down = cli_env(f"127.0.0.1:{closed_port()}", LOCALAGENT_RETRY_DEADLINE="0")
+    failed = run_cli(down, "resume", "-w", str(ws), "--foreground")
+    assert failed.returncode == 3, failed.stderr
+    state = json.loads((ws / ".agent_context" / "state.json").read_text())
+    assert state["goal"]["status"] == "stopped" and state["stopped_by"] == "user"
+    assert record_types(ws)[-1] == "suspended"
+
+
+LONG_OUTPUT = """
+for i in range(3000):
+    print(f"line {i} of noisy test output")
+print("===== 7 passed in 0.12s =====")
+"""
+
+
+def test_the_model_sees_the_end_of_a_long_output(ws: Path) -> None:
+    (ws / "noisy.py").write_text(LONG_OUTPUT)
+    scenario = {
+        "rules": [plan_rule(("Test", ["Run noisy.py"]))],
+        "replies": [call("run_cmd", cmd="python noisy.py")],
+        "default": done("it passed"),
+    }
+    with FakeOllama(scenario) as server:
+        result = run_cli(cli_env(server.url), "start", "Run it", "-w", str(ws), "--foreground")
+        second = rounds(server.chat_requests)[1]
+    assert result.returncode == 0, result.stderr
+    assert "7 passed" in messages_text(second)
+    finished = next(r for r in records(ws) if r["type"] == "action_finished")
+    assert "7 passed" in finished["result"] and "cut ...]" in finished["result"]
+    state = json.loads((ws / ".agent_context" / "state.json").read_text())
+    assert any("7 passed" in a["result"] for a in state["recent_actions"])
+
+
+def test_the_prompt_fits_the_context_window(ws: Path) -> None:
+    for i in range(8):
+        (ws / f"big{i}.txt").write_text(f"file {i} " + "lorem ipsum dolor sit amet " * 400)
+    reads = [call("read_file", path=f"big{i}.txt") for i in range(8)]
+    scenario = {
+        "rules": [plan_rule(("Read", ["Read every big file"]))],
+        "replies": reads,
+        "default": done("read them all"),
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url, LOCALAGENT_NUM_CTX="4096")
+        result = run_cli(env, "start", "Read the files", "-w", str(ws), "--foreground")
+        sent = rounds(server.chat_requests)
+    assert result.returncode == 0, result.stderr
+    budget_chars = (4096 - 2048) * 4
+    for request in sent:
+        text = messages_text(request)
+        assert len(text) <= budget_chars, len(text)
+        assert "GOAL: Read the files" in text  # the front is never dropped
+        assert request["options"]["num_ctx"] == 4096
+    assert "file 7" in messages_text(sent[-1])  # the latest result is there
+
+
+def test_a_replan_owed_when_the_run_was_killed_is_done_on_resume(ws: Path) -> None:
+    scenario = {
+        "rules": [
+            {
+                "kind": "plan",
+                "match": "failed:",
+                "reply": {
+                    "content": json.dumps(
+                        {"tasks": [{"description": "B", "subtasks": ["Write b.txt"]}]}
+                    ),
+                    "delay": 30,
+                },
+            },
+            plan_rule(("A", ["Write a.txt"]), ("C", ["Write c.txt"])),
+            {
+                "match": "ACTIVE SUBTASK: Write a.txt",
+                "in": "last",
+                "reply": done("cannot", success=False),
+            },
+        ],
+        "default": done("written"),
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url)
+        proc = start_cli(env, "start", "Write files", "-w", str(ws), "--foreground")
+        kill_when(proc, lambda: "subtask_failed" in record_types(ws))
+    scenario["rules"][0]["reply"]["delay"] = 0
+    with FakeOllama(scenario) as server:
+        result = run_cli(cli_env(server.url), "resume", "-w", str(ws), "--foreground")
+    assert result.returncode == 0, result.stderr  # the revised plan answered the failure
+    plans = [r for r in records(ws) if r["type"] == "plan"]
+    assert len(plans) == 2 and plans[1]["replace_from"] == 1
+    state = json.loads((ws / ".agent_context" / "state.json").read_text())
+    assert [t["description"] for t in state["goal"]["tasks"]] == ["A", "B"]
+    assert state["goal"]["tasks"][1]["status"] == "completed"
+
+
+LATE_WRITER = """
+import time
+time.sleep(3)
+open("late.txt", "w").write("written after the crash")
+"""
+
+
+def test_a_command_interrupted_by_a_crash_is_killed_on_resume(ws: Path) -> None:
+    (ws / "late.py").write_text(LATE_WRITER)
+    scenario = {
+        "rules": [plan_rule(("Job", ["Run late.py"]))],
+        "replies": [call("run_cmd", cmd="python late.py", timeout_sec=60)],
+        "default": done("ran it"),
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url)
+        proc = start_cli(env, "start", "Run the job", "-w", str(ws), "--foreground")
+        kill_when(proc, lambda: "action_started" in record_types(ws))
+        started = next(r for r in records(ws) if r["type"] == "action_started")
+        assert started["pid"] > 0 and started["create_time"] > 0
+        result = run_cli(env, "resume", "-w", str(ws), "--foreground")
+    assert result.returncode == 0, result.stderr
+    interrupted = [r for r in records(ws) if r["type"] == "action_interrupted"]
+    assert interrupted and interrupted[0]["killed"] is True
+    time.sleep(4)
+    assert not (ws / "late.txt").exists()
+
+
+def test_commands_that_write_files_are_progress_and_subtasks_start_fresh(ws: Path) -> None:
+    (ws / "gen.py").write_text(
+        "import time\nopen('out.txt', 'a').write(str(time.time_ns()) + '\\n')\n"
+        "print(len(open('out.txt').read().splitlines()))\n"
+    )
+    (ws / "check.py").write_text("print('ok')\n")
+    steps = [call("run_cmd", cmd="python gen.py"), call("run_cmd", cmd="python check.py")] * 3
+    scenario = {
+        "rules": [plan_rule(("Gen", ["Generate", "Check once", "Check again", "Check more"]))],
+        "replies": [
+            *steps,
+            done("generated"),
+            *[r for _ in range(3) for r in (call("run_cmd", cmd="python check.py"), done("ok"))],
+        ],
+        "default": done("ok"),
+    }
+    with FakeOllama(scenario) as server:
+        result = run_cli(cli_env(server.url), "start", "Gen", "-w", str(ws), "--foreground")
+    assert result.returncode == 0, result.stderr
+    assert "action_blocked" not in record_types(ws)
+
+
+def test_a_background_start_with_a_missing_model_exits_3_and_says_why(ws: Path) -> None:
+    with FakeOllama({"models": [{"name": "other:1b"}]}) as server:
+        env = cli_env(server.url, OLLAMA_MODEL="absent:7b")
+        result = run_cli(env, "start", "Write a.txt", "-w", str(ws))
+        status = run_cli(env, "status", "-w", str(ws))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "ollama pull absent:7b" in result.stderr
+    assert "started" not in result.stdout
+    assert "suspended" in status.stdout and "ollama pull absent:7b" in status.stdout
+
+
+def test_stop_during_a_long_model_call_is_prompt_and_clean(ws: Path) -> None:
+    scenario = {
+        "rules": [plan_rule(("Files", ["Write a.txt"]))],
+        "replies": [{**call("write_file", path="a.txt", content="a\n"), "delay": 60}],
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url)
+        started = run_cli(env, "start", "Write a.txt", "-w", str(ws))
+        assert started.returncode == 0, started.stderr
+        wait_for(lambda: len(rounds(server.chat_requests)) == 1)
+        began = time.monotonic()
+        stopped = run_cli(env, "stop", "-w", str(ws))
+        took = time.monotonic() - began
+    assert stopped.returncode == 0
+    assert took < 5, took
+    assert "force" not in stopped.stdout, stopped.stdout
+    assert _stopped(ws)["by"] == "user"
+
+
+def test_a_model_that_never_stops_is_cut_off_and_told(ws: Path) -> None:
+    scenario = {
+        "rules": [plan_rule(("Files", ["Write a.txt"]))],
+        "replies": [{"thinking": "hmm ", "endless": True, "chunk_delay": 0.05}],
+        "default": done("fine"),
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url, LOCALAGENT_CALL_DEADLINE="1")
+        result = run_cli(env, "start", "Write a.txt", "-w", str(ws), "--foreground")
+        second = rounds(server.chat_requests)[1]
+        first = rounds(server.chat_requests)[0]
+    assert result.returncode == 0, result.stderr
+    calls = [r for r in records(ws) if r["type"] == "llm_call" and r["purpose"] == "round"]
+    assert calls[0]["cut_off"] == "deadline"
+    assert "cut off" in messages_text(second)
+    assert first["options"]["num_predict"] == 2048
+
+
+def test_a_huge_integer_argument_is_journaled_and_the_run_goes_on(ws: Path) -> None:
+    scenario = {
+        "rules": [plan_rule(("Cmd", ["Run it"]))],
+        "replies": [call("run_cmd", cmd="python -m pytest", timeout_sec=2**70)],
+        "default": done("fine"),
+    }
+    with FakeOllama(scenario) as server:
+        result = run_cli(cli_env(server.url), "start", "Run", "-w", str(ws), "--foreground")
+    assert result.returncode == 0, result.stderr
+    assert "action_finished" in record_types(ws)
+    again = run_cli(cli_env(server.url), "status", "-w", str(ws))
+    assert again.returncode == 0
+
+
+def test_feedback_on_a_reply_without_calls_is_not_a_tool_message(ws: Path) -> None:
+    scenario = {
+        "rules": [plan_rule(("Files", ["Write a.txt"]))],
+        "replies": [
+            {"content": "I think I should write the file."},
+            call("write_file", path="a.txt", content="a\n"),
+        ],
+        "default": done("written"),
+    }
+    with FakeOllama(scenario) as server:
+        result = run_cli(cli_env(server.url), "start", "Write a.txt", "-w", str(ws), "--foreground")
+        later = rounds(server.chat_requests)[1]["messages"]
+    assert result.returncode == 0, result.stderr
+    for i, message in enumerate(later):
+        if message["role"] == "tool":
+            assert later[i - 1].get("tool_calls") or later[i - 1]["role"] == "tool"
