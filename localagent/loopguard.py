@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from localagent.journal import encodable
 from localagent.prompts import BLOCKED_ALTERNATING, BLOCKED_REPEAT, render
 from localagent.state import Attempt, GuardState
 
@@ -26,8 +27,9 @@ WINDOW = 10
 
 
 def signature(tool: str, args: dict[str, Any]) -> str:
-    """Tool name plus canonical JSON of the arguments (sorted keys)."""
-    return tool + " " + orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
+    """Tool name plus canonical JSON of the arguments (sorted keys); values JSON cannot
+    hold (integers past 64 bits, deep nesting) are signed as the journal writes them."""
+    return tool + " " + orjson.dumps(encodable(args), option=orjson.OPT_SORT_KEYS).decode()
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ import pytest
 
 from localagent.fake_ollama import FakeOllama
 from localagent.journal import Journal
-from localagent.lock import owner
 
 PLAN = '{"tasks": [{"description": "T", "subtasks": ["first step", "second step"]}]}'
 SLOW = {
@@ -231,17 +230,3 @@ def test_doctor_reports_each_check_with_a_fix(tmp_path: Path) -> None:
         assert missing.returncode == 3 and "ollama pull nope:7b" in missing.stdout
     down = cli("doctor", "-w", str(tmp_path), env=env)
     assert down.returncode == 3 and "ollama serve" in down.stdout
-
-
-def test_owner_ignores_a_pid_file_of_a_dead_or_reused_pid(tmp_path: Path) -> None:
-    context = tmp_path / ".agent_context"
-    context.mkdir()
-    me = psutil.Process()
-    (context / "agent.pid").write_bytes(
-        orjson.dumps({"pid": me.pid, "create_time": me.create_time()})
-    )
-    assert owner(context)["pid"] == me.pid
-    (context / "agent.pid").write_bytes(
-        orjson.dumps({"pid": me.pid, "create_time": me.create_time() - 500})
-    )
-    assert owner(context) is None

@@ -26,6 +26,7 @@ import pytest
 from localagent.fake_ollama import FakeOllama
 from localagent.journal import decode, encode
 from localagent.settings import ENV_NAMES
+from localagent.state import SCHEMA_VERSION
 
 PLAN = json.dumps(
     {"tasks": [{"description": "Write two files", "subtasks": ["write a.txt", "write b.txt"]}]}
@@ -36,8 +37,8 @@ COMPLETE = {
     ]
 }
 CRASH_MARK = "Traceback (most recent call last)"
-RECORDS = 11  # in the template's history.jsonl
-SNAPSHOT_SEQ = 8  # covered by the template's state.json
+RECORDS = 12  # in the template's history.jsonl
+SNAPSHOT_SEQ = 9  # covered by the template's state.json
 SETTINGS_ENV = tuple(ENV_NAMES.values())
 
 
@@ -60,7 +61,7 @@ def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A workspace whose run was killed mid-call: 11 records, a snapshot of 8."""
+    """A workspace whose run was killed mid-call: 12 records, a snapshot of 9."""
     workspace = tmp_path_factory.mktemp("template")
     env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
     env["LOCALAGENT_HOME"] = str(tmp_path_factory.mktemp("template-home"))
@@ -232,34 +233,34 @@ def _replace_line(context: Path, index: int, new: bytes) -> None:
 
 
 def nul_in_the_middle(context: Path) -> None:
-    old = lines(context / "history.jsonl")[9]
-    _replace_line(context, 9, b"\x00" * (len(old) - 1) + b"\n")
+    old = lines(context / "history.jsonl")[10]
+    _replace_line(context, 10, b"\x00" * (len(old) - 1) + b"\n")
 
 
 def bad_checksum_in_the_middle(context: Path) -> None:
-    old = lines(context / "history.jsonl")[8]
+    old = lines(context / "history.jsonl")[9]
     assert b'"purpose":"round"' in old
-    _replace_line(context, 8, old.replace(b'"purpose":"round"', b'"purpose":"ROUND"'))
+    _replace_line(context, 9, old.replace(b'"purpose":"round"', b'"purpose":"ROUND"'))
 
 
 def record_without_seq_in_the_middle(context: Path) -> None:
-    record = decode(lines(context / "history.jsonl")[9])
+    record = decode(lines(context / "history.jsonl")[10])
     assert record is not None
     del record["seq"]
-    _replace_line(context, 9, encode(record))
+    _replace_line(context, 10, encode(record))
 
 
 def record_without_type_in_the_middle(context: Path) -> None:
-    record = decode(lines(context / "history.jsonl")[9])
+    record = decode(lines(context / "history.jsonl")[10])
     assert record is not None
     del record["type"]
-    _replace_line(context, 9, encode(record))
+    _replace_line(context, 10, encode(record))
 
 
 def plain_json_in_the_middle(context: Path) -> None:
-    record = decode(lines(context / "history.jsonl")[9])
+    record = decode(lines(context / "history.jsonl")[10])
     assert record is not None  # decoded without its checksum field
-    _replace_line(context, 9, json.dumps(record).encode() + b"\n")
+    _replace_line(context, 10, json.dumps(record).encode() + b"\n")
 
 
 def seq_out_of_order(context: Path) -> None:
@@ -345,7 +346,7 @@ def test_recoverable_damage_is_repaired_and_the_run_completes(name: str, workspa
     assert len(after) == len(lines(history)), "history.jsonl is still damaged"
     assert after[: len(before)] == before, "intact records were lost or changed"
     assert [r["seq"] for r in after] == list(range(1, len(after) + 1))
-    assert after[len(before)]["type"] == "resumed"
+    assert [r["type"] for r in after[len(before) : len(before) + 2]] == ["preflight", "resumed"]
     assert after[-1]["type"] == "goal_completed"
     for index, record in enumerate(after):
         if record["type"] == "action_started":
@@ -358,7 +359,7 @@ def test_recoverable_damage_is_repaired_and_the_run_completes(name: str, workspa
     else:
         assert broken.read_bytes() == torn
     state = json.loads((context / "state.json").read_text())
-    assert state["schema_version"] == 1 and state["seq"] == after[-1]["seq"]
+    assert state["schema_version"] == SCHEMA_VERSION and state["seq"] == after[-1]["seq"]
     assert (workspace / "b.txt").read_text() == "B.TXT"
 
 
