@@ -187,11 +187,12 @@ def logs(
     from localagent.daemon import follow as follow_log
     from localagent.report import open_journal
 
-    path = open_journal(_workspace(workspace)).log_path
+    journal = open_journal(_workspace(workspace))
+    path = journal.log_path
     if follow:
         follow_log(path, lambda text: typer.echo(text, nl=False))
-    elif path.exists():
-        typer.echo(path.read_text(encoding="utf-8", errors="replace"), nl=False)
+    elif text := journal.read_text(path):
+        typer.echo(text, nl=False)
     else:
         typer.echo(f"no log yet at {path}", err=True)
 

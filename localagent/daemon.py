@@ -6,7 +6,9 @@ The background process is `python -m localagent run-agent ...`; it records its o
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -39,7 +41,7 @@ def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list
     return argv
 
 
-def _popen(argv: list[str], cwd: Path, out: Path) -> subprocess.Popen[bytes]:
+def _popen(argv: list[str], cwd: Path, journal: Journal) -> subprocess.Popen[bytes]:
     if sys.platform == "win32":
         # Not DETACHED_PROCESS: it gives every command the agent runs a console window.
         detach: dict[str, Any] = {
@@ -47,7 +49,7 @@ def _popen(argv: list[str], cwd: Path, out: Path) -> subprocess.Popen[bytes]:
         }
     else:
         detach = {"start_new_session": True}
-    with out.open("ab") as sink:
+    with journal.open_out() as sink:
         return subprocess.Popen(
             argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, **detach
         )
@@ -96,12 +98,12 @@ def spawn(
 
         if resume_mode(journal, journal.load(repair=False)) != "resume":
             return f"the goal in {workspace} is already {over(journal.state)}; nothing to resume"
-    journal.dir.mkdir(parents=True, exist_ok=True)
+    journal.ensure_dir()
     before = _last_seq(journal)
     argv = child_argv(
         workspace, goal, {**flags, "repair": repair, "preflight_deadline": preflight_wait}
     )
-    proc = _popen(argv, workspace, journal.out_path)
+    proc = _popen(argv, workspace, journal)
     deadline = time.monotonic() + STARTUP_WAIT + (preflight_wait or 0)
     while time.monotonic() < deadline:
         if (code := proc.poll()) is not None:
@@ -139,8 +141,8 @@ def _early_exit(journal: Journal, code: int, before: int) -> str:
         )
     if not reason:
         tail = ""
-        with contextlib.suppress(OSError):
-            tail = journal.out_path.read_text(encoding="utf-8", errors="replace").strip()
+        with contextlib.suppress(OSError, AgentError):
+            tail = journal.read_text(journal.out_path, limit=4096).strip()
         reason = tail.splitlines()[-1] if tail else "(no output)"
         reason = reason.removeprefix("localagent: ")
     if code == WorkspaceBusy.exit_code:
@@ -153,6 +155,7 @@ def _early_exit(journal: Journal, code: int, before: int) -> str:
 def stop(workspace: Path, grace: float = 15.0) -> str:
     """Ask the agent to stop between steps; escalate to terminate, then kill."""
     journal = Journal(workspace)
+    journal.check_dir()
     info = owner(journal.dir)
     if info is None:
         return f"no agent is running in {workspace}"
@@ -212,25 +215,69 @@ def _record_forced_stop(journal: Journal) -> None:
 
 
 def follow(path: Path, write: Any, poll: float = 0.5) -> None:
-    """Print the log and then what is appended to it, across rotations, until Ctrl-C."""
-    position = 0
+    """Print the log and then what is appended to it, across rotations, until Ctrl-C.
+
+    The file is held open and told apart by its identity, so when it is rotated the
+    rest of the old file is read to its end before the new one is followed: no line is
+    lost. (Windows cannot rotate a file held open, so there it is reopened each time.)
+    """
+    from localagent import safefs
+
+    reader = _LogReader(path, write, hold=sys.platform != "win32")
     try:
         while True:
-            try:
-                size = path.stat().st_size
-            except FileNotFoundError:
-                size = 0
-            if size < position:
-                position = 0  # rotated: the new file starts from the beginning
-            if size > position:
-                with path.open("rb") as fh:
-                    fh.seek(position)
-                    chunk = fh.read()
-                position += len(chunk)
-                write(chunk.decode("utf-8", errors="replace"))
+            reader.poll()
             time.sleep(poll)
     except KeyboardInterrupt:
         return
+    except safefs.UnsafeFile as exc:
+        raise AgentError(str(exc)) from None
+    finally:
+        reader.close()
+
+
+class _LogReader:
+    def __init__(self, path: Path, write: Any, hold: bool) -> None:
+        self.path, self.write, self.hold = path, write, hold
+        self.fh: Any = None
+        self.identity: tuple[int, int] | None = None
+        self.position = 0
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def _current(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_dev
+
+    def poll(self) -> None:
+        from localagent import safefs
+
+        if self.fh is None:
+            try:
+                self.fh = safefs.open_file(self.path, "rb")
+            except FileNotFoundError:
+                return
+            st = os.fstat(self.fh.fileno())
+            if (st.st_ino, st.st_dev) != self.identity:
+                self.identity, self.position = (st.st_ino, st.st_dev), 0
+            elif st.st_size < self.position:
+                self.position = 0  # cut or replaced in place
+            self.fh.seek(self.position)
+        self._drain()
+        if not self.hold or self._current() != self.identity:
+            self.close()  # rotated (or reopened each time): what was left has been read
+
+    def _drain(self) -> None:
+        while chunk := self.fh.read(65536):
+            self.position += len(chunk)
+            self.write(self.decoder.decode(chunk))
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
 
 
 def resumable(notes: list[str]) -> list[Path]:
@@ -242,9 +289,9 @@ def resumable(notes: list[str]) -> list[Path]:
     for path in workspaces(notes):
         workspace = Path(path)
         journal = Journal(workspace)
-        if not journal.exists() or owner(journal.dir) is not None:
-            continue
         try:
+            if not journal.exists() or owner(journal.dir) is not None:
+                continue
             state = journal.load(repair=False)
         except AgentError as exc:
             notes.append(f"skipped {workspace}: {exc.message}")

@@ -16,6 +16,7 @@ a FIFO or a device.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import reprlib
@@ -201,8 +202,14 @@ class _Mismatch(Exception):
 
 
 class _SafeRotatingHandler(RotatingFileHandler):
+    """agent.log: never opened through a symlink or FIFO, and a log that cannot be
+    written (full disk, read-only folder) never changes the outcome of a run."""
+
     def _open(self) -> IO[str]:
         return safefs.open_file(Path(self.baseFilename), self.mode)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
 
 
 class Journal:

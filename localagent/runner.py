@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -23,13 +22,6 @@ from localagent.state import State, counts, current
 from localagent.stopping import StopRequested, StopSignal
 
 log = logging.getLogger("localagent")
-
-
-class _SafeHandler(RotatingFileHandler):
-    """A log that can fail (full disk, read-only folder) without changing the outcome."""
-
-    def handleError(self, record: logging.LogRecord) -> None:
-        pass
 
 
 class Run:
@@ -79,9 +71,7 @@ class Run:
         root = logging.getLogger("localagent")
         root.setLevel(logging.INFO)
         try:
-            handler: logging.Handler = _SafeHandler(
-                self.journal.log_path, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
-            )
+            handler: logging.Handler = self.journal.log_handler()
             handler.setFormatter(
                 logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
             )

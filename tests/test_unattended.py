@@ -372,3 +372,35 @@ def test_feedback_on_a_reply_without_calls_is_not_a_tool_message(ws: Path) -> No
     for i, message in enumerate(later):
         if message["role"] == "tool":
             assert later[i - 1].get("tool_calls") or later[i - 1]["role"] == "tool"
+
+
+def test_logs_follow_loses_no_line_across_rotations(ws: Path) -> None:
+    context = ws / ".agent_context"
+    context.mkdir()
+    log = context / "agent.log"
+    log.write_text("")
+    (context / "history.jsonl").write_bytes(b"")
+    proc = start_cli(cli_env("127.0.0.1:1"), "logs", "-w", str(ws), "-f")
+    try:
+        time.sleep(1.5)
+        n = 0
+        for _ in range(4):
+            with log.open("a") as fh:
+                for _ in range(500):
+                    n += 1
+                    fh.write(f"line {n}\n")
+                    if n % 100 == 0:
+                        fh.flush()
+                        time.sleep(0.05)
+            log.rename(context / f"agent.log.{n}")  # rotated, as the handler does
+            log.write_text("")
+            time.sleep(0.8)
+        with log.open("a") as fh:
+            fh.write("the last line\n")
+        time.sleep(1.5)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+    seen = [line for line in out.splitlines() if line.startswith("line ")]
+    assert seen == [f"line {i}" for i in range(1, n + 1)]
+    assert "the last line" in out
