@@ -10,7 +10,7 @@ import orjson
 import pytest
 from support import call, closed_port
 
-from localagent.errors import ModelUnavailable
+from localagent.errors import AgentError, ModelUnavailable
 from localagent.fake_ollama import FakeOllama
 from localagent.model import UNPARSED, OllamaModel, normalize_host
 from localagent.planner import PLAN_SCHEMA
@@ -213,3 +213,47 @@ def test_thinking_is_kept_out_of_the_reply_and_tokens_are_counted() -> None:
         assert answer.content == "answer"
         assert (answer.prompt_tokens, answer.completion_tokens) == (321, 7)
         assert answer.duration_ms > 0
+
+
+def test_a_server_that_always_refuses_tools_does_not_spin() -> None:
+    refusal = {"status": 400, "error": "registry.ollama.ai/library/x does not support tools"}
+    with FakeOllama(scenario(default=refusal)) as server:
+        model = model_for(server.url)
+        with pytest.raises(AgentError, match="refused the request"):
+            model.chat(HELLO, tools=tool_schemas())
+        assert len(server.chat_requests) == 2  # with tools, then once without
+
+
+def test_a_busy_server_is_waited_out() -> None:
+    replies = [{"status": 429, "error": "server busy, please try again"}, {"content": "ok"}]
+    with FakeOllama(scenario(replies=replies)) as server:
+        delays: list[float] = []
+        reply = model_for(server.url, delays).chat(HELLO)
+    assert reply.content == "ok" and delays == [1.0]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"body": "<html><body>Proxy login required</body></html>"},
+        {"body": "\x00\x01garbage\xff", "content_type": "application/x-ndjson"},
+        {"body": '{"message": "not a stream"}\n[1, 2]\n', "content_type": "application/x-ndjson"},
+    ],
+    ids=["html-page", "garbage", "not-ollama"],
+)
+def test_a_reply_that_is_not_ollama_is_a_server_error(reply: dict[str, Any]) -> None:
+    with FakeOllama(scenario(default=reply)) as server:
+        model = model_for(server.url, retry_deadline=0)
+        with pytest.raises(ModelUnavailable, match=r"could not be read|did not answer"):
+            model.chat(HELLO, tools=tool_schemas())
+
+
+def test_tool_calls_that_are_not_objects_reach_the_tools_as_mistakes() -> None:
+    body = (
+        '{"message": {"role": "assistant", "content": "", "tool_calls": ["write_file", 7]}}\n'
+        '{"message": {"role": "assistant", "content": ""}, "done": true}\n'
+    )
+    with FakeOllama(scenario(default={"body": body, "content_type": "application/x-ndjson"})) as s:
+        reply = model_for(s.url).chat(HELLO, tools=tool_schemas())
+    assert [c.name for c in reply.tool_calls] == ["write_file", "7"]
+    assert all(UNPARSED in c.arguments for c in reply.tool_calls)

@@ -404,3 +404,35 @@ def test_logs_follow_loses_no_line_across_rotations(ws: Path) -> None:
     seen = [line for line in out.splitlines() if line.startswith("line ")]
     assert seen == [f"line {i}" for i in range(1, n + 1)]
     assert "the last line" in out
+
+
+@pytest.mark.parametrize("after", [0.0, 0.15, 0.3, 0.45, 0.6, 0.75])
+def test_a_signal_at_any_moment_of_the_start_leaves_a_journal_that_resumes(
+    ws: Path, after: float
+) -> None:
+    scenario = {
+        "rules": [plan_rule(("Files", ["Write a.txt", "Write b.txt"]))],
+        "replies": [
+            call("write_file", path="a.txt", content="a\n"),
+            done("a"),
+            call("write_file", path="b.txt", content="b\n"),
+            done("b"),
+        ],
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url)
+        proc = start_cli(env, "start", "Write the files", "-w", str(ws), "--foreground")
+        wait_for(lambda: (ws / ".agent_context" / "history.jsonl").exists())
+        time.sleep(after)
+        proc.send_signal(signal.SIGTERM)
+        code, err = finish(proc)
+        # After the run has ended (its handlers restored) a signal ends the process.
+        ended = "goal_completed" in record_types(ws)
+        assert code in (0, 130) or (code == -signal.SIGTERM and ended), err
+        recs = records(ws)
+        assert [r["seq"] for r in recs] == list(range(1, len(recs) + 1))
+        assert run_cli(env, "status", "-w", str(ws)).returncode == 0
+        if code == 130:
+            result = run_cli(env, "resume", "-w", str(ws), "--foreground")
+            assert result.returncode == 0, result.stderr
+    assert (ws / "a.txt").exists() and (ws / "b.txt").exists()
