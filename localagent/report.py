@@ -73,7 +73,10 @@ def status_info(workspace: Path) -> dict[str, Any]:
         "goal": goal.text if goal else None,
         "status": goal.status if goal else None,
         "reason": goal.reason if goal else "",
-        "suspended": getattr(state, "suspended", ""),
+        "suspended": state.suspended,
+        "stopped_by": state.stopped_by,
+        "tool_calls": state.call_format,
+        "settings": state.settings,
         "alive": alive,
         "pid": pid,
         "task": task,
@@ -108,7 +111,12 @@ def format_status(info: dict[str, Any]) -> str:
         ("process", _process(info)),
     ]
     if info.get("suspended"):
-        rows.append(("suspended", info["suspended"]))
+        rows.append(("suspended", f"{info['suspended']}; run `localagent resume`"))
+    if info.get("status") == "stopped" and info.get("stopped_by"):
+        rows.append(("stopped by", info["stopped_by"]))
+    if info.get("tool_calls"):
+        how = info["tool_calls"]
+        rows.append(("tool calls", how if how == "native" else f"written as text ({how} format)"))
     for key in ("task", "subtask"):
         item = info[key]
         if item:

@@ -193,6 +193,7 @@ def _work(
     try:
         info = model.preflight(preflight_deadline)
     except ModelUnavailable as exc:
+        log.error("suspended: %s", exc.message)
         journal.append("suspended", reason=exc.message)
         raise
     except StopRequested:

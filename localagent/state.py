@@ -116,6 +116,7 @@ class State(BaseModel):
     suspended: str = ""  # why the last run ended waiting for the model server
     chars_per_token: float = 4.0  # learned from the server's prompt token counts
     fingerprint: str = ""  # of the workspace after the last action (a change is progress)
+    call_format: str = ""  # how the model's latest tool calls arrived: native, or a text format
     task_index: int = 0
     subtask_index: int = 0
     rounds: int = 0
@@ -375,6 +376,7 @@ def _llm_call(state: State, rec: dict[str, Any]) -> None:
     state.suspended = ""
     if rec.get("purpose") == "round":
         _learn_token_size(state, rec)
+        state.call_format = str(rec.get("recogniser") or state.call_format)
         state.rounds += 1
         state.last_probe = rec.get("probe", {})
         if state.exchanges:  # only the latest reply may still have calls to run in full

@@ -303,6 +303,7 @@ def test_a_background_start_with_a_missing_model_exits_3_and_says_why(ws: Path) 
     assert "ollama pull absent:7b" in result.stderr
     assert "started" not in result.stdout
     assert "suspended" in status.stdout and "ollama pull absent:7b" in status.stdout
+    assert "localagent resume" in status.stdout
 
 
 def test_stop_during_a_long_model_call_is_prompt_and_clean(ws: Path) -> None:
@@ -436,3 +437,22 @@ def test_a_signal_at_any_moment_of_the_start_leaves_a_journal_that_resumes(
             result = run_cli(env, "resume", "-w", str(ws), "--foreground")
             assert result.returncode == 0, result.stderr
     assert (ws / "a.txt").exists() and (ws / "b.txt").exists()
+
+
+def test_status_says_how_the_models_calls_arrive(ws: Path) -> None:
+    mistral = '[TOOL_CALLS]write_file[ARGS]{"path": "a.txt", "content": "a"}'
+    scenario = {
+        "models": [{"name": "devstral:24b", "capabilities": ["completion"]}],
+        "rules": [plan_rule(("Files", ["Write a.txt"]))],
+        "replies": [{"content": mistral}],
+        "default": {
+            "content": '[TOOL_CALLS]mark_subtask_complete[ARGS]{"success": true, "reason": "ok"}'
+        },
+    }
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url, OLLAMA_MODEL="devstral:24b")
+        result = run_cli(env, "start", "Write a.txt", "-w", str(ws), "--foreground")
+        status = run_cli(env, "status", "-w", str(ws))
+    assert result.returncode == 0, result.stderr
+    assert (ws / "a.txt").read_text() == "a"
+    assert "written as text (mistral format)" in status.stdout, status.stdout
