@@ -78,15 +78,19 @@ def run_once(root: Path, rounds: int) -> tuple[list[float], list[dict[str, Any]]
         journal.append("goal_started", goal=GOAL, model=settings.model)
         model = OllamaModel(settings)
         model.preflight()
-        marks: list[float] = []
+        # A round is its model call and then its tool calls, each a step of the loop; the
+        # last step of round N ends when the state still counts N rounds.
+        marks: dict[int, float] = {}
         ctx = ToolContext(root=workspace, allowed_commands=settings.allowed_commands)
         stop = StopSignal(journal.stop_requested)
-        agent = Agent(
-            journal, model, settings, ctx, stop, lambda s: marks.append(time.perf_counter())
-        )
+
+        def mark(state: Any) -> None:
+            marks[state.rounds] = time.perf_counter()
+
+        agent = Agent(journal, model, settings, ctx, stop, mark)
         try:
             agent.plan()
-            marks.append(time.perf_counter())
+            marks[0] = time.perf_counter()
             outcome = agent.run()
         finally:
             journal.snapshot()
@@ -95,7 +99,7 @@ def run_once(root: Path, rounds: int) -> tuple[list[float], list[dict[str, Any]]
     if outcome != "completed" or journal.state.rounds != rounds:
         raise RuntimeError(f"the run ended {outcome} after {journal.state.rounds} rounds")
     calls = [r for r in journal.records() if r["type"] == "llm_call" and r["purpose"] == "round"]
-    walls = [b - a for a, b in pairwise(marks)]
+    walls = [b - a for a, b in pairwise(marks[n] for n in sorted(marks))]
     return walls, calls, requests
 
 
