@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from localagent import workspace_env
 from localagent.fingerprint import is_skipped
 from localagent.process import LaunchError, run_process
+from localagent.textcap import cap_text
 from localagent.workspace_env import WorkspaceEnvError
 
 JOURNAL_DIR = ".agent_context"
@@ -93,19 +94,6 @@ class ToolResult:
 
 class ToolError(Exception):
     """A mistake the model can correct; the message is the observation it reads."""
-
-
-def cap_text(text: str, limit: int) -> str:
-    """Keeps the head and tail of text within limit characters, marking what was cut."""
-    if len(text) <= limit:
-        return text
-    # Sized for the longest possible count, so the result never exceeds limit.
-    room = limit - len(f"\n[... {len(text)} characters cut ...]\n")
-    if room < 2:
-        return text[:limit]
-    head, tail = room - room // 2, room // 2
-    marker = f"\n[... {len(text) - head - tail} characters cut ...]\n"
-    return text[:head] + marker + text[len(text) - tail :]
 
 
 def _clean(text: str) -> str:

@@ -114,19 +114,26 @@ def _stopped(ws: Path) -> dict[str, Any]:
     return [r for r in records(ws) if r["type"] == "stopped"][-1]
 
 
+SLOW_WRITE = {
+    "rules": [plan_rule(("Files", ["Write a.txt"]))],
+    "replies": [{**call("write_file", path="a.txt", content="a\n"), "delay": 0.5}],
+    "default": done("written"),
+}
+
+
+def signalled_after_the_plan(env: dict[str, str], ws: Path, signum: int) -> None:
+    """A foreground run sent `signum` once its plan is journaled; it must exit 130."""
+    proc = start_cli(env, "start", "Write a.txt", "-w", str(ws), "--foreground")
+    wait_for(lambda: "plan" in record_types(ws))
+    proc.send_signal(signum)
+    code, err = finish(proc)
+    assert code == 130, err
+
+
 def test_sigterm_is_a_system_stop_that_resume_all_picks_up(ws: Path) -> None:
-    scenario = {
-        "rules": [plan_rule(("Files", ["Write a.txt"]))],
-        "replies": [{**call("write_file", path="a.txt", content="a\n"), "delay": 0.5}],
-        "default": done("written"),
-    }
-    with FakeOllama(scenario) as server:
+    with FakeOllama(SLOW_WRITE) as server:
         env = cli_env(server.url)
-        proc = start_cli(env, "start", "Write a.txt", "-w", str(ws), "--foreground")
-        wait_for(lambda: "plan" in record_types(ws))
-        proc.send_signal(signal.SIGTERM)
-        code, err = finish(proc)
-        assert code == 130, err
+        signalled_after_the_plan(env, ws, signal.SIGTERM)
         assert _stopped(ws)["by"] == "system"
         listing = run_cli(env, "resume", "--all")
         assert str(ws) in listing.stdout, listing.stdout
@@ -136,18 +143,9 @@ def test_sigterm_is_a_system_stop_that_resume_all_picks_up(ws: Path) -> None:
 def test_a_user_stop_is_not_resumed_at_logon_and_a_failed_resume_keeps_it_stopped(
     ws: Path,
 ) -> None:
-    scenario = {
-        "rules": [plan_rule(("Files", ["Write a.txt"]))],
-        "replies": [{**call("write_file", path="a.txt", content="a\n"), "delay": 0.5}],
-        "default": done("written"),
-    }
-    with FakeOllama(scenario) as server:
+    with FakeOllama(SLOW_WRITE) as server:
         env = cli_env(server.url)
-        proc = start_cli(env, "start", "Write a.txt", "-w", str(ws), "--foreground")
-        wait_for(lambda: "plan" in record_types(ws))
-        proc.send_signal(signal.SIGINT)  # Ctrl-C: the user
-        code, err = finish(proc)
-        assert code == 130, err
+        signalled_after_the_plan(env, ws, signal.SIGINT)  # Ctrl-C: the user
         assert _stopped(ws)["by"] == "user"
         listing = run_cli(env, "resume", "--all")
         assert "nothing to resume" in listing.stdout
