@@ -102,6 +102,28 @@ def _workspace(workspace: Path) -> Check:
     return Check("workspace", OK, f"{workspace} is writable")
 
 
+def _call_format(workspace: Path) -> Check | None:
+    """How the model's tool calls arrived in this workspace's goal, when it has one."""
+    from localagent.errors import AgentError
+    from localagent.journal import Journal
+
+    journal = Journal(workspace)
+    try:
+        state = journal.load(repair=False) if journal.exists() else None
+    except (AgentError, OSError):
+        return None
+    if state is None or not state.call_format:
+        return None
+    if state.call_format == "native":
+        return Check("tool calls", OK, "the model's tool calls arrive as native calls")
+    return Check(
+        "tool calls",
+        WARN,
+        f"the model's tool calls arrive as text ({state.call_format} format); they are read, "
+        "but a model with native tool calling is more reliable",
+    )
+
+
 def _interpreter(workspace: Path) -> Check:
     from localagent.workspace_env import describe_interpreter
 
@@ -146,6 +168,8 @@ def run_checks(settings: Settings, workspace: Path) -> list[Check]:
     found = [*checks, _workspace(workspace)]
     if workspace.is_dir():
         found.append(_interpreter(workspace))
+        if (how := _call_format(workspace)) is not None:
+            found.append(how)
     return [*found, _registry(), _autostart()]
 
 

@@ -451,6 +451,8 @@ def test_status_says_how_the_models_calls_arrive(ws: Path) -> None:
         env = cli_env(server.url, OLLAMA_MODEL="devstral:24b")
         result = run_cli(env, "start", "Write a.txt", "-w", str(ws), "--foreground")
         status = run_cli(env, "status", "-w", str(ws))
+        doctor = run_cli(env, "doctor", "-w", str(ws))
     assert result.returncode == 0, result.stderr
     assert (ws / "a.txt").read_text() == "a"
     assert "written as text (mistral format)" in status.stdout, status.stdout
+    assert "arrive as text (mistral format)" in doctor.stdout, doctor.stdout
