@@ -66,6 +66,23 @@ class Settings(BaseModel):
     max_blocked: int = Field(3, ge=1)
     max_format_errors: int = Field(3, ge=1)
 
+    @field_validator("ollama_host")
+    @classmethod
+    def _check_host(cls, value: str) -> str:
+        from urllib.parse import urlsplit
+
+        url = value.strip() if "://" in value else "http://" + value.strip()
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError as exc:
+            raise ValueError(
+                f"{value!r} is not a server address ({exc}); e.g. 127.0.0.1:11434"
+            ) from None
+        if parts.scheme not in ("http", "https"):
+            raise ValueError(f"{value!r} must be an http:// or https:// address")
+        return value
+
     @field_validator("allowed_commands", mode="before")
     @classmethod
     def _split_commands(cls, value: Any) -> Any:
@@ -102,8 +119,10 @@ def _from_file(path: Path) -> dict[str, Any]:
             data = tomllib.load(fh)
     except FileNotFoundError:
         return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"cannot read the config file {path}: {exc}") from None
+    except (OSError, ValueError) as exc:  # TOMLDecodeError, or bytes that are not UTF-8
+        raise UsageError(
+            f"cannot read the config file {path}: {exc}; fix it or move it away"
+        ) from None
     unknown = sorted(set(data) - set(Settings.model_fields))
     if unknown:
         known = ", ".join(sorted(ENV_NAMES))

@@ -52,3 +52,20 @@ def test_broken_toml_is_a_clear_error() -> None:
     path = write_config("model = \n")
     with pytest.raises(UsageError, match=str(path.name)):
         load_settings()
+
+
+def test_a_binary_config_file_is_a_clear_usage_error(isolated_home: Path) -> None:
+    path = isolated_home / "config" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(UsageError, match="cannot read the config file"):
+        load_settings()
+
+
+@pytest.mark.parametrize("host", ["http://[::1", "127.0.0.1:notaport", "ftp://127.0.0.1"])
+def test_a_bad_ollama_host_is_a_clear_usage_error(
+    host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", host)
+    with pytest.raises(UsageError, match="OLLAMA_HOST"):
+        load_settings()
