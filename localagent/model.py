@@ -139,7 +139,6 @@ class OllamaModel:
         self.native_tools = True
         self.num_ctx = settings.num_ctx
         self.info: ModelInfo | None = None
-        self._abandon = threading.Event()
 
     # ---- calls with retries ------------------------------------------------------
 
@@ -228,11 +227,15 @@ class OllamaModel:
         Tools are dropped when the model has no native tool calling.
         """
         started = time.perf_counter()
-        self._abandon.clear()
+        # One flag per call: a stream this call abandons ends at its next chunk, and a
+        # later call cannot revive it.
+        abandon = threading.Event()
         try:
-            reply = call_abandonably(self.stop, lambda: self._chat(messages, tools, schema))
+            reply = call_abandonably(
+                self.stop, lambda: self._chat(messages, tools, schema, abandon)
+            )
         finally:
-            self._abandon.set()  # an abandoned stream ends at its next chunk
+            abandon.set()
         reply.duration_ms = (time.perf_counter() - started) * 1000
         return reply
 
@@ -241,12 +244,14 @@ class OllamaModel:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
         schema: dict[str, Any] | None,
+        abandon: threading.Event,
     ) -> Reply:
         while True:
             use_tools = tools if self.native_tools else None
             try:
                 return self._with_retry(
-                    "model call", lambda tools=use_tools: self._stream(messages, tools, schema)
+                    "model call",
+                    lambda tools=use_tools: self._stream(messages, tools, schema, abandon),
                 )
             except _Refused as exc:
                 if exc.status == 400 and "does not support tools" in exc.error and use_tools:
@@ -289,8 +294,10 @@ class OllamaModel:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
         schema: dict[str, Any] | None,
+        abandon: threading.Event,
     ) -> Reply:
         reply = Reply()
+        known = {t["function"]["name"] for t in tools or []}
         content: list[str] = []
         deadline = time.monotonic() + self.settings.call_deadline
         request = self._request(messages, tools, schema)
@@ -307,7 +314,6 @@ class OllamaModel:
                     raise _Retry(f"server error mid-stream: {str(part['error'])[:200]}")
                 message = part.get("message") or {}
                 content.append(str(message.get("content") or ""))
-                known = {t["function"]["name"] for t in tools or []}
                 reply.tool_calls += [_tool_call(c, known) for c in message.get("tool_calls") or []]
                 if part.get("done"):
                     reply.prompt_tokens = _count(part.get("prompt_eval_count"))
@@ -317,7 +323,7 @@ class OllamaModel:
                 if time.monotonic() > deadline:
                     reply.cut_off = "deadline"
                     break
-                if self._abandon.is_set():
+                if abandon.is_set():
                     break
             else:
                 raise _Retry("the stream ended before the reply was done")
