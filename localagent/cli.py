@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -38,6 +38,18 @@ ModelOpt = Annotated[str | None, typer.Option("--model", help="Ollama model name
 RoundsOpt = Annotated[
     int | None, typer.Option("--max-rounds", help="Stop after N model rounds.", min=1)
 ]
+CheckOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--check",
+        metavar="CMD",
+        help="A command that must pass before the goal counts as achieved (repeatable).",
+    ),
+]
+NoVerifyOpt = Annotated[
+    bool,
+    typer.Option("--no-verify", help="Do not verify the goal at the end (subtasks still are)."),
+]
 ForegroundOpt = Annotated[
     bool, typer.Option("--foreground", help="Run attached; the exit code is the outcome.")
 ]
@@ -59,10 +71,11 @@ def _run(
     max_rounds: int | None,
     foreground: bool,
     repair: bool = False,
+    verification: dict[str, Any] | None = None,
 ) -> None:
     from localagent.settings import load_settings
 
-    flags = {"model": model, "max_rounds": max_rounds}
+    flags = {"model": model, "max_rounds": max_rounds, **(verification or {})}
     settings = load_settings(**flags)
     ws = _workspace(workspace)
     if goal is not None and not ws.exists():
@@ -96,11 +109,24 @@ def start(
     model: ModelOpt = None,
     max_rounds: RoundsOpt = None,
     foreground: ForegroundOpt = False,
+    check: CheckOpt = None,
+    no_verify: NoVerifyOpt = False,
 ) -> None:
     """Start work on GOAL (or resume it if the workspace holds it unfinished)."""
     if not goal.strip():
         raise _usage("the goal is empty; say what to achieve")
-    _run(workspace, goal.strip(), model, max_rounds, foreground)
+    verification = _verification_flags(check, no_verify)
+    _run(workspace, goal.strip(), model, max_rounds, foreground, verification=verification)
+
+
+def _verification_flags(check: list[str] | None, no_verify: bool) -> dict[str, Any]:
+    """`--check` and `--no-verify` as setting flags (None: not given)."""
+    if check and not all(c.strip() for c in check):
+        raise _usage("--check needs a command, e.g. --check \"python -m pytest -q\"")
+    return {
+        "checks": tuple(c.strip() for c in check) if check else None,
+        "verify": False if no_verify else None,
+    }
 
 
 @app.command()
@@ -136,12 +162,14 @@ def run_agent(
     max_rounds: RoundsOpt = None,
     repair: RepairOpt = False,
     preflight_deadline: Annotated[float | None, typer.Option("--preflight-deadline")] = None,
+    check: CheckOpt = None,
+    no_verify: NoVerifyOpt = False,
 ) -> None:
     """The background process started by `start` and `resume`."""
     from localagent.runner import run
     from localagent.settings import load_settings
 
-    flags = {"model": model, "max_rounds": max_rounds}
+    flags = {"model": model, "max_rounds": max_rounds, **_verification_flags(check, no_verify)}
     settings = load_settings(**flags)
     ws = _workspace(workspace)
     run(ws, goal, settings, flags, repair=repair, preflight_deadline=preflight_deadline)

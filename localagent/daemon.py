@@ -34,6 +34,10 @@ def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list
         argv += ["--model", str(flags["model"])]
     if flags.get("max_rounds"):
         argv += ["--max-rounds", str(flags["max_rounds"])]
+    for check in flags.get("checks") or ():
+        argv.append(f"--check={check}")
+    if flags.get("verify") is False:
+        argv += ["--no-verify"]
     if flags.get("repair"):
         argv += ["--repair"]
     if flags.get("preflight_deadline") is not None:

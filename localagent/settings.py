@@ -30,6 +30,7 @@ ENV_NAMES: dict[str, str] = {
     "num_predict": "LOCALAGENT_NUM_PREDICT",
     "call_deadline": "LOCALAGENT_CALL_DEADLINE",
     "max_replans": "LOCALAGENT_MAX_REPLANS",
+    "verify": "LOCALAGENT_VERIFY",
 }
 
 # Settings that belong to a run: journaled when the goal starts, reused on resume.
@@ -45,6 +46,8 @@ RUN_SETTINGS = (
     "max_replans",
     "max_blocked",
     "max_format_errors",
+    "checks",
+    "verify",
 )
 
 
@@ -65,6 +68,19 @@ class Settings(BaseModel):
     max_replans: int = Field(2, ge=0)
     max_blocked: int = Field(3, ge=1)
     max_format_errors: int = Field(3, ge=1)
+    checks: tuple[str, ...] = ()  # commands that must pass before a goal is verified
+    verify: bool = True  # verify the goal when its last subtask completes
+
+    @field_validator("checks", mode="before")
+    @classmethod
+    def _check_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return (value,)
+        if isinstance(value, list | tuple) and not all(
+            isinstance(item, str) and item.strip() for item in value
+        ):
+            raise ValueError("checks is a list of commands, e.g. [\"python -m pytest -q\"]")
+        return tuple(item.strip() for item in value) if isinstance(value, list | tuple) else value
 
     @field_validator("ollama_host")
     @classmethod

@@ -69,3 +69,16 @@ def test_a_bad_ollama_host_is_a_clear_usage_error(
     monkeypatch.setenv("OLLAMA_HOST", host)
     with pytest.raises(UsageError, match="OLLAMA_HOST"):
         load_settings()
+
+
+def test_checks_come_from_the_config_file_and_flags_win() -> None:
+    write_config('checks = ["python -m pytest -q"]\n')
+    assert load_settings().checks == ("python -m pytest -q",)
+    assert load_settings(checks=("ruff check .",)).checks == ("ruff check .",)
+    assert load_settings(verify=False).verify is False
+
+
+def test_a_check_that_is_not_a_command_is_a_usage_error() -> None:
+    write_config("checks = [1, 2]\n")
+    with pytest.raises(UsageError, match="checks"):
+        load_settings()
