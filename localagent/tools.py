@@ -253,7 +253,23 @@ def write_file(
     existed = target.exists()
     _write_atomically(target, data)
     how = "replaced" if existed else "created"
-    return ToolResult(True, f"wrote {len(data)} bytes to {_describe(path)} ({how})", changed=True)
+    text = f"wrote {len(data)} bytes to {_describe(path)} ({how})"
+    if target.suffix.lower() in (".py", ".pyw"):
+        problem = syntax_problem(content, _relative(ctx.root, target))
+        text += f"; but {problem}: fix it before you run it" if problem else ""
+    return ToolResult(True, text, changed=True)
+
+
+def syntax_problem(source: str | bytes, name: str) -> str | None:
+    """Why Python source does not compile ("syntax error at line 3: ..."), or None."""
+    try:
+        compile(source, name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" if exc.lineno else "an unknown line"
+        return f"syntax error at {where}: {exc.msg}"
+    except ValueError as exc:  # null bytes
+        return f"not Python source: {exc}"
+    return None
 
 
 def _temp_name(name: str) -> str:

@@ -208,6 +208,16 @@ def test_unknown_tool_names_the_available_tools(ws: Workspace, name: Any) -> Non
 # ------------------------------------------------------------ happy paths
 
 
+def test_writing_python_that_does_not_compile_says_where(ws: Workspace) -> None:
+    bad = ws.run("write_file", {"path": "game.py", "content": "def play(:\n    return 1\n"})
+    assert bad.ok and bad.changed  # the file is written: the model fixes it next
+    assert "syntax error at line 1" in bad.text
+    good = ws.run("write_file", {"path": "game.py", "content": "def play():\n    return 1\n"})
+    assert "syntax error" not in good.text
+    text = ws.run("write_file", {"path": "notes.txt", "content": "def play(:\n"})
+    assert "syntax error" not in text.text
+
+
 def test_write_then_read_roundtrip(ws: Workspace) -> None:
     content = "première ligne\nzweite Zeile ✓\n"
     written = ws.run("write_file", {"path": "notes.txt", "content": content})
