@@ -50,8 +50,10 @@ PIP_OUTSIDE = frozenset(
     | {("cache", "remove")}
 )
 SHELL_OPERATORS = (";", "&&", "||", "|", ">", "<", "`", "$(", "\n", "\r")
+# Windows opens a device for these names, in any folder and with any extension.
 WINDOWS_DEVICE_NAMES = frozenset(
-    {"con", "prn", "aux", "nul"} | {f"{kind}{n}" for kind in ("com", "lpt") for n in range(1, 10)}
+    {"con", "prn", "aux", "nul", "conin$", "conout$"}
+    | {f"{kind}{n}" for kind in ("com", "lpt") for n in [*"0123456789", *"\u00b9\u00b2\u00b3"]}
 )
 _TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{8}\.tmp", re.DOTALL)
 _PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?|py")
@@ -118,8 +120,15 @@ def resolve_in_workspace(root: Path, raw: str) -> Path:
         raise ToolError(f"path {_describe(raw)} contains a NUL character")
     normalized = raw.replace("\\", "/")
     outside = f"path {_describe(raw)} is outside the workspace; use a path relative to it"
-    if sys.platform != "win32" and PureWindowsPath(normalized).drive:
+    drive = PureWindowsPath(normalized).drive
+    # `C:x` is relative to drive C's current folder, wherever that is.
+    if drive and (sys.platform != "win32" or not PureWindowsPath(normalized).root):
         raise ToolError(outside)
+    # Before anything touches the disk: on Windows, resolving `CON` opens the console.
+    named = normalized[len(drive) :].split("/")
+    if _touches_journal(tuple(named)):
+        raise _journal_error(raw)
+    _check_names(raw, named)
     _check_length(raw, normalized)
     try:
         resolved = (root / normalized).resolve()
@@ -129,15 +138,43 @@ def resolve_in_workspace(root: Path, raw: str) -> Path:
         raise ToolError(outside)
     parts = resolved.relative_to(root).parts
     if _touches_journal(parts):
-        # Nested ones too: a workspace inside this one has its own journal.
-        raise ToolError(
-            f"path {_describe(raw)} is inside {JOURNAL_DIR}/, the agent's own journal; "
-            "tools may not touch it"
-        )
-    for part in parts:
-        if part.split(".")[0].rstrip(" ").casefold() in WINDOWS_DEVICE_NAMES:
-            raise ToolError(f"path {_describe(raw)} uses {part!r}, a reserved device name")
+        raise _journal_error(raw)
+    _check_names(raw, parts)  # a link inside the workspace may lead to such a name
     return resolved
+
+
+def _journal_error(raw: str) -> ToolError:
+    # Nested ones too: a workspace inside this one has its own journal.
+    return ToolError(
+        f"path {_describe(raw)} is inside {JOURNAL_DIR}/, the agent's own journal; "
+        "tools may not touch it"
+    )
+
+
+def is_device_name(name: str) -> bool:
+    """Whether Windows reads name as a device (`CON`, `nul.txt`, `COM1 .log`, `CONIN$`)."""
+    return name.split(".")[0].rstrip(" ").casefold() in WINDOWS_DEVICE_NAMES
+
+
+def _check_names(raw: str, parts: typing.Iterable[str]) -> None:
+    """Refuses names that Windows reads differently, on every platform so that a workspace
+    means the same everywhere: a stream (`a.py:x`), a device, or a trailing dot or space
+    (Windows drops it, so `a.py.` would write `a.py`)."""
+    for part in parts:
+        if part in ("", ".", ".."):
+            continue
+        if ":" in part:
+            raise ToolError(
+                f"path {_describe(raw)} has ':' in the name {part!r}; names may not contain "
+                "':' (on Windows it names a hidden stream of the file)"
+            )
+        if is_device_name(part):
+            raise ToolError(f"path {_describe(raw)} uses {part!r}, a reserved device name")
+        if part.rstrip(". ") != part:
+            raise ToolError(
+                f"path {_describe(raw)} has a name that ends with a dot or a space ({part!r}); "
+                f"Windows drops those, use {part.rstrip('. ')!r}"
+            )
 
 
 def _name_size(name: str) -> int:
@@ -393,13 +430,24 @@ def _program_name(token: str) -> str:
     return PurePath(token.replace("\\", "/")).name.casefold().removesuffix(".exe")
 
 
+def split_command(cmd: str) -> list[str]:
+    """The words of cmd: split at spaces, '...' and "..." quote, and a backslash is a plain
+    character on every platform (`python src\\main.py` names src\\main.py, as on Windows),
+    so a command means the same whichever system runs it. ValueError if a quote is open."""
+    lexer = shlex.shlex(cmd, posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    lexer.escape = ""
+    return list(lexer)
+
+
 def command_argv(ctx: ToolContext, cmd: str) -> list[str]:
     """The argv that cmd runs as, or ToolError saying why the command is refused."""
     for operator in SHELL_OPERATORS:
         if operator in cmd:
             _refuse_shell(operator)
     try:
-        tokens = shlex.split(cmd, posix=True)
+        tokens = split_command(cmd)
     except ValueError as exc:
         raise ToolError(f"cannot parse command {_describe(cmd)}: {exc}") from exc
     if not tokens:
@@ -483,6 +531,9 @@ def _outside_problem(root: Path, candidate: str) -> str | None:
         return "a path outside the workspace"
     path = root / normalized
     try:
+        # Resolving a device name (`pytest CON`) would open the device on Windows.
+        if any(is_device_name(part) for part in normalized.split("/")):
+            raise ValueError(normalized)
         resolved = path.resolve()
     except (OSError, RuntimeError, ValueError):
         resolved = Path(os.path.normpath(path))
@@ -685,7 +736,7 @@ def normalize_path(raw: str) -> str:
 
 def _respaced(cmd: str) -> str:
     try:
-        return shlex.join(shlex.split(cmd))
+        return shlex.join(split_command(cmd))
     except ValueError:
         return cmd
 
