@@ -23,6 +23,8 @@ from typing import IO
 
 import psutil
 
+from localagent.winjob import CREATE_SUSPENDED, KillOnCloseJob
+
 CHUNK_SIZE = 64 * 1024
 # After the program ends, whatever is still in the pipe is drained within this
 # time; a descendant that keeps the pipe open must not keep us waiting longer.
@@ -110,18 +112,21 @@ def _child_env(extra: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def _platform_options() -> dict[str, object]:
+def _platform_options(suspended: bool) -> dict[str, object]:
     if sys.platform == "win32":
         flags = getattr(subprocess, "CREATE_NO_WINDOW", 0) | getattr(
             subprocess, "CREATE_NEW_PROCESS_GROUP", 0
         )
-        return {"creationflags": flags}
+        # Suspended until it is in its job, so nothing it starts escapes the job.
+        return {"creationflags": flags | (CREATE_SUSPENDED if suspended else 0)}
     # A session of its own makes the program's whole group killable at once,
     # including descendants that were re-parented after their parent died.
     return {"start_new_session": True}
 
 
-def _launch(argv: list[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+def _launch(
+    argv: list[str], cwd: Path, env: Mapping[str, str], suspended: bool = False
+) -> subprocess.Popen[bytes]:
     if not argv:
         raise LaunchError("empty command")
     if not cwd.is_dir():
@@ -135,7 +140,7 @@ def _launch(argv: list[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Po
             stderr=subprocess.STDOUT,
             bufsize=0,
             env=_child_env(env),
-            **_platform_options(),  # type: ignore[arg-type]
+            **_platform_options(suspended),  # type: ignore[arg-type]
         )
     except FileNotFoundError as exc:
         raise LaunchError(f"program {argv[0]!r} was not found") from exc
@@ -210,9 +215,12 @@ class _Tree:
     since it was seen is left alone.
     """
 
-    def __init__(self, root: psutil.Process, marker: str | None) -> None:
+    def __init__(
+        self, root: psutil.Process, marker: str | None, job: KillOnCloseJob | None = None
+    ) -> None:
         self.root = root
         self.marker = marker
+        self.job = job
         self.seen: dict[int, psutil.Process] = {}
 
     def watch(self) -> None:
@@ -223,6 +231,8 @@ class _Tree:
     def kill(self, group: bool) -> None:
         """Kills the command, its process group if `group`, and every descendant seen or marked."""
         self.watch()
+        if self.job is not None:
+            self.job.close()
         if group:
             _kill_group(self.root.pid)
         procs = [self.root, *self.seen.values()]
@@ -235,10 +245,20 @@ def _launch_watched(
     argv: list[str], cwd: Path, env: Mapping[str, str] | None
 ) -> tuple[subprocess.Popen[bytes], _Tree | None]:
     marker = secrets.token_hex(8)
-    proc = _launch(argv, cwd, {**(env or {}), MARKER_VARIABLE: marker})
+    job = KillOnCloseJob() if sys.platform == "win32" else None
     try:
-        return proc, _Tree(psutil.Process(proc.pid), marker)
+        proc = _launch(argv, cwd, {**(env or {}), MARKER_VARIABLE: marker}, job is not None)
+    except BaseException:
+        if job is not None:
+            job.close()
+        raise
+    if job is not None and not job.adopt(proc.pid):
+        job = None  # job objects refused here: the watched tree is killed as before
+    try:
+        return proc, _Tree(psutil.Process(proc.pid), marker, job)
     except psutil.Error:  # it already ended and was reaped
+        if job is not None:
+            job.close()
         return proc, None
 
 
