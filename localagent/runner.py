@@ -8,13 +8,14 @@ outcomes and errors into exit codes.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from localagent.errors import GoalFailed, Interrupted, ModelUnavailable, UsageError
+from localagent.errors import AgentError, GoalFailed, Interrupted, ModelUnavailable, UsageError
 from localagent.journal import Disk, Journal
 from localagent.lock import WorkspaceLock
 from localagent.settings import RUN_SETTINGS, Settings
@@ -60,6 +61,8 @@ class Run:
         tb: TracebackType | None,
     ) -> None:
         self.journal.finish(best_effort=True)
+        with contextlib.suppress(OSError, AgentError):
+            self.journal.clear_stop()  # a request that came as the run ended is spent
         self.stop.uninstall()
         root = logging.getLogger("localagent")
         for handler in self._handlers:
