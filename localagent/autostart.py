@@ -99,7 +99,8 @@ class System:
             return CommandResult(124, "", f"{argv[0]}: no answer after {self.timeout:g} s")
         except OSError as exc:
             return CommandResult(126, "", f"{argv[0]}: {exc}")
-        out, err = (data.decode("utf-8", errors="replace") for data in (done.stdout, done.stderr))
+        encoding = output_encoding()
+        out, err = (data.decode(encoding, errors="replace") for data in (done.stdout, done.stderr))
         return CommandResult(done.returncode, out, err)
 
     def write(self, path: Path, data: bytes) -> None:
@@ -123,6 +124,23 @@ class System:
 
     def user(self) -> str:
         return getpass.getuser()
+
+
+def output_encoding() -> str:
+    """How the programs autostart runs encode their output: UTF-8, except that Windows
+    console programs (schtasks) write the console's code page, the OEM one (cp437, cp850)
+    when there is no console, not UTF-8 nor the ANSI code page."""
+    if sys.platform != "win32":
+        return "utf-8"
+    import ctypes
+
+    kernel32 = ctypes.WinDLL("kernel32")  # type: ignore[attr-defined]
+    encoding = f"cp{kernel32.GetConsoleOutputCP() or kernel32.GetOEMCP()}"
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        return "utf-8"
+    return encoding
 
 
 def carried_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -158,7 +176,9 @@ def resume_argv(system: System) -> list[str]:
     """The command autostart runs, as an argv list.
 
     `python -m localagent` rather than the `localagent` script: the interpreter path is
-    always known, and on Windows `pythonw.exe` runs it without opening a console window.
+    always known. On Windows the task runs `localagent.logon` (`resume --all` that logs to
+    a file and stays while the agents it resumed run, so that the end of the task cannot
+    end them) with `pythonw.exe`, which opens no console window.
     """
     python = system.python
     if not python:
@@ -167,6 +187,7 @@ def resume_argv(system: System) -> list[str]:
         pythonw = Path(python).with_name("pythonw.exe")
         if system.exists(pythonw):
             python = str(pythonw)
+        return [python, "-m", "localagent.logon"]
     return [python, "-m", "localagent", "resume", "--all"]
 
 
@@ -379,8 +400,9 @@ class TaskScheduler:
         finally:
             system.remove(path)
         return (
-            f"Registered the task {TASK_NAME}: it runs `{shown(argv, system)}` at logon."
-            + env_note(system.env, carried=False)
+            f"Registered the task {TASK_NAME}: it runs `{shown(argv, system)}` at logon, "
+            "which resumes unfinished goals and stays while their agents run (its log: "
+            "autostart.log in localagent's data folder)." + env_note(system.env, carried=False)
         )
 
     def uninstall(self, system: System) -> str | None:

@@ -122,7 +122,8 @@ def unit_service(text: str) -> configparser.SectionProxy:
 
 def test_resume_argv_prefers_pythonw_beside_python_on_windows(tmp_path: Path) -> None:
     system = make_system(tmp_path, "win32")
-    assert autostart.resume_argv(system) == [system.python, "-m", "localagent", "resume", "--all"]
+    # The logon module resumes, logs to a file and waits for its agents (see test_windows_*).
+    assert autostart.resume_argv(system) == [system.python, "-m", "localagent.logon"]
     pythonw = Path(system.python).with_name("pythonw.exe")
     pythonw.touch()
     assert autostart.resume_argv(system)[0] == str(pythonw)
@@ -484,6 +485,7 @@ def test_launchd_status_and_uninstall(tmp_path: Path) -> None:
     assert "nothing to remove" in autostart.uninstall(system)
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX programs write UTF-8; see below")
 def test_system_runs_programs_and_decodes_their_output() -> None:
     system = System()
     script = "import sys; sys.stdout.buffer.write(sys.stdin.buffer.read() + b'\\xff')"
@@ -570,3 +572,31 @@ def test_windows_says_which_variables_it_cannot_carry(tmp_path: Path) -> None:
     message = autostart.install(system)
     assert "OLLAMA_HOST" in message and "setx" in message
     assert all(b"sk-very-secret" not in data for data in system.written.values())
+
+
+# ---- Windows: the console code page, the logon task (issue 17 items 6 and 10) -------------
+
+CODE_PAGE_WRITER = """
+import ctypes, sys
+kernel32 = ctypes.WinDLL("kernel32")
+page = kernel32.GetConsoleOutputCP() or kernel32.GetOEMCP()
+sys.stdout.buffer.write("Zugriff verweigert: zoë".encode(f"cp{page}"))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "win32", reason="Windows console programs and code pages")
+def test_windows_output_is_decoded_in_the_console_code_page() -> None:
+    # As schtasks does: its messages come in the console's (else the OEM) code page.
+    result = System().run([sys.executable, "-c", CODE_PAGE_WRITER])
+    assert result == CommandResult(0, "Zugriff verweigert: zoë", "")
+
+
+def test_the_logon_task_runs_the_logon_module(tmp_path: Path) -> None:
+    system = make_system(tmp_path, "win32")
+    Path(system.python).with_name("pythonw.exe").touch()
+    message = autostart.install(system)
+    task = ET.fromstring(next(iter(system.written.values())))
+    command = task.findtext("t:Actions/t:Exec/t:Command", namespaces=NS)
+    assert command == str(Path(system.python).with_name("pythonw.exe"))
+    assert task.findtext("t:Actions/t:Exec/t:Arguments", namespaces=NS) == "-m localagent.logon"
+    assert "stays while their agents run" in message and "autostart.log" in message
