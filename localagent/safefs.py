@@ -90,7 +90,10 @@ def _opener(path: str, flags: int) -> int:
         if kind not in (None, "missing"):
             raise unsafe(path, kind)
     try:
-        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _BINARY, 0o644)
+        if WINDOWS:
+            fd = _open_shared(path, flags)
+        else:
+            fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _BINARY, 0o644)
     except OSError as exc:
         kind = lstat_kind(path)
         # ELOOP: a symlink under O_NOFOLLOW; ENXIO: a FIFO with no reader or a socket.
@@ -108,6 +111,47 @@ def _opener(path: str, flags: int) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def _open_shared(path: str, flags: int) -> int:
+    """`os.open` on Windows, but sharing delete as well as read and write: a reader (`logs
+    -f`, `status`) never stops the agent from rotating its log or replacing its state, as
+    on POSIX. (The C runtime's open shares read and write only.)"""
+    import ctypes
+    import msvcrt
+    from ctypes import wintypes
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    create = kernel32.CreateFileW
+    create.restype = wintypes.HANDLE
+    create.argtypes = [wintypes.LPCWSTR, wintypes.DWORD, wintypes.DWORD, ctypes.c_void_p]
+    create.argtypes += [wintypes.DWORD, wintypes.DWORD, wintypes.HANDLE]
+    access = {os.O_RDONLY: 0x80000000, os.O_WRONLY: 0x40000000}.get(
+        flags & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR), 0xC0000000
+    )
+    share = 0x1 | 0x2 | 0x4  # FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE
+    handle = create(path, access, share, None, _disposition(flags), 0x80, None)
+    if handle in (None, wintypes.HANDLE(-1).value):
+        code = ctypes.get_last_error()
+        raise ctypes.WinError(code)  # type: ignore[attr-defined]
+    try:
+        return msvcrt.open_osfhandle(handle, flags & (os.O_APPEND | os.O_RDONLY))  # type: ignore[attr-defined]
+    except OSError:
+        kernel32.CloseHandle(wintypes.HANDLE(handle))
+        raise
+
+
+def _disposition(flags: int) -> int:
+    """CreateFileW's creation disposition for os.open flags."""
+    if flags & os.O_CREAT and flags & os.O_EXCL:
+        return 1  # CREATE_NEW
+    if flags & os.O_CREAT and flags & os.O_TRUNC:
+        return 2  # CREATE_ALWAYS
+    if flags & os.O_CREAT:
+        return 4  # OPEN_ALWAYS
+    if flags & os.O_TRUNC:
+        return 5  # TRUNCATE_EXISTING
+    return 3  # OPEN_EXISTING
 
 
 def open_file(path: Path, mode: str, buffering: int = -1) -> IO[Any]:
