@@ -4,7 +4,7 @@
 #
 #   bash scripts/wine_suite.sh                          # every tests/test_*.py
 #   FILES="tests/test_tools.py tests/test_process.py" bash scripts/wine_suite.sh
-#   FILES=tests/test_tools.py ARGS="-k backslash" bash scripts/wine_suite.sh
+#   FILES=tests/test_daemon.py K="stale_lock or resume_all" bash scripts/wine_suite.sh   # -k
 #
 # The Windows CPython and its Wine prefix come from ../shared/tools/windows/wine-python.sh
 # (Debian's wine and PyPI only); it runs once, when $WORK has no prefix yet (several minutes).
@@ -78,7 +78,7 @@ for file in $FILES; do
   started=$(date +%s)
   # shellcheck disable=SC2086
   winrun "$PY" -m pytest -p no:cacheprovider -p nosymlink -p timeout --timeout="$TIMEOUT" \
-      --tb=short -rfEs "$file" ${ARGS:-} >"$RESULTS/$name.txt"
+      --tb=short -rfEs "$file" ${K:+-k "$K"} ${ARGS:-} >"$RESULTS/$name.txt"
   code=$?
   seconds=$(($(date +%s) - started))
   summary=$(grep -E '^(=+ )?[0-9]+ (passed|failed|skipped|error|deselected)|no tests ran' \
