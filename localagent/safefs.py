@@ -133,7 +133,8 @@ def _open_shared(path: str, flags: int) -> int:
     handle = create(path, access, share, None, _disposition(flags), 0x80, None)
     if handle in (None, wintypes.HANDLE(-1).value):
         code = ctypes.get_last_error()
-        raise ctypes.WinError(code)  # type: ignore[attr-defined]
+        # The Windows error picks the subclass (FileNotFoundError, FileExistsError, ...).
+        raise OSError(0, ctypes.FormatError(code), path, code)  # type: ignore[attr-defined]
     try:
         return msvcrt.open_osfhandle(handle, flags & (os.O_APPEND | os.O_RDONLY))  # type: ignore[attr-defined]
     except OSError:

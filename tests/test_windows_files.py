@@ -57,3 +57,20 @@ def test_the_log_rotates_while_a_follower_holds_it(tmp_path: Path) -> None:
     rotated = journal.log_path.with_name(journal.log_path.name + ".1")
     assert rotated.exists()
     assert b"line 39 of the run" in journal.log_path.read_bytes()
+
+
+def test_opening_errors_keep_their_kind_and_name_the_file(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.json"
+    try:
+        safefs.open_file(missing, "rb")
+    except FileNotFoundError as exc:
+        assert exc.filename is not None and "missing.json" in str(exc.filename)
+    else:
+        raise AssertionError("a missing file opened")
+    (tmp_path / "taken").write_bytes(b"x")
+    try:
+        safefs.open_file(tmp_path / "taken", "xb")
+    except FileExistsError:
+        pass
+    else:
+        raise AssertionError("an existing file was created anew")
