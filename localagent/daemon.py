@@ -60,12 +60,35 @@ def _popen(argv: list[str], cwd: Path, journal: Journal) -> subprocess.Popen[byt
         )
 
 
-def _last_seq(journal: Journal) -> int:
-    try:
-        tail = journal.tail(1)
-    except AgentError:
-        return 0
-    return tail[0]["seq"] if tail else 0
+class _Mark:
+    """Where the history stood before the child started: its file's identity and last
+    `seq`. A new goal archives the old history and starts again at seq 1 in a new file,
+    so a record is the child's when it is in another file, or past `seq` in the same."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.identity = self._identity()
+        self.seq = 0
+        with contextlib.suppress(AgentError, OSError):
+            tail = journal.tail(1)
+            self.seq = tail[0]["seq"] if tail else 0
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.journal.history_path)
+        except OSError:
+            return None
+        return st.st_ino, st.st_dev
+
+    def since(self, n: int = 8) -> list[dict[str, Any]]:
+        """The records among the last `n` that were written after the mark."""
+        try:
+            recent = self.journal.tail(n)
+        except (AgentError, OSError):
+            return []
+        if self._identity() != self.identity:
+            return recent
+        return [r for r in recent if r["seq"] > self.seq]
 
 
 def _ours(info: dict[str, Any], proc: subprocess.Popen[bytes]) -> bool:
@@ -104,7 +127,7 @@ def spawn(
         if resume_mode(journal, journal.load(repair=False)) != "resume":
             return f"the goal in {workspace} is already {over(journal.state)}; nothing to resume"
     journal.ensure_dir()
-    before = _last_seq(journal)
+    before = _Mark(journal)
     argv = child_argv(
         workspace, goal, {**flags, "repair": repair, "preflight_deadline": preflight_wait}
     )
@@ -114,7 +137,7 @@ def spawn(
         if (code := proc.poll()) is not None:
             return _early_exit(journal, code, before)
         info = owner(journal.dir)
-        if info is not None and _ours(info, proc) and _ready(journal, before):
+        if info is not None and _ours(info, proc) and _ready(before):
             return (
                 f"started in the background\nworkspace  {workspace}\npid        "
                 f"{info['pid']}\nlog        {journal.log_path}"
@@ -123,38 +146,49 @@ def spawn(
     return f"starting in the background (pid {proc.pid})\nlog        {journal.log_path}"
 
 
-def _ready(journal: Journal, before: int) -> bool:
-    try:
-        recent = journal.tail(8)
-    except AgentError:
-        return False
-    return any(r["seq"] > before and r["type"] in READY for r in recent)
+def _ready(before: _Mark) -> bool:
+    return any(r["type"] in READY for r in before.since())
 
 
-def _early_exit(journal: Journal, code: int, before: int) -> str:
+def _early_exit(journal: Journal, code: int, before: _Mark) -> str:
     if code == 0:
         return f"the goal finished at once\nworkspace  {journal.workspace}"
-    reason = ""
-    with contextlib.suppress(AgentError):
-        reason = next(
-            (
-                str(r.get("reason", ""))
-                for r in reversed(journal.tail(8))
-                if r["seq"] > before and r["type"] in ("suspended", "goal_failed")
-            ),
-            "",
-        )
-    if not reason:
-        tail = ""
-        with contextlib.suppress(OSError, AgentError):
-            tail = journal.read_text(journal.out_path, limit=4096).strip()
-        reason = tail.splitlines()[-1] if tail else "(no output)"
-        reason = reason.removeprefix("localagent: ")
     if code == WorkspaceBusy.exit_code:
-        raise WorkspaceBusy(reason)
+        # Another start got the workspace first (its agent holds the lock).
+        raise WorkspaceBusy(_lost_race(journal))
+    reason = next(
+        (
+            str(r.get("reason", ""))
+            for r in reversed(before.since())
+            if r["type"] in ("suspended", "goal_failed")
+        ),
+        "",
+    )
+    if not reason:
+        reason = _last_output(journal) or "(no output)"
     error = AgentError(f"the background agent could not run: {reason}")
     error.exit_code = code if code in (1, 2, 3) else 1
     raise error
+
+
+def _last_output(journal: Journal, containing: str = "") -> str:
+    tail = ""
+    with contextlib.suppress(OSError, AgentError):
+        tail = journal.read_text(journal.out_path, limit=4096).strip()
+    lines = [line for line in tail.splitlines() if containing in line]
+    return lines[-1].removeprefix("localagent: ") if lines else ""
+
+
+def _lost_race(journal: Journal) -> str:
+    """Why our child could not take the workspace, whatever else agent.out holds."""
+    if said := _last_output(journal, "is held by"):
+        return said
+    info = owner(journal.dir)
+    who = f" (pid {info['pid']})" if info else ""
+    return (
+        f"the workspace {journal.workspace} is held by another agent{who} that started "
+        f"first; see `localagent status -w {journal.workspace}`"
+    )
 
 
 def stop(workspace: Path, grace: float = 15.0) -> str:

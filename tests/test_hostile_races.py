@@ -7,10 +7,13 @@ import threading
 import time
 from pathlib import Path
 
-from support import cli_env, done, plan_rule, record_types, run_cli
+import psutil
+from support import cli_env, done, plan_rule, record_types, run_cli, start_cli
 
 from localagent import daemon
 from localagent.fake_ollama import FakeOllama
+from localagent.journal import Journal
+from localagent.report import status_info
 
 # The last subtask's reply comes late, so the test can be ready for the agent's end.
 FINISHING = {"rules": [plan_rule(("T", ["only step"]))], "default": {**done(), "delay": 0.4}}
@@ -58,3 +61,46 @@ def test_stop_racing_the_agents_own_end_says_what_happened(tmp_path: Path) -> No
     assert record_types(ws)[-1] == "goal_completed", record_types(ws)
     assert all("completed" in r and "stopped the agent" not in r for r in results), results
     assert not (ws / ".agent_context" / "stop.request").exists()
+
+
+# The model takes its time, so the winner is still working when the starts have ended.
+WORKING = {"rules": [plan_rule(("T", ["a step"]))], "default": {**done(), "delay": 30}}
+
+
+def _finished_goal(ws: Path) -> None:
+    """A workspace whose previous goal is completed: a new goal archives it first."""
+    journal = Journal(ws)
+    journal.append("goal_started", goal="an older goal")
+    journal.append("goal_completed", reason="done")
+    journal.finish()
+
+
+def test_parallel_background_starts_one_says_started_the_others_exit_4(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _finished_goal(ws)
+    with FakeOllama(WORKING) as fake:
+        env = cli_env(fake.url)
+        goals = ["one goal", "one goal", "another goal"]
+        procs = [start_cli(env, "start", goal, "-w", str(ws)) for goal in goals]
+        try:
+            ends = [(p.wait(60), *p.communicate()) for p in procs]
+        finally:
+            for p in procs:
+                p.kill()
+        info = status_info(ws)
+        try:
+            assert info["alive"] and info["pid"], info
+            assert not [err for _, _, err in ends if "Traceback" in err], ends
+            winners = [out for code, out, _ in ends if code == 0]
+            assert len(winners) == 1, ends
+            assert winners[0].startswith("started in the background"), winners
+            assert f"pid        {info['pid']}" in winners[0]
+            losers = [err for code, _, err in ends if code != 0]
+            assert [code for code, _, _ in ends].count(4) == 2, ends
+            assert all(f"pid {info['pid']}" in err and "held by" in err for err in losers), losers
+            assert info["goal"] in goals
+        finally:
+            if info["pid"]:
+                psutil.Process(info["pid"]).kill()
+    assert record_types(ws).count("goal_started") == 1
