@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from localagent import registry
 from localagent.console import live_line_supported, utf8_streams
 from localagent.journal import Journal
 
@@ -46,24 +47,31 @@ CLI = (
     "from localagent.console import utf8_streams\n"
     "utf8_streams()\n"
     "from localagent.cli import main\n"
-    "main(sys.argv[1:])\n"
+    "for command in sys.argv[1:]:\n"
+    "    print(f'== {command}', flush=True)\n"
+    "    try:\n"
+    "        main(command.split('|'))\n"
+    "    except SystemExit as exc:\n"
+    "        print(f'exit {exc.code or 0}', flush=True)\n"
 )
 
 
-@pytest.mark.parametrize(
-    "command", [["status"], ["status", "--json"], ["history"], ["list"], ["list", "--json"]]
-)
-def test_status_list_and_history_print_any_goal(tmp_path: Path, command: list[str]) -> None:
+def test_status_list_and_history_print_any_goal(tmp_path: Path) -> None:
     journal = Journal(tmp_path)
     journal.ensure_dir()
     journal.append("goal_started", goal=GOAL)
     journal.close()
-    args = [*command, "-w", str(tmp_path)] if command[0] != "list" else command
-    done = run_python(CLI, *args)
-    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
-    assert b"Traceback" not in done.stderr
-    if command[0] != "list":
-        assert "✓ 日本語" in done.stdout.decode("utf-8")
+    registry.remember(tmp_path, GOAL)
+    ws = str(tmp_path)
+    commands = [f"status|-w|{ws}", f"status|--json|-w|{ws}", f"history|-w|{ws}", "list"]
+    done = run_python(CLI, *commands, "list|--json")
+    assert b"Traceback" not in done.stderr, done.stderr.decode("utf-8", "replace")
+    out = done.stdout.decode("utf-8")
+    parts = out.split("== ")[1:]
+    assert len(parts) == 5, out
+    for part in parts:
+        assert "exit 0" in part, out
+        assert "✓ 日本語" in part or "\\u2713" in part, part
 
 
 def test_a_pipe_gets_no_live_line() -> None:
