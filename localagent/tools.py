@@ -39,7 +39,9 @@ READ_BYTES_RANGE = (1, 1_000_000)
 BINARY_SNIFF_BYTES = 8192
 REPLACE_RETRY_SECONDS = 2.0
 MAX_NAME_SIZE = 255  # bytes (UTF-16 units on Windows) in one file or folder name
-MAX_PATH_SIZE = 4000  # bytes in a whole path, under PATH_MAX (4096) on Linux
+# Bytes in a whole path (UTF-16 units on Windows): under PATH_MAX (4096) on Linux, and the
+# same limit on Windows so that a path means the same everywhere.
+MAX_PATH_SIZE = 4000
 STALE_TEMP_SECONDS = 60.0
 TEMP_SCAN_LIMIT = 20_000  # entries looked at by clean_stale_temps
 VENV_TIMEOUT = 300.0  # creating the workspace's .venv for pip, ensurepip included
@@ -192,7 +194,7 @@ def _check_length(raw: str, normalized: str) -> None:
             f"({_describe(longest)}); file and folder names may be at most {MAX_NAME_SIZE} "
             "bytes, use a shorter name"
         )
-    if sys.platform != "win32" and _name_size(normalized) > MAX_PATH_SIZE:
+    if _name_size(normalized) > MAX_PATH_SIZE:
         raise ToolError(
             f"path {_describe(raw)} is {_name_size(normalized)} bytes long; paths may be at "
             f"most {MAX_PATH_SIZE} bytes, use a shorter one"

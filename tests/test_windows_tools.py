@@ -123,6 +123,11 @@ def test_a_script_name_with_a_stream_is_refused(ctx: ToolContext) -> None:
     assert not result.ok and "':'" in result.text, result.text
 
 
+def test_an_over_long_path_is_refused_the_same_everywhere(ctx: ToolContext) -> None:
+    result = execute(ctx, "read_file", {"path": "abcdefghi/" * 500})
+    assert not result.ok and "is 5000 bytes long" in result.text, result.text
+
+
 def test_pytest_node_ids_with_colons_stay_allowed(ctx: ToolContext) -> None:
     argv = command_argv(ctx, "pytest tests/test_a.py::test_b -q")
     assert argv[-2:] == ["tests/test_a.py::test_b", "-q"]
