@@ -60,15 +60,29 @@ class Run:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.journal.finish(best_effort=True)
-        with contextlib.suppress(OSError, AgentError):
-            self.journal.clear_stop()  # a request that came as the run ended is spent
-        self.stop.uninstall()
+        try:
+            self.journal.finish(best_effort=True)
+            with contextlib.suppress(OSError, AgentError):
+                self.journal.clear_stop()  # a request that came as the run ended is spent
+            self.stop.uninstall()
+            self._stop_logging()
+        finally:
+            with contextlib.suppress(OSError):  # the OS drops the lock with the process
+                self.lock.release()
+
+    def _stop_logging(self) -> None:
+        """Remove and close the handlers; a log that could not be written (a full disk)
+        is said once, and never changes the outcome of the run."""
         root = logging.getLogger("localagent")
         for handler in self._handlers:
             root.removeHandler(handler)
-            handler.close()
-        self.lock.release()
+            try:
+                handler.close()  # flushes what a failed write left buffered
+            except (OSError, ValueError) as exc:
+                _say(
+                    f"the log {self.journal.log_path} could not be written "
+                    f"({getattr(exc, 'strerror', None) or exc}); the run itself is journaled"
+                )
 
     def _start_logging(self) -> None:
         root = logging.getLogger("localagent")
@@ -80,7 +94,7 @@ class Run:
             )
             self._handlers.append(handler)
         except OSError as exc:
-            print(f"localagent: cannot write the log ({exc.strerror}); going on", file=sys.stderr)
+            _say(f"cannot write the log {self.journal.log_path} ({exc.strerror}); going on")
         if self.verbose:
             console = logging.StreamHandler(sys.stderr)
             console.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
@@ -88,6 +102,12 @@ class Run:
             self._handlers.append(console)
         for handler in self._handlers:
             root.addHandler(handler)
+
+
+def _say(message: str) -> None:
+    """A note on stderr that a closed or full terminal cannot turn into an error."""
+    with contextlib.suppress(OSError, ValueError):
+        print(f"localagent: {message}", file=sys.stderr, flush=True)
 
 
 def resume_mode(journal: Journal, state: State) -> str:
