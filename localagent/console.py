@@ -8,7 +8,6 @@ UnicodeEncodeError. The background agent's output is a file too.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import sys
 from typing import TextIO
 
@@ -48,6 +47,7 @@ def _is_terminal(stream: TextIO) -> bool:
 
 
 def _enable_windows_escapes(stream: TextIO) -> bool:
+    import ctypes
     import msvcrt  # Windows only
 
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
