@@ -17,7 +17,7 @@ from typing import Any
 
 import psutil
 
-from localagent.errors import AgentError, WorkspaceBusy
+from localagent.errors import AgentError, WorkspaceBusy, disk_error
 from localagent.journal import Journal
 from localagent.lock import WorkspaceLock, held, owner
 
@@ -126,12 +126,15 @@ def spawn(
 
         if resume_mode(journal, journal.load(repair=False)) != "resume":
             return f"the goal in {workspace} is already {over(journal.state)}; nothing to resume"
-    journal.ensure_dir()
-    before = _Mark(journal)
     argv = child_argv(
         workspace, goal, {**flags, "repair": repair, "preflight_deadline": preflight_wait}
     )
-    proc = _popen(argv, workspace, journal)
+    try:
+        journal.ensure_dir()
+        before = _Mark(journal)
+        proc = _popen(argv, workspace, journal)
+    except OSError as exc:
+        raise disk_error(Path(exc.filename or journal.dir), exc) from None
     deadline = time.monotonic() + STARTUP_WAIT + (preflight_wait or 0)
     while time.monotonic() < deadline:
         if (code := proc.poll()) is not None:
@@ -165,7 +168,10 @@ def _early_exit(journal: Journal, code: int, before: _Mark) -> str:
         "",
     )
     if not reason:
-        reason = _last_output(journal) or "(no output)"
+        reason = _last_output(journal) or (
+            f"it ended at once (exit code {code}) and could not even write its error to "
+            f"{journal.out_path} (a full disk?); run it attached to see why, with --foreground"
+        )
     error = AgentError(f"the background agent could not run: {reason}")
     error.exit_code = code if code in (1, 2, 3) else 1
     raise error

@@ -6,6 +6,9 @@ raises them and never prints.
 
 from __future__ import annotations
 
+import errno
+from pathlib import Path
+
 
 class AgentError(Exception):
     """Base of every error a user may see; `exit_code` is the process exit code."""
@@ -37,6 +40,12 @@ class JournalWriteFailed(AgentError):
     exit_code = 1
 
 
+class WorkspaceUnwritable(AgentError):
+    """The workspace (or its disk) refuses writes: read-only, or no permission (exit 2)."""
+
+    exit_code = 2
+
+
 class ModelUnavailable(AgentError):
     exit_code = 3
 
@@ -47,3 +56,25 @@ class WorkspaceBusy(AgentError):
 
 class Interrupted(AgentError):
     exit_code = 130
+
+
+_REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+_FULL = frozenset({errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+def disk_error(path: Path, exc: OSError) -> AgentError:
+    """What a failed write at `path` means for the user, with the fix, in one line:
+    a read-only workspace (exit 2), a full disk (exit 1), or another disk error."""
+    why = exc.strerror or str(exc)
+    if exc.errno in _REFUSED or isinstance(exc, PermissionError):
+        return WorkspaceUnwritable(
+            f"cannot write {path}: {why}. localagent keeps its journal in the workspace's "
+            f".agent_context folder: make the workspace writable (its permissions, or a disk "
+            f"mounted read-only), or choose another folder with -w"
+        )
+    if exc.errno in _FULL:
+        return JournalWriteFailed(
+            f"cannot write {path}: {why}; the disk is full (or a file size limit is "
+            f"reached). Free some space, then run the command again"
+        )
+    return JournalWriteFailed(f"cannot write {path}: {why}; check the disk, then try again")

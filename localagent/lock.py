@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ import psutil
 from filelock import FileLock, Timeout
 
 from localagent import safefs
-from localagent.errors import WorkspaceBusy
+from localagent.errors import WorkspaceBusy, disk_error
 from localagent.journal import now_iso
 
 LOCK_NAME = "agent.lock"
@@ -152,8 +153,13 @@ class WorkspaceLock:
         self._lock = FileLock(str(context_dir / LOCK_NAME), timeout=ACQUIRE_WAIT)
 
     def acquire(self, log_path: Path | None = None) -> None:
+        """Take the workspace, or raise WorkspaceBusy (exit 4); a workspace that cannot be
+        written (read-only, a full disk) is a clear error, never a traceback."""
         safefs.check_dir(self.dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise disk_error(self.dir, exc) from None
         safefs.check_dir(self.dir)
         path = self.dir / LOCK_NAME
         if (kind := safefs.lstat_kind(path)) not in (None, "missing"):
@@ -161,12 +167,27 @@ class WorkspaceLock:
         try:
             self._lock.acquire()
         except Timeout:
-            info = owner(self.dir)
-            who = f"pid {info['pid']}" if info else "another process"
-            raise WorkspaceBusy(
-                f"the workspace {self.dir.parent} is held by a running agent ({who}); "
-                f"use `localagent status` to watch it or `localagent stop` to end it"
-            ) from None
+            raise WorkspaceBusy(self._busy()) from None
+        except OSError as exc:
+            raise disk_error(path, exc) from None
+        try:
+            self._write_pid(log_path)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _busy(self) -> str:
+        # The winner of a race may not have written its pid file yet: wait a moment for it.
+        end = time.monotonic() + ACQUIRE_WAIT
+        while (info := owner(self.dir)) is None and time.monotonic() < end:
+            time.sleep(0.05)
+        who = f"pid {info['pid']}" if info else "another process"
+        return (
+            f"the workspace {self.dir.parent} is held by a running agent ({who}); "
+            f"use `localagent status` to watch it or `localagent stop` to end it"
+        )
+
+    def _write_pid(self, log_path: Path | None) -> None:
         info = {
             **identity(psutil.Process(os.getpid())),
             "started": now_iso(),
@@ -174,9 +195,8 @@ class WorkspaceLock:
         }
         try:
             safefs.write_atomic(self.dir / PID_NAME, orjson.dumps(info))
-        except BaseException:
-            self._lock.release()
-            raise
+        except OSError as exc:
+            raise disk_error(self.dir / PID_NAME, exc) from None
 
     def release(self) -> None:
         try:

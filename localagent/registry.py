@@ -18,25 +18,37 @@ from filelock import FileLock, Timeout
 from localagent import safefs
 from localagent.errors import AgentError
 from localagent.journal import now_iso
+from localagent.names import clean_text, display
 from localagent.settings import user_data_dir
 
 LOCK_WAIT = 10.0
+READ_WAIT = 0.5  # `list` and `resume --all` read past a lock held longer than this
 
 
 def registry_path() -> Path:
     return user_data_dir() / "workspaces.json"
 
 
-def _lock() -> FileLock:
+def _lock(wait: float) -> FileLock:
     path = registry_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(path) + ".lock", timeout=LOCK_WAIT)
+    return FileLock(str(path) + ".lock", timeout=wait)
 
 
-def _busy(path: Path) -> AgentError:
+def _busy(path: Path, wait: float) -> AgentError:
     return AgentError(
-        f"the registry lock {path}.lock has been held by another process for "
-        f"{LOCK_WAIT:g} s; try again, or remove that file if no localagent is running"
+        f"the registry lock {path}.lock has been held by another process for {wait:g} s, "
+        f"so this workspace is not in the registry yet (`localagent list` and `resume "
+        f"--all` miss it until it runs again); if no localagent is running, find and end "
+        f"the process that holds that file"
+    )
+
+
+def _unwritable(path: Path, exc: OSError) -> AgentError:
+    return AgentError(
+        f"cannot update the registry {path}: {exc.strerror or exc}, so `localagent list` "
+        f"and `resume --all` miss this workspace; make {path.parent} writable (or free "
+        f"space on its disk)"
     )
 
 
@@ -71,15 +83,38 @@ def _write(entries: dict[str, Any]) -> None:
     )
 
 
-def remember(workspace: Path, goal: str) -> None:
-    lock = _lock()
+def remember(workspace: Path, goal: str, wait: float = LOCK_WAIT) -> None:
+    """Add or update the workspace's entry; AgentError, with the fix, when the registry
+    is locked by another process for `wait` seconds or cannot be written."""
+    path = registry_path()
     try:
-        with lock:
+        with _lock(wait):
             entries = _read()
-            entries[str(workspace)] = {"goal": goal, "updated": now_iso()}
+            entries[display(workspace)] = _entry(workspace, goal)
             _write(entries)
     except Timeout:
-        raise _busy(registry_path()) from None
+        raise _busy(path, wait) from None
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
+
+
+def _entry(workspace: Path, goal: str) -> dict[str, Any]:
+    """The registry entry; a path that is not UTF-8 text also keeps its exact bytes, so
+    `resume --all` finds the very folder again (the key is only its display form)."""
+    entry: dict[str, Any] = {"goal": clean_text(goal), "updated": now_iso()}
+    if display(workspace) != str(workspace):
+        entry["path_bytes"] = os.fsencode(workspace).hex()
+    return entry
+
+
+def _real_path(key: str, entry: Any) -> str:
+    raw = entry.get("path_bytes") if isinstance(entry, dict) else None
+    if isinstance(raw, str):
+        try:
+            return os.fsdecode(bytes.fromhex(raw))
+        except ValueError:
+            pass
+    return key
 
 
 def _usable(path: str, entry: Any) -> str | None:
@@ -93,17 +128,24 @@ def _usable(path: str, entry: Any) -> str | None:
 
 def workspaces(notes: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """The registered workspaces, path -> {"goal": str, ...}; damaged entries are left
-    out (with a note). A registry lock held too long is read past, never waited on."""
+    out (with a note). A registry lock held longer than READ_WAIT is read past. Each
+    path is the folder's real name (with surrogate escapes where it is not UTF-8): show
+    it with `display`."""
     try:
-        with _lock():
+        with _lock(READ_WAIT):
             entries = _read(notes)
-    except Timeout:
+    except (Timeout, OSError):
+        if notes is not None:
+            notes.append(
+                f"the registry lock {registry_path()}.lock is held or unusable; read without it"
+            )
         entries = _read(notes, move_damaged=False)
     found: dict[str, dict[str, Any]] = {}
-    for path, entry in entries.items():
+    for key, entry in entries.items():
+        path = _real_path(key, entry)
         if (why := _usable(path, entry)) is not None:
             if notes is not None:
-                notes.append(f"skipped a damaged registry entry {path[:200]!r}: {why}")
+                notes.append(f"skipped a damaged registry entry {display(path)[:200]!r}: {why}")
             continue
         goal = entry.get("goal")
         found[path] = {**entry, "goal": goal if isinstance(goal, str) else ""}

@@ -15,14 +15,23 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from localagent.errors import AgentError, GoalFailed, Interrupted, ModelUnavailable, UsageError
+from localagent.errors import (
+    AgentError,
+    GoalFailed,
+    Interrupted,
+    ModelUnavailable,
+    UsageError,
+    disk_error,
+)
 from localagent.journal import Disk, Journal
 from localagent.lock import WorkspaceLock
+from localagent.names import clean_text
 from localagent.settings import RUN_SETTINGS, Settings
 from localagent.state import State, counts, current
 from localagent.stopping import StopRequested, StopSignal
 
 log = logging.getLogger("localagent")
+REGISTER_WAIT = 1.0  # for the registry lock at the start; tried again at the end
 
 
 class Run:
@@ -47,7 +56,10 @@ class Run:
         try:
             if self.signals:
                 self.stop.install()
-            self.journal.clear_stop()
+            try:
+                self.journal.clear_stop()
+            except OSError as exc:
+                raise disk_error(self.journal.stop_path, exc) from None
             self._start_logging()
         except BaseException:
             self.__exit__(None, None, None)
@@ -173,6 +185,9 @@ def run(
 
     Raises GoalFailed (exit 1), Interrupted (exit 130) and the errors of the pieces.
     """
+    if goal is not None and (text := clean_text(goal)) != goal:
+        _say("the goal is not valid UTF-8 text; its undecodable bytes are read as \ufffd")
+        goal = text
     with Run(workspace, disk, signals=signals, verbose=progress) as lifecycle:
         journal = lifecycle.journal
         mode = prepare(journal, goal, repair)
@@ -181,21 +196,35 @@ def run(
         if mode in ("completed", "failed"):
             return over(journal.state)
         settings, changed = effective_settings(base, journal.state, flags or {})
-        _remember(workspace, journal.state.goal.text if journal.state.goal else goal or "")
+        text = journal.state.goal.text if journal.state.goal else goal or ""
+        registered = _remember(workspace, text, REGISTER_WAIT)
         if mode == "new":
             journal.append(
                 "goal_started", goal=goal, model=settings.model, settings=run_settings(settings)
             )
         log.info("%s goal: %s (model %s)", mode, journal.state.goal.text, settings.model)
-        outcome = _work(lifecycle, settings, mode, changed, progress, preflight_deadline)
+        try:
+            outcome = _work(lifecycle, settings, mode, changed, progress, preflight_deadline)
+        finally:
+            if not registered:  # a registry that was busy at the start may be free now
+                _remember(workspace, text, 0.0, quiet=True)
         journal.finish()
         return _finish(journal, outcome)
 
 
-def _remember(workspace: Path, goal: str) -> None:
+def _remember(workspace: Path, goal: str, wait: float, quiet: bool = False) -> bool:
+    """Register the workspace for `list` and `resume --all`; a registry that is busy or
+    cannot be written is said, never the end of the run."""
     from localagent.registry import remember
 
-    remember(workspace, goal)
+    try:
+        remember(workspace, goal, wait=wait)
+    except AgentError as exc:
+        if not quiet:
+            log.warning("%s", exc.message)
+            _say(exc.message)
+        return False
+    return True
 
 
 def _work(
