@@ -20,6 +20,7 @@ import psutil
 from localagent.errors import AgentError, WorkspaceBusy, disk_error
 from localagent.journal import Journal
 from localagent.lock import WorkspaceLock, held, owner
+from localagent.names import display
 
 STARTUP_WAIT = 30.0  # for the lock and the preflight; the server check is bounded below
 PREFLIGHT_WAIT = 15.0  # how long an interactive start waits for a model server that is down
@@ -118,14 +119,15 @@ def spawn(
     journal = Journal(workspace)
     if (info := owner(journal.dir)) is not None:
         raise WorkspaceBusy(
-            f"the workspace {workspace} is held by a running agent "
-            f"(pid {info['pid']}); see `localagent status -w {workspace}`"
+            f"the workspace {display(workspace)} is held by a running agent "
+            f"(pid {info['pid']}); see `localagent status -w {display(workspace)}`"
         )
     if goal is None and not repair:
         from localagent.runner import over, resume_mode
 
         if resume_mode(journal, journal.load(repair=False)) != "resume":
-            return f"the goal in {workspace} is already {over(journal.state)}; nothing to resume"
+            ended = over(journal.state)
+            return f"the goal in {display(workspace)} is already {ended}; nothing to resume"
     argv = child_argv(
         workspace, goal, {**flags, "repair": repair, "preflight_deadline": preflight_wait}
     )
@@ -142,11 +144,11 @@ def spawn(
         info = owner(journal.dir)
         if info is not None and _ours(info, proc) and _ready(before):
             return (
-                f"started in the background\nworkspace  {workspace}\npid        "
-                f"{info['pid']}\nlog        {journal.log_path}"
+                f"started in the background\nworkspace  {display(workspace)}\npid        "
+                f"{info['pid']}\nlog        {display(journal.log_path)}"
             )
         time.sleep(0.05)
-    return f"starting in the background (pid {proc.pid})\nlog        {journal.log_path}"
+    return f"starting in the background (pid {proc.pid})\nlog        {display(journal.log_path)}"
 
 
 def _ready(before: _Mark) -> bool:
@@ -155,7 +157,7 @@ def _ready(before: _Mark) -> bool:
 
 def _early_exit(journal: Journal, code: int, before: _Mark) -> str:
     if code == 0:
-        return f"the goal finished at once\nworkspace  {journal.workspace}"
+        return f"the goal finished at once\nworkspace  {display(journal.workspace)}"
     if code == WorkspaceBusy.exit_code:
         # Another start got the workspace first (its agent holds the lock).
         raise WorkspaceBusy(_lost_race(journal))
@@ -170,7 +172,8 @@ def _early_exit(journal: Journal, code: int, before: _Mark) -> str:
     if not reason:
         reason = _last_output(journal) or (
             f"it ended at once (exit code {code}) and could not even write its error to "
-            f"{journal.out_path} (a full disk?); run it attached to see why, with --foreground"
+            f"{display(journal.out_path)} (a full disk?); run it attached to see why, with "
+            f"--foreground"
         )
     error = AgentError(f"the background agent could not run: {reason}")
     error.exit_code = code if code in (1, 2, 3) else 1
@@ -192,8 +195,8 @@ def _lost_race(journal: Journal) -> str:
     info = owner(journal.dir)
     who = f" (pid {info['pid']})" if info else ""
     return (
-        f"the workspace {journal.workspace} is held by another agent{who} that started "
-        f"first; see `localagent status -w {journal.workspace}`"
+        f"the workspace {display(journal.workspace)} is held by another agent{who} that started "
+        f"first; see `localagent status -w {display(journal.workspace)}`"
     )
 
 
@@ -251,9 +254,9 @@ def _stop_unnamed(journal: Journal, grace: float) -> str:
     while held(journal.dir):
         if time.monotonic() - began > grace:
             return (
-                f"asked the agent in {journal.workspace} to stop, but it still holds the "
+                f"asked the agent in {display(journal.workspace)} to stop, but it still holds the "
                 f"workspace after {grace:g} s and its pid file cannot be trusted, so it was "
-                f"not forced; run `localagent stop -w {journal.workspace}` again"
+                f"not forced; run `localagent stop -w {display(journal.workspace)}` again"
             )
         time.sleep(0.1)
     return _after_exit(journal, None, time.monotonic() - began)
@@ -266,7 +269,7 @@ def _ask_to_stop(journal: Journal) -> None:
         pass  # another `stop` asked at the same moment: the request is there
     except OSError as exc:
         raise AgentError(
-            f"cannot write the stop request {journal.stop_path}: {exc.strerror or exc}; "
+            f"cannot write the stop request {display(journal.stop_path)}: {exc.strerror or exc}; "
             f"check that the workspace is writable"
         ) from None
 
@@ -279,12 +282,12 @@ def _final_status(journal: Journal) -> str | None:
 
 
 def _resume_hint(journal: Journal) -> str:
-    return f"resume with: localagent resume -w {journal.workspace}"
+    return f"resume with: localagent resume -w {display(journal.workspace)}"
 
 
 def _not_running(journal: Journal) -> str:
     status = _final_status(journal)
-    said = f"no agent is running in {journal.workspace}"
+    said = f"no agent is running in {display(journal.workspace)}"
     if status in ("completed", "failed"):
         return f"{said}; its goal is {status}"
     if status in ("stopped", "in_progress"):
@@ -436,10 +439,10 @@ def resumable(notes: list[str]) -> list[Path]:
                 continue
             state = journal.load(repair=False)
         except AgentError as exc:
-            notes.append(f"skipped {workspace}: {exc.message}")
+            notes.append(f"skipped {display(workspace)}: {exc.message}")
             continue
         except (OSError, ValueError) as exc:
-            notes.append(f"skipped {workspace}: cannot read its journal ({exc})")
+            notes.append(f"skipped {display(workspace)}: cannot read its journal ({exc})")
             continue
         if state.goal is None:
             continue
@@ -467,5 +470,5 @@ def resume_all(settings: Any, flags: dict[str, Any], wait: Any = time.sleep) -> 
             started = spawn(workspace, None, flags, preflight_wait=None)
             lines.append(started.replace("\n", "; "))
         except AgentError as exc:
-            lines.append(f"{workspace}: {exc.message}")
+            lines.append(f"{display(workspace)}: {exc.message}")
     return "\n".join(lines)

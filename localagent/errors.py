@@ -9,6 +9,8 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
+from localagent.names import display
+
 
 class AgentError(Exception):
     """Base of every error a user may see; `exit_code` is the process exit code."""
@@ -68,13 +70,15 @@ def disk_error(path: Path, exc: OSError) -> AgentError:
     why = exc.strerror or str(exc)
     if exc.errno in _REFUSED or isinstance(exc, PermissionError):
         return WorkspaceUnwritable(
-            f"cannot write {path}: {why}. localagent keeps its journal in the workspace's "
+            f"cannot write {display(path)}: {why}. localagent keeps its journal in the workspace's "
             f".agent_context folder: make the workspace writable (its permissions, or a disk "
             f"mounted read-only), or choose another folder with -w"
         )
     if exc.errno in _FULL:
         return JournalWriteFailed(
-            f"cannot write {path}: {why}; the disk is full (or a file size limit is "
+            f"cannot write {display(path)}: {why}; the disk is full (or a file size limit is "
             f"reached). Free some space, then run the command again"
         )
-    return JournalWriteFailed(f"cannot write {path}: {why}; check the disk, then try again")
+    return JournalWriteFailed(
+        f"cannot write {display(path)}: {why}; check the disk, then try again"
+    )

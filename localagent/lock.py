@@ -31,6 +31,7 @@ from filelock import FileLock, Timeout
 from localagent import safefs
 from localagent.errors import WorkspaceBusy, disk_error
 from localagent.journal import now_iso
+from localagent.names import display
 
 LOCK_NAME = "agent.lock"
 PID_NAME = "agent.pid"
@@ -183,7 +184,7 @@ class WorkspaceLock:
             time.sleep(0.05)
         who = f"pid {info['pid']}" if info else "another process"
         return (
-            f"the workspace {self.dir.parent} is held by a running agent ({who}); "
+            f"the workspace {display(self.dir.parent)} is held by a running agent ({who}); "
             f"use `localagent status` to watch it or `localagent stop` to end it"
         )
 
@@ -191,7 +192,7 @@ class WorkspaceLock:
         info = {
             **identity(psutil.Process(os.getpid())),
             "started": now_iso(),
-            "log": str(log_path) if log_path else "",
+            "log": display(log_path) if log_path else "",
         }
         try:
             safefs.write_atomic(self.dir / PID_NAME, orjson.dumps(info))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -25,7 +27,7 @@ from localagent.errors import (
 )
 from localagent.journal import Disk, Journal
 from localagent.lock import WorkspaceLock
-from localagent.names import clean_text
+from localagent.names import clean_text, display
 from localagent.settings import RUN_SETTINGS, Settings
 from localagent.state import State, counts, current
 from localagent.stopping import StopRequested, StopSignal
@@ -49,7 +51,8 @@ class Run:
         self.stop = StopSignal(self.journal.stop_requested)
         self.signals = signals
         self.verbose = verbose
-        self._handlers: list[logging.Handler] = []
+        self._file: logging.Handler | None = None
+        self._console: logging.Handler | None = None
 
     def __enter__(self) -> Run:
         self.lock.acquire(self.journal.log_path)
@@ -83,37 +86,57 @@ class Run:
                 self.lock.release()
 
     def _stop_logging(self) -> None:
-        """Remove and close the handlers; a log that could not be written (a full disk)
-        is said once, and never changes the outcome of the run."""
-        root = logging.getLogger("localagent")
-        for handler in self._handlers:
-            root.removeHandler(handler)
-            try:
-                handler.close()  # flushes what a failed write left buffered
-            except (OSError, ValueError) as exc:
-                _say(
-                    f"the log {self.journal.log_path} could not be written "
-                    f"({getattr(exc, 'strerror', None) or exc}); the run itself is journaled"
-                )
+        if self._console is not None:
+            logging.getLogger("localagent").removeHandler(self._console)
+            self._console = None
+        self.close_log()
 
-    def _start_logging(self) -> None:
-        root = logging.getLogger("localagent")
-        root.setLevel(logging.INFO)
+    def close_log(self) -> None:
+        """Close agent.log (before the archive moves it: Windows cannot move an open
+        file). A log that could not be written (a full disk) is said once, and never
+        changes the outcome of the run."""
+        handler, self._file = self._file, None
+        if handler is None:
+            return
+        logging.getLogger("localagent").removeHandler(handler)
         try:
-            handler: logging.Handler = self.journal.log_handler()
-            handler.setFormatter(
-                logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+            handler.close()  # flushes what a failed write left buffered
+        except (OSError, ValueError) as exc:
+            _say(
+                f"the log {self.journal.log_path} could not be written "
+                f"({getattr(exc, 'strerror', None) or exc}); the run itself is journaled"
             )
-            self._handlers.append(handler)
+
+    @contextlib.contextmanager
+    def log_closed(self) -> Iterator[None]:
+        """agent.log closed meanwhile, then a new one opened (the archive moves it)."""
+        self.close_log()
+        try:
+            yield
+        finally:
+            self.open_log()
+
+    def open_log(self) -> None:
+        if self._file is not None:
+            return
+        try:
+            self._file = self.journal.log_handler()
         except OSError as exc:
             _say(f"cannot write the log {self.journal.log_path} ({exc.strerror}); going on")
+            return
+        self._file.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        )
+        logging.getLogger("localagent").addHandler(self._file)
+
+    def _start_logging(self) -> None:
+        logging.getLogger("localagent").setLevel(logging.INFO)
+        self.open_log()
         if self.verbose:
-            console = logging.StreamHandler(sys.stderr)
-            console.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
-            console.setLevel(logging.WARNING)
-            self._handlers.append(console)
-        for handler in self._handlers:
-            root.addHandler(handler)
+            self._console = logging.StreamHandler(sys.stderr)
+            self._console.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+            self._console.setLevel(logging.WARNING)
+            logging.getLogger("localagent").addHandler(self._console)
 
 
 def _say(message: str) -> None:
@@ -126,15 +149,24 @@ def resume_mode(journal: Journal, state: State) -> str:
     """ "resume", or the final status of a goal that is over; nothing at all is bad usage."""
     if state.goal is None:
         raise UsageError(
-            f'nothing to resume in {journal.workspace}; start a goal with: localagent start "GOAL"'
+            f"nothing to resume in {display(journal.workspace)}; start a goal with: "
+            f'localagent start "GOAL"'
         )
     if state.goal.status in ("completed", "failed"):
         return state.goal.status
     return "resume"
 
 
-def prepare(journal: Journal, goal: str | None, repair: bool = False) -> str:
-    """Load or create the goal; returns "new", "resume", or the final status if it is over."""
+def prepare(
+    journal: Journal,
+    goal: str | None,
+    repair: bool = False,
+    archiving: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
+) -> str:
+    """Load or create the goal; returns "new", "resume", or the final status if it is over.
+
+    A new goal moves the previous one's files to the archive, inside `archiving()`: the
+    caller closes what it holds open among them (the log) and opens it anew after."""
     state = journal.load(accept_loss=repair) if repair else journal.load()
     if goal is None:
         return resume_mode(journal, state)
@@ -145,9 +177,10 @@ def prepare(journal: Journal, goal: str | None, repair: bool = False) -> str:
     ):
         return "resume"
     if journal.exists():
-        target = journal.archive()
+        with archiving():
+            target = journal.archive()
         if target is not None:
-            log.info("archived the previous goal to %s", target)
+            log.info("archived the previous goal to %s", display(target))
     return "new"
 
 
@@ -190,7 +223,7 @@ def run(
         goal = text
     with Run(workspace, disk, signals=signals, verbose=progress) as lifecycle:
         journal = lifecycle.journal
-        mode = prepare(journal, goal, repair)
+        mode = prepare(journal, goal, repair, archiving=lifecycle.log_closed)
         for note in journal.notes:
             log.warning("%s", note)
         if mode in ("completed", "failed"):
@@ -294,7 +327,8 @@ def _finish(journal: Journal, outcome: str) -> str:
         raise GoalFailed(f"goal failed: {goal.reason}")
     if outcome == "stopped":
         raise Interrupted(
-            f"stopped ({goal.reason}); continue with: localagent resume -w {journal.workspace}"
+            f"stopped ({goal.reason}); continue with: localagent resume -w "
+            f"{display(journal.workspace)}"
         )
     return outcome
 
