@@ -15,7 +15,13 @@ import psutil
 import pytest
 from support import TREE_SCRIPT
 
-from localagent.process import LaunchError, ProcessResult, kill_recorded, run_process
+from localagent.process import (
+    MARKER_VARIABLE,
+    LaunchError,
+    ProcessResult,
+    kill_recorded,
+    run_process,
+)
 
 # The parent exits at once; its child keeps the inherited stdout pipe open.
 LEFTOVER_SCRIPT = """
@@ -128,10 +134,8 @@ def test_leftover_child_holding_the_pipe_does_not_hang(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert not result.timed_out
     (pid,) = pids_in(result.output)
-    if sys.platform != "win32":
-        assert wait_all_dead([pid]) == []
-    else:
-        psutil.Process(pid).kill()
+    # On Windows too: the command's job object ends it.
+    assert wait_all_dead([pid]) == []
 
 
 def test_timeout_with_orphaned_grandchild_holding_the_pipe(tmp_path: Path) -> None:
@@ -141,8 +145,7 @@ def test_timeout_with_orphaned_grandchild_holding_the_pipe(tmp_path: Path) -> No
     assert result.timed_out
     pids = pids_in(result.output)
     assert len(pids) == 2, result.output
-    if sys.platform != "win32":
-        assert wait_all_dead(pids) == []
+    assert wait_all_dead(pids) == []
 
 
 def test_missing_program_is_a_launch_error(tmp_path: Path) -> None:
@@ -264,6 +267,15 @@ time.sleep(60)
 def crashed_agent_leaving(tmp_path: Path, command: str) -> tuple[int, float]:
     """The recorded pid and create time of a command whose agent was SIGKILLed."""
     (tmp_path / "command.py").write_text(command, encoding="utf-8")
+    if sys.platform == "win32":
+        # There the command's job ends it with its agent (test_windows_process); where
+        # Windows refuses the job, the command outlives its agent like this one, started
+        # outside any job with its environment marker.
+        marker = {MARKER_VARIABLE: "crashed-run-0001"}
+        orphan = subprocess.Popen(
+            [sys.executable, str(tmp_path / "command.py"), "0"], env={**os.environ, **marker}
+        )
+        return orphan.pid, psutil.Process(orphan.pid).create_time()
     record = tmp_path / "record.json"
     agent = subprocess.Popen(
         [sys.executable, "-c", AGENT_SCRIPT, str(record), str(tmp_path / "command.py")],
