@@ -198,7 +198,9 @@ os.wait()
 time.sleep(float(sys.argv[1]))
 """
 
-posix_only = pytest.mark.skipif(sys.platform == "win32", reason="fork and setsid are POSIX")
+posix_only = pytest.mark.skipif(
+    sys.platform == "win32", reason="fork and setsid are POSIX (test_windows_process: breakaway)"
+)
 
 
 @posix_only
