@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -27,6 +28,20 @@ def make_venv(folder: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
 
 
+def stand_in_venv(folder: Path) -> None:
+    """The layout of a venv with an empty interpreter: enough where only resolution counts."""
+    venv_program(folder, "python").parent.mkdir(parents=True)
+    venv_program(folder, "python").write_bytes(b"")
+
+
+# The Windows CPython run under Wine is the embeddable build, which has no venv module.
+needs_venv = pytest.mark.skipif(
+    importlib.util.find_spec("venv") is None,
+    reason="this Python has no venv module (the embeddable CPython used under Wine)",
+)
+
+
+@needs_venv
 def test_python_runs_in_the_workspace_venv(tmp_path: Path) -> None:
     make_venv(tmp_path / ".venv")
     (tmp_path / "where.py").write_text("import sys\nprint('prefix=' + sys.prefix)\n")
@@ -41,11 +56,12 @@ def test_python_runs_in_the_workspace_venv(tmp_path: Path) -> None:
 
 
 def test_a_folder_named_venv_counts_too(tmp_path: Path) -> None:
-    make_venv(tmp_path / "venv")
+    stand_in_venv(tmp_path / "venv")
     assert find_venv(tmp_path) == tmp_path / "venv"
     assert (tmp_path / "venv").name in describe_interpreter(tmp_path)
 
 
+@needs_venv
 def test_pip_without_a_venv_creates_one_and_never_touches_localagent(tmp_path: Path) -> None:
     # Only --version: should this ever regress, it must not break the test environment.
     assert "pip first creates .venv/" in describe_interpreter(tmp_path)
@@ -58,7 +74,9 @@ def test_pip_without_a_venv_creates_one_and_never_touches_localagent(tmp_path: P
     assert "workspace's virtual environment .venv/" in describe_interpreter(tmp_path)
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in")
+@pytest.mark.skipif(
+    sys.platform == "win32", reason="a POSIX shell script stands in (test_windows_programs: .bat)"
+)
 def test_path_lookup_skips_the_workspace_and_the_current_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -80,7 +98,9 @@ def test_path_lookup_skips_the_workspace_and_the_current_folder(
         assert "planted" not in result.text, result.text
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges")
+@pytest.mark.skipif(
+    sys.platform == "win32", reason="symbolic links need a privilege on Windows (Wine 8: none)"
+)
 def test_a_venv_link_to_localagents_own_environment_is_refused(tmp_path: Path) -> None:
     (tmp_path / ".venv").symlink_to(sys.prefix, target_is_directory=True)
     assert find_venv(tmp_path) is None
@@ -91,7 +111,7 @@ def test_a_venv_link_to_localagents_own_environment_is_refused(tmp_path: Path) -
 
 
 def test_in_a_venv_pytest_uses_its_python_and_ruff_may_come_from_path(tmp_path: Path) -> None:
-    make_venv(tmp_path / ".venv")
+    stand_in_venv(tmp_path / ".venv")
     python = str(venv_program(tmp_path / ".venv", "python"))
     assert program_argv(tmp_path, "pytest") == [python, "-m", "pytest"]
     ruff = which("ruff", tmp_path)
