@@ -31,6 +31,11 @@ if [ ! -f "$PYDIR/python.exe" ]; then
   WORK="$WORK" TESTS="tests/test_settings.py" bash "$SETUP" "$REPO" || exit 1
 fi
 
+# A wineserver (and Wine's services) started inside a pipeline keep that pipe open, and the
+# `cat` below waiting, for as long as they live: start them first, outside any pipe.
+wineserver -p 120 </dev/null >/dev/null 2>&1 || true
+wine cmd /c exit </dev/null >/dev/null 2>&1 || true
+
 # Python under Wine dies when its output is a file the shell opened: pipe it, stdin from null.
 winrun() { wine "$@" </dev/null 2>&1 | cat; return "${PIPESTATUS[0]}"; }
 unset PIP_FIND_LINKS PIP_CERT PIP_DEFAULT_TIMEOUT PIP_INDEX_URL PIP_EXTRA_INDEX_URL
