@@ -27,6 +27,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from localagent import workspace_env
+from localagent.filenames import is_device_name, name_problem
 from localagent.fingerprint import is_skipped
 from localagent.process import LaunchError, run_process
 from localagent.textcap import cap_text
@@ -52,11 +53,6 @@ PIP_OUTSIDE = frozenset(
     | {("cache", "remove")}
 )
 SHELL_OPERATORS = (";", "&&", "||", "|", ">", "<", "`", "$(", "\n", "\r")
-# Windows opens a device for these names, in any folder and with any extension.
-WINDOWS_DEVICE_NAMES = frozenset(
-    {"con", "prn", "aux", "nul", "conin$", "conout$"}
-    | {f"{kind}{n}" for kind in ("com", "lpt") for n in [*"0123456789", *"\u00b9\u00b2\u00b3"]}
-)
 _TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{8}\.tmp", re.DOTALL)
 _PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?|py")
 _JSON_TYPES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", float: "number"}
@@ -153,30 +149,11 @@ def _journal_error(raw: str) -> ToolError:
     )
 
 
-def is_device_name(name: str) -> bool:
-    """Whether Windows reads name as a device (`CON`, `nul.txt`, `COM1 .log`, `CONIN$`)."""
-    return name.split(".")[0].rstrip(" ").casefold() in WINDOWS_DEVICE_NAMES
-
-
 def _check_names(raw: str, parts: typing.Iterable[str]) -> None:
-    """Refuses names that Windows reads differently, on every platform so that a workspace
-    means the same everywhere: a stream (`a.py:x`), a device, or a trailing dot or space
-    (Windows drops it, so `a.py.` would write `a.py`)."""
     for part in parts:
-        if part in ("", ".", ".."):
-            continue
-        if ":" in part:
-            raise ToolError(
-                f"path {_describe(raw)} has ':' in the name {part!r}; names may not contain "
-                "':' (on Windows it names a hidden stream of the file)"
-            )
-        if is_device_name(part):
-            raise ToolError(f"path {_describe(raw)} uses {part!r}, a reserved device name")
-        if part.rstrip(". ") != part:
-            raise ToolError(
-                f"path {_describe(raw)} has a name that ends with a dot or a space ({part!r}); "
-                f"Windows drops those, use {part.rstrip('. ')!r}"
-            )
+        problem = name_problem(part)
+        if problem is not None:
+            raise ToolError(f"path {_describe(raw)} {problem}")
 
 
 def _name_size(name: str) -> int:
