@@ -1,4 +1,5 @@
-"""Background runs: detaching, stopping, following logs, resuming after a reboot.
+"""Background runs: detaching, following logs, resuming after a reboot (stopping is
+`localagent.stop`; `stop` is importable from here too).
 
 The background process is `python -m localagent run-agent ...`; it records its own pid
 (a venv launcher's pid differs on Windows), so the pid printed is the one that works.
@@ -19,13 +20,13 @@ import psutil
 
 from localagent.errors import AgentError, WorkspaceBusy, disk_error
 from localagent.journal import Journal
-from localagent.lock import WorkspaceLock, held, owner
+from localagent.lock import owner
 from localagent.names import display
+from localagent.stop import stop as stop  # re-exported for the CLI
 
 STARTUP_WAIT = 30.0  # for the lock and the preflight; the server check is bounded below
 PREFLIGHT_WAIT = 15.0  # how long an interactive start waits for a model server that is down
 READY = frozenset({"preflight", "suspended"})
-RELEASE_WAIT = 5.0  # Windows may release a dead process's lock a moment late
 
 
 def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list[str]:
@@ -47,18 +48,11 @@ def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list
     return argv
 
 
-def _popen(argv: list[str], cwd: Path, journal: Journal) -> subprocess.Popen[bytes]:
-    if sys.platform == "win32":
-        # Not DETACHED_PROCESS: it gives every command the agent runs a console window.
-        detach: dict[str, Any] = {
-            "creationflags": subprocess.CREATE_NO_WINDOW | subprocess.CREATE_NEW_PROCESS_GROUP
-        }
-    else:
-        detach = {"start_new_session": True}
+def _popen(argv: list[str], cwd: Path, journal: Journal) -> tuple[subprocess.Popen[bytes], str]:
+    from localagent.detach import popen_detached
+
     with journal.open_out() as sink:
-        return subprocess.Popen(
-            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, **detach
-        )
+        return popen_detached(argv, cwd, sink)
 
 
 class _Mark:
@@ -134,7 +128,7 @@ def spawn(
     try:
         journal.ensure_dir()
         before = _Mark(journal)
-        proc = _popen(argv, workspace, journal)
+        proc, note = _popen(argv, workspace, journal)
     except OSError as exc:
         raise disk_error(Path(exc.filename or journal.dir), exc) from None
     deadline = time.monotonic() + STARTUP_WAIT + (preflight_wait or 0)
@@ -143,10 +137,11 @@ def spawn(
             return _early_exit(journal, code, before)
         info = owner(journal.dir)
         if info is not None and _ours(info, proc) and _ready(before):
-            return (
+            started = (
                 f"started in the background\nworkspace  {display(workspace)}\npid        "
                 f"{info['pid']}\nlog        {display(journal.log_path)}"
             )
+            return f"{started}\n{note}" if note else started
         time.sleep(0.05)
     return f"starting in the background (pid {proc.pid})\nlog        {display(journal.log_path)}"
 
@@ -198,165 +193,6 @@ def _lost_race(journal: Journal) -> str:
         f"the workspace {display(journal.workspace)} is held by another agent{who} that started "
         f"first; see `localagent status -w {display(journal.workspace)}`"
     )
-
-
-def stop(workspace: Path, grace: float = 15.0) -> str:
-    """Ask the agent to stop between steps; escalate to terminate, then kill.
-
-    The agent may end on its own at any moment meanwhile (its goal done): what is said
-    is read from the journal afterwards, so the message is true whichever came first.
-    """
-    journal = Journal(workspace)
-    journal.check_dir()
-    info = _running_owner(journal)
-    if info is None:
-        if not held(journal.dir):
-            return _not_running(journal)
-        return _stop_unnamed(journal, grace)
-    try:
-        proc = psutil.Process(info["pid"])
-    except psutil.Error:
-        return _not_running(journal)
-    _ask_to_stop(journal)
-    began = time.monotonic()
-    if _gone(proc, grace):
-        return _after_exit(journal, info["pid"], time.monotonic() - began)
-    try:
-        proc.terminate()
-        if not _gone(proc, 10.0):
-            proc.kill()
-            _gone(proc, 5.0)
-    except psutil.Error:
-        pass  # it ended on its own meanwhile
-    _record_stop(journal, "stopped with `localagent stop` (forced)")
-    return (
-        f"the agent (pid {info['pid']}) did not stop within {grace:g} s and was ended by "
-        f"force; the journal is intact; {_resume_hint(journal)}"
-    )
-
-
-def _running_owner(journal: Journal, wait: float = 2.0) -> dict[str, Any] | None:
-    """The agent's pid file, waiting a moment when the lock is held but the pid file is
-    not written yet (an agent that is just starting)."""
-    end = time.monotonic() + wait
-    while (info := owner(journal.dir)) is None and time.monotonic() < end:
-        if not held(journal.dir):
-            return None
-        time.sleep(0.05)
-    return info
-
-
-def _stop_unnamed(journal: Journal, grace: float) -> str:
-    """An agent holds the lock but cannot be named (no trustworthy pid file): ask it
-    through the stop request, which it polls, and wait for the lock; never signal."""
-    _ask_to_stop(journal)
-    began = time.monotonic()
-    while held(journal.dir):
-        if time.monotonic() - began > grace:
-            return (
-                f"asked the agent in {display(journal.workspace)} to stop, but it still holds the "
-                f"workspace after {grace:g} s and its pid file cannot be trusted, so it was "
-                f"not forced; run `localagent stop -w {display(journal.workspace)}` again"
-            )
-        time.sleep(0.1)
-    return _after_exit(journal, None, time.monotonic() - began)
-
-
-def _ask_to_stop(journal: Journal) -> None:
-    try:
-        journal.request_stop()
-    except FileExistsError:
-        pass  # another `stop` asked at the same moment: the request is there
-    except OSError as exc:
-        raise AgentError(
-            f"cannot write the stop request {display(journal.stop_path)}: {exc.strerror or exc}; "
-            f"check that the workspace is writable"
-        ) from None
-
-
-def _final_status(journal: Journal) -> str | None:
-    try:
-        return journal.peek()[1]
-    except (AgentError, OSError, ValueError):
-        return None
-
-
-def _resume_hint(journal: Journal) -> str:
-    return f"resume with: localagent resume -w {display(journal.workspace)}"
-
-
-def _not_running(journal: Journal) -> str:
-    status = _final_status(journal)
-    said = f"no agent is running in {display(journal.workspace)}"
-    if status in ("completed", "failed"):
-        return f"{said}; its goal is {status}"
-    if status in ("stopped", "in_progress"):
-        return f"{said}; its goal is {status.replace('_', ' ')} ({_resume_hint(journal)})"
-    return said
-
-
-def _after_exit(journal: Journal, pid: int | None, took: float) -> str:
-    """What to say once the agent is gone: stopped by us, or ended on its own first."""
-    who = f"the agent (pid {pid})" if pid else "the agent"
-    status = _final_status(journal)
-    if status in ("completed", "failed"):
-        _withdraw_request(journal)
-        return f"{who} ended on its own before it could be stopped; its goal is {status}"
-    if status == "in_progress":
-        # It died without journaling the stop (a crash, a kill by someone else).
-        _record_stop(journal, "stopped with `localagent stop` (the agent had ended)")
-        return f"{who} ended without finishing its step; {_resume_hint(journal)}"
-    return f"stopped {who} after {took:.1f} s; {_resume_hint(journal)}"
-
-
-def _withdraw_request(journal: Journal) -> None:
-    """A request that came too late is removed, unless another agent holds the workspace."""
-    if not held(journal.dir):
-        with contextlib.suppress(OSError, AgentError):
-            journal.clear_stop()
-
-
-def _gone(proc: psutil.Process, seconds: float) -> bool:
-    try:
-        proc.wait(timeout=seconds)
-    except psutil.TimeoutExpired:
-        return False
-    except psutil.Error:
-        pass
-    return True
-
-
-def _record_stop(journal: Journal, reason: str, wait: float = RELEASE_WAIT) -> None:
-    """A killed agent could not journal `stopped`; do it for it, under the same lock.
-
-    Windows may release a dead process's lock a moment late, so the lock is retried for
-    a few seconds; a new agent that took the workspace meanwhile is left alone."""
-    lock = WorkspaceLock(journal.dir)
-    end = time.monotonic() + wait
-    while True:
-        try:
-            lock.acquire()
-            break
-        except WorkspaceBusy:
-            if owner(journal.dir) is not None or time.monotonic() > end:
-                return
-        except (AgentError, OSError):
-            return
-    try:
-        state = journal.load()
-        if state.goal is not None and state.goal.status == "in_progress":
-            if state.open_action is not None and state.open_action.pid:
-                from localagent.process import kill_recorded
-
-                kill_recorded(state.open_action.pid, state.open_action.create_time or 0.0)
-            journal.append("stopped", reason=reason, by="user")
-        journal.clear_stop()
-    except (AgentError, OSError) as exc:
-        why = exc.message if isinstance(exc, AgentError) else exc.strerror or str(exc)
-        raise AgentError(f"the agent is gone but `stopped` could not be journaled: {why}") from None
-    finally:
-        journal.close()
-        lock.release()
 
 
 def follow(path: Path, write: Any, poll: float = 0.5) -> None:

@@ -28,7 +28,7 @@ import orjson
 import psutil
 from filelock import FileLock, Timeout
 
-from localagent import safefs
+from localagent import fsretry, safefs
 from localagent.errors import WorkspaceBusy, disk_error
 from localagent.journal import now_iso
 from localagent.names import display
@@ -115,7 +115,8 @@ def owner(context_dir: Path) -> dict[str, Any] | None:
     """The live localagent process recorded in the pid file, or None. Only a process
     this returns may be signalled."""
     try:
-        info = parse_pid_file(safefs.read_bytes(context_dir / PID_NAME, limit=4096))
+        raw = fsretry.retry(lambda: safefs.read_bytes(context_dir / PID_NAME, limit=4096))
+        info = parse_pid_file(raw)
     except (OSError, safefs.UnsafeFile):
         return None
     if info is None or info["pid"] == os.getpid():
@@ -195,13 +196,13 @@ class WorkspaceLock:
             "log": display(log_path) if log_path else "",
         }
         try:
-            safefs.write_atomic(self.dir / PID_NAME, orjson.dumps(info))
+            fsretry.retry(lambda: safefs.write_atomic(self.dir / PID_NAME, orjson.dumps(info)))
         except OSError as exc:
             raise disk_error(self.dir / PID_NAME, exc) from None
 
     def release(self) -> None:
         try:
-            safefs.unlink(self.dir / PID_NAME)
+            fsretry.unlink(self.dir / PID_NAME)
         finally:
             self._lock.release()
 

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from filelock import FileLock, Timeout
 
-from localagent import safefs
+from localagent import fsretry, safefs
 from localagent.errors import AgentError
 from localagent.journal import now_iso
 from localagent.names import clean_text, display
@@ -55,7 +55,7 @@ def _unwritable(path: Path, exc: OSError) -> AgentError:
 def _read(notes: list[str] | None = None, move_damaged: bool = True) -> dict[str, Any]:
     path = registry_path()
     try:
-        data = orjson.loads(safefs.read_bytes(path))
+        data = orjson.loads(fsretry.retry(lambda: safefs.read_bytes(path)))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError, safefs.UnsafeFile):
@@ -65,7 +65,7 @@ def _read(notes: list[str] | None = None, move_damaged: bool = True) -> dict[str
         moved = False
         if move_damaged:
             with contextlib.suppress(OSError):
-                safefs.replace(path, broken)
+                fsretry.replace(path, broken)
                 moved = True
         if notes is not None:
             where = f"moved to {broken.name} and started afresh" if moved else "ignored"
@@ -78,9 +78,8 @@ def _read(notes: list[str] | None = None, move_damaged: bool = True) -> dict[str
 
 
 def _write(entries: dict[str, Any]) -> None:
-    safefs.write_atomic(
-        registry_path(), orjson.dumps({"workspaces": entries}, option=orjson.OPT_INDENT_2)
-    )
+    data = orjson.dumps({"workspaces": entries}, option=orjson.OPT_INDENT_2)
+    fsretry.retry(lambda: safefs.write_atomic(registry_path(), data))
 
 
 def remember(workspace: Path, goal: str, wait: float = LOCK_WAIT) -> None:

@@ -14,6 +14,7 @@ import orjson
 import psutil
 import pytest
 
+from localagent import detach
 from localagent.fake_ollama import FakeOllama
 from localagent.journal import Journal
 
@@ -230,3 +231,24 @@ def test_doctor_reports_each_check_with_a_fix(tmp_path: Path) -> None:
         assert missing.returncode == 3 and "ollama pull nope:7b" in missing.stdout
     down = cli("doctor", "-w", str(tmp_path), env=env)
     assert down.returncode == 3 and "ollama serve" in down.stdout
+
+
+def test_the_background_agent_is_started_out_of_the_terminals_reach(tmp_path: Path) -> None:
+    from localagent.detach import job_note, popen_detached
+
+    with (tmp_path / "out").open("wb") as sink:
+        proc, note = popen_detached(
+            [sys.executable, "-c", "import time; time.sleep(30)"], tmp_path, sink
+        )
+    try:
+        assert proc.poll() is None
+        if sys.platform == "win32":
+            # Out of the terminal's job where the job allows it, else said; never an error.
+            assert note in ("", detach.BREAKAWAY_REFUSED)
+            assert job_note() in (None, detach.BREAKAWAY_REFUSED.removeprefix("note: "))
+        else:
+            assert note == "" and job_note() is None
+            assert os.getsid(proc.pid) == proc.pid != os.getsid(0)  # its own session
+    finally:
+        proc.kill()
+        proc.wait(10)

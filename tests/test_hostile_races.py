@@ -3,17 +3,21 @@ background `start`s on one workspace at the same moment."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import psutil
-from support import cli_env, done, plan_rule, record_types, run_cli, start_cli
+from support import cli_env, done, plan_rule, record_types, records, run_cli, start_cli
 
 from localagent import daemon
 from localagent.fake_ollama import FakeOllama
 from localagent.journal import Journal
+from localagent.lock import LOCK_NAME
 from localagent.report import status_info
+from localagent.stop import record_stop
 
 # The last subtask's reply comes late, so the test can be ready for the agent's end.
 FINISHING = {"rules": [plan_rule(("T", ["only step"]))], "default": {**done(), "delay": 0.4}}
@@ -104,3 +108,30 @@ def test_parallel_background_starts_one_says_started_the_others_exit_4(tmp_path:
             if info["pid"]:
                 psutil.Process(info["pid"]).kill()
     assert record_types(ws).count("goal_started") == 1
+
+
+# Holds the workspace lock like a dying agent whose lock Windows releases late.
+HOLD_LOCK = (
+    "import sys, time; from filelock import FileLock; lock = FileLock(sys.argv[1]); "
+    "lock.acquire(); print('held', flush=True); time.sleep(float(sys.argv[2])); lock.release()"
+)
+
+
+def test_a_forced_stop_is_journaled_when_the_lock_is_released_late(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.append("goal_started", goal="a goal")
+    journal.finish()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(journal.dir / LOCK_NAME), "1.0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        began = time.monotonic()
+        record_stop(journal, "stopped with `localagent stop` (forced)", wait=10)
+        assert 0.5 < time.monotonic() - began < 5
+    finally:
+        holder.wait(10)
+    last = records(tmp_path)[-1]
+    assert last["type"] == "stopped" and last["by"] == "user" and "forced" in last["reason"]

@@ -14,6 +14,7 @@ import psutil
 import pytest
 from support import cli_env, closed_port, run_cli
 
+from localagent import fsretry
 from localagent.lock import LOCK_NAME, PID_NAME, WorkspaceLock, held, identity, owner
 
 SLEEP = "import time; time.sleep(60)"
@@ -141,3 +142,49 @@ def test_held_tells_whether_the_lock_is_taken(tmp_path: Path) -> None:
     finally:
         lock.release()
     assert not held(context) and not (context / PID_NAME).exists()
+
+
+# A child that opens a file as ordinary programs do (on Windows: without sharing delete,
+# so the file can be neither replaced nor deleted) and closes it after a moment.
+HOLD_OPEN = (
+    "import sys, time; fh = open(sys.argv[1], 'rb'); print('open', flush=True); "
+    "time.sleep(float(sys.argv[2])); fh.close()"
+)
+
+
+def test_replacing_and_deleting_wait_out_a_file_another_process_holds_open(
+    tmp_path: Path,
+) -> None:
+    target, new = tmp_path / "agent.pid", tmp_path / "agent.pid.tmp"
+    target.write_bytes(b"old")
+    new.write_bytes(b"new")
+    for act in (lambda: fsretry.replace(new, target), lambda: fsretry.unlink(target)):
+        holder = subprocess.Popen(
+            [sys.executable, "-c", HOLD_OPEN, str(target), "0.5"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+            act()  # on Windows this waits until the holder closes the file
+        finally:
+            holder.kill()
+            holder.wait(10)
+    assert not target.exists() and not new.exists()
+
+
+def test_retry_gives_up_on_what_is_not_transient_and_after_its_time() -> None:
+    calls: list[float] = []
+
+    def refused() -> None:
+        calls.append(time.monotonic())
+        raise PermissionError(13, "Permission denied")
+
+    with pytest.raises(PermissionError):
+        fsretry.retry(refused, seconds=5, transient=lambda exc: False)
+    assert len(calls) == 1  # a real refusal is raised at once
+    calls.clear()
+    with pytest.raises(PermissionError):
+        fsretry.retry(refused, seconds=0.3, transient=lambda exc: True)
+    assert len(calls) > 2 and 0.25 < calls[-1] - calls[0] < 2
+    assert fsretry.is_transient(PermissionError(13, "denied")) == (sys.platform == "win32")
