@@ -21,6 +21,7 @@ from localagent.journal import Journal
 from localagent.model import UNPARSED, OllamaModel, Reply
 from localagent.process import kill_recorded
 from localagent.prompts import (
+    COMPLETION_REFUSED,
     CUT_OFF,
     FORMAT_ERROR,
     INSISTED,
@@ -28,15 +29,18 @@ from localagent.prompts import (
     INTERRUPTED_KILLED,
     MAX_ROUNDS,
     NO_TOOL_CALL,
+    NOT_ACCEPTED_YET,
+    REFUSED_TOO_OFTEN,
     TOO_MANY_CALLS,
     TOO_MANY_FORMAT_ERRORS,
     render,
 )
 from localagent.settings import Settings
-from localagent.state import Action, ReplanDue, State, current, next_due
+from localagent.state import Action, ReplanDue, State, Verifying, current, next_due
 from localagent.stopping import StopRequested, StopSignal
 from localagent.textcalls import ToolCall, parse_reply
 from localagent.textcap import clip
+from localagent.verify import checks, evidence, verdict
 
 log = logging.getLogger("localagent.agent")
 MAX_CALLS_PER_REPLY = 5
@@ -95,6 +99,8 @@ class Agent:
             self.recover(item)
         elif kind == "call":
             self.act(item)
+        elif kind == "verify":
+            self.verify(item)
         else:
             self.ask()
 
@@ -108,15 +114,31 @@ class Agent:
             return None
         if current(state) is None:
             if state.unresolved:
-                return self._end("goal_failed", _failures(state))
-            return self._end("goal_completed", "every subtask is done")
+                return self._end("goal_failed", _failures(state), "unverified")
+            return self._conclude()
         if state.rounds >= self.settings.max_rounds:
-            return self._end("goal_failed", render(MAX_ROUNDS, limit=self.settings.max_rounds))
+            limit = render(MAX_ROUNDS, limit=self.settings.max_rounds)
+            return self._end("goal_failed", limit, "unverified")
         return None
 
-    def _end(self, kind: str, reason: str) -> str:
-        log.info("%s: %s", kind, reason)
-        self.journal.append(kind, reason=reason)
+    def _conclude(self) -> str:
+        """End a goal whose every subtask is done, as its verdict says."""
+        found = self.state.verdict
+        if found is None:  # verification is off
+            return self._end("goal_completed", "every subtask is done", "unverified")
+        if found.then == "fail":
+            reason = f"the goal's checks still fail after {self.state.verify_replans} replans: "
+            return self._end("goal_failed", reason + "; ".join(found.unmet), "failed")
+        reason = "every subtask is done"
+        if found.verification == "verified":
+            reason += " and the goal is verified"
+        elif found.unmet:
+            reason += "; still unmet: " + "; ".join(found.unmet)
+        return self._end("goal_completed", reason, found.verification)
+
+    def _end(self, kind: str, reason: str, verification: str) -> str:
+        log.info("%s (%s): %s", kind, verification, reason)
+        self.journal.append(kind, reason=reason, verification=verification)
         return "completed" if kind == "goal_completed" else "failed"
 
     # ---- planning --------------------------------------------------------------
@@ -128,6 +150,13 @@ class Agent:
         self.journal.append("plan", tasks=tasks)
 
     def replan(self, due: ReplanDue) -> None:
+        if due.unmet:
+            tasks = planner.plan_unmet(self.model, self.state, due.unmet, self._recorder("replan"))
+            log.info("plan for what is unmet: %s", "; ".join(t["description"] for t in tasks))
+            self.journal.append(
+                "plan", tasks=tasks, replace_from=due.task_index + 1, unmet=due.unmet
+            )
+            return
         failed = (due.task, due.subtask)
         tasks = planner.replan(self.model, self.state, failed, due.reason, self._recorder("replan"))
         if tasks:
@@ -249,10 +278,83 @@ class Agent:
                 "feedback", text=result.text, tool="mark_subtask_complete", call=call_id
             )
         elif result.verdict[0]:
-            log.info("subtask completed: %s", result.verdict[1])
-            self.journal.append("subtask_completed", reason=result.verdict[1], call=call_id)
+            self._claim(result.verdict[1], call_id)
         else:
             self.fail_subtask(result.verdict[1], call_id)
+
+    def _claim(self, reason: str, call_id: str) -> None:
+        """A "done" is accepted only on the journal's evidence (SPEC §11)."""
+        here = current(self.state)
+        assert here is not None
+        found = evidence.gate(self.state.ledger, self.ctx.root, [here[1].description, reason])
+        ledger = self.state.ledger
+        if found.hard:
+            problems = "; ".join(found.hard)
+            if ledger.refused + 1 >= self.settings.max_blocked:
+                why = "; ".join(found.hard)
+                self.fail_subtask(
+                    render(REFUSED_TOO_OFTEN, count=ledger.refused + 1, problems=why), call_id
+                )
+                return
+            log.info("completion refused: %s", "; ".join(found.hard))
+            self.journal.append(
+                "feedback",
+                text=render(COMPLETION_REFUSED, problems=problems),
+                tool="mark_subtask_complete",
+                call=call_id,
+                refused=True,
+                evidence=found.hard,
+            )
+        elif found.soft and not ledger.nudged:
+            self.journal.append(
+                "feedback",
+                text=render(NOT_ACCEPTED_YET, problems="; ".join(found.soft)),
+                tool="mark_subtask_complete",
+                call=call_id,
+                nudged=True,
+                evidence=found.soft,
+            )
+        else:
+            log.info("subtask completed%s: %s", "" if not found.soft else " (unverified)", reason)
+            self.journal.append(
+                "subtask_completed",
+                reason=reason,
+                call=call_id,
+                verified=not found.soft,
+                unverified=found.soft,
+            )
+
+    # ---- verifying the goal ----------------------------------------------------
+
+    def verify(self, under_way: Verifying | None) -> None:
+        """One step of verifying the goal: list the checks, run the next, or decide."""
+        if under_way is None:
+            found = checks.goal_checks(self.settings.checks, self.ctx.root)
+            log.info("verifying the goal: %d checks", len(found))
+            self.journal.append("verify_started", checks=found)
+            return
+        todo = next((c for c in under_way.checks if c["id"] not in under_way.results), None)
+        if todo is not None:
+            self._run_check(todo, rerun=under_way.open == todo["id"])
+            return
+        found = verdict.findings(self.state, self.ctx.root)
+        answer = None
+        if not found.hard:
+            answer = verdict.ask_model(self.model, self.state, found, self._recorder("verify"))
+        replans_left = self.state.verify_replans < self.settings.max_replans
+        record = verdict.decide(found, answer, replans_left)
+        log.info("verdict %s (%s): %s", record["verdict"], record["source"], record["unmet"])
+        self.journal.append("verdict", **record)
+
+    def _run_check(self, check: dict[str, Any], rerun: bool) -> None:
+        self.journal.append("check_started", id=check["id"], cmd=check["cmd"], rerun=rerun)
+        outcome = checks.run_check(self.ctx, check)
+        if self.stop.requested():
+            return  # cut off: it stays open and runs again on resume
+        log.info("goal check `%s`: %s (%s)", check["cmd"], outcome["status"], outcome["summary"])
+        self.journal.append(
+            "check_finished", id=check["id"], cmd=check["cmd"], source=check["source"], **outcome
+        )
 
     def _execute(self, name: str, args: dict[str, Any], call_id: str, sig: str) -> None:
         started = False

@@ -89,11 +89,23 @@ def _run(
         from localagent.runner import run
 
         outcome = run(ws, goal, settings, flags, progress=True, repair=repair)
-        typer.echo(f"\ngoal {outcome}: {ws}", err=True)
+        typer.echo(f"\ngoal {outcome}{_verified(ws)}: {ws}", err=True)
         return
     from localagent.daemon import spawn
 
     typer.echo(spawn(ws, goal, flags, settings, repair=repair))
+
+
+def _verified(workspace: Path) -> str:
+    """ " (verified)" and the like, for the last line of a foreground run."""
+    from localagent.journal import Journal
+    from localagent.report import final_verification
+
+    try:
+        found = final_verification(Journal(workspace))
+    except (AgentError, OSError):
+        return ""
+    return f" ({found})" if found else ""
 
 
 def _usage(message: str) -> Exception:
@@ -122,7 +134,7 @@ def start(
 def _verification_flags(check: list[str] | None, no_verify: bool) -> dict[str, Any]:
     """`--check` and `--no-verify` as setting flags (None: not given)."""
     if check and not all(c.strip() for c in check):
-        raise _usage("--check needs a command, e.g. --check \"python -m pytest -q\"")
+        raise _usage('--check needs a command, e.g. --check "python -m pytest -q"')
     return {
         "checks": tuple(c.strip() for c in check) if check else None,
         "verify": False if no_verify else None,

@@ -130,6 +130,24 @@ def _interpreter(workspace: Path) -> Check:
     return Check("interpreter", OK, describe_interpreter(workspace))
 
 
+def _goal_checks(settings: Settings, workspace: Path) -> Check:
+    """The checks a goal verification would run here (SPEC §11)."""
+    from localagent.verify.checks import goal_checks
+
+    if not settings.verify:
+        return Check("goal checks", WARN, "verification is off (verify = false)")
+    found = goal_checks(settings.checks, workspace)
+    if not found:
+        return Check(
+            "goal checks",
+            OK,
+            "none found: the goal is judged on its journal's evidence; add tests, "
+            "main.py with expected.txt, or --check CMD",
+        )
+    listed = "; ".join(f"{c['cmd']} ({c['source']})" for c in found)
+    return Check("goal checks", OK, listed)
+
+
 def _registry() -> Check:
     from localagent.registry import registry_path, workspaces
 
@@ -168,6 +186,7 @@ def run_checks(settings: Settings, workspace: Path) -> list[Check]:
     found = [*checks, _workspace(workspace)]
     if workspace.is_dir():
         found.append(_interpreter(workspace))
+        found.append(_goal_checks(settings, workspace))
         if (how := _call_format(workspace)) is not None:
             found.append(how)
     return [*found, _registry(), _autostart()]

@@ -11,7 +11,7 @@ whole agent can run end to end on a machine with no Ollama and no GPU.
 `--port 0` picks a free port; `--port-file` then receives the port number
 (written atomically once the server listens). `--log` appends one JSON line
 per chat request: `seq`, `ts`, `path`, `status`, `answered_by` (`"rules[2]"`,
-`"replies[0]"`, `"default"`, `"exhausted"`, or null when the request was
+`"replies[0]"`, `"verdict"`, `"default"`, `"exhausted"`, or null when the request was
 refused before a reply was chosen) and the request body as `request`.
 SIGTERM or Ctrl-C stops the server with exit code 0.
 
@@ -32,7 +32,8 @@ A JSON object; every key is optional:
       "version": "0.12.3",
       "rules": [{"match": "REGEX", "in": "all", "kind": "any", "times": 1, "reply": REPLY}],
       "replies": [REPLY, ...],
-      "default": REPLY
+      "default": REPLY,
+      "verdict": REPLY
     }
 
 `models` lists the pulled models (default: `gpt-oss:20b` as above). A model
@@ -46,9 +47,10 @@ gets 400 "... does not support thinking", with Ollama's own wording.
 
 Each chat request is answered by the first of:
 
-1. the first rule that fits: its `kind` matches (`"plan"`: the request has a
-   `format`, i.e. structured output; `"chat"`: it has none; `"any"`, the
-   default: both), its `match` regex (Python syntax, `.` matches newlines;
+1. the first rule that fits: its `kind` matches (`"verify"`: the request's
+   `format` schema has a `verdict` property, i.e. a goal verdict; `"plan"`: any
+   other request with a `format`, i.e. structured output; `"chat"`: it has
+   none; `"any"`, the default: chat and plan), its `match` regex (Python syntax, `.` matches newlines;
    default `""` matches everything) is found in the text named by `in`
    (`"all"`, the default: the content of every message joined by blank
    lines; `"last"`: the last message; `"system"`: the first system
@@ -56,8 +58,10 @@ Each chat request is answered by the first of:
    reply, `$1`, `$2`, `${name}` in any string, tool-call arguments included,
    are replaced by the regex groups; naming a group the regex lacks is an
    error when the scenario is loaded.
-2. the next unused entry of `replies`, in order;
-3. `default`; when it is null or absent the answer is HTTP 500
+2. for a verdict request: `verdict` (default: VERIFIED, no unmet requirements),
+   so scenarios that do not care about verification need not script it;
+3. the next unused entry of `replies`, in order;
+4. `default`; when it is null or absent the answer is HTTP 500
    `{"error": "scenario exhausted"}`.
 
 A REPLY is an object; every key is optional:
@@ -133,6 +137,7 @@ _SCENARIO_FIELDS = {
     "rules": "a list",
     "replies": "a list",
     "default": "an object or null",
+    "verdict": "an object",
 }
 _MODEL_FIELDS = {
     "name": "a string",
@@ -142,6 +147,7 @@ _MODEL_FIELDS = {
     "parameter_size": "a string",
     "quantization_level": "a string",
 }
+VERIFIED = {"content": '{"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"}'}
 _RULE_FIELDS = {
     "match": "a string",
     "in": "a string",
@@ -204,6 +210,7 @@ def validate_scenario(data: object) -> dict[str, Any]:
             _reply(item, f"replies[{i}]") for i, item in enumerate(spec.get("replies", []))
         ],
         "default": None if default is None else _reply(default, "default"),
+        "verdict": _reply(spec.get("verdict", VERIFIED), "verdict"),
     }
 
 
@@ -263,7 +270,7 @@ def _rule(value: object, where: str) -> dict[str, Any]:
     except re.error as exc:
         raise ValueError(f"{where}.match: bad regular expression: {exc}") from None
     _one_of(spec, "in", ("all", "last", "system"), where)
-    _one_of(spec, "kind", ("any", "chat", "plan"), where)
+    _one_of(spec, "kind", ("any", "chat", "plan", "verify"), where)
     _at_least(spec, "times", 1, where)
     spec.setdefault("times", None)
     spec["reply"] = _reply(spec["reply"], f"{where}.reply")
@@ -324,13 +331,16 @@ class _Script:
         self._replies: list[dict[str, Any]] = scenario["replies"]
         self._next_reply = 0
         self._default: dict[str, Any] | None = scenario["default"]
+        self._verdict: dict[str, Any] = scenario["verdict"]
         self._lock = threading.Lock()
 
     def choose(self, body: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
-        kind = "plan" if body.get("format") else "chat"
+        kind = _kind(body)
         with self._lock:
             for index, (rule, pattern) in enumerate(self._rules):
-                if rule["kind"] not in ("any", kind) or self._uses_left[index] == 0:
+                if self._uses_left[index] == 0:
+                    continue
+                if rule["kind"] != kind and (rule["kind"] != "any" or kind == "verify"):
                     continue
                 found = pattern.search(_rule_text(body, rule["in"]))
                 if found is None:
@@ -338,12 +348,24 @@ class _Script:
                 if self._uses_left[index] is not None:
                     self._uses_left[index] -= 1
                 return f"rules[{index}]", _substitute(rule["reply"], found)
+            if kind == "verify":
+                return "verdict", self._verdict
             if self._next_reply < len(self._replies):
                 self._next_reply += 1
                 return f"replies[{self._next_reply - 1}]", self._replies[self._next_reply - 1]
         if self._default is None:
             return "exhausted", None
         return "default", self._default
+
+
+def _kind(body: dict[str, Any]) -> str:
+    """ "verify" for a verdict request (its schema has a `verdict`), "plan" for any other
+    structured-output request, "chat" otherwise."""
+    schema = body.get("format")
+    if not schema:
+        return "chat"
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    return "verify" if isinstance(properties, dict) and "verdict" in properties else "plan"
 
 
 def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:

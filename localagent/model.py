@@ -221,10 +221,12 @@ class OllamaModel:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         schema: dict[str, Any] | None = None,
+        temperature: float | None = None,
     ) -> Reply:
         """One model call, abandoned at once when a stop is requested.
 
-        Tools are dropped when the model has no native tool calling.
+        Tools are dropped when the model has no native tool calling; `temperature`
+        overrides the run's for this call (a verdict is asked at 0).
         """
         started = time.perf_counter()
         # One flag per call: a stream this call abandons ends at its next chunk, and a
@@ -232,7 +234,7 @@ class OllamaModel:
         abandon = threading.Event()
         try:
             reply = call_abandonably(
-                self.stop, lambda: self._chat(messages, tools, schema, abandon)
+                self.stop, lambda: self._chat(messages, tools, schema, abandon, temperature)
             )
         finally:
             abandon.set()
@@ -245,13 +247,16 @@ class OllamaModel:
         tools: list[dict[str, Any]] | None,
         schema: dict[str, Any] | None,
         abandon: threading.Event,
+        temperature: float | None = None,
     ) -> Reply:
         while True:
             use_tools = tools if self.native_tools else None
             try:
                 return self._with_retry(
                     "model call",
-                    lambda tools=use_tools: self._stream(messages, tools, schema, abandon),
+                    lambda tools=use_tools: self._stream(
+                        messages, tools, schema, abandon, temperature
+                    ),
                 )
             except _Refused as exc:
                 if exc.status == 400 and "does not support tools" in exc.error and use_tools:
@@ -271,10 +276,11 @@ class OllamaModel:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
         schema: dict[str, Any] | None,
+        temperature: float | None = None,
     ) -> dict[str, Any]:
         options = {
             "num_ctx": self.num_ctx,
-            "temperature": self.settings.temperature,
+            "temperature": self.settings.temperature if temperature is None else temperature,
             "num_predict": self.settings.num_predict,
         }
         request: dict[str, Any] = {
@@ -295,12 +301,13 @@ class OllamaModel:
         tools: list[dict[str, Any]] | None,
         schema: dict[str, Any] | None,
         abandon: threading.Event,
+        temperature: float | None = None,
     ) -> Reply:
         reply = Reply()
         known = {t["function"]["name"] for t in tools or []}
         content: list[str] = []
         deadline = time.monotonic() + self.settings.call_deadline
-        request = self._request(messages, tools, schema)
+        request = self._request(messages, tools, schema, temperature)
         with self.http.stream("POST", "/api/chat", json=request) as r:
             if r.status_code != 200:
                 raise _Refused(r.status_code, _error_text(r))

@@ -10,7 +10,7 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from localagent.model import OllamaModel, Reply
-from localagent.prompts import PLAN_SYSTEM, PLAN_USER, REPLAN_USER, render
+from localagent.prompts import PLAN_SYSTEM, PLAN_USER, REPLAN_USER, UNMET_USER, render
 from localagent.state import State
 
 log = logging.getLogger("localagent.planner")
@@ -67,16 +67,21 @@ def decompose(model: OllamaModel, goal: str, on_call: Any) -> list[dict[str, Any
     return [t.model_dump() for t in plan.tasks]
 
 
-def replan(
-    model: OllamaModel, state: State, failed: tuple[str, str], reason: str, on_call: Any
-) -> list[dict[str, Any]] | None:
+def _done(state: State) -> list[str]:
     assert state.goal is not None
-    done = [
+    return [
         f"- {s.description}"
         for t in state.goal.tasks
         for s in t.subtasks
         if s.status == "completed"
     ]
+
+
+def replan(
+    model: OllamaModel, state: State, failed: tuple[str, str], reason: str, on_call: Any
+) -> list[dict[str, Any]] | None:
+    assert state.goal is not None
+    done = _done(state)
     prompt = render(
         REPLAN_USER,
         goal=state.goal.text,
@@ -87,3 +92,21 @@ def replan(
     )
     plan = _ask(model, prompt, on_call)
     return [t.model_dump() for t in plan.tasks] if plan else None
+
+
+def plan_unmet(
+    model: OllamaModel, state: State, unmet: list[str], on_call: Any
+) -> list[dict[str, Any]]:
+    """Tasks for what a verdict found unmet; without a valid plan, one task made of them."""
+    assert state.goal is not None
+    prompt = render(
+        UNMET_USER,
+        goal=state.goal.text,
+        unmet="\n".join(f"- {item}" for item in unmet),
+        done="\n".join(_done(state)) or "- nothing yet",
+    )
+    plan = _ask(model, prompt, on_call)
+    if plan is None:
+        log.warning("no valid plan for the unmet requirements; working on them as one task")
+        return [{"description": "Meet what the verification found unmet", "subtasks": unmet[:8]}]
+    return [t.model_dump() for t in plan.tasks]

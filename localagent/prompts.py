@@ -118,6 +118,45 @@ TOO_MANY_CALLS = "NOTE: your last reply had $count tool calls; only the first $l
 
 TOO_MANY_FORMAT_ERRORS = "the model gave $count replies in a row without a usable tool call"
 
+COMPLETION_REFUSED = """\
+NOT ACCEPTED, the subtask is not done: $problems
+Fix this (and run the check again), then call mark_subtask_complete again."""
+
+NOT_ACCEPTED_YET = """\
+NOT ACCEPTED YET, nothing shows it works: $problems
+Run or read your work to check it, then call mark_subtask_complete again (a second call \
+without checking is accepted, but recorded as unverified)."""
+
+REFUSED_TOO_OFTEN = "completion was refused $count times: $problems"
+
+VERIFY_SYSTEM = """\
+You check whether a coding agent achieved its goal. You see the goal, the plan with the \
+status of each step, and a ledger of evidence (each line starts with its seq number). \
+Judge only from the evidence: a claim without evidence is not evidence. Answer with JSON \
+only, matching this schema:
+$schema
+verdict: VERIFIED only if the evidence shows every requirement of the goal is met.
+unmet: each requirement that is not shown to be met, as a short instruction.
+evidence: the seq numbers your verdict rests on.
+next: finish, retry_subtask or replan."""
+
+VERIFY_USER = """\
+GOAL: $goal
+
+PLAN:
+$plan
+
+EVIDENCE:
+$ledger"""
+
+UNMET_USER = """\
+Goal: $goal
+The work so far did not achieve the goal. What is still unmet:
+$unmet
+Done so far:
+$done
+Plan only the work that is still needed, as JSON."""
+
 
 def render(template: str, **values: Any) -> str:
     return Template(template).substitute(**values)

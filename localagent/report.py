@@ -73,6 +73,7 @@ def status_info(workspace: Path) -> dict[str, Any]:
         "goal": goal.text if goal else None,
         "status": goal.status if goal else None,
         "reason": goal.reason if goal else "",
+        "verification": _verification(state),
         "suspended": state.suspended,
         "stopped_by": state.stopped_by,
         "tool_calls": state.call_format,
@@ -94,6 +95,26 @@ def status_info(workspace: Path) -> dict[str, Any]:
     }
 
 
+def _verification(state: Any) -> str:
+    """verified, partial, unverified or failed once a goal ended; while its checks run,
+    "verifying"; otherwise empty."""
+    if state.verification:
+        return str(state.verification)
+    if state.verifying is not None or (
+        state.verdict is not None and state.verdict.then != "replan"
+    ):
+        return "verifying"
+    return ""
+
+
+def final_verification(journal: Journal) -> str:
+    """How an ended goal was verified, from the end of its history (cheap, for `list`)."""
+    for record in reversed(journal.tail(3)):
+        if record["type"] in ("goal_completed", "goal_failed"):
+            return str(record.get("verification", ""))
+    return ""
+
+
 def _process(info: dict[str, Any]) -> str:
     if not info["alive"]:
         return "not running"
@@ -102,6 +123,8 @@ def _process(info: dict[str, Any]) -> str:
 
 def format_status(info: dict[str, Any]) -> str:
     status = info["status"] or "no goal"
+    if info.get("verification") and info["status"] in ("completed", "failed"):
+        status += f", {info['verification']}"
     if info["reason"]:
         status += f" ({info['reason']})"
     rows = [
@@ -212,6 +235,7 @@ def _row(path: str, entry: dict[str, Any]) -> dict[str, Any]:
         "workspace": path,
         "goal": entry.get("goal", ""),
         "status": None,
+        "verification": "",
         "alive": False,
         "pid": None,
     }
@@ -226,6 +250,8 @@ def _row(path: str, entry: dict[str, Any]) -> dict[str, Any]:
             return row
         text, status = journal.peek()
         row.update(goal=text or row["goal"], status=status or "no goal")
+        if status in ("completed", "failed"):
+            row["verification"] = final_verification(journal)
         row["alive"], row["pid"] = running(journal)
     except Exception as exc:  # one unreadable workspace never hides the others
         row["status"] = "damaged"
@@ -252,7 +278,8 @@ def format_listing(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         process = "-" if not row["alive"] else (f"pid {row['pid']}" if row["pid"] else "running")
         goal = _short(row.get("error") or row["goal"] or "-", 60)
-        table.append((visible(row["status"]), process, visible(row["workspace"]), goal))
+        status = row["status"] + (f", {row['verification']}" if row.get("verification") else "")
+        table.append((visible(status), process, visible(row["workspace"]), goal))
     widths = [max(len(cells[i]) for cells in table) for i in range(3)]
     return "\n".join(
         "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=False))

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from localagent.textcap import cap_text, clip
+from localagent.verify.ledger import Ledger, new_subtask, note_action
 
 SCHEMA_VERSION = 2
 RECENT_ACTIONS = 20
@@ -96,12 +97,31 @@ class GuardState(BaseModel):
 
 
 class ReplanDue(BaseModel):
-    """A revision of the plan owed after a failed subtask."""
+    """A revision of the plan owed after a failed subtask, or after a verdict that found
+    the goal not achieved (`unmet` is then what is missing, and tasks are appended)."""
 
     task_index: int  # tasks after this one are replaced
     task: str
     subtask: str
     reason: str
+    unmet: list[str] = Field(default_factory=list)
+
+
+class Verifying(BaseModel):
+    """The goal checks of a verification under way; `open` is the check a crash cut off."""
+
+    checks: list[dict[str, Any]] = Field(default_factory=list)
+    results: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    open: str | None = None
+
+
+class Verdict(BaseModel):
+    verdict: Literal["VERIFIED", "NOT_VERIFIED"]
+    source: Literal["checks", "model"]
+    unmet: list[str] = Field(default_factory=list)
+    evidence: list[int] = Field(default_factory=list)
+    then: Literal["complete", "replan", "fail"] = "complete"
+    verification: str = ""  # what the goal's end will say: verified, partial, unverified, failed
 
 
 class State(BaseModel):
@@ -136,6 +156,11 @@ class State(BaseModel):
     errors: list[str] = Field(default_factory=list)
     guard: GuardState = Field(default_factory=GuardState)
     last_probe: dict[str, Any] = Field(default_factory=dict)
+    ledger: Ledger = Field(default_factory=Ledger)  # evidence for completion claims
+    verifying: Verifying | None = None
+    verdict: Verdict | None = None  # on the current plan; a new plan clears it
+    verify_replans: int = 0
+    verification: str = ""  # at the end: verified, partial, unverified or failed
 
 
 # ---- queries over the tree -------------------------------------------------------
@@ -174,7 +199,8 @@ def next_due(state: State) -> tuple[str, Any]:
     """The next piece of owed work, in the order the loop does it.
 
     ("plan", None), ("replan", ReplanDue), ("recover", Action) for an action a crash
-    interrupted, ("call", call) for a tool call of the latest reply, or ("round", None).
+    interrupted, ("call", call) for a tool call of the latest reply, ("verify",
+    Verifying | None) once every subtask is done, or ("round", None).
     """
     if state.goal is not None and (state.plan_due or not state.goal.tasks):
         return "plan", None
@@ -185,7 +211,23 @@ def next_due(state: State) -> tuple[str, Any]:
     calls = pending_calls(state)
     if calls:
         return "call", calls[0]
+    if verification_due(state):
+        return "verify", state.verifying
     return "round", None
+
+
+def verification_due(state: State) -> bool:
+    """Whether the goal is to be verified now: every subtask done, no verdict yet."""
+    goal = state.goal
+    return (
+        goal is not None
+        and goal.status not in ("completed", "failed")
+        and bool(goal.tasks)
+        and current(state) is None
+        and state.unresolved == 0
+        and state.verdict is None
+        and state.settings.get("verify", True) is not False
+    )
 
 
 def counts(state: State) -> dict[str, int]:
@@ -215,6 +257,7 @@ def _advance(state: State) -> None:
     sub = task.subtasks[state.subtask_index]
     if sub.status == "pending":  # a new subtask: the guard's memory starts afresh
         sub.status = "in_progress"
+        new_subtask(state.ledger)
         state.guard.window.clear()
         state.guard.insisted = 0
         state.format_errors = 0
@@ -274,7 +317,11 @@ def _plan(state: State, rec: dict[str, Any]) -> None:
     ]
     state.goal.tasks = keep + new
     state.plan_due = False
-    if rec.get("replace_from", 0):
+    state.verdict = None
+    if rec.get("unmet"):  # tasks added for what the verdict found unmet
+        state.verify_replans += 1
+        state.replan_due = None
+    elif rec.get("replace_from", 0):
         state.replans += 1
         state.unresolved = 0
         state.replan_due = None
@@ -314,6 +361,7 @@ def _action_finished(state: State, rec: dict[str, Any]) -> None:
         state.guard.window[-1].obs = f"{zlib.crc32(rec['result'].encode('utf-8', 'replace')):08x}"
     state.open_action = None
     state.fingerprint = str(rec.get("fingerprint") or state.fingerprint)
+    note_action(state.ledger, rec)
     _push(state.recent_actions, action, RECENT_ACTIONS)
     _result(state, rec["tool"], result, rec)
     if rec.get("changed"):
@@ -400,6 +448,10 @@ def _llm_call(state: State, rec: dict[str, Any]) -> None:
 def _feedback(state: State, rec: dict[str, Any]) -> None:
     if rec.get("format_error"):
         state.format_errors += 1
+    if rec.get("refused"):
+        state.ledger.refused += 1
+    if rec.get("nudged"):
+        state.ledger.nudged = True
     _result(state, rec.get("tool", ""), rec["text"], rec)
 
 
@@ -407,11 +459,46 @@ def _loop_detected(state: State, rec: dict[str, Any]) -> None:
     state.loops_total += 1
 
 
+def _verify_started(state: State, rec: dict[str, Any]) -> None:
+    state.verifying = Verifying(checks=list(rec.get("checks") or []))
+
+
+def _check_started(state: State, rec: dict[str, Any]) -> None:
+    if state.verifying is not None:
+        state.verifying.open = str(rec["id"])
+
+
+def _check_finished(state: State, rec: dict[str, Any]) -> None:
+    if state.verifying is not None:
+        fields = ("cmd", "source", "status", "summary", "returncode")
+        result = {name: rec.get(name) for name in fields}
+        state.verifying.results[str(rec["id"])] = {**result, "seq": rec["seq"]}
+        state.verifying.open = None
+
+
+def _verdict(state: State, rec: dict[str, Any]) -> None:
+    assert state.goal is not None
+    verdict = Verdict.model_validate({k: v for k, v in rec.items() if k in Verdict.model_fields})
+    state.verdict = verdict
+    state.verifying = None
+    if verdict.then == "replan":
+        last = len(state.goal.tasks) - 1
+        state.replan_due = ReplanDue(
+            task_index=last,
+            task=state.goal.tasks[last].description if last >= 0 else "",
+            subtask="",
+            reason="the goal is not achieved yet",
+            unmet=verdict.unmet or ["the verifier found the goal not achieved"],
+        )
+
+
 def _set_goal(status: GoalStatus) -> Any:
     def apply_status(state: State, rec: dict[str, Any]) -> None:
         if state.goal is not None:
             state.goal.status = status
             state.goal.reason = rec.get("reason", "")
+        if status in ("completed", "failed"):
+            state.verification = str(rec.get("verification", ""))
 
     return apply_status
 
@@ -456,6 +543,10 @@ REDUCERS = {
     "resumed": _resumed,
     "stopped": _stopped,
     "suspended": _suspended,
+    "verify_started": _verify_started,
+    "check_started": _check_started,
+    "check_finished": _check_finished,
+    "verdict": _verdict,
     "goal_completed": _set_goal("completed"),
     "goal_failed": _set_goal("failed"),
 }

@@ -101,9 +101,13 @@ def test_hello_world(ws: Path) -> None:
     run = next(r for r in recs if r["type"] == "action_finished" and r["tool"] == "run_cmd")
     assert run["ok"] and run["returncode"] == 0 and "Hello, world!" in run["result"]
     started = [r["tool"] for r in recs if r["type"] == "action_started"]
-    assert started == ["write_file", "run_cmd"]
+    assert started == ["write_file", "run_cmd", "run_cmd"]
     assert all(r["tools"] for r in rounds(server.chat_requests))
-    assert len({json.dumps(r["options"], sort_keys=True) for r in server.chat_requests}) == 1
+    # The same num_ctx on every call (a change reloads the model); a verdict is asked at 0.
+    assert len({r["options"]["num_ctx"] for r in server.chat_requests}) == 1
+    verdict = next(r for r in recs if r["type"] == "verdict")
+    assert (verdict["verdict"], verdict["source"]) == ("VERIFIED", "model")
+    assert recs[-1]["verification"] == "verified"
     state = state_json(ws)
     assert state["goal"]["status"] == "completed" and state["seq"] == len(recs)
     assert all(s["status"] == "completed" for s in state["goal"]["tasks"][0]["subtasks"])
@@ -250,6 +254,7 @@ def test_text_tool_calls_run_like_native_ones_and_prose_is_corrected(ws: Path) -
         "replies": [
             fenced("write_file", path="notes.txt", content="first\n"),
             {"content": "The file is written, I believe the work is finished."},
+            fenced("read_file", path="notes.txt"),
             done("notes.txt is written"),
         ],
     }
@@ -282,6 +287,7 @@ def test_unknown_tools_and_bad_arguments_come_back_as_tool_errors(ws: Path) -> N
             call("write_file", path="notes.txt"),
             call("write_file", path="../outside.txt", content="x"),
             call("write_file", path="notes.txt", content="ok\n"),
+            call("read_file", path="notes.txt"),
             done("written"),
         ],
     }
@@ -290,7 +296,7 @@ def test_unknown_tools_and_bad_arguments_come_back_as_tool_errors(ws: Path) -> N
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     finished = [r for r in records(ws) if r["type"] == "action_finished"]
-    assert [r["ok"] for r in finished] == [False, False, False, True]
+    assert [r["ok"] for r in finished] == [False, False, False, True, True]
     assert "unknown tool 'delete_everything'" in finished[0]["result"]
     assert "missing required parameter 'content'" in finished[1]["result"]
     assert "outside the workspace" in finished[2]["result"]
@@ -332,6 +338,7 @@ def test_a_model_without_tool_support_is_driven_by_the_text_protocol(ws: Path) -
         "rules": [plan_rule(("Hello", ["Write hello.py", "Run python hello.py"]))],
         "replies": [
             fenced("write_file", path="hello.py", content="print('hi')\n"),
+            fenced("read_file", path="hello.py"),
             fenced("mark_subtask_complete", success=True, reason="written"),
             {"content": '{"tool": "run_cmd", "args": {"cmd": "python hello.py"}}'},
             fenced("mark_subtask_complete", success=True, reason="it printed hi"),
@@ -343,7 +350,7 @@ def test_a_model_without_tool_support_is_driven_by_the_text_protocol(ws: Path) -
     assert result.returncode == 0, result.stderr
     assert (ws / "hello.py").read_text() == "print('hi')\n"
     sent = rounds(server.chat_requests)
-    assert len(sent) == 4
+    assert len(sent) == 5
     assert not any(r.get("tools") for r in server.chat_requests)
     system = sent[0]["messages"][0]
     assert system["role"] == "system" and "no native tool calling" in system["content"]
@@ -352,7 +359,7 @@ def test_a_model_without_tool_support_is_driven_by_the_text_protocol(ws: Path) -
     # Tool results come back as user turns the model can read without tool support.
     assert any(
         m["role"] == "user" and m["content"].startswith("[result of run_cmd]")
-        for m in sent[3]["messages"]
+        for m in sent[4]["messages"]
     )
     run = next(r for r in records(ws) if r["type"] == "action_finished" and r["tool"] == "run_cmd")
     assert run["returncode"] == 0 and "hi" in run["result"]
@@ -365,6 +372,7 @@ def test_a_refusal_of_tools_mid_run_switches_to_the_text_protocol(ws: Path) -> N
         "rules": [plan_rule(("Notes", ["Write notes.txt"]))],
         "replies": [
             fenced("write_file", path="notes.txt", content="n\n"),
+            fenced("read_file", path="notes.txt"),
             fenced("mark_subtask_complete", success=True, reason="written"),
         ],
     }
@@ -535,7 +543,7 @@ def test_resume_of_a_completed_goal_says_so(ws: Path) -> None:
     assert result.returncode == 0
     assert "completed" in (result.stdout + result.stderr)
     assert records(ws) == before
-    assert asked == 5  # the plan and four rounds; the resume asked nothing
+    assert asked == 7  # the plan, five rounds and the verdict; the resume asked nothing
 
 
 def test_resume_with_nothing_to_resume_exits_2(ws: Path) -> None:
@@ -580,6 +588,7 @@ def test_a_prose_reply_to_the_refused_tools_call_is_asked_again_with_the_protoco
         "replies": [
             {"content": "Sure, I will write the notes file now."},
             fenced("write_file", path="notes.txt", content="n\n"),
+            fenced("read_file", path="notes.txt"),
             fenced("mark_subtask_complete", success=True, reason="written"),
         ],
     }

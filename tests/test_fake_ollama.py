@@ -21,6 +21,7 @@ from localagent.fake_ollama import FakeOllama, load_scenario, main, validate_sce
 MODEL = "gpt-oss:20b"
 REPO = Path(__file__).resolve().parents[1]
 HELLO = REPO / "localagent" / "scenarios" / "hello.json"
+VERDICT_SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string"}}}
 PLAN_SCHEMA = {
     "type": "object",
     "properties": {"tasks": {"type": "array"}},
@@ -342,19 +343,22 @@ def test_hello_scenario_writes_runs_and_completes(serve: Serve) -> None:
     plan = json.loads(ask(fake, "Goal: hello", format=PLAN_SCHEMA).message.content or "")
     assert len(plan["tasks"][0]["subtasks"]) == 2
     calls = []
-    for _ in range(5):
+    for _ in range(6):
         tool_calls = ask(fake, "next step").message.tool_calls or []
         calls.append((tool_calls[0].function.name, dict(tool_calls[0].function.arguments)))
     assert [name for name, _ in calls] == [
         "write_file",
+        "run_cmd",
         "mark_subtask_complete",
         "run_cmd",
         "mark_subtask_complete",
         "mark_subtask_complete",
     ]
     assert calls[0][1]["path"] == "hello.py"
-    assert calls[2][1]["cmd"] == "python hello.py"
-    assert [args["success"] for _, args in calls[3:]] == [True, False]
+    assert calls[1][1]["cmd"] == calls[3][1]["cmd"] == "python hello.py"
+    assert [args["success"] for _, args in calls[4:]] == [True, False]
+    verdict = json.loads(ask(fake, "verify", format=VERDICT_SCHEMA).message.content or "")
+    assert verdict["verdict"] == "VERIFIED"
 
 
 def _wait_for(path: Path, process: subprocess.Popen[str]) -> str:
@@ -404,3 +408,24 @@ def test_command_line_serves_logs_and_stops_on_sigterm(tmp_path: Path) -> None:
     assert process.returncode == 0
     assert out == f"fake ollama listening on http://127.0.0.1:{port}\n"
     assert err == ""
+
+
+def test_a_verdict_request_is_answered_by_verify_rules_or_the_verdict_reply(serve: Serve) -> None:
+    fake = serve(
+        {
+            "rules": [{"match": "", "reply": {"content": "any rule"}}],
+            "replies": [{"content": "first reply"}],
+            "default": {"content": "default"},
+        }
+    )
+    built_in = json.loads(ask(fake, "verify", format=VERDICT_SCHEMA).message.content or "")
+    assert built_in == {"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"}
+    assert ask(fake, "next").message.content == "any rule"  # replies were not consumed
+    scripted = serve(
+        {
+            "rules": [{"kind": "verify", "match": "GOAL", "reply": {"content": "rule verdict"}}],
+            "verdict": {"content": "scenario verdict"},
+        }
+    )
+    assert ask(scripted, "GOAL: x", format=VERDICT_SCHEMA).message.content == "rule verdict"
+    assert ask(scripted, "other", format=VERDICT_SCHEMA).message.content == "scenario verdict"

@@ -96,10 +96,15 @@ def running(workspace: Path, env: dict[str, str]) -> Iterator[subprocess.Popen[s
                 agent.kill()
 
 
+def asked(fake: FakeOllama) -> list[dict[str, Any]]:
+    """The plan and round requests (the goal's verdict request left out)."""
+    return [r for r in fake.chat_requests if "verdict" not in str(r.get("format") or "")]
+
+
 def wait_for_requests(fake: FakeOllama, count: int, seconds: float = 20) -> None:
     end = time.monotonic() + seconds
-    while len(fake.chat_requests) < count:
-        assert time.monotonic() < end, f"only {len(fake.chat_requests)} chat requests arrived"
+    while len(asked(fake)) < count:
+        assert time.monotonic() < end, f"only {len(asked(fake))} chat requests arrived"
         time.sleep(0.02)
 
 
@@ -129,8 +134,8 @@ def assert_intact(workspace: Path, status: str = "completed") -> list[dict[str, 
     assert info["records"] == found[-1]["seq"]
     if status == "completed":
         assert found[-1]["type"] == "goal_completed"
-        # One plan and four rounds: a failed attempt leaves no record behind.
-        assert sum(r["type"] == "llm_call" for r in found) == 5
+        # One plan, four rounds and the verdict: a failed attempt leaves no record behind.
+        assert sum(r["type"] == "llm_call" for r in found) == 6
         assert (workspace / "a.txt").read_text() == "A"
         assert (workspace / "b.txt").read_text() == "B"
     return found
@@ -141,7 +146,7 @@ def test_slow_replies_under_the_timeout_are_waited_for(tmp_path: Path) -> None:
     with FakeOllama(scenario([*slow, complete("b")])) as fake:
         done = start(tmp_path, env_for(fake, timeout=2))
         assert done.returncode == 0, done.stderr
-        assert len(fake.chat_requests) == 5, "a slow reply was asked for again"
+        assert len(asked(fake)) == 5, "a slow reply was asked for again"
     assert "retrying" not in done.stderr
     assert_intact(tmp_path)
 
@@ -153,7 +158,7 @@ def test_server_errors_are_retried_until_it_recovers(tmp_path: Path) -> None:
     with FakeOllama(scenario(replies, rules=(busy,))) as fake:
         done = start(tmp_path, env_for(fake))
         assert done.returncode == 0, done.stderr
-        assert len(fake.chat_requests) == 2 + len(replies)
+        assert len(asked(fake)) == 2 + len(replies)
     assert "server error 503: loading model" in done.stderr
     assert "server error 500: llama runner ran out of memory" in done.stderr
     assert_intact(tmp_path)
@@ -179,7 +184,7 @@ def test_a_connection_dropped_mid_reply_is_retried(tmp_path: Path) -> None:
     with FakeOllama(scenario(replies)) as fake:
         done = start(tmp_path, env_for(fake))
         assert done.returncode == 0, done.stderr
-        assert len(fake.chat_requests) == 1 + len(replies)
+        assert len(asked(fake)) == 1 + len(replies)
     assert "connection lost" in done.stderr
     assert not (tmp_path / "dropped.txt").exists()
     found = assert_intact(tmp_path)

@@ -1,0 +1,9 @@
+"""Verified completion (SPEC §11): evidence from the journal, goal checks, the verdict.
+
+- `ledger`: what the journal shows was written, read and checked, folded from records;
+- `evidence`: the gate a subtask's completion claim must pass, with no model call;
+- `checks`: the goal checks a workspace calls for, and running one through the guarded
+  command runner;
+- `verdict`: the deterministic verdict, and the structured model call that can only
+  downgrade it.
+"""

@@ -1,0 +1,191 @@
+"""The evidence ledger: what the journal shows was written, read, run and checked.
+
+It is part of the journaled state (`State.ledger`), folded from `action_finished`
+records by `note_action`, so the completion gate and the goal verdict read evidence,
+never the model's word. Entries carry the serial number of the subtask they happened
+in, so one subtask's evidence is a filter, not a copy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import posixpath
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+MAX_WRITES = 400
+MAX_SEEN = 400
+MAX_CHECKS = 40
+SUMMARY_CHARS = 160
+
+CHECK_KINDS = ("pytest", "unittest", "ruff", "script")
+_PYTHON = re.compile(r"(?:.*[/\\])?(?:python(?:3(?:\.\d+)?)?|py)(?:\.exe)?", re.I)
+# Failure summaries a test runner prints even when a wrapper exits 0.
+_FAILED = re.compile(r"\b([1-9]\d*) failed\b|^FAILED \(|^FAILED\b", re.M)
+_ERRORS = re.compile(r"\b([1-9]\d*) errors?\b|^ERROR\b", re.M | re.I)
+_TRACEBACK = "Traceback (most recent call last)"
+_PASSED = re.compile(
+    r"\b\d+ passed\b[^\n]*|^OK\b[^\n]*|^Ran \d+ tests?[^\n]*|All checks passed!?", re.M
+)
+
+
+class Write(BaseModel):
+    seq: int
+    subtask: int
+
+
+class CheckRun(BaseModel):
+    """The latest run of one check command."""
+
+    cmd: str
+    kind: str
+    seq: int
+    subtask: int
+    passed: bool | None  # None: inconclusive (it waited for input, or ran too long)
+    summary: str
+
+
+class Ledger(BaseModel):
+    subtask: int = 0  # serial number of the active subtask (starts at 1)
+    writes: dict[str, Write] = Field(default_factory=dict)  # path -> its latest write
+    seen: dict[str, int] = Field(default_factory=dict)  # path -> seq of its latest read or run
+    checks: dict[str, CheckRun] = Field(default_factory=dict)  # command -> its latest run
+    refused: int = 0  # completion claims refused in this subtask
+    nudged: bool = False  # this subtask had its one "not accepted yet"
+
+
+def norm(path: str) -> str:
+    """One spelling per workspace path: '/' separators, no '.' segments."""
+    text = posixpath.normpath(str(path).replace("\\", "/"))
+    return "" if text in (".", "") else text
+
+
+def _words(cmd: str) -> list[str]:
+    return cmd.replace('"', " ").replace("'", " ").split()
+
+
+def check_kind(cmd: str) -> str | None:
+    """Whether a command is a check, and which: pytest, unittest, ruff or a script run."""
+    words = _words(cmd)
+    if not words:
+        return None
+    first = words[0].rsplit("/", 1)[-1].rsplit("\\", 1)[-1].lower().removesuffix(".exe")
+    if first in ("pytest", "py.test"):
+        return "pytest"
+    if first == "ruff":
+        return "ruff" if len(words) > 1 and words[1] in ("check", "format") else None
+    if not _PYTHON.fullmatch(words[0]):
+        return None
+    rest = [w for w in words[1:] if w not in ("-u", "-B")]
+    if len(rest) >= 2 and rest[0] == "-m":
+        return {"pytest": "pytest", "unittest": "unittest", "ruff": "ruff"}.get(rest[1])
+    if rest and rest[0].lower().endswith(".py"):
+        return "script"
+    return None
+
+
+def key(cmd: str) -> str:
+    return " ".join(cmd.split())
+
+
+def judge(kind: str, returncode: int | None, output: str) -> tuple[bool | None, str]:
+    """Did a check pass? From the exit code and from the summary it printed.
+
+    A wrapper that exits 0 while printing "1 failed" did not pass. A script that died
+    waiting for input (EOFError) or ran out of time proves nothing either way.
+    """
+    failed = _FAILED.search(output)
+    errors = _ERRORS.search(output) if kind != "script" else None
+    if kind == "script" and "EOFError" in output and _TRACEBACK in output:
+        return None, "inconclusive: it waited for input"
+    if returncode is None:
+        if kind == "script":
+            return None, "inconclusive: it was still running at the time limit"
+        return False, "timed out"
+    if failed or errors:
+        found = failed or errors
+        assert found is not None
+        return False, _line(output, found.start())
+    if kind == "script" and _TRACEBACK in output:
+        return False, _last_line(output)
+    if returncode != 0:
+        return False, f"exit code {returncode}" + (f": {_last_line(output)}" if output else "")
+    passed = list(_PASSED.finditer(output))
+    return True, passed[-1][0].strip()[:SUMMARY_CHARS] if passed else "exit code 0"
+
+
+def _line(text: str, at: int) -> str:
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return text[start : end if end >= 0 else len(text)].strip()[:SUMMARY_CHARS]
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:SUMMARY_CHARS] if lines else ""
+
+
+def split_result(text: str) -> tuple[int | None, str]:
+    """run_cmd's observation ("exit code N" line, then the output) taken apart."""
+    head, _, output = text.partition("\n")
+    found = re.fullmatch(r"exit code (-?\d+).*", head.strip())
+    return (int(found[1]) if found else None), output
+
+
+def _mentioned(cmd: str) -> list[str]:
+    """Workspace files a command runs or reads: `x.py`, `-m pkg.mod` as pkg/mod.py."""
+    words = _words(cmd)
+    found = [norm(w) for w in words[1:] if "." in w.rsplit("/", 1)[-1] and not w.startswith("-")]
+    for flag, module in itertools.pairwise(words):
+        if flag == "-m":
+            found.append(module.replace(".", "/") + ".py")
+    return [path for path in found if path]
+
+
+def _bound(items: dict[str, Any], limit: int, order: Any) -> None:
+    while len(items) > limit:
+        del items[min(items, key=order)]
+
+
+def new_subtask(ledger: Ledger) -> None:
+    ledger.subtask += 1
+    ledger.refused = 0
+    ledger.nudged = False
+
+
+def note_action(ledger: Ledger, rec: dict[str, Any]) -> None:
+    """Fold one `action_finished` record into the ledger."""
+    tool, args, seq = rec["tool"], rec.get("args") or {}, rec["seq"]
+    path = norm(args.get("path", "")) if isinstance(args.get("path"), str) else ""
+    if tool == "run_cmd":
+        _note_command(ledger, str(args.get("cmd", "")), rec)
+    elif rec.get("changed") and path:
+        ledger.writes.pop(path, None)
+        ledger.writes[path] = Write(seq=seq, subtask=ledger.subtask)
+        _bound(ledger.writes, MAX_WRITES, lambda p: ledger.writes[p].seq)
+    elif rec.get("ok") and path and tool.startswith("read"):
+        ledger.seen[path] = seq
+        _bound(ledger.seen, MAX_SEEN, lambda p: ledger.seen[p])
+
+
+def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any]) -> None:
+    seq, result = rec["seq"], str(rec.get("result", ""))
+    if not result.startswith(("exit code", "timed out")):
+        return  # refused, or stopped before it ended: no evidence either way
+    kind = check_kind(cmd)
+    observed = _mentioned(cmd)
+    if kind in ("pytest", "unittest"):  # tests exercise the code written so far
+        observed += [path for path in ledger.writes if path.endswith(".py")]
+    for path in observed:
+        ledger.seen[path] = seq
+    _bound(ledger.seen, MAX_SEEN, lambda p: ledger.seen[p])
+    if kind is None:
+        return
+    passed, summary = judge(kind, *split_result(result))
+    ledger.checks.pop(key(cmd), None)
+    ledger.checks[key(cmd)] = CheckRun(
+        cmd=key(cmd), kind=kind, seq=seq, subtask=ledger.subtask, passed=passed, summary=summary
+    )
+    _bound(ledger.checks, MAX_CHECKS, lambda k: ledger.checks[k].seq)

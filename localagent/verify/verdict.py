@@ -1,0 +1,151 @@
+"""The goal verdict: deterministic from the evidence first, then a model that can only
+downgrade it.
+
+`findings` gathers the goal checks' results and the ledger's evidence over the whole
+goal. A hard failure is NOT_VERIFIED with no model call. Otherwise one structured call
+(temperature 0, the schema in the prompt too) judges the goal against the ledger; an
+invalid answer is asked once more, then the deterministic verdict stands.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from localagent.prompts import VERIFY_SYSTEM, VERIFY_USER, render
+from localagent.verify.evidence import gate
+
+log = logging.getLogger("localagent.verify")
+ATTEMPTS = 2
+LEDGER_LINES = 40
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["VERIFIED", "NOT_VERIFIED"]},
+        "unmet": {"type": "array", "items": {"type": "string"}},
+        "evidence": {"type": "array", "items": {"type": "integer"}},
+        "next": {"type": "string", "enum": ["finish", "retry_subtask", "replan"]},
+    },
+    "required": ["verdict", "unmet", "evidence", "next"],
+}
+
+
+class ModelVerdict(BaseModel):
+    verdict: Literal["VERIFIED", "NOT_VERIFIED"]
+    unmet: list[str] = []
+    evidence: list[int] = []
+    next: Literal["finish", "retry_subtask", "replan"] = "finish"
+
+
+@dataclass
+class Findings:
+    hard: list[str] = field(default_factory=list)  # each refuses the goal
+    notes: list[str] = field(default_factory=list)  # stale checks, unread files, checks not run
+    not_run: list[str] = field(default_factory=list)
+    evidence: list[int] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # the ledger the model reads
+    checked: bool = False  # whether anything at all could be checked
+
+
+def findings(state: Any, root: Path) -> Findings:
+    """What the goal checks and the journal's evidence over the whole goal show."""
+    found = Findings()
+    results = state.verifying.results if state.verifying is not None else {}
+    for result in results.values():
+        cmd, summary, seq = result.get("cmd"), result.get("summary"), result.get("seq", 0)
+        status = result.get("status")
+        found.lines.append(f"seq {seq}: goal check `{cmd}` {status}: {summary}")
+        found.evidence.append(seq)
+        if status == "failed":
+            found.hard.append(f"goal check `{cmd}` failed: {summary}")
+        elif status == "not_run":
+            found.not_run.append(f"goal check `{cmd}` was not run: {summary}")
+    goal = state.goal
+    texts = [goal.text] + [s.description for t in goal.tasks for s in t.subtasks]
+    evidence = gate(state.ledger, root, texts, scope=0)
+    found.hard += evidence.hard
+    found.notes += evidence.soft + found.not_run
+    found.evidence += evidence.evidence
+    ledger = state.ledger
+    for check in sorted(ledger.checks.values(), key=lambda c: c.seq)[-LEDGER_LINES // 2 :]:
+        outcome = {True: "passed", False: "failed", None: "inconclusive"}[check.passed]
+        found.lines.append(f"seq {check.seq}: ran `{check.cmd}`: {outcome} ({check.summary})")
+    for path, write in sorted(ledger.writes.items(), key=lambda item: item[1].seq)[
+        -LEDGER_LINES // 2 :
+    ]:
+        exists = "exists" if (root / path).is_file() else "no longer exists"
+        seen = ledger.seen.get(path, 0)
+        checked = f", read or run at seq {seen}" if seen > write.seq else ""
+        found.lines.append(f"seq {write.seq}: wrote {path} ({exists}{checked})")
+    found.lines += [f"note: {note}" for note in found.notes]
+    found.checked = bool(
+        any(r.get("status") in ("passed", "failed") for r in results.values())
+        or any(check.passed is not None for check in ledger.checks.values())
+        or evidence.confirmed
+    )
+    return found
+
+
+def _plan_lines(state: Any) -> str:
+    lines = []
+    for task in state.goal.tasks:
+        lines.append(f"- [{task.status}] {task.description}")
+        lines += [f"  - [{s.status}] {s.description}" for s in task.subtasks]
+    return "\n".join(lines)
+
+
+def ask_model(
+    model: Any, state: Any, found: Findings, on_call: Callable[[Any], None]
+) -> ModelVerdict | None:
+    """The model's verdict, or None when it gave no valid one in two tries."""
+    system = render(VERIFY_SYSTEM, schema=orjson.dumps(VERDICT_SCHEMA).decode())
+    ledger = "\n".join(found.lines) or "(no evidence was recorded)"
+    user = render(VERIFY_USER, goal=state.goal.text, plan=_plan_lines(state), ledger=ledger)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    for attempt in range(1, ATTEMPTS + 1):
+        reply = model.chat(messages, schema=VERDICT_SCHEMA, temperature=0.0)
+        on_call(reply)
+        try:
+            return ModelVerdict.model_validate(orjson.loads(reply.content))
+        except (ValueError, ValidationError) as exc:
+            log.warning("verdict attempt %d was not valid: %s", attempt, str(exc)[:200])
+    return None
+
+
+def decide(found: Findings, answer: ModelVerdict | None, replans_left: bool) -> dict[str, Any]:
+    """The `verdict` record: what was found, who decided, and what happens next."""
+    if found.hard:
+        return {
+            "verdict": "NOT_VERIFIED",
+            "source": "checks",
+            "unmet": found.hard,
+            "evidence": found.evidence,
+            "then": "replan" if replans_left else "fail",
+            "verification": "failed",
+        }
+    level = "verified" if found.checked and not found.not_run else "unverified"
+    if answer is None or answer.verdict == "VERIFIED":
+        return {
+            "verdict": "VERIFIED",
+            "source": "checks" if answer is None else "model",
+            "unmet": [],
+            "evidence": answer.evidence if answer else found.evidence,
+            "then": "complete",
+            "verification": level,
+        }
+    unmet = [item.strip()[:300] for item in answer.unmet if item.strip()][:6]
+    return {
+        "verdict": "NOT_VERIFIED",
+        "source": "model",
+        "unmet": unmet or ["the verifier found the goal not achieved"],
+        "evidence": answer.evidence,
+        "then": "replan" if replans_left else "complete",
+        "verification": "partial" if level == "verified" else "unverified",
+    }
