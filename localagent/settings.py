@@ -79,7 +79,7 @@ class Settings(BaseModel):
         if isinstance(value, list | tuple) and not all(
             isinstance(item, str) and item.strip() for item in value
         ):
-            raise ValueError("checks is a list of commands, e.g. [\"python -m pytest -q\"]")
+            raise ValueError('checks is a list of commands, e.g. ["python -m pytest -q"]')
         return tuple(item.strip() for item in value) if isinstance(value, list | tuple) else value
 
     @field_validator("ollama_host")
