@@ -83,6 +83,9 @@ def test_which_commands_are_checks(cmd: str, kind: str | None) -> None:
         ("script", 1, "Traceback (most recent call last):\nEOFError: EOF when reading\n", None),
         ("script", None, "still running", None),
         ("pytest", None, "", False),
+        # Nothing was tested: no evidence either way.
+        ("pytest", 5, "no tests ran in 0.01s\n", None),
+        ("unittest", 5, "\nRan 0 tests in 0.000s\n\nNO TESTS RAN\n", None),
     ],
 )
 def test_a_check_passes_by_its_exit_code_and_its_summary(

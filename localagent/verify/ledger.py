@@ -26,6 +26,7 @@ _PYTHON = re.compile(r"(?:.*[/\\])?(?:python(?:3(?:\.\d+)?)?|py)(?:\.exe)?", re.
 _FAILED = re.compile(r"\b([1-9]\d*) failed\b|^FAILED \(|^FAILED\b", re.M)
 _ERRORS = re.compile(r"\b([1-9]\d*) errors?\b|^ERROR\b", re.M | re.I)
 _TRACEBACK = "Traceback (most recent call last)"
+_NO_TESTS = re.compile(r"\bno tests ran\b|^Ran 0 tests\b|^NO TESTS RAN", re.M | re.I)
 _PASSED = re.compile(
     r"\b\d+ passed\b[^\n]*|^OK\b[^\n]*|^Ran \d+ tests?[^\n]*|All checks passed!?", re.M
 )
@@ -100,6 +101,8 @@ def judge(kind: str, returncode: int | None, output: str) -> tuple[bool | None, 
     errors = _ERRORS.search(output) if kind != "script" else None
     if kind == "script" and "EOFError" in output and _TRACEBACK in output:
         return None, "inconclusive: it waited for input"
+    if kind in ("pytest", "unittest") and (returncode == 5 or _NO_TESTS.search(output)):
+        return None, "inconclusive: no tests ran"
     if returncode is None:
         if kind == "script":
             return None, "inconclusive: it was still running at the time limit"
