@@ -28,7 +28,7 @@ from support import (
 
 from localagent.fake_ollama import FakeOllama
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX signals")
+posix_signals = pytest.mark.skipif(sys.platform == "win32", reason="sends POSIX signals")
 
 
 @pytest.fixture
@@ -89,6 +89,7 @@ def test_resume_keeps_the_model_and_round_limit_of_the_start(ws: Path) -> None:
     assert "round limit of 3" in result.stderr
 
 
+@posix_signals
 def test_a_flag_given_to_resume_wins_and_is_journaled(ws: Path) -> None:
     scenario = {
         "rules": [plan_rule(("Files", ["Write a.txt"]))],
@@ -130,6 +131,7 @@ def signalled_after_the_plan(env: dict[str, str], ws: Path, signum: int) -> None
     assert code == 130, err
 
 
+@posix_signals
 def test_sigterm_is_a_system_stop_that_resume_all_picks_up(ws: Path) -> None:
     with FakeOllama(SLOW_WRITE) as server:
         env = cli_env(server.url)
@@ -140,6 +142,7 @@ def test_sigterm_is_a_system_stop_that_resume_all_picks_up(ws: Path) -> None:
         wait_for(lambda: "goal_completed" in record_types(ws), timeout=30)
 
 
+@posix_signals
 def test_a_user_stop_is_not_resumed_at_logon_and_a_failed_resume_keeps_it_stopped(
     ws: Path,
 ) -> None:
@@ -373,6 +376,7 @@ def test_feedback_on_a_reply_without_calls_is_not_a_tool_message(ws: Path) -> No
             assert later[i - 1].get("tool_calls") or later[i - 1]["role"] == "tool"
 
 
+@posix_signals
 def test_logs_follow_loses_no_line_across_rotations(ws: Path) -> None:
     context = ws / ".agent_context"
     context.mkdir()
@@ -406,6 +410,7 @@ def test_logs_follow_loses_no_line_across_rotations(ws: Path) -> None:
 
 
 @pytest.mark.parametrize("after", [0.0, 0.15, 0.3, 0.45, 0.6, 0.75])
+@posix_signals
 def test_a_signal_at_any_moment_of_the_start_leaves_a_journal_that_resumes(
     ws: Path, after: float
 ) -> None:
