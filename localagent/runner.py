@@ -103,7 +103,7 @@ class Run:
             handler.close()  # flushes what a failed write left buffered
         except (OSError, ValueError) as exc:
             _say(
-                f"the log {self.journal.log_path} could not be written "
+                f"the log {display(self.journal.log_path)} could not be written "
                 f"({getattr(exc, 'strerror', None) or exc}); the run itself is journaled"
             )
 
@@ -122,7 +122,8 @@ class Run:
         try:
             self._file = self.journal.log_handler()
         except OSError as exc:
-            _say(f"cannot write the log {self.journal.log_path} ({exc.strerror}); going on")
+            where = display(self.journal.log_path)
+            _say(f"cannot write the log {where} ({exc.strerror}); going on")
             return
         self._file.setFormatter(
             logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
