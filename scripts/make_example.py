@@ -4,7 +4,8 @@
 
 The run is the real agent (planner, loop guard, tools, journal) in a temporary
 workspace; the model's replies come from the scenario below. One command is repeated
-on purpose so that `loops.json` has an entry to show.
+on purpose so that `loops.json` has an entry to show, and one claim comes before its
+check so that the completion gate's "not accepted yet" shows too.
 """
 
 from __future__ import annotations
@@ -78,13 +79,16 @@ SCENARIO = {
     "rules": [{"kind": "plan", "reply": {"content": json.dumps(PLAN)}}],
     "replies": [
         call("write_file", path="rps.py", content=GAME),
-        call("mark_subtask_complete", success=True, reason="rps.py written"),
+        call("run_cmd", cmd="python rps.py rock"),
+        call("mark_subtask_complete", success=True, reason="rps.py written; it plays a round"),
         call("run_cmd", cmd="python rps.py rock"),
         call("run_cmd", cmd="python rps.py rock"),
         call("run_cmd", cmd="python rps.py rock"),
         call("mark_subtask_complete", success=True, reason="it plays a round"),
         call("write_file", path="test_rps.py", content=TEST),
         call("mark_subtask_complete", success=True, reason="tests written"),
+        call("run_cmd", cmd="python -m pytest -q"),
+        call("mark_subtask_complete", success=True, reason="tests written and passing"),
         call("run_cmd", cmd="python -m pytest -q"),
         call("mark_subtask_complete", success=True, reason="3 assertions pass"),
     ],
