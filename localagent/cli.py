@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from localagent.console import utf8_streams
 from localagent.errors import AgentError
 
 app = typer.Typer(
@@ -323,15 +324,15 @@ def history(
 
 def _crash_report(exc: BaseException) -> str:
     """Save the traceback of one of our own bugs where the user can find it."""
-    from localagent.settings import user_data_dir
-
     try:
+        from localagent.settings import user_data_dir
+
         path = user_data_dir() / "crash.log"
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as fh:
             fh.write("".join(traceback.format_exception(exc)) + "\n")
         return f" (details in {path})"
-    except OSError:
+    except Exception:  # a broken install (pydantic missing) must not crash the crash report
         return ""
 
 
@@ -341,6 +342,7 @@ def main(argv: list[str] | None = None) -> None:
     Typer handles usage errors (exit 2) and `--help` itself by raising SystemExit;
     everything else that escapes a command ends here.
     """
+    utf8_streams()
     try:
         app(args=argv, prog_name="localagent")
     except AgentError as exc:
