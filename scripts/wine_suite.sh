@@ -16,7 +16,7 @@
 # Each test has a time limit (pytest-timeout, TIMEOUT seconds) so a Wine hang names its test.
 # Results: $WORK/suite-results/<file>.txt and the table at the end ($WORK/suite-results/table);
 # the exit status is 1 if any file failed. Two runs at once need their own SRC= and RESULTS=
-# (and ARGS='--basetemp=C:\\other-tmp'); REPO= runs another checkout (a clean clone).
+# (and ARGS='--basetemp=C:\other-tmp'); REPO= runs another checkout (a clean clone).
 set -uo pipefail
 
 REPO=${REPO:-$(cd "$(dirname "$0")/.." && pwd)}
