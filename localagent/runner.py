@@ -1,9 +1,9 @@
 """Starting and resuming a goal in this process.
 
-`Run` is the lifecycle around one run (the workspace lock, stop signals installed and
-restored, the log); `run` loads or creates the goal, settles the settings, passes the
-preflight and hands over to the agent loop, returning the outcome. Only the CLI turns
-outcomes and errors into exit codes.
+`Run` (localagent.lifecycle) is the lifecycle around one run (the workspace lock, stop
+signals installed and restored, the log); `run` loads or creates the goal, settles the
+settings, passes the preflight and hands over to the agent loop, returning the outcome.
+Only the CLI turns outcomes and errors into exit codes.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from localagent.errors import (
@@ -23,127 +22,16 @@ from localagent.errors import (
     Interrupted,
     ModelUnavailable,
     UsageError,
-    disk_error,
 )
 from localagent.journal import Disk, Journal
-from localagent.lock import WorkspaceLock
+from localagent.lifecycle import Run, say
 from localagent.names import clean_text, display
 from localagent.settings import RUN_SETTINGS, Settings
 from localagent.state import State, counts, current
-from localagent.stopping import StopRequested, StopSignal
+from localagent.stopping import StopRequested
 
 log = logging.getLogger("localagent")
 REGISTER_WAIT = 1.0  # for the registry lock at the start; tried again at the end
-
-
-class Run:
-    """The workspace lock, the stop signals and the log of one run in this process.
-
-    Signal handlers are installed only when asked (the CLI asks; an embedding program
-    keeps its own) and are restored on exit, as is everything else this changed.
-    """
-
-    def __init__(
-        self, workspace: Path, disk: Disk | None = None, signals: bool = True, verbose: bool = False
-    ) -> None:
-        self.journal = Journal(workspace, disk)
-        self.lock = WorkspaceLock(self.journal.dir)
-        self.stop = StopSignal(self.journal.stop_requested)
-        self.signals = signals
-        self.verbose = verbose
-        self._file: logging.Handler | None = None
-        self._console: logging.Handler | None = None
-
-    def __enter__(self) -> Run:
-        self.lock.acquire(self.journal.log_path)
-        try:
-            if self.signals:
-                self.stop.install()
-            try:
-                self.journal.clear_stop()
-            except OSError as exc:
-                raise disk_error(self.journal.stop_path, exc) from None
-            self._start_logging()
-        except BaseException:
-            self.__exit__(None, None, None)
-            raise
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        try:
-            self.journal.finish(best_effort=True)
-            with contextlib.suppress(OSError, AgentError):
-                self.journal.clear_stop()  # a request that came as the run ended is spent
-            self.stop.uninstall()
-            self._stop_logging()
-        finally:
-            with contextlib.suppress(OSError):  # the OS drops the lock with the process
-                self.lock.release()
-
-    def _stop_logging(self) -> None:
-        if self._console is not None:
-            logging.getLogger("localagent").removeHandler(self._console)
-            self._console = None
-        self.close_log()
-
-    def close_log(self) -> None:
-        """Close agent.log (before the archive moves it: Windows cannot move an open
-        file). A log that could not be written (a full disk) is said once, and never
-        changes the outcome of the run."""
-        handler, self._file = self._file, None
-        if handler is None:
-            return
-        logging.getLogger("localagent").removeHandler(handler)
-        try:
-            handler.close()  # flushes what a failed write left buffered
-        except (OSError, ValueError) as exc:
-            _say(
-                f"the log {display(self.journal.log_path)} could not be written "
-                f"({getattr(exc, 'strerror', None) or exc}); the run itself is journaled"
-            )
-
-    @contextlib.contextmanager
-    def log_closed(self) -> Iterator[None]:
-        """agent.log closed meanwhile, then a new one opened (the archive moves it)."""
-        self.close_log()
-        try:
-            yield
-        finally:
-            self.open_log()
-
-    def open_log(self) -> None:
-        if self._file is not None:
-            return
-        try:
-            self._file = self.journal.log_handler()
-        except OSError as exc:
-            where = display(self.journal.log_path)
-            _say(f"cannot write the log {where} ({exc.strerror}); going on")
-            return
-        self._file.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-        )
-        logging.getLogger("localagent").addHandler(self._file)
-
-    def _start_logging(self) -> None:
-        logging.getLogger("localagent").setLevel(logging.INFO)
-        self.open_log()
-        if self.verbose:
-            self._console = logging.StreamHandler(sys.stderr)
-            self._console.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
-            self._console.setLevel(logging.WARNING)
-            logging.getLogger("localagent").addHandler(self._console)
-
-
-def _say(message: str) -> None:
-    """A note on stderr that a closed or full terminal cannot turn into an error."""
-    with contextlib.suppress(OSError, ValueError):
-        print(f"localagent: {message}", file=sys.stderr, flush=True)
 
 
 def resume_mode(journal: Journal, state: State) -> str:
@@ -220,7 +108,7 @@ def run(
     Raises GoalFailed (exit 1), Interrupted (exit 130) and the errors of the pieces.
     """
     if goal is not None and (text := clean_text(goal)) != goal:
-        _say("the goal is not valid UTF-8 text; its undecodable bytes are read as \ufffd")
+        say("the goal is not valid UTF-8 text; its undecodable bytes are read as \ufffd")
         goal = text
     with Run(workspace, disk, signals=signals, verbose=progress) as lifecycle:
         journal = lifecycle.journal
@@ -256,7 +144,7 @@ def _remember(workspace: Path, goal: str, wait: float, quiet: bool = False) -> b
     except AgentError as exc:
         if not quiet:
             log.warning("%s", exc.message)
-            _say(exc.message)
+            say(exc.message)
         return False
     return True
 
