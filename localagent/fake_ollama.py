@@ -50,8 +50,8 @@ Each chat request is answered by the first of:
 1. the first rule that fits: its `kind` matches (`"verify"`: the request's
    `format` schema has a `verdict` property, i.e. a goal verdict; `"plan"`: any
    other request with a `format`, i.e. structured output; `"chat"`: it has
-   none; `"any"`, the default: chat and plan), its `match` regex (Python syntax, `.` matches newlines;
-   default `""` matches everything) is found in the text named by `in`
+   none; `"any"`, the default: chat and plan), its `match` regex (Python
+   syntax, `.` matches newlines; default `""` matches everything) is found in the text named by `in`
    (`"all"`, the default: the content of every message joined by blank
    lines; `"last"`: the last message; `"system"`: the first system
    message), and it has uses left (`times`; default unlimited). In a rule's
