@@ -27,6 +27,7 @@ from localagent.stop import stop as stop  # re-exported for the CLI
 STARTUP_WAIT = 30.0  # for the lock and the preflight; the server check is bounded below
 PREFLIGHT_WAIT = 15.0  # how long an interactive start waits for a model server that is down
 READY = frozenset({"preflight", "suspended"})
+SUSPENDED_EXIT_WAIT = 10.0  # a suspended child is ending; Windows takes a moment
 
 
 def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list[str]:
@@ -136,7 +137,12 @@ def spawn(
         if (code := proc.poll()) is not None:
             return _early_exit(journal, code, before)
         info = owner(journal.dir)
-        if info is not None and _ours(info, proc) and _ready(before):
+        ready = _ready(before) if info is not None and _ours(info, proc) else None
+        if ready == "suspended":
+            # It could not work (server down, model missing) and is ending: say why.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return _early_exit(journal, proc.wait(SUSPENDED_EXIT_WAIT), before)
+        if ready is not None:
             started = (
                 f"started in the background\nworkspace  {display(workspace)}\npid        "
                 f"{info['pid']}\nlog        {display(journal.log_path)}"
@@ -146,8 +152,9 @@ def spawn(
     return f"starting in the background (pid {proc.pid})\nlog        {display(journal.log_path)}"
 
 
-def _ready(before: _Mark) -> bool:
-    return any(r["type"] in READY for r in before.since())
+def _ready(before: _Mark) -> str | None:
+    """The child's first READY record since the mark: "preflight" or "suspended"."""
+    return next((r["type"] for r in before.since() if r["type"] in READY), None)
 
 
 def _early_exit(journal: Journal, code: int, before: _Mark) -> str:

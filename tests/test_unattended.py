@@ -263,6 +263,11 @@ open("late.txt", "w").write("written after the crash")
 """
 
 
+@pytest.mark.xfail(
+    sys.platform == "win32",
+    reason="under Wine the resumed run finds the command already gone (killed: false); "
+    "Windows crash recovery of commands is issue 17 items 4 and 10",
+)
 def test_a_command_interrupted_by_a_crash_is_killed_on_resume(ws: Path) -> None:
     (ws / "late.py").write_text(LATE_WRITER)
     scenario = {
