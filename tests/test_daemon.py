@@ -115,8 +115,14 @@ def test_detach_status_stop_resume(tmp_path: Path, fake: FakeOllama) -> None:
     assert "resumed" in [r["type"] for r in Journal(tmp_path).records()]
 
 
-def test_second_agent_on_a_busy_workspace_exits_4(tmp_path: Path, fake: FakeOllama) -> None:
-    env = env_for(fake)
+def test_second_agent_on_a_busy_workspace_exits_4(tmp_path: Path) -> None:
+    # The model takes its time: the agent is busy for as long as the test needs.
+    waiting = {"rules": [{"kind": "plan", "reply": {"content": PLAN}}], "default": {"delay": 60}}
+    with FakeOllama(waiting) as server:
+        _busy_workspace_refuses_others(tmp_path, env_for(server))
+
+
+def _busy_workspace_refuses_others(tmp_path: Path, env: dict[str, str]) -> None:
     assert cli("start", "keep writing notes", "-w", str(tmp_path), env=env).returncode == 0
     pid = status(tmp_path, env)["pid"]
     for args in (
