@@ -205,12 +205,13 @@ def test_the_prompt_fits_the_context_window(ws: Path) -> None:
     assert "file 7" in messages_text(sent[-1])  # the latest result is there
 
 
-def write_once(name: str) -> dict[str, Any]:
-    """A rule: the subtask "Write NAME" writes its file once (then the default says done)."""
+def write_once(name: str, times: int = 1) -> dict[str, Any]:
+    """A rule: the subtask "Write NAME" writes its file (`times` times, then the default
+    says done)."""
     return {
         "match": f"ACTIVE SUBTASK: Write {name}",
         "in": "last",
-        "times": 1,
+        "times": times,
         "reply": call("write_file", path=name, content="written\n"),
     }
 
@@ -433,14 +434,15 @@ def test_logs_follow_loses_no_line_across_rotations(ws: Path) -> None:
 def test_a_signal_at_any_moment_of_the_start_leaves_a_journal_that_resumes(
     ws: Path, after: float
 ) -> None:
+    # Keyed to the subtask, not to the order of requests, and twice: the reply a signal
+    # abandoned in flight is not missing from the resumed run.
     scenario = {
-        "rules": [plan_rule(("Files", ["Write a.txt", "Write b.txt"]))],
-        "replies": [
-            call("write_file", path="a.txt", content="a\n"),
-            done("a"),
-            call("write_file", path="b.txt", content="b\n"),
-            done("b"),
+        "rules": [
+            plan_rule(("Files", ["Write a.txt", "Write b.txt"])),
+            write_once("a.txt", times=2),
+            write_once("b.txt", times=2),
         ],
+        "default": done("written"),
     }
     with FakeOllama(scenario) as server:
         env = cli_env(server.url)
