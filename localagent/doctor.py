@@ -148,6 +148,21 @@ def _goal_checks(settings: Settings, workspace: Path) -> Check:
     return Check("goal checks", OK, listed)
 
 
+def _detach() -> Check | None:
+    """A terminal whose job object will not let a background agent leave it (Windows)."""
+    from localagent.detach import job_note
+
+    note = job_note()
+    if not note:
+        return None
+    return Check(
+        "background",
+        WARN,
+        note,
+        "start agents from a window outside this terminal's job, or rely on autostart",
+    )
+
+
 def _registry() -> Check:
     from localagent.registry import registry_path, workspaces
 
@@ -189,7 +204,8 @@ def run_checks(settings: Settings, workspace: Path) -> list[Check]:
         found.append(_goal_checks(settings, workspace))
         if (how := _call_format(workspace)) is not None:
             found.append(how)
-    return [*found, _registry(), _autostart()]
+    detach = _detach()
+    return [*found, *([detach] if detach else []), _registry(), _autostart()]
 
 
 def exit_code(checks: list[Check]) -> int:

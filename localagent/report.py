@@ -15,6 +15,7 @@ from typing import Any
 from localagent.errors import UsageError
 from localagent.journal import Journal
 from localagent.lock import held, owner
+from localagent.names import display
 from localagent.state import counts, current
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -35,8 +36,8 @@ def open_journal(workspace: Path) -> Journal:
     journal = Journal(workspace)
     if not journal.exists():
         raise UsageError(
-            f"no goal in {workspace} (no .agent_context/ there); "
-            f'start one with: localagent start "GOAL" -w {workspace}'
+            f"no goal in {display(workspace)} (no .agent_context/ there); "
+            f'start one with: localagent start "GOAL" -w {display(workspace)}'
         )
     return journal
 
@@ -69,7 +70,7 @@ def status_info(workspace: Path) -> dict[str, Any]:
             "description": here[1].description,
         }
     return {
-        "workspace": str(workspace),
+        "workspace": display(workspace),
         "goal": goal.text if goal else None,
         "status": goal.status if goal else None,
         "reason": goal.reason if goal else "",
@@ -90,7 +91,7 @@ def status_info(workspace: Path) -> dict[str, Any]:
         "blocked_signatures": state.blocked,
         "loops": state.loops_total,
         "records": state.seq,
-        "log": str(journal.log_path),
+        "log": display(journal.log_path),
         "notes": journal.notes,
     }
 
@@ -232,7 +233,7 @@ def format_record(rec: dict[str, Any]) -> str:
 
 def _row(path: str, entry: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "workspace": path,
+        "workspace": display(path),
         "goal": entry.get("goal", ""),
         "status": None,
         "verification": "",
