@@ -17,6 +17,8 @@
 # Results: $WORK/suite-results/<file>.txt and the table at the end ($WORK/suite-results/table);
 # the exit status is 1 if any file failed. Two runs at once need their own SRC= and RESULTS=
 # (and ARGS='--basetemp=C:\other-tmp'); REPO= runs another checkout (a clean clone).
+# Wine quirk: once Wine's services have run for a while its `schtasks` stub can hang, and
+# the `doctor` tests time out; `wineserver -k` (on a prefix no one else is using) clears it.
 set -uo pipefail
 
 REPO=${REPO:-$(cd "$(dirname "$0")/.." && pwd)}
