@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from localagent.console import live_line_supported
 from localagent.errors import (
     AgentError,
     GoalFailed,
@@ -227,7 +228,7 @@ class Progress:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.tty = sys.stderr.isatty()
+        self.tty = live_line_supported(sys.stderr)
         self.last = ""
 
     def show(self, state: State) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -137,16 +136,17 @@ def _busy_workspace_refuses_others(tmp_path: Path, env: dict[str, str]) -> None:
     assert cli("stop", "-w", str(tmp_path), env=env).returncode == 0
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 def test_stale_lock_after_sigkill_is_reclaimed(tmp_path: Path, fake: FakeOllama) -> None:
     env = env_for(fake)
     assert cli("start", "keep writing notes", "-w", str(tmp_path), env=env).returncode == 0
     pid = status(tmp_path, env)["pid"]
     wait_for(lambda: status(tmp_path, env)["rounds"] >= 1)
-    os.kill(pid, signal.SIGKILL)
+    psutil.Process(pid).kill()  # SIGKILL; TerminateProcess on Windows
     wait_for(lambda: not status(tmp_path, env)["alive"])
     context = tmp_path / ".agent_context"
-    assert (context / "agent.pid").exists() and (context / "agent.lock").exists()
+    # On Windows filelock deletes the lock file whenever a probe (status) releases it.
+    assert (context / "agent.pid").exists()
+    assert (context / "agent.lock").exists() or sys.platform == "win32"
     info = status(tmp_path, env)
     assert info["status"] == "in_progress" and info["pid"] is None
     done = cli("resume", "-w", str(tmp_path), env=env)
@@ -156,7 +156,6 @@ def test_stale_lock_after_sigkill_is_reclaimed(tmp_path: Path, fake: FakeOllama)
     assert cli("stop", "-w", str(tmp_path), env=env).returncode == 0
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 def test_resume_all_resumes_only_what_died(tmp_path: Path, fake: FakeOllama) -> None:
     env = env_for(fake)
     died = [tmp_path / "a", tmp_path / "b"]
@@ -164,10 +163,11 @@ def test_resume_all_resumes_only_what_died(tmp_path: Path, fake: FakeOllama) -> 
     for ws in [*died, stopped]:
         ws.mkdir()
         assert cli("start", f"notes in {ws.name}", "-w", str(ws), env=env).returncode == 0
-    for ws in died:
-        pid = status(ws, env)["pid"]
-        os.kill(pid, signal.SIGKILL)
-        wait_for(lambda ws=ws: not status(ws, env)["alive"])
+        if ws in died:  # at once: where starting is slow, it could finish its goal first
+            pid = status(ws, env)["pid"]
+            assert pid is not None  # psutil.Process(None) would be this very process
+            psutil.Process(pid).kill()  # SIGKILL; TerminateProcess on Windows
+            wait_for(lambda ws=ws: not status(ws, env)["alive"])
     assert cli("stop", "-w", str(stopped), env=env).returncode == 0
     done = cli("resume", "--all", env=env)
     assert done.returncode == 0, done.stderr
