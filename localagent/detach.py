@@ -67,6 +67,8 @@ def _job_limit_flags() -> int | None:
     import ctypes
     from ctypes import wintypes
 
+    from localagent.winjob import BasicLimits
+
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
     kernel32.GetCurrentProcess.restype = wintypes.HANDLE
     kernel32.IsProcessInJob.argtypes = [
@@ -79,19 +81,6 @@ def _job_limit_flags() -> int | None:
         return None
     if not in_job.value:
         return None
-
-    class BasicLimits(ctypes.Structure):  # JOBOBJECT_BASIC_LIMIT_INFORMATION
-        _fields_ = [
-            ("PerProcessUserTimeLimit", ctypes.c_int64),
-            ("PerJobUserTimeLimit", ctypes.c_int64),
-            ("LimitFlags", wintypes.DWORD),
-            ("MinimumWorkingSetSize", ctypes.c_size_t),
-            ("MaximumWorkingSetSize", ctypes.c_size_t),
-            ("ActiveProcessLimit", wintypes.DWORD),
-            ("Affinity", ctypes.c_size_t),
-            ("PriorityClass", wintypes.DWORD),
-            ("SchedulingClass", wintypes.DWORD),
-        ]
 
     limits = BasicLimits()
     basic_limit_information = 2  # JobObjectBasicLimitInformation; NULL: our own job

@@ -22,7 +22,9 @@ PROCESS_SET_QUOTA_AND_TERMINATE = 0x0100 | 0x0001
 KILLED_EXIT_CODE = 1
 
 
-class _BasicLimits(ctypes.Structure):
+class BasicLimits(ctypes.Structure):
+    """JOBOBJECT_BASIC_LIMIT_INFORMATION."""
+
     _fields_ = [
         ("PerProcessUserTimeLimit", ctypes.c_int64),
         ("PerJobUserTimeLimit", ctypes.c_int64),
@@ -45,7 +47,7 @@ class _IoCounters(ctypes.Structure):
 
 class _ExtendedLimits(ctypes.Structure):
     _fields_ = [
-        ("BasicLimitInformation", _BasicLimits),
+        ("BasicLimitInformation", BasicLimits),
         ("IoInfo", _IoCounters),
         ("ProcessMemoryLimit", ctypes.c_size_t),
         ("JobMemoryLimit", ctypes.c_size_t),
