@@ -43,6 +43,18 @@ def verify_requests(server: FakeOllama) -> list[dict[str, Any]]:
     return [r for r in server.chat_requests if "verdict" in str(r.get("format") or "")]
 
 
+def notes_scenario(reason: str) -> dict[str, Any]:
+    """A model that writes notes.txt, reads it back and says it is done."""
+    return {
+        "rules": [plan_rule(("Notes", ["Write notes.txt"]))],
+        "replies": [
+            call("write_file", path="notes.txt", content="n\n"),
+            call("read_file", path="notes.txt"),
+            done(reason),
+        ],
+    }
+
+
 def status_json(env: dict[str, str], ws: Path) -> dict[str, Any]:
     result = run_cli(env, "status", "-w", str(ws), "--json")
     assert result.returncode == 0, result.stderr
@@ -243,12 +255,7 @@ def test_output_that_differs_from_expected_is_not_verified_without_asking_the_mo
 
 def test_a_garbage_verdict_twice_leaves_the_deterministic_verdict(ws: Path) -> None:
     scenario = {
-        "rules": [plan_rule(("Notes", ["Write notes.txt"]))],
-        "replies": [
-            call("write_file", path="notes.txt", content="n\n"),
-            call("read_file", path="notes.txt"),
-            done("written and read back"),
-        ],
+        **notes_scenario("written and read back"),
         "verdict": {"content": "Looks good to me! VERIFIED"},
     }
     with FakeOllama(scenario) as server:
@@ -284,12 +291,7 @@ def test_checks_that_keep_failing_end_the_goal_failed_after_two_replans(ws: Path
 
 def test_a_check_the_allow_list_refuses_is_reported_as_not_run(ws: Path) -> None:
     scenario = {
-        "rules": [plan_rule(("Notes", ["Write notes.txt"]))],
-        "replies": [
-            call("write_file", path="notes.txt", content="n\n"),
-            call("read_file", path="notes.txt"),
-            done("written"),
-        ],
+        **notes_scenario("written"),
     }
     with FakeOllama(scenario) as server:
         env = cli_env(server.url, LOCALAGENT_ALLOWED_COMMANDS="python")
@@ -346,12 +348,7 @@ def test_a_goal_check_cut_off_by_a_kill_runs_again_on_resume(ws: Path) -> None:
         "print('1 passed')\n"
     )
     scenario = {
-        "rules": [plan_rule(("Notes", ["Write notes.txt"]))],
-        "replies": [
-            call("write_file", path="notes.txt", content="n\n"),
-            call("read_file", path="notes.txt"),
-            done("written"),
-        ],
+        **notes_scenario("written"),
     }
     with FakeOllama(scenario) as server:
         env = cli_env(server.url)
