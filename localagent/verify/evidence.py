@@ -103,13 +103,12 @@ def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None)
         if path.endswith((".py", ".pyw")) and (problem := syntax_problem(target)):
             result.hard.append(f"{path}: {problem}")
             result.evidence.append(write.seq)
-    last_write = max(writes.values(), key=lambda w: w.seq, default=None)
     for check in ledger.checks.values():
         if not mine(check.subtask):
             continue
         result.evidence.append(check.seq)
         later = [p for p, w in writes.items() if w.seq > check.seq]
-        if later and last_write is not None:
+        if later:
             result.soft.append(
                 f"`{check.cmd}` ran before the last change to {', '.join(later[:3])}: run it again"
             )

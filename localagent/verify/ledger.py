@@ -97,8 +97,7 @@ def judge(kind: str, returncode: int | None, output: str) -> tuple[bool | None, 
     A wrapper that exits 0 while printing "1 failed" did not pass. A script that died
     waiting for input (EOFError) or ran out of time proves nothing either way.
     """
-    failed = _FAILED.search(output)
-    errors = _ERRORS.search(output) if kind != "script" else None
+    found = _FAILED.search(output) or (_ERRORS.search(output) if kind != "script" else None)
     if kind == "script" and "EOFError" in output and _TRACEBACK in output:
         return None, "inconclusive: it waited for input"
     if kind in ("pytest", "unittest") and (returncode == 5 or _NO_TESTS.search(output)):
@@ -107,9 +106,7 @@ def judge(kind: str, returncode: int | None, output: str) -> tuple[bool | None, 
         if kind == "script":
             return None, "inconclusive: it was still running at the time limit"
         return False, "timed out"
-    if failed or errors:
-        found = failed or errors
-        assert found is not None
+    if found:
         return False, _line(output, found.start())
     if kind == "script" and _TRACEBACK in output:
         return False, _last_line(output)
