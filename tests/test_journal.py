@@ -189,7 +189,7 @@ def test_sigkill_never_loses_an_acknowledged_record(tmp_path: Path) -> None:
         pytest.skip("SIGKILL is POSIX")
     rng = random.Random(int.from_bytes(os.urandom(4), "little"))
     acknowledged: set[int] = set()
-    for _ in range(50):
+    for _ in range(25):
         proc = subprocess.Popen(
             [sys.executable, "-c", CHILD, str(tmp_path)], stdout=subprocess.PIPE
         )

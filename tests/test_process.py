@@ -320,7 +320,7 @@ def test_kill_recorded_ends_the_tree_of_a_crashed_run(tmp_path: Path) -> None:
                 proc.kill()
 
 
-@pytest.mark.parametrize("pid", [0, os.getpid()])
+@pytest.mark.parametrize("pid", [0, os.getpid()], ids=["pid-0", "own-pid"])
 def test_kill_recorded_never_touches_pid_0_or_itself(pid: int) -> None:
     started = psutil.Process(pid).create_time() if pid else 0.0
     assert not kill_recorded(pid, started)
