@@ -76,6 +76,8 @@ class Agent:
         self.stop = stop
         self.on_progress = on_progress
         self.notice = ""
+        # Fixed for the whole run: the tool list sits at the front of every prompt.
+        self.tools = tools.catalog().select(settings.tools)
 
     @property
     def state(self) -> State:
@@ -172,9 +174,9 @@ class Agent:
 
     def ask(self) -> None:
         native = self.model.native_tools
-        schemas = tools.tool_schemas()
+        schemas = self.tools.schemas()
         facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, self.notice)
-        system = context.system_prompt(self.settings.allowed_commands, None if native else schemas)
+        system = context.system_prompt(self.settings.allowed_commands, self.tools, native)
         budget = context.budget(self.model.num_ctx, self.settings.num_predict)
         messages = context.build(
             self.state, system, self.settings.history_keep, native, facts, budget
@@ -196,7 +198,7 @@ class Agent:
             self.notice = render(CUT_OFF, why=why[reply.cut_off], limit=self.settings.num_predict)
         if calls:
             return
-        text = render(FORMAT_ERROR, problem=problem, tools=", ".join(tools.tool_names()))
+        text = render(FORMAT_ERROR, problem=problem, tools=", ".join(self.tools.names()))
         self.journal.append(
             "feedback", text=text if problem else NO_TOOL_CALL, tool="format", format_error=True
         )
@@ -207,7 +209,7 @@ class Agent:
         """The reply's calls, what was wrong when it tried one, and how it was written."""
         calls, recogniser = reply.tool_calls, "native"
         if not calls:
-            parsed = parse_reply(reply.content, set(tools.tool_names()))
+            parsed = parse_reply(reply.content, set(self.tools.names()))
             if not parsed.calls:
                 return [], parsed.problem, ""
             calls, recogniser = parsed.calls, parsed.recogniser or "text"
@@ -259,10 +261,11 @@ class Agent:
 
     def act(self, call: dict[str, Any]) -> None:
         name, args, call_id = str(call["name"]), call["arguments"], call["id"]
-        if name.strip() == "mark_subtask_complete":
-            self._complete(args, call_id)
+        tool = self.tools.get(name)
+        if tool is not None and tool.policy.control:
+            self._complete(tool.name, args, call_id)
             return
-        sig = loopguard.signature(*tools.canonical_call(name, args))
+        sig = loopguard.signature(*self.tools.canonical(name, args))
         block = loopguard.check(self.state.guard, sig)
         if block is None:
             self._execute(name, args, call_id, sig)
@@ -271,12 +274,10 @@ class Agent:
         if self.state.guard.insisted >= self.settings.max_blocked:
             self.fail_subtask(render(INSISTED, count=self.state.guard.insisted))
 
-    def _complete(self, args: dict[str, Any], call_id: str) -> None:
-        result = tools.execute(self.ctx, "mark_subtask_complete", args.get(UNPARSED, args))
+    def _complete(self, name: str, args: dict[str, Any], call_id: str) -> None:
+        result = self.tools.execute(self.ctx, name, args.get(UNPARSED, args))
         if result.verdict is None:
-            self.journal.append(
-                "feedback", text=result.text, tool="mark_subtask_complete", call=call_id
-            )
+            self.journal.append("feedback", text=result.text, tool=name, call=call_id)
         elif result.verdict[0]:
             self._claim(result.verdict[1], call_id)
         else:
@@ -358,12 +359,15 @@ class Agent:
 
     def _execute(self, name: str, args: dict[str, Any], call_id: str, sig: str) -> None:
         started = False
+        given = args.get(UNPARSED, args)
+        tool = self.tools.get(name)
 
         def journal_start(pid: int | None = None, create_time: float | None = None) -> None:
             nonlocal started
             if started:
                 return
             process = {"pid": pid, "create_time": create_time} if pid else {}
+            before = self.tools.digest(self.ctx, name, given)
             self.journal.append(
                 "action_started",
                 tool=name,
@@ -372,13 +376,14 @@ class Agent:
                 round=self.state.rounds,
                 call=call_id,
                 **process,
+                **({"before": before} if before is not None else {}),
             )
             started = True
 
-        if name.strip() != "run_cmd":
+        if tool is None or not tool.policy.spawns:
             journal_start()
         ctx = dataclasses.replace(self.ctx, on_launch=journal_start)
-        result = tools.execute(ctx, name, args.get(UNPARSED, args))
+        result = self.tools.execute(ctx, name, given)
         journal_start()  # a command refused before it started
         self._finish(name, args, call_id, result)
 
@@ -411,14 +416,25 @@ class Agent:
             fingerprint=print_,
             returncode=result.returncode,
             call=call_id,
+            **({"facts": result.facts} if result.facts else {}),
             **extra,
         )
 
     def recover(self, action: Action) -> None:
-        """Settle an action a crash interrupted: redo it if idempotent, else tell the model."""
-        if action.tool in tools.IDEMPOTENT_TOOLS:
+        """Settle an action a crash interrupted as its tool's policy says: redo it, redo it
+        unless it was applied, or tell the model its effect is unknown."""
+        tool = self.tools.get(action.tool)
+        resume = "never" if tool is None else tool.policy.resume
+        given = action.args.get(UNPARSED, action.args)
+        if resume == "check" and action.before is not None:
+            applied = self.tools.applied(self.ctx, action.tool, given, action.before)
+            if applied is not None:
+                log.info("interrupted %s %s was applied", action.tool, _brief(action.args))
+                self._finish(action.tool, action.args, action.call, applied, applied=True)
+                return
+        if resume != "never":
             log.info("redoing interrupted %s %s", action.tool, _brief(action.args))
-            result = tools.execute(self.ctx, action.tool, action.args.get(UNPARSED, action.args))
+            result = self.tools.execute(self.ctx, action.tool, given)
             self._finish(action.tool, action.args, action.call, result, redone=True)
             return
         killed = bool(action.pid) and kill_recorded(action.pid or 0, action.create_time or 0.0)

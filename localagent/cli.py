@@ -51,6 +51,14 @@ NoVerifyOpt = Annotated[
     bool,
     typer.Option("--no-verify", help="Do not verify the goal at the end (subtasks still are)."),
 ]
+ToolsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tools",
+        metavar="NAMES",
+        help="Comma-separated tools to enable (default: every default tool).",
+    ),
+]
 ForegroundOpt = Annotated[
     bool, typer.Option("--foreground", help="Run attached; the exit code is the outcome.")
 ]
@@ -124,21 +132,26 @@ def start(
     foreground: ForegroundOpt = False,
     check: CheckOpt = None,
     no_verify: NoVerifyOpt = False,
+    tools: ToolsOpt = None,
 ) -> None:
     """Start work on GOAL (or resume it if the workspace holds it unfinished)."""
     if not goal.strip():
         raise _usage("the goal is empty; say what to achieve")
-    verification = _verification_flags(check, no_verify)
+    verification = _run_flags(check, no_verify, tools)
     _run(workspace, goal.strip(), model, max_rounds, foreground, verification=verification)
 
 
-def _verification_flags(check: list[str] | None, no_verify: bool) -> dict[str, Any]:
-    """`--check` and `--no-verify` as setting flags (None: not given)."""
+def _run_flags(check: list[str] | None, no_verify: bool, tools: str | None) -> dict[str, Any]:
+    """`--check`, `--no-verify` and `--tools` as setting flags (None: not given)."""
     if check and not all(c.strip() for c in check):
         raise _usage('--check needs a command, e.g. --check "python -m pytest -q"')
+    names = tuple(n.strip() for n in (tools or "").split(",") if n.strip())
+    if tools is not None and not names:
+        raise _usage("--tools needs tool names, e.g. --tools read_file,write_file,run_cmd")
     return {
         "checks": tuple(c.strip() for c in check) if check else None,
         "verify": False if no_verify else None,
+        "tools": names or None,
     }
 
 
@@ -177,12 +190,13 @@ def run_agent(
     preflight_deadline: Annotated[float | None, typer.Option("--preflight-deadline")] = None,
     check: CheckOpt = None,
     no_verify: NoVerifyOpt = False,
+    tools: ToolsOpt = None,
 ) -> None:
     """The background process started by `start` and `resume`."""
     from localagent.runner import run
     from localagent.settings import load_settings
 
-    flags = {"model": model, "max_rounds": max_rounds, **_verification_flags(check, no_verify)}
+    flags = {"model": model, "max_rounds": max_rounds, **_run_flags(check, no_verify, tools)}
     settings = load_settings(**flags)
     ws = _workspace(workspace)
     run(ws, goal, settings, flags, repair=repair, preflight_deadline=preflight_deadline)

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localagent.prompts import PROBE, SUMMARY, SYSTEM, TEXT_PROTOCOL, render
 from localagent.state import CALL_CHARS, Exchange, State, current
 from localagent.textcap import cap_text, clip
+
+if TYPE_CHECKING:
+    from localagent.tools import ToolRegistry
 
 OLD_RESULT_CHARS = 800  # a result of an older exchange, when the budget is tight
 MESSAGE_OVERHEAD = 16  # characters of role and framing per message, roughly
@@ -30,18 +33,24 @@ DROP_STEP = 2  # exchanges dropped at a time, so the front moves in steps
 _FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.[A-Za-z0-9]{1,6})\b")
 
 
-def system_prompt(allowed: tuple[str, ...], tools: list[dict[str, Any]] | None) -> str:
+def system_prompt(allowed: tuple[str, ...], tools: ToolRegistry, native: bool) -> str:
+    """The constant system prompt: the tools by name with their rules, and for a model
+    without native tool calls, the text protocol with each tool's parameters."""
     protocol = ""
-    if tools is not None:
+    if not native:
         lines = []
         for tool in tools:
-            fn = tool["function"]
+            fn = tool.schema["function"]
             params = ", ".join(
                 f"{name}: {spec['type']}" for name, spec in fn["parameters"]["properties"].items()
             )
             lines.append(f"- {fn['name']}({params}): {fn['description']}")
         protocol = render(TEXT_PROTOCOL, tools="\n".join(lines))
-    return render(SYSTEM, allowed=", ".join(allowed), protocol=protocol)
+    shown = ", ".join(allowed)
+    guides = "\n".join(render(t.policy.guide, allowed=shown) for t in tools if t.policy.guide)
+    names = tools.names()
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+    return render(SYSTEM, names=listed, guides=guides, protocol=protocol)
 
 
 def summary(state: State) -> str:

@@ -42,6 +42,8 @@ def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list
         argv.append(f"--check={check}")
     if flags.get("verify") is False:
         argv += ["--no-verify"]
+    if flags.get("tools"):
+        argv.append(f"--tools={','.join(flags['tools'])}")
     if flags.get("repair"):
         argv += ["--repair"]
     if flags.get("preflight_deadline") is not None:

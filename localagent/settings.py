@@ -31,6 +31,7 @@ ENV_NAMES: dict[str, str] = {
     "call_deadline": "LOCALAGENT_CALL_DEADLINE",
     "max_replans": "LOCALAGENT_MAX_REPLANS",
     "verify": "LOCALAGENT_VERIFY",
+    "tools": "LOCALAGENT_TOOLS",
 }
 
 # Settings that belong to a run: journaled when the goal starts, reused on resume.
@@ -48,6 +49,7 @@ RUN_SETTINGS = (
     "max_format_errors",
     "checks",
     "verify",
+    "tools",
 )
 
 
@@ -70,6 +72,7 @@ class Settings(BaseModel):
     max_format_errors: int = Field(3, ge=1)
     checks: tuple[str, ...] = ()  # commands that must pass before a goal is verified
     verify: bool = True  # verify the goal when its last subtask completes
+    tools: tuple[str, ...] | None = None  # the enabled tools; None: every default tool
 
     @field_validator("checks", mode="before")
     @classmethod
@@ -99,11 +102,20 @@ class Settings(BaseModel):
             raise ValueError(f"{value!r} must be an http:// or https:// address")
         return value
 
-    @field_validator("allowed_commands", mode="before")
+    @field_validator("allowed_commands", "tools", mode="before")
     @classmethod
     def _split_commands(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("tools")
+    @classmethod
+    def _known_tools(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is not None:
+            from localagent.tools import catalog
+
+            catalog().select(value)  # ValueError names the unknown ones
         return value
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from localagent.textcap import cap_text, clip
-from localagent.verify.ledger import Ledger, new_subtask, note_action
+from localagent.verify.ledger import Ledger, new_subtask, note_action, recorded_facts
 
 SCHEMA_VERSION = 2
 RECENT_ACTIONS = 20
@@ -51,8 +51,9 @@ class Action(BaseModel):
     tool: str
     args: dict[str, Any]
     call: str | None = None  # the id of the tool call it answers
-    pid: int | None = None  # run_cmd: the command's process, to stop it after a crash
+    pid: int | None = None  # a command's process, to stop it after a crash
     create_time: float | None = None
+    before: dict[str, str] | None = None  # an edit's paths when it started (policy "check")
     ok: bool | None = None
     result: str = ""
     returncode: int | None = None
@@ -341,6 +342,7 @@ def _action_started(state: State, rec: dict[str, Any]) -> None:
         call=rec.get("call"),
         pid=rec.get("pid"),
         create_time=rec.get("create_time"),
+        before=rec.get("before"),
     )
     state.format_errors = 0
     state.guard.window.append(Attempt(sig=rec["signature"], epoch=state.guard.epoch))
@@ -366,13 +368,14 @@ def _action_finished(state: State, rec: dict[str, Any]) -> None:
     _result(state, rec["tool"], result, rec)
     if rec.get("changed"):
         state.guard.epoch += 1
-        path = str(rec["args"].get("path", ""))
+    facts = recorded_facts(rec)
+    for path in facts.get("removed", []) + facts.get("wrote", []):
         if path in state.files_written:
             state.files_written.remove(path)
+    for path in facts.get("wrote", []):
         _push(state.files_written, path, RECENT_LIMIT * 4)
-    if rec["tool"] == "run_cmd":
-        cmd = {"cmd": str(rec["args"].get("cmd", "")), "returncode": rec.get("returncode")}
-        _push(state.commands, cmd, RECENT_LIMIT)
+    for cmd in facts.get("ran", []):
+        _push(state.commands, {"cmd": cmd, "returncode": rec.get("returncode")}, RECENT_LIMIT)
     if not rec["ok"]:
         _push(state.errors, f"{rec['tool']}: {rec['result'][:300]}", 3)
 

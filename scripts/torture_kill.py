@@ -48,7 +48,7 @@ from localagent.errors import AgentError
 from localagent.fake_ollama import FakeOllama
 from localagent.journal import CONTEXT_DIR, Journal, decode
 from localagent.state import State, apply
-from localagent.tools import IDEMPOTENT_TOOLS
+from localagent.tools import catalog
 
 CHECK_SCRIPT = """\
 import sys
@@ -318,7 +318,8 @@ def check_actions(records: list[dict[str, Any]], complete: bool) -> ActionCounts
             raise Violation(f"{where} is followed by {settle['type']} seq {settle['seq']}")
         if (settle["tool"], settle["args"]) != (record["tool"], record["args"]):
             raise Violation(f"{where} is settled by seq {settle['seq']} of another action")
-        idempotent = record["tool"] in IDEMPOTENT_TOOLS
+        tool = catalog().get(record["tool"])
+        idempotent = tool is not None and tool.policy.resume == "redo"
         if settle["type"] == "action_interrupted":
             if not restarted or idempotent:
                 raise Violation(f"{where} is interrupted at seq {settle['seq']} wrongly")

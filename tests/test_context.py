@@ -68,7 +68,7 @@ def play_round(journal: Journal, n: int) -> None:
 
 
 def messages_for(journal: Journal, root: Path) -> list[dict[str, Any]]:
-    system = context.system_prompt(ALLOWED, None)
+    system = context.system_prompt(ALLOWED, tools.catalog(), native=True)
     facts = context.probe(journal.state, root, max_rounds=300)
     return context.build(journal.state, system, KEEP, True, facts)
 
@@ -83,7 +83,7 @@ def test_build_order_system_summary_exchanges_probe(tmp_path: Path) -> None:
         play_round(journal, n)
     messages = messages_for(journal, tmp_path)
     assert messages[0]["role"] == "system"
-    assert messages[0]["content"] == context.system_prompt(ALLOWED, None)
+    assert messages[0]["content"] == context.system_prompt(ALLOWED, tools.catalog(), native=True)
     assert messages[1]["role"] == "user" and "1.1. Write module m00.py" in messages[1]["content"]
     assert messages[-1]["role"] == "user" and messages[-1]["content"].startswith("[status]")
     assert "ACTIVE SUBTASK: Write module m00.py" in messages[-1]["content"]
@@ -104,9 +104,9 @@ def test_text_protocol_prompt_lists_every_tool_and_results_come_as_user_turns(
 ) -> None:
     journal = new_journal(tmp_path)
     play_round(journal, 1)
-    system = context.system_prompt(ALLOWED, tools.tool_schemas())
+    system = context.system_prompt(ALLOWED, tools.catalog(), native=False)
     assert "no native tool calling" in system
-    for name in tools.tool_names():
+    for name in tools.catalog().names():
         assert f"- {name}(" in system
     facts = context.probe(journal.state, tmp_path, max_rounds=30)
     messages = context.build(journal.state, system, KEEP, False, facts)
@@ -185,7 +185,7 @@ def test_a_tight_budget_keeps_the_front_and_the_latest_exchange(tmp_path: Path) 
     journal = new_journal(tmp_path)
     for n in range(1, 8):
         play_round(journal, n)
-    system = context.system_prompt(ALLOWED, None)
+    system = context.system_prompt(ALLOWED, tools.catalog(), native=True)
     facts = context.probe(journal.state, tmp_path, max_rounds=300)
     full = context.build(journal.state, system, KEEP, True, facts)
     tight = context.build(journal.state, system, KEEP, True, facts, budget_tokens=900)

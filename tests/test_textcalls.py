@@ -16,9 +16,9 @@ from localagent.textcalls import (
     parse_reply,
     parse_text_calls,
 )
-from localagent.tools import tool_names
+from localagent.tools import catalog
 
-KNOWN = set(tool_names())
+KNOWN = set(catalog().names())
 WRITE = {"path": "a.py", "content": "print('hi')\n"}
 
 

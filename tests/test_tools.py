@@ -13,17 +13,15 @@ import psutil
 import pytest
 from support import TREE_SCRIPT
 
+from localagent.textcap import cap_text
 from localagent.tools import (
-    IDEMPOTENT_TOOLS,
     ToolContext,
     ToolResult,
     canonical_call,
-    cap_text,
+    catalog,
     clean_stale_temps,
     command_argv,
     execute,
-    tool_names,
-    tool_schemas,
 )
 from localagent.workspace_env import venv_program
 
@@ -109,25 +107,55 @@ def running(pid: int) -> bool:
 # ------------------------------------------------------------------ schemas
 
 
+def tool_names() -> list[str]:
+    return catalog().names()
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    return catalog().schemas()
+
+
 def test_tool_names_are_the_contract() -> None:
     assert tool_names() == [
         "list_dir",
         "read_file",
         "write_file",
+        "replace_in_file",
+        "append_file",
+        "delete_file",
+        "move_file",
         "run_cmd",
         "mark_subtask_complete",
     ]
-    assert {"list_dir", "read_file", "write_file"} == IDEMPOTENT_TOOLS
+    redone = {tool.name for tool in catalog() if tool.policy.resume == "redo"}
+    assert redone == {"list_dir", "read_file", "write_file", "mark_subtask_complete"}
+    checked = {tool.name for tool in catalog() if tool.policy.resume == "check"}
+    assert checked == {"replace_in_file", "append_file", "delete_file", "move_file"}
 
 
 def test_schemas_are_flat_with_exact_required_lists() -> None:
     expected = {
         "list_dir": ({"path": "string"}, []),
-        "read_file": ({"path": "string", "max_bytes": "integer"}, ["path"]),
+        "read_file": (
+            {
+                "path": "string",
+                "max_bytes": "integer",
+                "start_line": "integer",
+                "end_line": "integer",
+            },
+            ["path"],
+        ),
         "write_file": (
             {"path": "string", "content": "string", "create_dirs": "boolean"},
             ["path", "content"],
         ),
+        "replace_in_file": (
+            {"path": "string", "old": "string", "new": "string", "count": "integer"},
+            ["path", "old", "new"],
+        ),
+        "append_file": ({"path": "string", "content": "string"}, ["path", "content"]),
+        "delete_file": ({"path": "string"}, ["path"]),
+        "move_file": ({"src": "string", "dst": "string"}, ["src", "dst"]),
         "run_cmd": ({"cmd": "string", "timeout_sec": "integer"}, ["cmd"]),
         "mark_subtask_complete": (
             {"success": "boolean", "reason": "string"},
@@ -628,7 +656,7 @@ def test_ordinary_commands_and_inside_paths_are_accepted(ws: Workspace) -> None:
 def test_spellings_of_one_call_are_one_canonical_call(args: object) -> None:
     assert canonical_call(" read_file\n", args) == (
         "read_file",
-        {"path": "a.py", "max_bytes": 20000},
+        {"path": "a.py", "max_bytes": 20000, "start_line": 0, "end_line": 0},
     )
 
 

@@ -30,9 +30,7 @@ def torture(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return importlib.import_module("torture_kill")
 
 
-def test_ten_kills_lose_nothing_and_the_goal_completes(
-    tmp_path: Path, torture: ModuleType
-) -> None:
+def test_ten_kills_lose_nothing_and_the_goal_completes(tmp_path: Path, torture: ModuleType) -> None:
     summary = torture.torture(kills=10, root=tmp_path, seed=20240611)
 
     assert summary.kills >= 10

@@ -155,17 +155,35 @@ def new_subtask(ledger: Ledger) -> None:
     ledger.nudged = False
 
 
+def recorded_facts(rec: dict[str, Any]) -> dict[str, list[str]]:
+    """What an `action_finished` record says the call did: its `facts`, or for records
+    written before tools reported facts, what the four tools of that time did."""
+    facts = rec.get("facts")
+    if isinstance(facts, dict):
+        return {str(k): [str(x) for x in v] for k, v in facts.items() if isinstance(v, list)}
+    tool, args = rec.get("tool"), rec.get("args") or {}
+    path = args.get("path") if isinstance(args.get("path"), str) else ""
+    if tool == "run_cmd":
+        return {"ran": [str(args.get("cmd", ""))]}
+    if rec.get("changed") and path and tool == "write_file":
+        return {"wrote": [path]}
+    if rec.get("ok") and path and tool == "read_file":
+        return {"read": [path]}
+    return {}
+
+
 def note_action(ledger: Ledger, rec: dict[str, Any]) -> None:
     """Fold one `action_finished` record into the ledger."""
-    tool, args, seq = rec["tool"], rec.get("args") or {}, rec["seq"]
-    path = norm(args.get("path", "")) if isinstance(args.get("path"), str) else ""
-    if tool == "run_cmd":
-        _note_command(ledger, str(args.get("cmd", "")), rec)
-    elif rec.get("changed") and path:
+    facts, seq = recorded_facts(rec), rec["seq"]
+    for cmd in facts.get("ran", []):
+        _note_command(ledger, cmd, rec)
+    for path in map(norm, facts.get("removed", [])):
+        ledger.writes.pop(path, None)
+    for path in map(norm, facts.get("wrote", [])):
         ledger.writes.pop(path, None)
         ledger.writes[path] = Write(seq=seq, subtask=ledger.subtask)
         _bound(ledger.writes, MAX_WRITES, lambda p: ledger.writes[p].seq)
-    elif rec.get("ok") and path and tool.startswith("read"):
+    for path in map(norm, facts.get("read", [])):
         ledger.seen[path] = seq
         _bound(ledger.seen, MAX_SEEN, lambda p: ledger.seen[p])
 

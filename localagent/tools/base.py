@@ -1,0 +1,62 @@
+"""What every tool shares: where it acts (`ToolContext`), what it returns (`ToolResult`)
+and how it reports a mistake the model can correct (`ToolError`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+JOURNAL_DIR = ".agent_context"
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Where tools act and within which limits; `output_limit` caps every observation."""
+
+    root: Path
+    allowed_commands: tuple[str, ...] = ("python", "pytest", "ruff", "pip")
+    output_limit: int = 6000
+    max_timeout: float = 600.0
+    cancelled: Callable[[], bool] = _never  # true once the agent is asked to stop
+    # Called with (pid, create_time) as soon as a command runs, so it can be journaled;
+    # if it raises, the command is killed before it can act.
+    on_launch: Callable[[int, float], None] | None = None
+
+    def __post_init__(self) -> None:
+        # Against an unresolved root, a workspace reached via a symlink would look like an escape.
+        object.__setattr__(self, "root", Path(self.root).resolve())
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """An observation for the model; `returncode` is set by commands, `verdict` by
+    mark_subtask_complete, `changed` when the workspace was modified."""
+
+    ok: bool
+    text: str
+    changed: bool = False
+    returncode: int | None = None
+    verdict: tuple[bool, str] | None = None
+    # What the call did, for the state and the evidence ledger: paths under "wrote",
+    # "removed" and "read", commands under "ran". The loop reads these, not tool names.
+    facts: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+
+
+class ToolError(Exception):
+    """A mistake the model can correct; the message is the observation it reads."""
+
+
+def clean(text: str) -> str:
+    # NUL and lone surrogates break JSON encoders and prompt templates downstream.
+    text = text.replace("\x00", "\ufffd")
+    return text.encode("utf-8", errors="replace").decode("utf-8")
+
+
+def describe(raw: str) -> str:
+    return repr(raw) if len(raw) <= 120 else repr(raw[:117] + "...")

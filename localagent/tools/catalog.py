@@ -1,0 +1,67 @@
+"""Every tool localagent has, in the fixed order of the prompt's tool list, with its policy."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Annotated, Any
+
+from localagent.tools import commands, edits, files
+from localagent.tools.base import ToolContext, ToolResult
+from localagent.tools.registry import Policy, ToolRegistry, make_tool
+
+RUN_CMD_GUIDE = """\
+- run_cmd runs one program without a shell: no pipes, redirections, `&&` or `;`.
+  Allowed programs: $allowed. `python` runs scripts in the workspace
+  (`python app.py`) or `python -m pytest|pip|ruff|unittest`."""
+
+COMPLETE_GUIDE = """\
+- When the active subtask is done, call mark_subtask_complete(success=true, reason=...).
+  If it cannot be done, call mark_subtask_complete(success=false, reason=...)."""
+
+EDIT_GUIDE = """\
+- To change part of a file, prefer replace_in_file with the exact old text over
+  rewriting the whole file."""
+
+
+def mark_subtask_complete(
+    ctx: ToolContext,
+    success: Annotated[bool, "true if the active subtask is done, false if it cannot be done."],
+    reason: Annotated[str, "Why: the evidence that it is done, or what stands in the way."],
+) -> ToolResult:
+    """Declare the active subtask finished, successfully or not, and say why."""
+    outcome = "completed" if success else "failed"
+    return ToolResult(True, f"subtask marked {outcome}: {reason}", verdict=(success, reason))
+
+
+def _respaced(values: dict[str, Any]) -> dict[str, Any]:
+    return {**values, "cmd": commands.respaced(values["cmd"])}
+
+
+@functools.cache
+def catalog() -> ToolRegistry:
+    """All tools, each built once; a run uses `catalog().select(...)` of them."""
+    path = ("path",)
+    edit = Policy(resume="check", changes=True, paths=path)
+    return ToolRegistry(
+        [
+            make_tool(files.list_dir, Policy(paths=path)),
+            make_tool(files.read_file, Policy(paths=path)),
+            make_tool(files.write_file, Policy(changes=True, paths=path)),
+            make_tool(edits.replace_in_file, dataclasses.replace(edit, guide=EDIT_GUIDE)),
+            make_tool(edits.append_file, edit),
+            make_tool(edits.delete_file, edit),
+            make_tool(edits.move_file, Policy(resume="check", changes=True, paths=("src", "dst"))),
+            make_tool(
+                commands.run_cmd,
+                Policy(
+                    resume="never",
+                    changes=True,
+                    spawns=True,
+                    canonical=_respaced,
+                    guide=RUN_CMD_GUIDE,
+                ),
+            ),
+            make_tool(mark_subtask_complete, Policy(control=True, guide=COMPLETE_GUIDE)),
+        ]
+    )

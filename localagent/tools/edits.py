@@ -1,0 +1,178 @@
+"""Precise edits: replace exact text, append, delete and move, each one atomic step so that
+resume can tell an applied edit from one never made (policy "check")."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Annotated
+
+from localagent.tools.base import ToolContext, ToolError, ToolResult, describe
+from localagent.tools.files import existing_file, syntax_problem, write_atomically
+from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
+
+CONTEXT_LINES = 2
+SHOWN_LINES = 24
+NEAREST = 3
+
+
+def replace_in_file(
+    ctx: ToolContext,
+    path: Annotated[str, "File to edit, relative to the workspace root."],
+    old: Annotated[str, "The exact text to replace, with enough lines to be unique."],
+    new: Annotated[str, "The text to put in its place."],
+    count: Annotated[int, "How many times old occurs and is replaced."] = 1,
+) -> ToolResult:
+    """Replace exact text in a file: old must occur exactly count times. Shows the changed
+    lines with their numbers."""
+    target = existing_file(ctx, path)
+    text = _text_of(target.read_bytes(), path)
+    if not old:
+        raise ToolError("old is empty; give the exact text to replace (write_file writes a file)")
+    if count < 1:
+        raise ToolError(f"count must be at least 1, got {count}")
+    if "\r\n" in text and "\r\n" not in old:  # the model writes '\n'; the file has CRLF
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+    found = text.count(old)
+    if found != count:
+        raise ToolError(_count_problem(text, old, path, found, count))
+    if old == new:
+        raise ToolError("old and new are the same text; nothing would change")
+    first_line = text[: text.index(old)].count("\n") + 1
+    edited = text.replace(old, new)
+    write_atomically(target, edited.encode("utf-8"))
+    changed_lines = new.count("\n") + 1
+    summary = f"replaced {found} occurrence{'s' if found > 1 else ''} in {describe(path)}"
+    snippet = _numbered(edited, first_line - CONTEXT_LINES, first_line + changed_lines + 1)
+    return ToolResult(
+        True,
+        f"{summary}{_syntax_note(ctx, target, edited)}; now:\n{snippet}",
+        changed=True,
+        facts={"wrote": [normalize_path(path)]},
+    )
+
+
+def append_file(
+    ctx: ToolContext,
+    path: Annotated[str, "File to append to (created if missing), relative to the root."],
+    content: Annotated[str, "Text to add at the end of the file."],
+) -> ToolResult:
+    """Add text at the end of a file, creating it (and its folders) if it does not exist."""
+    target = resolve_in_workspace(ctx.root, path)
+    if target == ctx.root or target.is_dir():
+        raise ToolError(f"{describe(path)} is a folder; give the path of a file inside it")
+    before = b""
+    if target.exists():
+        before = existing_file(ctx, path).read_bytes()
+        _text_of(before, path)
+    if not content:
+        raise ToolError("content is empty; nothing to append")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = before + content.encode("utf-8", errors="replace")
+    write_atomically(target, data)
+    note = _syntax_note(ctx, target, data.decode("utf-8", errors="replace"))
+    return ToolResult(
+        True,
+        f"appended {len(data) - len(before)} bytes to {describe(path)} (now {len(data)} bytes)"
+        f"{note}",
+        changed=True,
+        facts={"wrote": [normalize_path(path)]},
+    )
+
+
+def delete_file(
+    ctx: ToolContext,
+    path: Annotated[str, "File to delete, relative to the workspace root."],
+) -> ToolResult:
+    """Delete one file of the workspace (not a folder)."""
+    target = resolve_in_workspace(ctx.root, path)
+    if target.is_dir():
+        raise ToolError(f"{describe(path)} is a folder; delete_file deletes single files only")
+    if not target.exists():
+        raise ToolError(f"file {describe(path)} does not exist; nothing to delete")
+    size = target.stat().st_size
+    target.unlink()
+    return ToolResult(
+        True,
+        f"deleted {describe(path)} ({size} bytes)",
+        changed=True,
+        facts={"removed": [normalize_path(path)]},
+    )
+
+
+def move_file(
+    ctx: ToolContext,
+    src: Annotated[str, "File or folder to move, relative to the workspace root."],
+    dst: Annotated[str, "Its new path (must not exist yet), relative to the root."],
+) -> ToolResult:
+    """Move or rename a file or folder inside the workspace."""
+    source = resolve_in_workspace(ctx.root, src)
+    target = resolve_in_workspace(ctx.root, dst)
+    if source == ctx.root:
+        raise ToolError("the workspace itself cannot be moved")
+    if not source.exists() and not source.is_symlink():
+        raise ToolError(f"{describe(src)} does not exist; use list_dir to see what exists")
+    if target.exists() or target.is_symlink():
+        raise ToolError(f"{describe(dst)} already exists; delete it first or pick another path")
+    if target.is_relative_to(source):
+        raise ToolError(f"{describe(dst)} is inside {describe(src)}; a folder cannot hold itself")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(source, target)
+    return ToolResult(
+        True,
+        f"moved {describe(src)} to {describe(relative(ctx.root, target))}",
+        changed=True,
+        facts={"removed": [normalize_path(src)], "wrote": [normalize_path(dst)]},
+    )
+
+
+def _text_of(data: bytes, path: str) -> str:
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"{describe(path)} is a binary file; it cannot be edited as text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            f"{describe(path)} is not UTF-8 text (byte {exc.start}); rewrite it with write_file"
+        ) from None
+
+
+def _count_problem(text: str, old: str, path: str, found: int, count: int) -> str:
+    if found:
+        lines = [text[:at].count("\n") + 1 for at in _positions(text, old)]
+        where = ", ".join(map(str, lines[:10])) + (" ..." if len(lines) > 10 else "")
+        return (
+            f"old occurs {found} times in {describe(path)} (at lines {where}), not {count}; "
+            f"add surrounding lines to old to make it unique, or pass count={found}"
+        )
+    wanted = next((line for line in old.splitlines() if line.strip()), old).strip()
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    close = difflib.get_close_matches(wanted, [line.strip() for _, line in numbered], NEAREST, 0.5)
+    nearest = [f"{n:>5}| {line}" for n, line in numbered if line.strip() in close][:NEAREST]
+    hint = "; the nearest lines are:\n" + "\n".join(nearest) if nearest else ""
+    return (
+        f"old was not found in {describe(path)} (it must match exactly, spaces and "
+        f"indentation included; read_file shows the current text){hint}"
+    )
+
+
+def _positions(text: str, old: str) -> list[int]:
+    found, at = [], text.find(old)
+    while at >= 0:
+        found.append(at)
+        at = text.find(old, at + len(old))
+    return found
+
+
+def _numbered(text: str, first: int, last: int) -> str:
+    lines = text.splitlines()
+    first, last = max(first, 1), min(last, len(lines), max(first, 1) + SHOWN_LINES - 1)
+    return "\n".join(f"{n:>5}| {lines[n - 1]}" for n in range(first, last + 1))
+
+
+def _syntax_note(ctx: ToolContext, path: Path, text: str) -> str:
+    if path.suffix.lower() not in (".py", ".pyw"):
+        return ""
+    problem = syntax_problem(text, relative(ctx.root, path))
+    return f"; but {problem}: fix it before you run it" if problem else ""

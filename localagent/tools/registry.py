@@ -1,0 +1,270 @@
+"""The tool registry: typed functions made into tools, each with the policy the loop needs.
+
+Argument models and the schemas sent to the model are derived from the signatures
+(`Annotated[type, description]`) and docstrings. A tool's `Policy` says what the loop and
+resume do with it, so neither ever dispatches on a tool's name: whether a call is an
+action at all, whether it starts a process, what resume does when a crash interrupted it,
+and which of its arguments are paths. Mistakes by the model and failures of a tool come
+back as observations with `ok=False`; `execute` never raises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import os
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from localagent.textcap import cap_text
+from localagent.tools.base import ToolContext, ToolError, ToolResult, clean
+from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
+
+_JSON_TYPES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", float: "number"}
+DIGEST_LIMIT = 64 * 1024 * 1024  # bytes hashed to tell an applied edit from one not made
+
+# What resume does with a call that a crash interrupted: run it again (it reads, or
+# writes what it was given whatever was there), check the paths it touches against their
+# state when it started (unchanged: run it; changed: it was applied), or never run it
+# again and tell the model (commands, commits: effects outside what can be checked).
+Resume = Literal["redo", "check", "never"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    resume: Resume = "redo"
+    changes: bool = False  # it may change the workspace
+    spawns: bool = False  # it runs a process: journaled once the process exists, with its pid
+    control: bool = False  # not an action: the loop reads its verdict (mark_subtask_complete)
+    default: bool = True  # enabled unless the `tools` setting leaves it out
+    paths: tuple[str, ...] = ()  # arguments that name workspace paths
+    # Spells arguments the same way whatever the model wrote (a command re-spaced).
+    canonical: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    guide: str = ""  # rule lines for the system prompt while the tool is enabled
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    function: Callable[..., ToolResult]
+    arguments: type[BaseModel]
+    schema: dict[str, Any]
+    signature: str
+    policy: Policy
+
+
+def _parameter(annotation: object) -> tuple[type, str]:
+    """The plain type and the description of an `Annotated[type, description]` hint."""
+    if typing.get_origin(annotation) is not Annotated:
+        raise TypeError(f"tool parameter needs Annotated[type, description], got {annotation}")
+    base, *extras = typing.get_args(annotation)
+    texts = [x if isinstance(x, str) else getattr(x, "description", None) for x in extras]
+    texts = [text for text in texts if isinstance(text, str) and text]
+    if base not in _JSON_TYPES or not texts:
+        raise TypeError(f"tool parameter {annotation} needs a flat type and a description")
+    return base, texts[0]
+
+
+def make_tool(function: Callable[..., ToolResult], policy: Policy | None = None) -> Tool:
+    """A tool from a typed function `f(ctx, name: Annotated[type, "what"] = default, ...)`."""
+    hints = typing.get_type_hints(function, include_extras=True)
+    parameters = list(inspect.signature(function).parameters.values())[1:]
+    fields: dict[str, Any] = {}
+    properties: dict[str, dict[str, str]] = {}
+    required: list[str] = []
+    shown: list[str] = []
+    for param in parameters:
+        base, description = _parameter(hints[param.name])
+        has_default = param.default is not inspect.Parameter.empty
+        fields[param.name] = (hints[param.name], param.default if has_default else ...)
+        properties[param.name] = {"type": _JSON_TYPES[base], "description": description}
+        required += [] if has_default else [param.name]
+        default = f" = {orjson.dumps(param.default).decode()}" if has_default else ""
+        shown.append(f"{param.name}: {_JSON_TYPES[base]}{default}")
+    description = " ".join(inspect.getdoc(function).split("\n\n")[0].split())  # type: ignore[union-attr]
+    arguments = create_model(
+        f"{function.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    parameters_schema = {"type": "object", "properties": properties, "required": required}
+    header = {"name": function.__name__, "description": description}
+    schema = {"type": "function", "function": {**header, "parameters": parameters_schema}}
+    signature = f"{function.__name__}({', '.join(shown)})"
+    return Tool(function.__name__, function, arguments, schema, signature, policy or Policy())
+
+
+class ToolRegistry:
+    """An ordered, fixed set of tools: the order is the order of the prompt's tool list."""
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.strip() in self._tools
+
+    def __iter__(self) -> typing.Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def get(self, name: object) -> Tool | None:
+        return self._tools.get(name.strip()) if isinstance(name, str) else None
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The tool list in the shape the model's `tools=` expects; a fresh copy each call."""
+        return [orjson.loads(orjson.dumps(tool.schema)) for tool in self]
+
+    def select(self, names: Iterable[str] | None) -> ToolRegistry:
+        """The tools named (all default ones for None), in registry order; control tools
+        always stay. ValueError names any unknown tool."""
+        wanted = None if names is None else list(dict.fromkeys(names))
+        if wanted is not None and (unknown := [n for n in wanted if n not in self._tools]):
+            raise ValueError(
+                f"unknown tool {', '.join(map(repr, unknown))}; known tools: "
+                f"{', '.join(self._tools)}"
+            )
+        return ToolRegistry(
+            tool
+            for tool in self
+            if tool.policy.control
+            or (tool.policy.default if wanted is None else tool.name in wanted)
+        )
+
+    def canonical(self, name: object, args: object) -> tuple[str, dict[str, Any]]:
+        """The call as the loop guard signs it: the trimmed tool name and its validated
+        arguments with defaults filled, paths normalised and commands re-spaced, so that
+        spellings of the same call compare equal. A call that does not validate comes back
+        with its arguments as given (a dict, else `{"__raw__": repr(args)}`)."""
+        stripped = name.strip() if isinstance(name, str) else repr(name)
+        tool = self.get(stripped)
+        try:
+            if tool is None:
+                raise ToolError(stripped)
+            values = dict(tool.arguments.model_validate(_parse_arguments(args)))
+        except (ToolError, ValidationError):
+            raw = {str(k): v for k, v in args.items()} if isinstance(args, Mapping) else None
+            return stripped, raw if raw is not None else {"__raw__": repr(args)}
+        for key in tool.policy.paths:
+            if isinstance(values.get(key), str):
+                values[key] = normalize_path(values[key])
+        if tool.policy.canonical is not None:
+            values = tool.policy.canonical(values)
+        return stripped, values
+
+    def execute(self, ctx: ToolContext, name: object, args: object) -> ToolResult:
+        """Runs tool `name` with the model's arguments; the observation, never an exception."""
+        try:
+            tool = self.get(name)
+            if tool is None:
+                raise ToolError(f"unknown tool {name!r}; available tools: {', '.join(self._tools)}")
+            result = tool.function(ctx, **_validated(tool, args))
+        except ToolError as exc:
+            result = ToolResult(False, str(exc))
+        except OSError as exc:
+            result = ToolResult(False, _os_error_text(ctx, str(name), exc))
+        except Exception as exc:
+            result = ToolResult(False, f"tool {name!r} failed: {type(exc).__name__}: {exc}")
+        return dataclasses.replace(result, text=cap_text(clean(result.text), ctx.output_limit))
+
+    def digest(self, ctx: ToolContext, name: str, args: object) -> dict[str, str] | None:
+        """For a tool resumed by checking: the state of each path it touches ("absent", a
+        folder, or a hash of the content), recorded when it starts; None for other tools
+        and for arguments that do not validate (the call will fail either way)."""
+        tool = self.get(name)
+        if tool is None or tool.policy.resume != "check":
+            return None
+        try:
+            values = _validated(tool, args)
+            return {
+                str(values[key]): _path_state(resolve_in_workspace(ctx.root, str(values[key])))
+                for key in tool.policy.paths
+            }
+        except (ToolError, OSError):
+            return None
+
+    def applied(
+        self, ctx: ToolContext, name: str, args: object, before: dict[str, str]
+    ) -> ToolResult | None:
+        """The outcome of an interrupted call whose paths changed since it started (so it
+        was applied: these tools change them in one atomic step), else None (run it)."""
+        now = self.digest(ctx, name, args)
+        if now is None or now == before:
+            return None
+        written = [path for path, state in now.items() if state not in ("absent", before[path])]
+        removed = [path for path, state in now.items() if state == "absent" != before.get(path)]
+        text = f"{name} had been applied before the agent was interrupted; nothing was redone"
+        facts = {"wrote": written, "removed": removed}
+        return ToolResult(True, text, changed=True, facts={k: v for k, v in facts.items() if v})
+
+
+def _validated(tool: Tool, args: object) -> dict[str, Any]:
+    try:
+        return dict(tool.arguments.model_validate(_parse_arguments(args)))
+    except ValidationError as exc:
+        raise ToolError(_explain(tool, exc)) from exc
+    except ToolError as exc:
+        message = f"invalid arguments for {tool.name}: {exc}. Expected {tool.signature}"
+        raise ToolError(message) from None
+
+
+def _parse_arguments(args: object) -> dict[str, Any]:
+    if isinstance(args, str | bytes):
+        text = args.strip()
+        if not text:
+            return {}
+        try:
+            args = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise ToolError(f"the arguments are not valid JSON ({exc})") from exc
+    if args is None:
+        return {}
+    if not isinstance(args, Mapping):
+        raise ToolError(f"the arguments must be a JSON object, got {type(args).__name__}")
+    # Models often send null for an argument they mean to leave out.
+    return {str(key): value for key, value in args.items() if value is not None}
+
+
+def _path_state(path: Path) -> str:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return "absent"
+    if not path.is_file():
+        return "folder" if path.is_dir() else "other"
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            if handle.tell() >= DIGEST_LIMIT:
+                break
+    return f"{info.st_size}:{digest.hexdigest()[:32]}"
+
+
+def _explain(tool: Tool, error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] == "missing":
+            problems.append(f"missing required parameter '{where}'")
+        elif item["type"] == "extra_forbidden":
+            problems.append(f"unknown parameter '{where}'")
+        else:
+            got = repr(item.get("input"))[:60]
+            problems.append(f"parameter '{where}': {item['msg']} (got {got})")
+    return f"invalid arguments for {tool.name}: {'; '.join(problems)}. Expected {tool.signature}"
+
+
+def _os_error_text(ctx: ToolContext, name: str, error: OSError) -> str:
+    where = ""
+    if error.filename:
+        path = Path(os.fsdecode(error.filename))
+        shown = relative(ctx.root, path) if path.is_relative_to(ctx.root) else path.name
+        where = f" ({shown})"
+    return f"{name} failed: {error.strerror or error}{where}"
