@@ -93,6 +93,8 @@ def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None)
     result = Gate()
     names = dict.fromkeys(name for text in texts for name in named_files(text))
     for name in names:
+        if name in ledger.removed:  # the agent deleted or moved it on purpose
+            continue
         if problem := _exists(root, name):
             result.hard.append(problem)
         else:

@@ -52,6 +52,7 @@ class Ledger(BaseModel):
     subtask: int = 0  # serial number of the active subtask (starts at 1)
     writes: dict[str, Write] = Field(default_factory=dict)  # path -> its latest write
     seen: dict[str, int] = Field(default_factory=dict)  # path -> seq of its latest read or run
+    removed: dict[str, int] = Field(default_factory=dict)  # path -> seq of its deletion or move
     checks: dict[str, CheckRun] = Field(default_factory=dict)  # command -> its latest run
     refused: int = 0  # completion claims refused in this subtask
     nudged: bool = False  # this subtask had its one "not accepted yet"
@@ -179,8 +180,11 @@ def note_action(ledger: Ledger, rec: dict[str, Any]) -> None:
         _note_command(ledger, cmd, rec)
     for path in map(norm, facts.get("removed", [])):
         ledger.writes.pop(path, None)
+        ledger.removed[path] = seq
+        _bound(ledger.removed, MAX_SEEN, lambda p: ledger.removed[p])
     for path in map(norm, facts.get("wrote", [])):
         ledger.writes.pop(path, None)
+        ledger.removed.pop(path, None)
         ledger.writes[path] = Write(seq=seq, subtask=ledger.subtask)
         _bound(ledger.writes, MAX_WRITES, lambda p: ledger.writes[p].seq)
     for path in map(norm, facts.get("read", [])):

@@ -1,0 +1,264 @@
+"""The edit tools (replace_in_file, append_file, delete_file, move_file) and read_file's
+line ranges: direct calls through the registry, and through the CLI against the fake
+server, including an edit a crash interrupted (applied or not) and resumed."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import call, cli_env, done, plan_rule, records, run_cli
+
+from localagent.fake_ollama import FakeOllama
+from localagent.tools import ToolContext, execute
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(root=tmp_path)
+
+
+def run(ctx: ToolContext, name: str, **args: Any) -> tuple[bool, str]:
+    result = execute(ctx, name, args)
+    return result.ok, result.text
+
+
+# ---- replace_in_file ------------------------------------------------------------
+
+
+def test_replace_edits_exact_text_and_shows_the_numbered_lines(ctx: ToolContext) -> None:
+    (ctx.root / "app.py").write_text("a = 1\nb = 2\nc = 3\n")
+    ok, text = run(ctx, "replace_in_file", path="app.py", old="b = 2", new="b = 20")
+    assert ok, text
+    assert (ctx.root / "app.py").read_text() == "a = 1\nb = 20\nc = 3\n"
+    assert "replaced 1 occurrence in 'app.py'" in text and "    2| b = 20" in text
+
+
+def test_replace_counts_occurrences_and_says_where(ctx: ToolContext) -> None:
+    (ctx.root / "x.txt").write_text("x\ny\nx\n")
+    ok, text = run(ctx, "replace_in_file", path="x.txt", old="x", new="z")
+    assert not ok and "occurs 2 times" in text and "lines 1, 3" in text and "count=2" in text
+    assert (ctx.root / "x.txt").read_text() == "x\ny\nx\n"
+    ok, _ = run(ctx, "replace_in_file", path="x.txt", old="x", new="z", count=2)
+    assert ok and (ctx.root / "x.txt").read_text() == "z\ny\nz\n"
+
+
+def test_replace_not_found_shows_the_nearest_lines(ctx: ToolContext) -> None:
+    (ctx.root / "m.py").write_text("def main():\n    print('hello')\n")
+    ok, text = run(ctx, "replace_in_file", path="m.py", old="print('helo')", new="pass")
+    assert not ok and "was not found" in text and "2|     print('hello')" in text
+
+
+def test_replace_keeps_crlf_files_crlf(ctx: ToolContext) -> None:
+    (ctx.root / "w.txt").write_bytes(b"one\r\ntwo\r\n")
+    ok, text = run(ctx, "replace_in_file", path="w.txt", old="one\ntwo", new="1\n2")
+    assert ok, text
+    assert (ctx.root / "w.txt").read_bytes() == b"1\r\n2\r\n"
+
+
+def test_replace_reports_a_syntax_error_it_introduced(ctx: ToolContext) -> None:
+    (ctx.root / "s.py").write_text("x = 1\n")
+    ok, text = run(ctx, "replace_in_file", path="s.py", old="x = 1", new="x = (")
+    assert ok and "syntax error at line 1" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        ({"path": "b.bin", "old": "a", "new": "b"}, "binary file"),
+        ({"path": "l1.txt", "old": "a", "new": "b"}, "not UTF-8"),
+        ({"path": "t.txt", "old": "", "new": "b"}, "old is empty"),
+        ({"path": "t.txt", "old": "a", "new": "a"}, "same text"),
+        ({"path": "t.txt", "old": "a", "new": "b", "count": 0}, "at least 1"),
+        ({"path": "../t.txt", "old": "a", "new": "b"}, "outside the workspace"),
+        ({"path": ".agent_context/state.json", "old": "a", "new": "b"}, "journal"),
+        ({"path": "nope.txt", "old": "a", "new": "b"}, "does not exist"),
+    ],
+)
+def test_replace_refuses_with_a_clear_observation(
+    ctx: ToolContext, args: dict[str, Any], problem: str
+) -> None:
+    (ctx.root / "b.bin").write_bytes(b"a\x00b")
+    (ctx.root / "l1.txt").write_bytes(b"a\xe9")
+    (ctx.root / "t.txt").write_text("a")
+    ok, text = run(ctx, "replace_in_file", **args)
+    assert not ok and problem in text
+    assert (ctx.root / "t.txt").read_text() == "a"
+
+
+# ---- append, delete, move -------------------------------------------------------
+
+
+def test_append_creates_then_appends(ctx: ToolContext) -> None:
+    ok, _ = run(ctx, "append_file", path="logs/a.txt", content="one\n")
+    assert ok
+    ok, text = run(ctx, "append_file", path="logs/a.txt", content="two\n")
+    assert ok and "now 8 bytes" in text
+    assert (ctx.root / "logs" / "a.txt").read_text() == "one\ntwo\n"
+
+
+def test_delete_removes_one_file_and_refuses_folders(ctx: ToolContext) -> None:
+    (ctx.root / "d").mkdir()
+    (ctx.root / "f.txt").write_text("x")
+    assert not run(ctx, "delete_file", path="d")[0]
+    assert (ctx.root / "d").is_dir()
+    ok, text = run(ctx, "delete_file", path="f.txt")
+    assert ok and not (ctx.root / "f.txt").exists()
+    ok, text = run(ctx, "delete_file", path="f.txt")
+    assert not ok and "does not exist" in text
+
+
+def test_move_renames_and_refuses_to_overwrite_or_leave(ctx: ToolContext) -> None:
+    (ctx.root / "a.txt").write_text("a")
+    (ctx.root / "b.txt").write_text("b")
+    ok, text = run(ctx, "move_file", src="a.txt", dst="b.txt")
+    assert not ok and "already exists" in text
+    ok, text = run(ctx, "move_file", src="a.txt", dst="../a.txt")
+    assert not ok and "outside the workspace" in text
+    ok, text = run(ctx, "move_file", src="a.txt", dst="sub/c.txt")
+    assert ok, text
+    assert (ctx.root / "sub" / "c.txt").read_text() == "a" and not (ctx.root / "a.txt").exists()
+    (ctx.root / "dir").mkdir()
+    ok, text = run(ctx, "move_file", src="dir", dst="dir/inner")
+    assert not ok and "cannot hold itself" in text
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks need a privilege on Windows")
+def test_edits_never_follow_a_link_out_of_the_workspace(tmp_path: Path) -> None:
+    root, outside = tmp_path / "ws", tmp_path / "outside.txt"
+    root.mkdir()
+    outside.write_text("secret\n")
+    os.symlink(outside, root / "link.txt")
+    ctx = ToolContext(root=root)
+    for name, args in [
+        ("replace_in_file", {"path": "link.txt", "old": "secret", "new": "gone"}),
+        ("append_file", {"path": "link.txt", "content": "more"}),
+        ("move_file", {"src": "a", "dst": "link.txt/x"}),
+    ]:
+        ok, text = run(ctx, name, **args)
+        assert not ok and "outside the workspace" in text, (name, text)
+    assert outside.read_text() == "secret\n"
+
+
+# ---- read_file line ranges --------------------------------------------------------
+
+
+def test_read_file_shows_a_numbered_range(ctx: ToolContext) -> None:
+    (ctx.root / "n.txt").write_text("".join(f"line {i}\n" for i in range(1, 101)))
+    ok, text = run(ctx, "read_file", path="n.txt", start_line=40, end_line=42)
+    assert ok
+    assert text.splitlines() == [
+        "'n.txt' lines 40-42 of 100:",
+        *[f"{i:>5}| line {i}" for i in (40, 41, 42)],
+    ]
+    ok, text = run(ctx, "read_file", path="n.txt", start_line=200)
+    assert not ok and "has 100 lines" in text
+    ok, text = run(ctx, "read_file", path="n.txt", start_line=1, max_bytes=100)
+    assert ok and "read on with start_line=" in text
+
+
+def test_read_file_without_a_range_is_unchanged(ctx: ToolContext) -> None:
+    (ctx.root / "p.txt").write_text("plain\n")
+    assert run(ctx, "read_file", path="p.txt") == (True, "plain\n")
+
+
+# ---- through the CLI ----------------------------------------------------------------
+
+EDIT_GOAL = "Set x to 2 in app.py"
+
+
+def edit_scenario(reply: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "rules": [
+            plan_rule(("Edit", ["Change app.py"])),
+            {"match": "applied before|replaced 1|appended|moved", "reply": done()},
+            {"match": "ACTIVE SUBTASK: Change app.py", "in": "last", "reply": reply},
+        ]
+    }
+
+
+def test_an_edit_runs_through_the_loop_and_its_facts_reach_the_probe(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+    scenario = edit_scenario(call("replace_in_file", path="./app.py", old="x = 1", new="x = 2"))
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url, LOCALAGENT_VERIFY="0")
+        result = run_cli(env, "start", EDIT_GOAL, "-w", str(tmp_path), "--foreground")
+        last_prompt = server.chat_requests[-1]["messages"][-1]["content"]
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "app.py").read_text() == "x = 2\n"
+    finished = [r for r in records(tmp_path) if r["type"] == "action_finished"]
+    assert finished[0]["facts"] == {"wrote": ["app.py"]}
+    assert "Files written: app.py" in last_prompt
+
+
+CASES = {
+    # tool call, the file before the edit, what the crash left, the file afterwards
+    "replace-applied": (
+        call("replace_in_file", path="app.py", old="x = 1", new="x = 2"),
+        {"app.py": "x = 1\n"},
+        {"app.py": "x = 2\n"},
+        {"app.py": "x = 2\n"},
+    ),
+    "replace-not-applied": (
+        call("replace_in_file", path="app.py", old="x = 1", new="x = 2"),
+        {"app.py": "x = 1\n"},
+        {"app.py": "x = 1\n"},
+        {"app.py": "x = 2\n"},
+    ),
+    "append-applied": (
+        call("append_file", path="app.py", content="y = 3\n"),
+        {"app.py": "x = 1\n"},
+        {"app.py": "x = 1\ny = 3\n"},
+        {"app.py": "x = 1\ny = 3\n"},
+    ),
+    "move-applied": (
+        call("move_file", src="app.py", dst="src/app.py"),
+        {"app.py": "x = 1\n"},
+        {"src/app.py": "x = 1\n"},
+        {"src/app.py": "x = 1\n"},
+    ),
+}
+
+
+def _lay_out(root: Path, files: dict[str, str]) -> None:
+    for name in ("app.py", "src/app.py"):
+        (root / name).unlink(missing_ok=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _cut_after_the_edit_started(root: Path) -> None:
+    """The journal as a crash right after the edit's `action_started` leaves it."""
+    context = root / ".agent_context"
+    history = (context / "history.jsonl").read_bytes().splitlines(keepends=True)
+    started = next(i for i, line in enumerate(history) if b'"action_started"' in line)
+    (context / "history.jsonl").write_bytes(b"".join(history[: started + 1]))
+    (context / "state.json").unlink()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_an_interrupted_edit_is_checked_not_blindly_redone(tmp_path: Path, case: str) -> None:
+    edit, before, left, after = CASES[case]
+    _lay_out(tmp_path, before)
+    with FakeOllama(edit_scenario(edit)) as server:
+        env = cli_env(server.url, LOCALAGENT_VERIFY="0")
+        first = run_cli(env, "start", EDIT_GOAL, "-w", str(tmp_path), "--foreground")
+        assert first.returncode == 0, first.stderr
+        started = next(r for r in records(tmp_path) if r["type"] == "action_started")
+        assert started["before"], "an edit records the state of its paths when it starts"
+        _cut_after_the_edit_started(tmp_path)
+        _lay_out(tmp_path, left)
+        resumed = run_cli(env, "resume", "-w", str(tmp_path), "--foreground")
+    assert resumed.returncode == 0, resumed.stderr
+    for name, text in after.items():
+        assert (tmp_path / name).read_text() == text
+    settled = [r for r in records(tmp_path) if r["type"] == "action_finished"][0]
+    assert settled["ok"], settled["result"]
+    if before == left:
+        assert settled.get("redone") and not settled.get("applied")
+    else:
+        assert settled.get("applied") and "had been applied" in settled["result"]
