@@ -256,7 +256,7 @@ def test_an_interrupted_edit_is_checked_not_blindly_redone(tmp_path: Path, case:
     assert resumed.returncode == 0, resumed.stderr
     for name, text in after.items():
         assert (tmp_path / name).read_text() == text
-    settled = [r for r in records(tmp_path) if r["type"] == "action_finished"][0]
+    settled = next(r for r in records(tmp_path) if r["type"] == "action_finished")
     assert settled["ok"], settled["result"]
     if before == left:
         assert settled.get("redone") and not settled.get("applied")
