@@ -141,6 +141,9 @@ def format_status(info: dict[str, Any]) -> str:
     if info.get("tool_calls"):
         how = info["tool_calls"]
         rows.append(("tool calls", how if how == "native" else f"written as text ({how} format)"))
+    if info.get("settings"):
+        chosen = info["settings"].get("tools")
+        rows.append(("tools", ", ".join(chosen) if chosen else "the default set"))
     for key in ("task", "subtask"):
         item = info[key]
         if item:

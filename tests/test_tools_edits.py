@@ -262,3 +262,31 @@ def test_an_interrupted_edit_is_checked_not_blindly_redone(tmp_path: Path, case:
         assert settled.get("redone") and not settled.get("applied")
     else:
         assert settled.get("applied") and "had been applied" in settled["result"]
+
+
+# ---- the tools setting ----------------------------------------------------------------
+
+
+def test_the_tools_setting_fixes_the_tool_list_for_the_run(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+    scenario = edit_scenario(call("replace_in_file", path="app.py", old="x = 1", new="x = 2"))
+    with FakeOllama(scenario) as server:
+        env = cli_env(server.url, LOCALAGENT_VERIFY="0")
+        unknown = run_cli(env, "start", EDIT_GOAL, "-w", str(tmp_path), "--tools", "rm_rf")
+        chosen = "read_file,replace_in_file"
+        result = run_cli(
+            env, "start", EDIT_GOAL, "-w", str(tmp_path), "--foreground", "--tools", chosen
+        )
+        rounds = [r for r in server.chat_requests if r.get("tools")]
+        status = run_cli(env, "status", "-w", str(tmp_path))
+    assert unknown.returncode == 2 and "unknown tool 'rm_rf'" in unknown.stderr
+    assert "known tools: list_dir, read_file" in unknown.stderr
+    assert result.returncode == 0, result.stderr
+    names = [[t["function"]["name"] for t in r["tools"]] for r in rounds]
+    assert names and all(
+        n == ["read_file", "replace_in_file", "mark_subtask_complete"] for n in names
+    )
+    system = rounds[0]["messages"][0]["content"]
+    assert "read_file, replace_in_file and mark_subtask_complete" in system
+    assert "run_cmd" not in system
+    assert "tools      read_file, replace_in_file" in status.stdout
