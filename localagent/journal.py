@@ -22,7 +22,7 @@ import re
 import reprlib
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from logging.handlers import RotatingFileHandler
@@ -229,6 +229,9 @@ class Journal:
         self._fh: IO[bytes] | None = None
         self.failure: str | None = None
         self._since_snapshot = 0
+        # Called with each record once it is durable and folded in (the Python API's
+        # `on_event`); what it raises is logged, never the end of the run.
+        self.on_record: Callable[[dict[str, Any]], None] | None = None
 
     # ---- planted files ---------------------------------------------------------------
 
@@ -480,6 +483,13 @@ class Journal:
         self._since_snapshot += 1
         if type_ in SNAPSHOT_AFTER or self._since_snapshot >= SNAPSHOT_EVERY:
             self.snapshot()
+        if self.on_record is not None:
+            try:
+                self.on_record(record)
+            except Exception as exc:
+                logging.getLogger("localagent").warning(
+                    "the event callback failed on %s record %d: %r", type_, record["seq"], exc
+                )
         return record
 
     def _open(self) -> IO[bytes]:

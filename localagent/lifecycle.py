@@ -38,6 +38,7 @@ class Run:
         self.verbose = verbose
         self._file: logging.Handler | None = None
         self._console: logging.Handler | None = None
+        self._level: int | None = None  # the logger's level before the run, restored after
 
     def __enter__(self) -> Run:
         self.lock.acquire(self.journal.log_path)
@@ -75,6 +76,9 @@ class Run:
             logging.getLogger("localagent").removeHandler(self._console)
             self._console = None
         self.close_log()
+        if self._level is not None:
+            logging.getLogger("localagent").setLevel(self._level)
+            self._level = None
 
     def close_log(self) -> None:
         """Close agent.log (before the archive moves it: Windows cannot move an open
@@ -116,6 +120,7 @@ class Run:
         logging.getLogger("localagent").addHandler(self._file)
 
     def _start_logging(self) -> None:
+        self._level = logging.getLogger("localagent").level
         logging.getLogger("localagent").setLevel(logging.INFO)
         self.open_log()
         if self.verbose:

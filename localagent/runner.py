@@ -103,6 +103,7 @@ def run(
     repair: bool = False,
     signals: bool = True,
     preflight_deadline: float | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
 ) -> str:
     """Run the goal to its end in this process; returns the final goal status.
 
@@ -113,6 +114,7 @@ def run(
         goal = text
     with Run(workspace, disk, signals=signals, verbose=progress) as lifecycle:
         journal = lifecycle.journal
+        journal.on_record = on_event
         mode = prepare(journal, goal, repair, archiving=lifecycle.log_closed)
         for note in journal.notes:
             log.warning("%s", note)

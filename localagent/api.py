@@ -1,0 +1,96 @@
+"""Driving localagent from Python: start or resume a goal, get a result object.
+
+    from localagent import run_goal
+
+    result = run_goal("Write hello.py that prints Hello", workspace="proj", model="qwen3:8b")
+    print(result.status, result.verification, result.files_written)
+
+The run is the CLI's foreground run (the same settings model, journal, workspace lock and
+loop), made safe to embed: callable from any thread, no signal handlers unless asked,
+and whatever it changed in the process (log handlers and level) is restored. A goal that
+fails, is stopped or finds no model server comes back as a `RunResult`; what the caller
+must fix (bad settings, a busy or damaged workspace) raises `localagent.errors.AgentError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localagent.errors import GoalFailed, Interrupted, ModelUnavailable
+
+Event = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended: `status` is completed, failed, stopped or suspended (no model
+    server or model; resumable), with the goal's `reason` and `verification`."""
+
+    status: str
+    reason: str
+    workspace: Path
+    goal: str = ""
+    verification: str = ""
+    rounds: int = 0
+    tokens: dict[str, int] = field(default_factory=dict)
+    files_written: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "completed"
+
+
+def run_goal(
+    goal: str | None = None,
+    workspace: str | Path = ".",
+    *,
+    on_event: Callable[[Event], None] | None = None,
+    signals: bool = False,
+    **settings: Any,
+) -> RunResult:
+    """Start `goal` in `workspace` (or resume its unfinished goal when `goal` is None) and
+    work until it ends. `settings` are the settings of the config file (`model=...`,
+    `max_rounds=...`, `checks=[...]`, `tools=[...]`), over the config file and the
+    environment as CLI flags are. `on_event` receives each journal record just after it
+    is written durably, on the calling thread; an exception it raises is logged and the
+    run goes on. `signals=True` installs Ctrl-C/SIGTERM handlers (main thread only) for
+    the run and restores the previous ones after."""
+    from localagent.journal import Journal
+    from localagent.runner import run
+    from localagent.settings import load_settings
+
+    root = Path(workspace).expanduser().resolve()
+    flags = {key: value for key, value in settings.items() if value is not None}
+    base = load_settings(**flags)
+    try:
+        run(root, goal, base, flags, signals=signals, on_event=on_event)
+        status, reason = "", ""
+    except GoalFailed as exc:
+        status, reason = "failed", exc.message
+    except Interrupted as exc:
+        status, reason = "stopped", exc.message
+    except ModelUnavailable as exc:
+        status, reason = "suspended", exc.message
+    state = Journal(root).load()
+    assert state.goal is not None
+    return RunResult(
+        status=status or state.goal.status,
+        reason=state.goal.reason or reason,
+        workspace=root,
+        goal=state.goal.text,
+        verification=state.verification,
+        rounds=state.rounds,
+        tokens={"prompt": state.tokens.prompt, "completion": state.tokens.completion},
+        files_written=sorted(state.ledger.writes),
+    )
+
+
+def request_stop(workspace: str | Path = ".") -> None:
+    """Ask the run in `workspace` (in this process or another) to stop after its current
+    step, as `localagent stop` does; the goal stays resumable."""
+    from localagent.journal import Journal
+
+    Journal(Path(workspace).expanduser().resolve()).request_stop()
