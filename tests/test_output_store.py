@@ -5,6 +5,7 @@ and search_output (issue 12, "Large outputs")."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -186,6 +187,8 @@ def test_read_output_explains_bad_ranges_and_ids(ws: Path) -> None:
     assert not backwards.ok and "end_line 1 is before start_line 2" in backwards.text
     unknown = execute(ctx, "read_output", {"id": 4})
     assert not unknown.ok and "no stored output 4; stored outputs: 3, 5" in unknown.text
+    absurd = execute(ctx, "read_output", {"id": 10**300})
+    assert not absurd.ok and "stored outputs: 3, 5" in absurd.text
     fresh = ws / "fresh"
     fresh.mkdir()
     nothing = execute(ctx_for(fresh, store_of(fresh)), "read_output", {"id": 1})
@@ -215,6 +218,15 @@ def test_search_output_finds_plain_strings_and_regular_expressions(ws: Path) -> 
     assert none.ok and none.text == "no line of output 2 matches 'FAILED'"
     unknown = execute(ctx, "search_output", {"id": 9, "pattern": "x"})
     assert not unknown.ok and "stored outputs: 2" in unknown.text
+
+
+def test_search_results_fit_in_one_observation(ws: Path) -> None:
+    store = store_of(ws)
+    store.save(1, "".join(f"match {n} " + "w" * 250 + "\n" for n in range(1, 101)))
+    result = execute(ctx_for(ws, store, 2), "search_output", {"id": 1, "pattern": "match"})
+    assert result.ok and result.output is None and len(result.text) <= 6000
+    header = r"100 lines of output 1 match 'match' \(the first \d+ shown\):\n1: match 1 w"
+    assert re.match(header, result.text)
 
 
 def test_a_catastrophic_regular_expression_is_cut_off_in_time(

@@ -89,7 +89,7 @@ def read_output(
     first = max(start_line, 1)
     if end_line and end_line < first:
         raise ToolError(f"end_line {end_line} is before start_line {first}")
-    room = ctx.output_limit - 200  # for the header and the line saying where to go on
+    room = max(ctx.output_limit - 200, ctx.output_limit // 2)  # the header and how to go on
     shown: list[str] = []
     used = total = 0
     with _open(ctx, id) as fh:
@@ -130,9 +130,10 @@ def search_output(
             matches, found = _plain_matches(fh, pattern)
     if not found:
         return ToolResult(True, f"no line of output {id} matches {describe(pattern)}{how}")
-    more = f" (the first {len(matches)} shown)" if found > len(matches) else ""
+    shown = _fitting([f"{n}: {text}" for n, text in matches], ctx.output_limit - 400)
+    more = f" (the first {len(shown)} shown)" if found > len(shown) else ""
     header = f"{found} lines of output {id} match {describe(pattern)}{how}{more}:"
-    return ToolResult(True, "\n".join([header, *(f"{n}: {text}" for n, text in matches)]))
+    return ToolResult(True, "\n".join([header, *shown]))
 
 
 # ---- reading the store ---------------------------------------------------------------------
@@ -142,6 +143,8 @@ def _open(ctx: ToolContext, output_id: int) -> IO[bytes]:
     if ctx.outputs is None:
         raise ToolError("outputs are not stored in this run (the output_store_mb setting is 0)")
     try:
+        if not 0 < output_id < 10**18:  # no such seq; an absurd name never reaches the disk
+            raise FileNotFoundError(output_id)
         return ctx.outputs.open(output_id)
     except FileNotFoundError:
         listing = _listing(ctx.outputs.ids())
@@ -172,6 +175,16 @@ def _lines(fh: IO[bytes]) -> Iterator[tuple[int, str, int]]:
                     break
         text = head.rstrip(b"\r\n").decode("utf-8", errors="replace").replace("\x00", "\ufffd")
         yield number, text, cut
+
+
+def _fitting(lines: list[str], room: int) -> list[str]:
+    """The first lines that fit in `room` characters (one at least)."""
+    used = 0
+    for count, line in enumerate(lines):
+        used += len(line) + 1
+        if used > room and count:
+            return lines[:count]
+    return lines
 
 
 def _as_regex(pattern: str) -> tuple[bool, str]:
