@@ -361,6 +361,8 @@ class Agent:
         started = False
         given = args.get(UNPARSED, args)
         tool = self.tools.get(name)
+        # The seq `action_started` gets: nothing else is journaled until it is written.
+        output_id = self.state.seq + 1
 
         def journal_start(pid: int | None = None, create_time: float | None = None) -> None:
             nonlocal started
@@ -382,7 +384,7 @@ class Agent:
 
         if tool is None or not tool.policy.spawns:
             journal_start()
-        ctx = dataclasses.replace(self.ctx, on_launch=journal_start)
+        ctx = dataclasses.replace(self.ctx, on_launch=journal_start, output_id=output_id)
         result = self.tools.execute(ctx, name, given)
         journal_start()  # a command refused before it started
         self._finish(name, args, call_id, result)
@@ -417,6 +419,7 @@ class Agent:
             returncode=result.returncode,
             call=call_id,
             **({"facts": result.facts} if result.facts else {}),
+            **({"output": result.output.id} if result.output else {}),
             **extra,
         )
 
@@ -434,7 +437,8 @@ class Agent:
                 return
         if resume != "never":
             log.info("redoing interrupted %s %s", action.tool, _brief(action.args))
-            result = self.tools.execute(self.ctx, action.tool, given)
+            ctx = dataclasses.replace(self.ctx, output_id=action.seq)
+            result = self.tools.execute(ctx, action.tool, given)
             self._finish(action.tool, action.args, action.call, result, redone=True)
             return
         killed = bool(action.pid) and kill_recorded(action.pid or 0, action.create_time or 0.0)

@@ -34,6 +34,8 @@ from pydantic import ValidationError
 
 from localagent import safefs
 from localagent.errors import JournalCorrupt, JournalWriteFailed
+from localagent.outputstore import FOLDER as OUTPUTS_FOLDER
+from localagent.outputstore import OutputStore
 from localagent.state import State, apply, migrate
 
 CONTEXT_DIR = ".agent_context"
@@ -240,8 +242,10 @@ class Journal:
         safefs.check_dir(self.dir)
 
     def check_files(self) -> None:
-        """Refuse a symlink, FIFO, socket or device under any journal file's name."""
+        """Refuse a symlink, FIFO, socket or device under any journal file's name, and an
+        `outputs` that is not a plain folder."""
         self.check_dir()
+        safefs.check_dir(self.dir / OUTPUTS_FOLDER)
         try:
             entries = list(os.scandir(self.dir))
         except (FileNotFoundError, NotADirectoryError):
@@ -616,6 +620,15 @@ class Journal:
         return _SafeRotatingHandler(
             self.log_path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
         )
+
+    def output_store(self, max_bytes: int) -> OutputStore | None:
+        """The store of whole outputs (None when `max_bytes` is 0), rid of the temp files
+        a killed run left in it."""
+        if max_bytes <= 0:
+            return None
+        store = OutputStore(self.dir / OUTPUTS_FOLDER, max_bytes)
+        store.remove_temps()
+        return store
 
     def open_out(self) -> IO[bytes]:
         """agent.out opened for appending (the background process's stdout and stderr)."""

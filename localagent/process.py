@@ -97,10 +97,14 @@ def _decode(data: bytes) -> str:
     return text.replace("\r\n", "\n")
 
 
-def _pump(stream: IO[bytes], capture: _BoundedCapture) -> None:
+def _pump(
+    stream: IO[bytes], capture: _BoundedCapture, spill: Callable[[bytes], None] | None
+) -> None:
     with contextlib.suppress(OSError, ValueError):
         while chunk := stream.read(CHUNK_SIZE):
             capture.feed(chunk)
+            if spill is not None:
+                spill(chunk)
 
 
 def _child_env(extra: Mapping[str, str]) -> dict[str, str]:
@@ -270,8 +274,10 @@ def run_process(
     cancelled: Callable[[], bool] = _never,
     on_start: Callable[[int, float], None] | None = None,
     env: Mapping[str, str] | None = None,
+    spill: Callable[[bytes], None] | None = None,
 ) -> ProcessResult:
-    """Runs argv in cwd without a shell, keeping at most about output_limit bytes of output.
+    """Runs argv in cwd without a shell, keeping at most about output_limit bytes of output
+    (`spill`, if given, gets every chunk as it arrives, on the reader thread).
 
     `on_start(pid, create_time)` is called as soon as the program runs, so the caller can
     record it; if it raises, the program is killed and the error propagates. `env` adds
@@ -282,7 +288,7 @@ def run_process(
     """
     proc, tree = _launch_watched(argv, cwd, env)
     capture = _BoundedCapture(output_limit)
-    reader = threading.Thread(target=_pump, args=(proc.stdout, capture), daemon=True)
+    reader = threading.Thread(target=_pump, args=(proc.stdout, capture, spill), daemon=True)
     returncode: int | None = None
     stopped = False
     try:

@@ -153,6 +153,17 @@ Done so far:
 $done
 Plan only the work that is still needed, as JSON."""
 
+OUTPUT_STORED = """\
+[output $id stored whole ($lines lines); read more with read_output(id=$id, start_line=.., \
+end_line=..) or search_output(id=$id, pattern=..)]"""
+
+OUTPUT_STORED_CUT = """\
+[output $id stored ($lines lines: its first $size bytes; $dropped more bytes were not kept); \
+read more with read_output(id=$id, start_line=.., end_line=..) or search_output(id=$id, \
+pattern=..)]"""
+
+OUTPUT_NOT_STORED = "[the whole output could not be stored: $problem]"
+
 
 def render(template: str, **values: Any) -> str:
     return Template(template).substitute(**values)

@@ -191,6 +191,7 @@ def _work(
         root=journal.workspace,
         allowed_commands=settings.allowed_commands,
         cancelled=lambda: stop.requested() is not None,
+        outputs=journal.output_store(settings.output_store_mb << 20),
     )
     show = Progress(settings).show if progress else lambda state: None
     agent = Agent(journal, model, settings, ctx, stop, on_progress=show)

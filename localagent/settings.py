@@ -32,6 +32,7 @@ ENV_NAMES: dict[str, str] = {
     "max_replans": "LOCALAGENT_MAX_REPLANS",
     "verify": "LOCALAGENT_VERIFY",
     "tools": "LOCALAGENT_TOOLS",
+    "output_store_mb": "LOCALAGENT_OUTPUT_STORE_MB",
 }
 
 # Settings that belong to a run: journaled when the goal starts, reused on resume.
@@ -73,6 +74,7 @@ class Settings(BaseModel):
     checks: tuple[str, ...] = ()  # commands that must pass before a goal is verified
     verify: bool = True  # verify the goal when its last subtask completes
     tools: tuple[str, ...] | None = None  # the enabled tools; None: every default tool
+    output_store_mb: int = Field(50, ge=0)  # whole long outputs kept, in all; 0: none kept
 
     @field_validator("checks", mode="before")
     @classmethod

@@ -125,10 +125,19 @@ def test_tool_names_are_the_contract() -> None:
         "delete_file",
         "move_file",
         "run_cmd",
+        "read_output",
+        "search_output",
         "mark_subtask_complete",
     ]
     redone = {tool.name for tool in catalog() if tool.policy.resume == "redo"}
-    assert redone == {"list_dir", "read_file", "write_file", "mark_subtask_complete"}
+    assert redone == {
+        "list_dir",
+        "read_file",
+        "write_file",
+        "read_output",
+        "search_output",
+        "mark_subtask_complete",
+    }
     checked = {tool.name for tool in catalog() if tool.policy.resume == "check"}
     assert checked == {"replace_in_file", "append_file", "delete_file", "move_file"}
 
@@ -157,6 +166,11 @@ def test_schemas_are_flat_with_exact_required_lists() -> None:
         "delete_file": ({"path": "string"}, ["path"]),
         "move_file": ({"src": "string", "dst": "string"}, ["src", "dst"]),
         "run_cmd": ({"cmd": "string", "timeout_sec": "integer"}, ["cmd"]),
+        "read_output": (
+            {"id": "integer", "start_line": "integer", "end_line": "integer"},
+            ["id"],
+        ),
+        "search_output": ({"id": "integer", "pattern": "string"}, ["id", "pattern"]),
         "mark_subtask_complete": (
             {"success": "boolean", "reason": "string"},
             ["success", "reason"],

@@ -7,6 +7,10 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from localagent.outputstore import OutputStore, Stored
 
 JOURNAL_DIR = ".agent_context"
 
@@ -27,6 +31,10 @@ class ToolContext:
     # Called with (pid, create_time) as soon as a command runs, so it can be journaled;
     # if it raises, the command is killed before it can act.
     on_launch: Callable[[int, float], None] | None = None
+    # Where an output longer than `output_limit` is kept whole (None: it is only cut), and
+    # the id it gets: the seq of the action's `action_started` record (None: not stored).
+    outputs: OutputStore | None = None
+    output_id: int | None = None
 
     def __post_init__(self) -> None:
         # Against an unresolved root, a workspace reached via a symlink would look like an escape.
@@ -46,6 +54,7 @@ class ToolResult:
     # What the call did, for the state and the evidence ledger: paths under "wrote",
     # "removed" and "read", commands under "ran". The loop reads these, not tool names.
     facts: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    output: Stored | None = None  # the whole output, stored, when `text` shows only part
 
 
 class ToolError(Exception):

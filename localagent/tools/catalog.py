@@ -6,7 +6,7 @@ import dataclasses
 import functools
 from typing import Annotated, Any
 
-from localagent.tools import commands, edits, files
+from localagent.tools import commands, edits, files, outputs
 from localagent.tools.base import ToolContext, ToolResult
 from localagent.tools.registry import Policy, ToolRegistry, make_tool
 
@@ -62,6 +62,8 @@ def catalog() -> ToolRegistry:
                     guide=RUN_CMD_GUIDE,
                 ),
             ),
+            make_tool(outputs.read_output),
+            make_tool(outputs.search_output),
             make_tool(mark_subtask_complete, Policy(control=True, guide=COMPLETE_GUIDE)),
         ]
     )

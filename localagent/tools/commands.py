@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -12,8 +13,11 @@ from typing import Annotated
 
 from localagent import workspace_env
 from localagent.filenames import is_device_name
-from localagent.process import LaunchError, run_process
+from localagent.outputstore import OutputWriter, Stored
+from localagent.process import LaunchError, ProcessResult, run_process
+from localagent.safefs import UnsafeFile
 from localagent.tools.base import JOURNAL_DIR, ToolContext, ToolError, ToolResult, describe
+from localagent.tools.outputs import not_stored
 from localagent.tools.paths import relative, resolve_in_workspace, touches_journal
 from localagent.workspace_env import WorkspaceEnvError
 
@@ -41,13 +45,19 @@ def run_cmd(
     redirections or chaining), and return its exit code and output."""
     argv = command_argv(ctx, cmd)
     timeout = min(max(float(timeout_sec), 1.0), ctx.max_timeout)
-    try:
-        # Leave room for the status line so the final cap rarely cuts twice.
-        limit = max(ctx.output_limit - 200, 200)
-        env = workspace_env.command_env(ctx.root)
-        result = run_process(argv, ctx.root, timeout, limit, ctx.cancelled, ctx.on_launch, env)
-    except LaunchError as exc:
-        raise ToolError(f"cannot run {describe(cmd)}: {exc}") from exc
+    # Leave room for the status line and the stored output's note: the final cap rarely cuts.
+    limit = max(ctx.output_limit - 400, 200)
+    with contextlib.ExitStack() as stack:
+        spill, problem = _spill(ctx, stack)
+        try:
+            env = workspace_env.command_env(ctx.root)
+            write = spill.write if spill is not None else None
+            result = run_process(
+                argv, ctx.root, timeout, limit, ctx.cancelled, ctx.on_launch, env, write
+            )
+        except LaunchError as exc:
+            raise ToolError(f"cannot run {describe(cmd)}: {exc}") from exc
+        stored, problem = _kept(spill, result, problem)
     if result.cancelled:
         status = (
             "stopped: the agent was asked to stop; the process tree was killed; partial output:"
@@ -60,8 +70,32 @@ def run_cmd(
         status = f"exit code {result.returncode}"
     output = result.output if result.output.strip() else "(no output)"
     ok = result.returncode == 0
-    facts = {"ran": [cmd]}
-    return ToolResult(ok, f"{status}\n{output}", returncode=result.returncode, facts=facts)
+    text = f"{status}\n{output}" + (f"\n{problem}" if problem else "")
+    return ToolResult(ok, text, returncode=result.returncode, facts={"ran": [cmd]}, output=stored)
+
+
+def _spill(ctx: ToolContext, stack: contextlib.ExitStack) -> tuple[OutputWriter | None, str]:
+    """Where the whole output goes as it streams (when this context stores outputs), or
+    why it cannot; a spill not kept is removed when `stack` closes."""
+    if ctx.outputs is None or ctx.output_id is None:
+        return None, ""
+    try:
+        return stack.enter_context(ctx.outputs.writer(ctx.output_id)), ""
+    except (OSError, UnsafeFile) as exc:
+        return None, not_stored(exc)
+
+
+def _kept(
+    spill: OutputWriter | None, result: ProcessResult, problem: str
+) -> tuple[Stored | None, str]:
+    """The stored output when the observation had to be cut, else None (and the spill is
+    dropped), with why it could not be stored."""
+    if spill is None or not result.truncated_bytes:
+        return None, problem if result.truncated_bytes else ""
+    try:
+        return spill.keep(), ""
+    except (OSError, UnsafeFile) as exc:
+        return None, not_stored(exc)
 
 
 def _program_name(token: str) -> str:

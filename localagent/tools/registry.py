@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from localagent.textcap import cap_text
 from localagent.tools.base import ToolContext, ToolError, ToolResult, clean
+from localagent.tools.outputs import store_text, stored_note
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
 
 _JSON_TYPES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", float: "number"}
@@ -171,7 +172,7 @@ class ToolRegistry:
             result = ToolResult(False, _os_error_text(ctx, str(name), exc))
         except Exception as exc:
             result = ToolResult(False, f"tool {name!r} failed: {type(exc).__name__}: {exc}")
-        return dataclasses.replace(result, text=cap_text(clean(result.text), ctx.output_limit))
+        return _observed(ctx, result)
 
     def digest(self, ctx: ToolContext, name: str, args: object) -> dict[str, str] | None:
         """For a tool resumed by checking: the state of each path it touches ("absent", a
@@ -202,6 +203,22 @@ class ToolRegistry:
         text = f"{name} had been applied before the agent was interrupted; nothing was redone"
         facts = {"wrote": written, "removed": removed}
         return ToolResult(True, text, changed=True, facts={k: v for k, v in facts.items() if v})
+
+
+def _observed(ctx: ToolContext, result: ToolResult) -> ToolResult:
+    """The result with its text within `ctx.output_limit`: a longer text is stored whole
+    (when the context stores outputs) and shown as head and tail, with how to read on."""
+    text = clean(result.text)
+    stored, note = result.output, ""
+    if stored is None and len(text) > ctx.output_limit:
+        stored, note = store_text(ctx, text)
+    if stored is not None:
+        note = stored_note(stored)
+    if not note:
+        return dataclasses.replace(result, text=cap_text(text, ctx.output_limit))
+    shown = cap_text(text, max(ctx.output_limit - len(note) - 1, 0))
+    shown += "" if shown.endswith("\n") else "\n"
+    return dataclasses.replace(result, text=shown + note, output=stored)
 
 
 def _validated(tool: Tool, args: object) -> dict[str, Any]:
