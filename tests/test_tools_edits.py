@@ -161,7 +161,7 @@ def test_read_file_shows_a_numbered_range(ctx: ToolContext) -> None:
 
 
 def test_read_file_without_a_range_is_unchanged(ctx: ToolContext) -> None:
-    (ctx.root / "p.txt").write_text("plain\n")
+    (ctx.root / "p.txt").write_bytes(b"plain\n")
     assert run(ctx, "read_file", path="p.txt") == (True, "plain\n")
 
 
