@@ -189,6 +189,7 @@ def _work(
         root=journal.workspace,
         allowed_commands=settings.allowed_commands,
         cancelled=lambda: stop.requested() is not None,
+        delegates={n: (d.command, d.timeout_sec) for n, d in settings.delegates.items()},
     )
     show = Progress(settings).show if progress else lambda state: None
     agent = Agent(journal, model, settings, ctx, stop, on_progress=show)

@@ -4,7 +4,7 @@ and how it reports a mistake the model can correct (`ToolError`)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +27,8 @@ class ToolContext:
     # Called with (pid, create_time) as soon as a command runs, so it can be journaled;
     # if it raises, the command is killed before it can act.
     on_launch: Callable[[int, float], None] | None = None
+    # The coding agents delegate may run: name -> (command with `{task}`, timeout seconds).
+    delegates: Mapping[str, tuple[tuple[str, ...], float]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Against an unresolved root, a workspace reached via a symlink would look like an escape.

@@ -137,6 +137,13 @@ class ToolRegistry:
             or (tool.policy.default if wanted is None else tool.name in wanted)
         )
 
+    def described(self, notes: Mapping[str, str]) -> ToolRegistry:
+        """These tools with a run's own words added to their descriptions (the coding
+        agents configured, say); like the list itself, fixed for the whole run."""
+        return ToolRegistry(
+            _described(tool, notes[tool.name]) if tool.name in notes else tool for tool in self
+        )
+
     def canonical(self, name: object, args: object) -> tuple[str, dict[str, Any]]:
         """The call as the loop guard signs it: the trimmed tool name and its validated
         arguments with defaults filled, paths normalised and commands re-spaced, so that
@@ -202,6 +209,12 @@ class ToolRegistry:
         text = f"{name} had been applied before the agent was interrupted; nothing was redone"
         facts = {"wrote": written, "removed": removed}
         return ToolResult(True, text, changed=True, facts={k: v for k, v in facts.items() if v})
+
+
+def _described(tool: Tool, note: str) -> Tool:
+    function = tool.schema["function"]
+    described = {**function, "description": f"{function['description']} {note}"}
+    return dataclasses.replace(tool, schema={**tool.schema, "function": described})
 
 
 def _validated(tool: Tool, args: object) -> dict[str, Any]:
