@@ -3,6 +3,7 @@ timeout, and off unless one is configured."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import time
@@ -10,9 +11,10 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support import TREE_SCRIPT
+from support import TREE_SCRIPT, call, cli_env, done, plan_rule, records, run_cli
 
 from localagent.errors import UsageError
+from localagent.fake_ollama import FakeOllama
 from localagent.settings import RUN_SETTINGS, config_path, load_settings
 from localagent.tools import ToolContext, ToolResult, catalog, execute, run_tools
 
@@ -180,3 +182,40 @@ def test_bad_delegates_are_a_clear_usage_error(text: str, problem: str) -> None:
 def test_the_delegate_tool_needs_a_configured_agent() -> None:
     with pytest.raises(UsageError, match=r"delegate.*\[delegates\.NAME\]"):
         load_settings(tools="read_file,delegate")
+
+
+# ---- through the CLI -----------------------------------------------------------------
+
+
+def test_the_model_delegates_through_the_cli(ws: Path, agent_script: Path) -> None:
+    command = json.dumps([sys.executable, str(agent_script), "{task}"])
+    write_config(f"[delegates.helper]\ncommand = {command}\ntimeout_sec = 60\n")
+    scenario = {
+        "rules": [
+            plan_rule(("Delegate", ["Have the helper write done.txt"])),
+            {"match": "agent did: write done.txt", "reply": done("the helper wrote done.txt")},
+            {
+                "match": "ACTIVE SUBTASK: Have the helper",
+                "in": "last",
+                "reply": call("delegate", agent="helper", task="write done.txt"),
+            },
+        ]
+    }
+    with FakeOllama(scenario) as server:
+        result = run_cli(cli_env(server.url), "start", "Delegate", "-w", str(ws), "--foreground")
+        first_round = next(r for r in server.chat_requests if not r.get("format"))
+    assert result.returncode == 0, result.stderr
+    assert (ws / "done.txt").read_text(encoding="utf-8") == "write done.txt\n"
+    tools = {t["function"]["name"]: t["function"] for t in first_round["tools"]}
+    assert "Configured agents: helper." in tools["delegate"]["description"]
+    recs = records(ws)
+    assert recs[0]["settings"]["delegates"]["helper"]["command"][-1] == "{task}"
+    started = next(r for r in recs if r["type"] == "action_started")
+    assert started["tool"] == "delegate" and started["pid"] > 0
+
+
+def test_a_bad_delegate_in_the_config_file_exits_2(ws: Path) -> None:
+    write_config('[delegates.helper]\ncommand = ["aider", "--yes"]\n')
+    result = run_cli(cli_env("http://127.0.0.1:9"), "start", "x", "-w", str(ws), "--foreground")
+    assert result.returncode == 2
+    assert "delegates.helper.command" in result.stderr and "{task}" in result.stderr

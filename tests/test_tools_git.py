@@ -9,8 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import call, cli_env, done, plan_rule, records, run_cli
 
-from localagent.tools import ToolContext, ToolResult, catalog, execute
+from localagent import loopguard
+from localagent.fake_ollama import FakeOllama
+from localagent.journal import Journal
+from localagent.tools import ToolContext, ToolResult, canonical_call, catalog, execute
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -355,3 +359,81 @@ def test_policies() -> None:
         )
     commit = tools["git_commit"]
     assert (commit.resume, commit.spawns, commit.changes) == ("never", True, True)
+
+
+# ---- through the CLI -----------------------------------------------------------------
+
+COMMIT_GOAL = "Commit the change to a.py"
+COMMIT_ARGS = {"message": "Update a.py", "paths": "a.py"}
+
+
+def commit_scenario() -> dict[str, object]:
+    """A model that looks (status, diff), commits, checks the log, and is done; told that
+    its commit was interrupted, it is done too."""
+    subtask = "ACTIVE SUBTASK: Commit"
+    return {
+        "rules": [
+            plan_rule(("Commit", ["Commit the change to a.py with git"])),
+            {"match": "was interrupted", "in": "last", "reply": done("left as it is")},
+            {"match": r"localagent: Update a\.py", "reply": done("committed a.py")},
+            {"match": r"\[main [0-9a-f]+\] Update a\.py", "reply": call("git_log", max_count=1)},
+            {"match": r"\+A = 2", "reply": call("git_commit", **COMMIT_ARGS)},
+            {"match": "## main", "reply": call("git_diff", path="a.py")},
+            {"match": subtask, "in": "last", "reply": call("git_status")},
+        ]
+    }
+
+
+def test_the_model_looks_commits_and_reads_the_log_through_the_cli(repo: Path) -> None:
+    (repo / "a.py").write_text("A = 2\n")
+    with FakeOllama(commit_scenario()) as server:
+        env = cli_env(server.url)
+        result = run_cli(env, "start", COMMIT_GOAL, "-w", str(repo), "--foreground")
+        first_round = next(r for r in server.chat_requests if not r.get("format"))
+    assert result.returncode == 0, result.stderr
+    assert commits(repo) == ["Update a.py", "first"]
+    assert author(repo).startswith("localagent <localagent@localhost>")
+    names = [tool["function"]["name"] for tool in first_round["tools"]]
+    assert "git_commit" in names and "delegate" not in names
+    recs = records(repo)
+    started = [r for r in recs if r["type"] == "action_started"]
+    assert [r["tool"] for r in started] == ["git_status", "git_diff", "git_commit", "git_log"]
+    assert all(r["pid"] > 0 for r in started)
+    finished = [r for r in recs if r["type"] == "action_finished"]
+    assert all(r["ok"] and "facts" not in r for r in finished)
+    assert "Update a.py" in finished[2]["result"]
+    assert ".agent_context" not in git(repo, "ls-files")
+
+
+def test_an_interrupted_commit_is_not_run_again_on_resume(repo: Path) -> None:
+    (repo / "a.py").write_text("A = 2\n")
+    journal = Journal(repo)
+    journal.load()
+    journal.append("goal_started", goal=COMMIT_GOAL, model="gpt-oss:20b", settings={})
+    journal.append("plan", tasks=[{"description": "Commit", "subtasks": [COMMIT_GOAL]}])
+    journal.append(
+        "llm_call",
+        purpose="round",
+        prompt_tokens=100,
+        completion_tokens=10,
+        duration_ms=5.0,
+        content="",
+        probe={},
+        tool_calls=[{"id": "1.1", "name": "git_commit", "arguments": COMMIT_ARGS}],
+    )
+    sig = loopguard.signature(*canonical_call("git_commit", COMMIT_ARGS))
+    journal.append(
+        "action_started", tool="git_commit", args=COMMIT_ARGS, signature=sig, round=1, call="1.1"
+    )
+    journal.finish()
+    with FakeOllama(commit_scenario()) as server:
+        result = run_cli(cli_env(server.url), "resume", "-w", str(repo), "--foreground")
+    assert result.returncode == 0, result.stderr
+    recs = records(repo)
+    interrupted = [r for r in recs if r["type"] == "action_interrupted"]
+    assert len(interrupted) == 1 and interrupted[0]["tool"] == "git_commit"
+    text = interrupted[0]["text"]
+    assert "the call `git_commit(message='Update a.py', paths='a.py')` was interrupted" in text
+    assert not [r for r in recs if r["type"] == "action_finished"]
+    assert commits(repo) == ["first"]
+    assert " M a.py" in git(repo, "status", "--porcelain")

@@ -27,17 +27,18 @@ def delegate(
 ) -> ToolResult:
     """Hand a self-contained task to another coding agent, which works in the workspace;
     its exit code and output come back."""
-    if agent.strip() not in ctx.delegates:
+    name = agent.strip()
+    if name not in ctx.delegates:
         known = ", ".join(ctx.delegates) or "none (add [delegates.NAME] to the config file)"
         raise ToolError(f"no coding agent named {agent!r}; configured agents: {known}")
-    command, timeout = ctx.delegates[agent.strip()]
+    command, timeout = ctx.delegates[name]
     argv = _argv(command, task)
     try:
         limit = max(ctx.output_limit - 200, 200)
         env = workspace_env.command_env(ctx.root)
         result = run_process(argv, ctx.root, timeout, limit, ctx.cancelled, ctx.on_launch, env)
     except LaunchError as exc:
-        raise ToolError(f"cannot run coding agent {agent.strip()!r}: {exc}") from exc
+        raise ToolError(f"cannot run coding agent {name!r}: {exc}") from exc
     if result.cancelled:
         status = "stopped: the agent was asked to stop; the process tree was killed; output:"
     elif result.timed_out:
@@ -46,7 +47,7 @@ def delegate(
         status = f"exit code {result.returncode}"
     output = result.output if result.output.strip() else "(no output)"
     ok = result.returncode == 0
-    return ToolResult(ok, f"{agent.strip()}: {status}\n{output}", returncode=result.returncode)
+    return ToolResult(ok, f"{name}: {status}\n{output}", returncode=result.returncode)
 
 
 def _argv(command: tuple[str, ...], task: str) -> list[str]:

@@ -31,6 +31,7 @@ GIT_TIMEOUT = 120.0
 MAX_LOG = 100
 # Every journal folder, this workspace's and nested ones', in any letter case.
 NOT_JOURNAL = f":(exclude,glob,icase)**/{JOURNAL_DIR}/**"
+LITERAL = ":(literal)"  # a path as it is named, never read as a pattern
 FALLBACK_IDENTITY = {"user.name": "localagent", "user.email": "localagent@localhost"}
 SAFE_CONFIG = (
     "core.fsmonitor=false",
@@ -71,12 +72,8 @@ def git_status(ctx: ToolContext) -> ToolResult:
 
 def git_diff(
     ctx: ToolContext,
-    path: Annotated[
-        str, "A file or folder to limit the diff to; empty for the whole workspace."
-    ] = "",
-    staged: Annotated[
-        bool, "true: what is staged for the next commit; false: unstaged changes."
-    ] = False,
+    path: Annotated[str, "A file or folder to limit it to; empty: the whole workspace."] = "",
+    staged: Annotated[bool, "true: what is staged for the next commit instead."] = False,
 ) -> ToolResult:
     """Show the changes to files git tracks, as a unified diff: unstaged changes, or with
     staged=true what is staged for the next commit."""
@@ -102,10 +99,7 @@ def git_log(
     with _repository(ctx) as git:
         fmt = "--format=%h%d %ad %an: %s"
         result = git.run("log", f"-n{count}", "--no-color", "--date=short", fmt)
-        if (
-            result.returncode != 0
-            and git.run("rev-parse", "-q", "--verify", "HEAD", announce=False).returncode
-        ):
+        if result.returncode != 0 and not git.has_commits():
             return ToolResult(True, "no commits yet: the repository's branch has no commits")
     return _outcome("git log", result, result.output)
 
@@ -137,7 +131,7 @@ def git_commit(
     if result.returncode != 0:
         hint = "" if specs else "\nnew files are committed only when paths names them"
         return _outcome("git commit", result, result.output.rstrip() + hint)
-    text = result.output
+    text = result.output.rstrip()
     if identity:
         shown = f"{FALLBACK_IDENTITY['user.name']} <{FALLBACK_IDENTITY['user.email']}>"
         text += f"\n(committed as {shown}: this repository has no git identity configured)"
@@ -145,6 +139,7 @@ def git_commit(
 
 
 def _outcome(what: str, result: ProcessResult, text: str) -> ToolResult:
+    text = text.replace(LITERAL, "")  # git repeats pathspecs as given
     if result.returncode == 0:
         return ToolResult(True, text.rstrip() or "(no output)")
     shown = text.strip() or "(no output)"
@@ -169,7 +164,7 @@ def _pathspec(ctx: ToolContext, raw: str) -> str:
     resolved = resolve_in_workspace(ctx.root, raw)
     lexical = os.path.normpath(raw.replace("\\", "/")).replace("\\", "/")
     plain = not os.path.isabs(lexical) and not lexical.startswith("..") and ":" not in lexical
-    return ":(literal)" + (lexical if plain else relative(ctx.root, resolved))
+    return LITERAL + (lexical if plain else relative(ctx.root, resolved))
 
 
 class _Git:
@@ -209,6 +204,9 @@ class _Git:
         if result.timed_out:
             raise ToolError(f"git took longer than {timeout:g}s and was killed:\n{result.output}")
         return result
+
+    def has_commits(self) -> bool:
+        return self.run("rev-parse", "-q", "--verify", "HEAD", announce=False).returncode == 0
 
     def identity(self) -> dict[str, str]:
         """The fallback identity settings this repository needs (none if it has its own)."""
