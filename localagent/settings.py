@@ -79,6 +79,8 @@ class Delegate(BaseModel):
             raise ValueError(f"command is a list of strings, {DELEGATE_EXAMPLE}")
         if not value or not value[0].strip():
             raise ValueError(f"command is empty or has no program, {DELEGATE_EXAMPLE}")
+        if "{task}" in value[0]:
+            raise ValueError("command's program may not be the {task}: the task is an argument")
         if not any("{task}" in part for part in value):
             raise ValueError(
                 f"command has no {{task}} placeholder for the task, {DELEGATE_EXAMPLE}"

@@ -165,6 +165,8 @@ def test_delegates_load_from_the_config_file() -> None:
         ('[delegates.a]\ncommand = "aider {task}"\n', "list"),
         ('[delegates.a]\ncommand = ["aider", 3, "{task}"]\n', "list"),
         ('[delegates.a]\ncommand = ["", "{task}"]\n', "empty"),
+        ('[delegates.a]\ncommand = ["{task}", "x"]\n', "program"),
+        ('[delegates.a]\ncommand = ["bin/aider", "{task}"]\n', "absolute path"),
         ('[delegates.a]\ncommand = ["aider", "{task}"]\ntimeout_sec = "long"\n', "timeout_sec"),
         ('[delegates.a]\ncommand = ["aider", "{task}"]\ntimeout_sec = 0\n', "timeout_sec"),
         ('[delegates.a]\ncommand = ["aider", "{task}"]\ntimeout = 5\n', "timeout"),

@@ -41,7 +41,7 @@ def _respaced(values: dict[str, Any]) -> dict[str, Any]:
 
 @functools.cache
 def catalog() -> ToolRegistry:
-    """All tools, each built once; a run uses `catalog().select(...)` of them."""
+    """All tools, each built once; a run uses `run_tools(...)`, a selection of them."""
     path = ("path",)
     edit = Policy(resume="check", changes=True, paths=path)
     git_read = Policy(spawns=True)
