@@ -59,6 +59,15 @@ def _brief(args: dict[str, Any]) -> str:
     return " ".join(f"{k}={str(v)[:60]!r}" for k, v in clip(args, 60).items())
 
 
+def _what(action: Action) -> str:
+    """An interrupted action as its notice names it: a command, or a call with arguments."""
+    cmd = action.args.get("cmd")
+    if isinstance(cmd, str):
+        return f"the command `{cmd}`"
+    shown = ", ".join(f"{k}={str(v)[:80]!r}" for k, v in action.args.items())
+    return f"the call `{action.tool}({shown})`"
+
+
 class Agent:
     def __init__(
         self,
@@ -77,7 +86,7 @@ class Agent:
         self.on_progress = on_progress
         self.notice = ""
         # Fixed for the whole run: the tool list sits at the front of every prompt.
-        self.tools = tools.catalog().select(settings.tools)
+        self.tools = tools.run_tools(settings.tools, list(settings.delegates))
 
     @property
     def state(self) -> State:
@@ -442,8 +451,7 @@ class Agent:
             self._finish(action.tool, action.args, action.call, result, redone=True)
             return
         killed = bool(action.pid) and kill_recorded(action.pid or 0, action.create_time or 0.0)
-        cmd = action.args.get("cmd", action.tool)
-        text = render(INTERRUPTED_KILLED if killed else INTERRUPTED_CMD, cmd=cmd)
+        text = render(INTERRUPTED_KILLED if killed else INTERRUPTED_CMD, what=_what(action))
         log.warning(
             "interrupted %s %s (still running: %s)", action.tool, _brief(action.args), killed
         )

@@ -107,12 +107,16 @@ def _pump(
                 spill(chunk)
 
 
-def _child_env(extra: Mapping[str, str]) -> dict[str, str]:
+def _child_env(extra: Mapping[str, str | None]) -> dict[str, str]:
     env = dict(os.environ)
     # Windows consoles are not UTF-8 by default, and output flushed only at
     # exit would be lost when a timeout kills the program.
     env.update(PYTHONUTF8="1", PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1")
-    env.update(extra)
+    for name, value in extra.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     return env
 
 
@@ -129,7 +133,7 @@ def _platform_options(suspended: bool) -> dict[str, object]:
 
 
 def _launch(
-    argv: list[str], cwd: Path, env: Mapping[str, str], suspended: bool = False
+    argv: list[str], cwd: Path, env: Mapping[str, str | None], suspended: bool = False
 ) -> subprocess.Popen[bytes]:
     if not argv:
         raise LaunchError("empty command")
@@ -246,7 +250,7 @@ class _Tree:
 
 
 def _launch_watched(
-    argv: list[str], cwd: Path, env: Mapping[str, str] | None
+    argv: list[str], cwd: Path, env: Mapping[str, str | None] | None
 ) -> tuple[subprocess.Popen[bytes], _Tree | None]:
     marker = secrets.token_hex(8)
     job = KillOnCloseJob() if sys.platform == "win32" else None
@@ -273,7 +277,7 @@ def run_process(
     output_limit: int,
     cancelled: Callable[[], bool] = _never,
     on_start: Callable[[int, float], None] | None = None,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str | None] | None = None,
     spill: Callable[[bytes], None] | None = None,
 ) -> ProcessResult:
     """Runs argv in cwd without a shell, keeping at most about output_limit bytes of output
@@ -281,10 +285,11 @@ def run_process(
 
     `on_start(pid, create_time)` is called as soon as the program runs, so the caller can
     record it; if it raises, the program is killed and the error propagates. `env` adds
-    to or overrides the inherited environment. On timeout, or when `cancelled()` turns
-    true (the agent is asked to stop), the whole process tree is killed and the output so
-    far is kept. Descendants are tracked while the program runs and killed when it ends,
-    even those that left its session, so nothing started here outlives the call.
+    to or overrides the inherited environment (None removes a variable). On timeout, or
+    when `cancelled()` turns true (the agent is asked to stop), the whole process tree is
+    killed and the output so far is kept. Descendants are tracked while the program runs
+    and killed when it ends, even those that left its session, so nothing started here
+    outlives the call.
     """
     proc, tree = _launch_watched(argv, cwd, env)
     capture = _BoundedCapture(output_limit)

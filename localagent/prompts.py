@@ -91,12 +91,12 @@ mark_subtask_complete(success=false, reason=...)."""
 INSISTED = "The model kept repeating blocked actions ($count times); giving up on this subtask."
 
 INTERRUPTED_CMD = """\
-NOTE: the command `$cmd` was interrupted by a crash or stop before its result was \
+NOTE: $what was interrupted by a crash or stop before its result was \
 recorded. Its effect is unknown: it may have run partly or fully. Check the workspace \
 before deciding whether to run it again."""
 
 INTERRUPTED_KILLED = """\
-NOTE: the command `$cmd` was interrupted by a crash or stop before its result was \
+NOTE: $what was interrupted by a crash or stop before its result was \
 recorded; it was still running and has now been killed. Its effect is unknown: it may \
 have run partly. Check the workspace before deciding whether to run it again."""
 

@@ -192,6 +192,7 @@ def _work(
         allowed_commands=settings.allowed_commands,
         cancelled=lambda: stop.requested() is not None,
         outputs=journal.output_store(settings.output_store_mb << 20),
+        delegates={n: (d.command, d.timeout_sec) for n, d in settings.delegates.items()},
     )
     show = Progress(settings).show if progress else lambda state: None
     agent = Agent(journal, model, settings, ctx, stop, on_progress=show)

@@ -7,11 +7,19 @@ per-user config and data folders (tests and portable installs use it).
 from __future__ import annotations
 
 import os
+import re
 import tomllib
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from localagent.errors import UsageError
 
@@ -51,7 +59,39 @@ RUN_SETTINGS = (
     "checks",
     "verify",
     "tools",
+    "delegates",
 )
+DELEGATE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+DELEGATE_EXAMPLE = 'e.g. [delegates.aider] command = ["aider", "--message", "{task}", "--yes"]'
+
+
+class Delegate(BaseModel):
+    """A coding agent the delegate tool may run: its command with `{task}` in it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: tuple[str, ...]
+    timeout_sec: float = Field(600.0, gt=0)
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _check_command(cls, value: Any) -> Any:
+        if not isinstance(value, list | tuple) or not all(isinstance(x, str) for x in value):
+            raise ValueError(f"command is a list of strings, {DELEGATE_EXAMPLE}")
+        if not value or not value[0].strip():
+            raise ValueError(f"command is empty or has no program, {DELEGATE_EXAMPLE}")
+        if "{task}" in value[0]:
+            raise ValueError("command's program may not be the {task}: the task is an argument")
+        if not any("{task}" in part for part in value):
+            raise ValueError(
+                f"command has no {{task}} placeholder for the task, {DELEGATE_EXAMPLE}"
+            )
+        program = value[0].replace("\\", "/")
+        if "/" in program and not (program.startswith("/") or PureWindowsPath(program).root):
+            raise ValueError(
+                f"command's program {value[0]!r} must be a name on PATH or an absolute path"
+            )
+        return tuple(value)
 
 
 class Settings(BaseModel):
@@ -73,6 +113,7 @@ class Settings(BaseModel):
     max_format_errors: int = Field(3, ge=1)
     checks: tuple[str, ...] = ()  # commands that must pass before a goal is verified
     verify: bool = True  # verify the goal when its last subtask completes
+    delegates: dict[str, Delegate] = Field(default_factory=dict)  # coding agents by name
     tools: tuple[str, ...] | None = None  # the enabled tools; None: every default tool
     output_store_mb: int = Field(50, ge=0)  # whole long outputs kept, in all; 0: none kept
 
@@ -113,11 +154,34 @@ class Settings(BaseModel):
 
     @field_validator("tools")
     @classmethod
-    def _known_tools(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    def _known_tools(
+        cls, value: tuple[str, ...] | None, info: ValidationInfo
+    ) -> tuple[str, ...] | None:
         if value is not None:
             from localagent.tools import catalog
 
             catalog().select(value)  # ValueError names the unknown ones
+        if value and "delegate" in value and not info.data.get("delegates", True):
+            raise ValueError(
+                "the delegate tool needs a coding agent configured as a [delegates.NAME] "
+                f"section of the config file, {DELEGATE_EXAMPLE}"
+            )
+        return value
+
+    @field_validator("delegates", mode="before")
+    @classmethod
+    def _check_delegates(cls, value: Any) -> Any:
+        if not isinstance(value, dict) or not all(
+            isinstance(v, dict | Delegate) for v in value.values()
+        ):
+            raise ValueError(
+                f"delegates is a table of [delegates.NAME] sections, {DELEGATE_EXAMPLE}"
+            )
+        for name in value:
+            if not DELEGATE_NAME.fullmatch(name):
+                raise ValueError(
+                    f"delegate name {name!r} must be letters, digits, '_', '.' or '-' (at most 40)"
+                )
         return value
 
 
@@ -181,4 +245,5 @@ def load_settings(**flags: Any) -> Settings:
         field = str(error["loc"][0]) if error["loc"] else "?"
         source = next((name for name, layer in reversed(layers) if field in layer), "defaults")
         env = f" ({ENV_NAMES[field]})" if field in ENV_NAMES else ""
-        raise UsageError(f"invalid setting {field}{env} from {source}: {error['msg']}") from None
+        where = ".".join(str(part) for part in error["loc"]) or "?"  # delegates.NAME.command
+        raise UsageError(f"invalid setting {where}{env} from {source}: {error['msg']}") from None

@@ -124,19 +124,23 @@ def test_tool_names_are_the_contract() -> None:
         "append_file",
         "delete_file",
         "move_file",
+        "git_status",
+        "git_diff",
+        "git_log",
+        "git_commit",
         "run_cmd",
         "read_output",
         "search_output",
+        "delegate",
         "mark_subtask_complete",
     ]
     redone = {tool.name for tool in catalog() if tool.policy.resume == "redo"}
-    assert redone == {
-        "list_dir",
-        "read_file",
-        "write_file",
+    assert redone == {"list_dir", "read_file", "write_file", "mark_subtask_complete"} | {
+        "git_status",
+        "git_diff",
+        "git_log",
         "read_output",
         "search_output",
-        "mark_subtask_complete",
     }
     checked = {tool.name for tool in catalog() if tool.policy.resume == "check"}
     assert checked == {"replace_in_file", "append_file", "delete_file", "move_file"}
@@ -165,12 +169,17 @@ def test_schemas_are_flat_with_exact_required_lists() -> None:
         "append_file": ({"path": "string", "content": "string"}, ["path", "content"]),
         "delete_file": ({"path": "string"}, ["path"]),
         "move_file": ({"src": "string", "dst": "string"}, ["src", "dst"]),
+        "git_status": ({}, []),
+        "git_diff": ({"path": "string", "staged": "boolean"}, []),
+        "git_log": ({"max_count": "integer"}, []),
+        "git_commit": ({"message": "string", "paths": "string"}, ["message"]),
         "run_cmd": ({"cmd": "string", "timeout_sec": "integer"}, ["cmd"]),
         "read_output": (
             {"id": "integer", "start_line": "integer", "end_line": "integer"},
             ["id"],
         ),
         "search_output": ({"id": "integer", "pattern": "string"}, ["id", "pattern"]),
+        "delegate": ({"agent": "string", "task": "string"}, ["agent", "task"]),
         "mark_subtask_complete": (
             {"success": "boolean", "reason": "string"},
             ["success", "reason"],

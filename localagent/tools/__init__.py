@@ -1,7 +1,8 @@
 """The tools the model may call: one registry of typed functions, each with its policy.
 
 `catalog()` holds every tool in the fixed order of the prompt's tool list; a run works
-with `catalog().select(names)`. `execute` and `canonical_call` use the whole catalog.
+with `run_tools(names, delegates)`, a selection of them. `execute` and `canonical_call`
+use the whole catalog.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from localagent.tools.base import JOURNAL_DIR, ToolContext, ToolError, ToolResult
-from localagent.tools.catalog import catalog
+from localagent.tools.catalog import catalog, run_tools
 from localagent.tools.commands import command_argv, split_command
 from localagent.tools.files import clean_stale_temps, syntax_problem
 from localagent.tools.paths import normalize_path, resolve_in_workspace
@@ -31,6 +32,7 @@ __all__ = [
     "make_tool",
     "normalize_path",
     "resolve_in_workspace",
+    "run_tools",
     "split_command",
     "syntax_problem",
 ]

@@ -4,7 +4,7 @@ and how it reports a mistake the model can correct (`ToolError`)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +35,9 @@ class ToolContext:
     # the id it gets: the seq of the action's `action_started` record (None: not stored).
     outputs: OutputStore | None = None
     output_id: int | None = None
+
+    # The coding agents delegate may run: name -> (command with `{task}`, timeout seconds).
+    delegates: Mapping[str, tuple[tuple[str, ...], float]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Against an unresolved root, a workspace reached via a symlink would look like an escape.

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Collection, Iterable
 from typing import Annotated, Any
 
-from localagent.tools import commands, edits, files, outputs
+from localagent.tools import commands, delegate, edits, files, git, outputs
 from localagent.tools.base import ToolContext, ToolResult
 from localagent.tools.registry import Policy, ToolRegistry, make_tool
 
@@ -40,9 +41,10 @@ def _respaced(values: dict[str, Any]) -> dict[str, Any]:
 
 @functools.cache
 def catalog() -> ToolRegistry:
-    """All tools, each built once; a run uses `catalog().select(...)` of them."""
+    """All tools, each built once; a run uses `run_tools(...)`, a selection of them."""
     path = ("path",)
     edit = Policy(resume="check", changes=True, paths=path)
+    git_read = Policy(spawns=True)
     return ToolRegistry(
         [
             make_tool(files.list_dir, Policy(paths=path)),
@@ -52,6 +54,10 @@ def catalog() -> ToolRegistry:
             make_tool(edits.append_file, edit),
             make_tool(edits.delete_file, edit),
             make_tool(edits.move_file, Policy(resume="check", changes=True, paths=("src", "dst"))),
+            make_tool(git.git_status, git_read),
+            make_tool(git.git_diff, dataclasses.replace(git_read, paths=path)),
+            make_tool(git.git_log, git_read),
+            make_tool(git.git_commit, Policy(resume="never", changes=True, spawns=True)),
             make_tool(
                 commands.run_cmd,
                 Policy(
@@ -64,6 +70,19 @@ def catalog() -> ToolRegistry:
             ),
             make_tool(outputs.read_output),
             make_tool(outputs.search_output),
+            make_tool(
+                delegate.delegate,
+                Policy(resume="never", changes=True, spawns=True, default=False),
+            ),
             make_tool(mark_subtask_complete, Policy(control=True, guide=COMPLETE_GUIDE)),
         ]
     )
+
+
+def run_tools(names: Iterable[str] | None, delegates: Collection[str]) -> ToolRegistry:
+    """The tools of one run: those named, or with no names the default ones and delegate
+    when coding agents are configured; delegate's description names them."""
+    if names is None and delegates:
+        names = [tool.name for tool in catalog() if tool.policy.default] + ["delegate"]
+    chosen = catalog().select(names)
+    return chosen.described({"delegate": f"Configured agents: {', '.join(delegates)}."})

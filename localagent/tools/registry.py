@@ -138,6 +138,13 @@ class ToolRegistry:
             or (tool.policy.default if wanted is None else tool.name in wanted)
         )
 
+    def described(self, notes: Mapping[str, str]) -> ToolRegistry:
+        """These tools with a run's own words added to their descriptions (the coding
+        agents configured, say); like the list itself, fixed for the whole run."""
+        return ToolRegistry(
+            _described(tool, notes[tool.name]) if tool.name in notes else tool for tool in self
+        )
+
     def canonical(self, name: object, args: object) -> tuple[str, dict[str, Any]]:
         """The call as the loop guard signs it: the trimmed tool name and its validated
         arguments with defaults filled, paths normalised and commands re-spaced, so that
@@ -219,6 +226,12 @@ def _observed(ctx: ToolContext, result: ToolResult) -> ToolResult:
     shown = cap_text(text, max(ctx.output_limit - len(note) - 1, 0))
     shown += "" if shown.endswith("\n") else "\n"
     return dataclasses.replace(result, text=shown + note, output=stored)
+
+
+def _described(tool: Tool, note: str) -> Tool:
+    function = tool.schema["function"]
+    described = {**function, "description": f"{function['description']} {note}"}
+    return dataclasses.replace(tool, schema={**tool.schema, "function": described})
 
 
 def _validated(tool: Tool, args: object) -> dict[str, Any]:

@@ -1,0 +1,74 @@
+"""delegate: hand a task to another coding agent the user configured.
+
+The user names each agent's command line in the config file (`[delegates.NAME] command
+= ["aider", "--message", "{task}", "--yes"]`); the task replaces `{task}` inside the
+arguments, never through a shell. It runs in the workspace like run_cmd: its process
+tree is killed at its timeout or when the agent is asked to stop.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated
+
+from localagent import workspace_env
+from localagent.process import LaunchError, run_process
+from localagent.tools.base import ToolContext, ToolError, ToolResult
+
+PLACEHOLDER = "{task}"
+
+
+def delegate(
+    ctx: ToolContext,
+    agent: Annotated[str, "The name of a configured coding agent."],
+    task: Annotated[str, "The task in plain words, complete: the agent sees nothing else."],
+) -> ToolResult:
+    """Hand a self-contained task to another coding agent, which works in the workspace;
+    its exit code and output come back."""
+    name = agent.strip()
+    if name not in ctx.delegates:
+        known = ", ".join(ctx.delegates) or "none (add [delegates.NAME] to the config file)"
+        raise ToolError(f"no coding agent named {agent!r}; configured agents: {known}")
+    command, timeout = ctx.delegates[name]
+    argv = _argv(command, task)
+    try:
+        limit = max(ctx.output_limit - 200, 200)
+        env = workspace_env.command_env(ctx.root)
+        result = run_process(argv, ctx.root, timeout, limit, ctx.cancelled, ctx.on_launch, env)
+    except LaunchError as exc:
+        raise ToolError(f"cannot run coding agent {name!r}: {exc}") from exc
+    if result.cancelled:
+        status = "stopped: the agent was asked to stop; the process tree was killed; output:"
+    elif result.timed_out:
+        status = f"timed out after {timeout:g}s; the process tree was killed; partial output:"
+    else:
+        status = f"exit code {result.returncode}"
+    output = result.output if result.output.strip() else "(no output)"
+    ok = result.returncode == 0
+    return ToolResult(ok, f"{name}: {status}\n{output}", returncode=result.returncode)
+
+
+def _argv(command: tuple[str, ...], task: str) -> list[str]:
+    """The command with the task in place of each `{task}`, or ToolError for a bad task."""
+    if not task.strip():
+        raise ToolError("the task is empty; say what the coding agent should do")
+    if "\x00" in task:
+        raise ToolError("the task holds a NUL character; give it as plain text")
+    if task.lstrip().startswith("-") and PLACEHOLDER in command:
+        raise ToolError("the task may not start with '-' (it would read as an option); reword it")
+    argv = [part.replace(PLACEHOLDER, task) for part in command]
+    program = shutil.which(argv[0])
+    if program is None:
+        raise ToolError(
+            f"program {argv[0]!r} was not found; install it or fix its command in the "
+            "[delegates] section of the config file"
+        )
+    if sys.platform == "win32" and Path(program).suffix.lower() in (".bat", ".cmd"):
+        # cmd.exe would read the task's quotes and metacharacters: no safe quoting exists.
+        raise ToolError(
+            f"{program} is a batch file, which cannot be given a task safely; configure the "
+            "agent's .exe (or `python -m ...`) in the [delegates] section of the config file"
+        )
+    return [program, *argv[1:]]
