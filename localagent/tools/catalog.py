@@ -6,7 +6,7 @@ import dataclasses
 import functools
 from typing import Annotated, Any
 
-from localagent.tools import commands, edits, files
+from localagent.tools import commands, edits, files, search
 from localagent.tools.base import ToolContext, ToolResult
 from localagent.tools.registry import Policy, ToolRegistry, make_tool
 
@@ -47,6 +47,8 @@ def catalog() -> ToolRegistry:
         [
             make_tool(files.list_dir, Policy(paths=path)),
             make_tool(files.read_file, Policy(paths=path)),
+            make_tool(search.search_files, Policy(paths=path)),
+            make_tool(search.find_files, Policy(paths=path)),
             make_tool(files.write_file, Policy(changes=True, paths=path)),
             make_tool(edits.replace_in_file, dataclasses.replace(edit, guide=EDIT_GUIDE)),
             make_tool(edits.append_file, edit),
