@@ -405,9 +405,11 @@ def test_find_files_caps_the_list(root: Path) -> None:
     assert "250 files match" in result.text and "showing the first 200" in result.text
 
 
-def test_find_files_needs_a_glob(root: Path) -> None:
+def test_find_files_needs_a_valid_glob(root: Path) -> None:
     result = find(root, glob=" ")
     assert not result.ok and "glob is empty" in result.text
+    for result in (find(root, glob="[z-a].py"), search(root, pattern="x", glob="[z-a]")):
+        assert not result.ok and "not a valid name pattern" in result.text
 
 
 # ------------------------------------------------------------------ end to end

@@ -22,7 +22,7 @@ import regex
 from localagent.tools import gitignore
 from localagent.tools.base import ToolContext, ToolError, ToolResult, describe
 from localagent.tools.paths import relative, resolve_in_workspace
-from localagent.tools.walk import Walk, start_of
+from localagent.tools.walk import POLL_SECONDS, Walk, start_of
 
 MAX_RESULTS_RANGE = (1, 500)
 MAX_FOUND_FILES = 200
@@ -31,7 +31,6 @@ MAX_PATTERN_CHARS = 1000
 # compiles: `x{4294967294}` would take all memory. 100,000 copies compile in ~0.05 s.
 MAX_EXPANSION = 100_000
 LINE_CHARS = 200  # of a matching line shown, around the match
-POLL_SECONDS = 0.1  # how often a wait for the search looks for a stop request
 ROOM_FOR_SUMMARY = 600  # characters of the output limit kept for the closing lines
 _REPEATS = (_parser.MAX_REPEAT, _parser.MIN_REPEAT, _parser.POSSESSIVE_REPEAT)
 
@@ -179,7 +178,10 @@ def _glob_filter(glob: str, top: str) -> Callable[[str], bool]:
     """A test of a file's path against glob, matched from the folder searched (top)."""
     if not glob.strip():
         return lambda file: True
-    matches = gitignore.glob_matcher(glob)
+    try:
+        matches = gitignore.glob_matcher(glob)
+    except re.error as exc:
+        raise ToolError(f"glob {describe(glob)} is not a valid name pattern ({exc})") from None
     prefix = "" if top == "." else top + "/"
     return lambda file: matches(file.removeprefix(prefix))
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from localagent.fingerprint import is_skipped
 from localagent.tools import gitignore
@@ -25,6 +27,7 @@ from localagent.tools.paths import relative, touches_journal
 
 MAX_FILE_BYTES = 1_000_000  # larger files are not searched
 BINARY_SNIFF_BYTES = 8192
+POLL_SECONDS = 0.1  # how often a stop request is looked for
 _OPEN_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NOFOLLOW", 0)  # a link swapped in after the walk looked is not followed
@@ -49,6 +52,7 @@ class Walk:
     cancelled: Callable[[], bool]
     skipped: Counter[str] = field(default_factory=Counter)
     stopped: str = ""  # why the walk ended early, if it did
+    next_poll: float = 0.0
 
     def files(self, start: Path) -> Iterator[str]:
         """The files below start (or start itself), as paths relative to the root."""
@@ -64,10 +68,14 @@ class Walk:
             stack.extend(reversed(self._entries(path, (*chain, own) if own else chain)))
 
     def late(self) -> bool:
-        if not self.stopped and time.monotonic() > self.deadline:
+        """Whether the walk must end: its deadline passed or a stop was asked for (looked
+        up every POLL_SECONDS: the agent's check reads a file)."""
+        now = time.monotonic()
+        if not self.stopped and now > self.deadline:
             self.stopped = "time"
-        elif not self.stopped and self.cancelled():
-            self.stopped = "stop"
+        if not self.stopped and now >= self.next_poll:
+            self.next_poll = now + POLL_SECONDS
+            self.stopped = "stop" if self.cancelled() else ""
         return bool(self.stopped)
 
     def _entries(self, folder: str, chain: gitignore.Chain) -> list[Entry]:
@@ -91,17 +99,12 @@ class Walk:
         """The file's text (UTF-8, undecodable bytes replaced, '\\n' line ends), or None for a
         binary, large, unreadable or irregular file, counted in `skipped`."""
         try:
-            fd = os.open(self.root / path, _OPEN_FLAGS)
+            fd = os.open(os.path.join(self.root, path), _OPEN_FLAGS)
         except OSError:
             self.skipped["unreadable"] += 1
             return None
         with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(fd)
-            why = "" if stat.S_ISREG(info.st_mode) else "special"
-            why = why or ("large" if info.st_size > MAX_FILE_BYTES else "")
-            data = b"" if why else handle.read(MAX_FILE_BYTES + 1)
-        if not why and len(data) > MAX_FILE_BYTES:
-            why = "large"
+            why, data = _read(handle)
         if not why and b"\x00" in data[:BINARY_SNIFF_BYTES]:
             why = "binary"
         if why:
@@ -124,6 +127,17 @@ class Walk:
         return lines
 
 
+def _read(handle: BinaryIO) -> tuple[str, bytes]:
+    """Why an open file is not searched ("special", "large"), or "" and its content."""
+    info = os.fstat(handle.fileno())
+    if not stat.S_ISREG(info.st_mode):
+        return "special", b""
+    if info.st_size > MAX_FILE_BYTES:
+        return "large", b""
+    data = handle.read(info.st_size + 1)  # a buffer of the file's size, not of the limit
+    return ("large", b"") if len(data) > MAX_FILE_BYTES else ("", data)
+
+
 def start_of(root: Path, resolved: Path, raw: str) -> Path:
     """The folder or regular file a walk starts from, or a ToolError."""
     try:
@@ -139,13 +153,21 @@ def start_of(root: Path, resolved: Path, raw: str) -> Path:
 
 def _kind(entry: os.DirEntry[str]) -> str:
     try:
-        if entry.is_symlink():
+        if entry.is_symlink() or _is_junction(entry):
             return "link"
         if entry.is_dir(follow_symlinks=False):
             return "dir"
         return "file" if entry.is_file(follow_symlinks=False) else "special"
     except OSError:
         return "special"
+
+
+def _is_junction(entry: os.DirEntry[str]) -> bool:
+    """A Windows junction (a link to a folder, anywhere) is not a symlink to Python 3.11."""
+    if sys.platform != "win32":
+        return False
+    tag = getattr(entry.stat(follow_symlinks=False), "st_reparse_tag", 0)
+    return tag == getattr(stat, "IO_REPARSE_TAG_MOUNT_POINT", -1)
 
 
 def _wanted(entry: os.DirEntry[str], path: str, is_dir: bool, chain: gitignore.Chain) -> bool:
