@@ -314,6 +314,17 @@ def test_ignores_agree_with_git(root: Path) -> None:
 # ------------------------------------------------------------------ hostile input
 
 
+def test_globs_and_ignore_lines_with_many_stars_cost_little(root: Path) -> None:
+    stars = "*a" * 12 + "*b"
+    make(root, {".gitignore": f"{stars}\n**/a/**/a/**/a/**/a/**/b\n", "a" * 200: "x\n"})
+    make(root, {"/".join(["a"] * 40) + "/f.txt": "x\n"})
+    started = time.monotonic()
+    assert len(listed(find(root, glob=stars))) == 0
+    assert len(hits(search(root, pattern="x", glob="**/a/**/a/**/a/**/a/**/b"))) == 0
+    assert len(hits(search(root, pattern="x"))) == 2
+    assert time.monotonic() - started < 2
+
+
 @pytest.mark.parametrize("path", ["..", "../outside", "/etc", "C:/Windows", "a/../../outside"])
 def test_paths_outside_the_workspace_are_refused(root: Path, path: str) -> None:
     make(root.parent, {"outside/secret.txt": "SECRET\n"})

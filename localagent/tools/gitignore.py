@@ -26,7 +26,7 @@ _FLAGS = re.IGNORECASE if sys.platform in ("win32", "darwin") else 0
 
 @dataclass(frozen=True)
 class Rule:
-    regex: re.Pattern[str]
+    glob: Glob
     negated: bool
     dir_only: bool
     anchored: bool  # matched against the path from the .gitignore's folder, not the name
@@ -44,7 +44,7 @@ class IgnoreFile:
         for rule in reversed(self.rules):
             if rule.dir_only and not is_dir:
                 continue
-            if rule.regex.fullmatch(local if rule.anchored else name):
+            if rule.glob.match(local if rule.anchored else name):
                 return not rule.negated
         return None
 
@@ -105,53 +105,109 @@ def glob_matcher(glob: str) -> Callable[[str], bool]:
     text = glob.strip().replace("\\", "/")
     while text.startswith("./"):
         text = text[2:]
-    anchored = "/" in text.rstrip("/")
-    regex = compile_glob(text.strip("/") or "*")
-    if anchored:
-        return lambda path: regex.fullmatch(path) is not None
-    return lambda path: regex.fullmatch(path.rsplit("/", 1)[-1]) is not None
+    compiled = compile_glob(text.strip("/") or "*")
+    if "/" in text.rstrip("/"):
+        return compiled.match
+    return lambda path: compiled.match(path.rsplit("/", 1)[-1])
 
 
-def compile_glob(glob: str) -> re.Pattern[str]:
-    """Git's wildmatch as a regular expression: `*` and `?` stop at '/', `**` spans
-    folders, `[a-z]` and `[!a-z]` are classes, a backslash quotes the next character."""
-    out: list[str] = []
+ANY_FOLDERS = "**/"  # a leading or inner `**`: zero or more folders
+SOME_FOLDERS = "/**"  # a trailing `**`: everything inside, one level or more
+Segment = re.Pattern[str] | str
+
+
+@dataclass(frozen=True)
+class Glob:
+    """Git's wildmatch, compiled a path segment at a time.
+
+    Each segment is a regular expression whose stars cannot backtrack into each other
+    (all but the last take the leftmost place for what follows them, which is where a
+    wildcard match can always take it), and `**` segments are matched by stepping
+    through the path's folders, so no pattern costs more than length times length.
+    """
+
+    segments: tuple[Segment, ...]
+    plain: bool  # no `**`: one segment of the pattern per segment of the path
+
+    def match(self, path: str) -> bool:
+        parts = path.split("/")
+        if self.plain:
+            return len(parts) == len(self.segments) and all(
+                segment.fullmatch(part)  # type: ignore[union-attr]
+                for segment, part in zip(self.segments, parts, strict=True)
+            )
+        states = _skip_folders({0}, self.segments)
+        for part in parts:
+            states = _skip_folders(_step(states, self.segments, part), self.segments)
+        return len(self.segments) in states
+
+
+def _step(states: set[int], segments: tuple[Segment, ...], part: str) -> set[int]:
+    """The pattern positions reached from states by matching one path segment."""
+    reached: set[int] = set()
+    for i in states:
+        segment = segments[i] if i < len(segments) else None
+        if isinstance(segment, str):  # a `**` takes this folder and may take more
+            reached |= {i, i + 1} if segment == SOME_FOLDERS else {i}
+        elif segment is not None and segment.fullmatch(part):
+            reached.add(i + 1)
+    return reached
+
+
+def _skip_folders(states: set[int], segments: tuple[Segment, ...]) -> set[int]:
+    """states, and the positions past a leading or inner `**` matching no folder."""
+    found = set(states)
+    for i in states:
+        while i < len(segments) and segments[i] == ANY_FOLDERS:
+            i += 1
+            found.add(i)
+    return found
+
+
+def compile_glob(glob: str) -> Glob:
+    """Git's wildmatch: `*` and `?` stop at '/', `**` spans folders, `[a-z]` and `[!a-z]`
+    are classes, a backslash quotes the next character. re.error for a bad class."""
+    parts = glob.split("/")
+    segments: list[Segment] = []
+    for k, part in enumerate(parts):
+        if part == "**" and 0 < k == len(parts) - 1:
+            segments.append(SOME_FOLDERS)
+        elif part == "**":
+            segments += [] if segments[-1:] == [ANY_FOLDERS] else [ANY_FOLDERS]
+        else:
+            segments.append(_segment(part))
+    return Glob(tuple(segments), all(isinstance(s, re.Pattern) for s in segments))
+
+
+def _segment(part: str) -> re.Pattern[str]:
+    """One segment as a regular expression; its stars split it into fixed-width chunks."""
+    chunks: list[list[str]] = [[]]
     i = 0
-    while i < len(glob):
-        char = glob[i]
+    while i < len(part):
+        char = part[i]
         if char == "*":
-            i = _stars(glob, i, out)
-            continue
-        if char == "[":
-            i = _char_class(glob, i, out)
-            continue
-        if char == "\\" and i + 1 < len(glob):
-            out.append(re.escape(glob[i + 1]))
+            if chunks[-1] or len(chunks) == 1:  # a run of stars is one star
+                chunks.append([])
+            i += 1
+        elif char == "[":
+            text, i = _char_class(part, i)
+            chunks[-1].append(text)
+        elif char == "\\" and i + 1 < len(part):
+            chunks[-1].append(re.escape(part[i + 1]))
             i += 2
-            continue
-        out.append("[^/]" if char == "?" else re.escape(char))
-        i += 1
-    return re.compile("".join(out), _FLAGS | re.DOTALL)
+        else:
+            chunks[-1].append("[^/]" if char == "?" else re.escape(char))
+            i += 1
+    if len(chunks) == 1:
+        return re.compile("".join(chunks[0]), _FLAGS | re.DOTALL)
+    first, *middle, last = ("".join(chunk) for chunk in chunks)
+    body = "".join(f"(?>[^/]*?{chunk})" for chunk in middle)
+    return re.compile(f"{first}{body}[^/]*{last}", _FLAGS | re.DOTALL)
 
 
-def _stars(glob: str, i: int, out: list[str]) -> int:
-    """Translates the run of '*' at i; returns the index after it."""
-    end = i
-    while end < len(glob) and glob[end] == "*":
-        end += 1
-    whole_segment = (i == 0 or glob[i - 1] == "/") and (end == len(glob) or glob[end] == "/")
-    if end - i < 2 or not whole_segment:
-        out.append("[^/]*")  # other runs of asterisks are plain ones
-        return end
-    if end == len(glob):
-        out.append(".*")  # `dir/**`: everything inside
-        return end
-    out.append("(?:.*/)?")  # `**/`: zero or more folders
-    return end + 1
-
-
-def _char_class(glob: str, i: int, out: list[str]) -> int:
-    """Translates the class `[...]` at i; an unclosed '[' is a literal one."""
+def _char_class(glob: str, i: int) -> tuple[str, int]:
+    """The class `[...]` at i as a regular expression and the index after it; an
+    unclosed '[' is a literal one."""
     j = i + 1
     negated = j < len(glob) and glob[j] in "!^"
     j += negated
@@ -162,10 +218,8 @@ def _char_class(glob: str, i: int, out: list[str]) -> int:
         members.append(glob[j])
         j += 1
     if j >= len(glob):
-        out.append(re.escape("["))
-        return i + 1
+        return re.escape("["), i + 1
     escaped = "".join(
         m if m == "-" and 0 < k < len(members) - 1 else re.escape(m) for k, m in enumerate(members)
     )
-    out.append(f"[^/{escaped}]" if negated else f"[{escaped}]")
-    return j + 1
+    return (f"[^/{escaped}]" if negated else f"[{escaped}]"), j + 1
