@@ -37,7 +37,7 @@ _REPEATS = (_parser.MAX_REPEAT, _parser.MIN_REPEAT, _parser.POSSESSIVE_REPEAT)
 
 def search_files(
     ctx: ToolContext,
-    pattern: Annotated[str, "Python regular expression (or plain text) to look for."],
+    pattern: Annotated[str, "Python regular expression (or plain text); (?i) ignores case."],
     path: Annotated[str, "Folder (or file) to search, relative to the workspace root."] = ".",
     glob: Annotated[str, "Only files whose name matches, e.g. '*.py' or 'src/**/*.js'."] = "",
     max_results: Annotated[int, "Show at most this many matching lines (1-500)."] = 50,
