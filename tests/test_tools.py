@@ -119,6 +119,8 @@ def test_tool_names_are_the_contract() -> None:
     assert tool_names() == [
         "list_dir",
         "read_file",
+        "search_files",
+        "find_files",
         "write_file",
         "replace_in_file",
         "append_file",
@@ -136,12 +138,16 @@ def test_tool_names_are_the_contract() -> None:
     ]
     redone = {tool.name for tool in catalog() if tool.policy.resume == "redo"}
     assert redone == {"list_dir", "read_file", "write_file", "mark_subtask_complete"} | {
+        "search_files",
+        "find_files",
         "git_status",
         "git_diff",
         "git_log",
         "read_output",
         "search_output",
     }
+    unchanging = {tool.name for tool in catalog() if not tool.policy.changes}
+    assert {"search_files", "find_files"} <= unchanging
     checked = {tool.name for tool in catalog() if tool.policy.resume == "check"}
     assert checked == {"replace_in_file", "append_file", "delete_file", "move_file"}
 
@@ -158,6 +164,11 @@ def test_schemas_are_flat_with_exact_required_lists() -> None:
             },
             ["path"],
         ),
+        "search_files": (
+            {"pattern": "string", "path": "string", "glob": "string", "max_results": "integer"},
+            ["pattern"],
+        ),
+        "find_files": ({"glob": "string", "path": "string"}, ["glob"]),
         "write_file": (
             {"path": "string", "content": "string", "create_dirs": "boolean"},
             ["path", "content"],

@@ -27,6 +27,7 @@ class ToolContext:
     allowed_commands: tuple[str, ...] = ("python", "pytest", "ruff", "pip")
     output_limit: int = 6000
     max_timeout: float = 600.0
+    search_seconds: float = 10.0  # the whole of one search_files or find_files call
     cancelled: Callable[[], bool] = _never  # true once the agent is asked to stop
     # Called with (pid, create_time) as soon as a command runs, so it can be journaled;
     # if it raises, the command is killed before it can act.

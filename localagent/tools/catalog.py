@@ -7,7 +7,7 @@ import functools
 from collections.abc import Collection, Iterable
 from typing import Annotated, Any
 
-from localagent.tools import commands, delegate, edits, files, git, outputs
+from localagent.tools import commands, delegate, edits, files, git, outputs, search
 from localagent.tools.base import ToolContext, ToolResult
 from localagent.tools.registry import Policy, ToolRegistry, make_tool
 
@@ -49,6 +49,8 @@ def catalog() -> ToolRegistry:
         [
             make_tool(files.list_dir, Policy(paths=path)),
             make_tool(files.read_file, Policy(paths=path)),
+            make_tool(search.search_files, Policy(paths=path)),
+            make_tool(search.find_files, Policy(paths=path)),
             make_tool(files.write_file, Policy(changes=True, paths=path)),
             make_tool(edits.replace_in_file, dataclasses.replace(edit, guide=EDIT_GUIDE)),
             make_tool(edits.append_file, edit),
