@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -32,10 +32,13 @@ ENV_NAMES: dict[str, str] = {
     "max_replans": "LOCALAGENT_MAX_REPLANS",
     "verify": "LOCALAGENT_VERIFY",
     "tools": "LOCALAGENT_TOOLS",
+    "backend": "LOCALAGENT_BACKEND",
+    "base_url": "LOCALAGENT_BASE_URL",
 }
 
 # Settings that belong to a run: journaled when the goal starts, reused on resume.
 RUN_SETTINGS = (
+    "backend",
     "model",
     "temperature",
     "max_rounds",
@@ -56,7 +59,9 @@ RUN_SETTINGS = (
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    backend: Literal["ollama", "openai"] = "ollama"
     ollama_host: str = "http://127.0.0.1:11434"
+    base_url: str = "http://127.0.0.1:8080/v1"  # of an OpenAI-compatible server
     model: str = Field("gpt-oss:20b", min_length=1)
     temperature: float = Field(0.2, ge=0, le=2)
     max_rounds: int = Field(24, ge=1)
@@ -85,7 +90,7 @@ class Settings(BaseModel):
             raise ValueError('checks is a list of commands, e.g. ["python -m pytest -q"]')
         return tuple(item.strip() for item in value) if isinstance(value, list | tuple) else value
 
-    @field_validator("ollama_host")
+    @field_validator("ollama_host", "base_url")
     @classmethod
     def _check_host(cls, value: str) -> str:
         from urllib.parse import urlsplit

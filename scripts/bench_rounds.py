@@ -27,9 +27,9 @@ from typing import Any
 from benchlib import FLAT_RATIO, header, median, parse_args, scratch, table, verdict
 
 from localagent.agent import Agent
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import Journal
-from localagent.model import OllamaModel
+from localagent.models.fake import FakeServer
+from localagent.models.ollama import OllamaModel
 from localagent.settings import Settings
 from localagent.state import EXCHANGES_KEPT
 from localagent.stopping import StopSignal
@@ -71,7 +71,7 @@ def run_once(root: Path, rounds: int) -> tuple[list[float], list[dict[str, Any]]
     workspace = root / "ws"
     workspace.mkdir(parents=True)
     (workspace / "README.md").write_text("# Notes\n\nOne file per round in notes/.\n")
-    with FakeOllama(scenario(rounds)) as fake:
+    with FakeServer(scenario(rounds)) as fake:
         settings = Settings(ollama_host=fake.url, max_rounds=rounds, retry_deadline=5)
         journal = Journal(workspace)
         journal.load()

@@ -30,7 +30,7 @@ from support import (
 )
 
 import localagent
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 from localagent.prompts import FORMAT_ERROR, NO_TOOL_CALL
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX signals")
@@ -88,7 +88,7 @@ def state_json(ws: Path) -> dict[str, Any]:
 
 
 def test_hello_world(ws: Path) -> None:
-    with FakeOllama(hello_scenario()) as server:
+    with FakeServer(hello_scenario()) as server:
         result = run_cli(cli_env(server.url), "start", HELLO_GOAL, "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     assert "goal completed" in result.stderr
@@ -115,7 +115,7 @@ def test_hello_world(ws: Path) -> None:
 
 def test_several_tasks_and_subtasks(ws: Path) -> None:
     files = ["a.txt", "b.txt", "c.txt", "d.txt"]
-    with FakeOllama(writer(files, tasks=2)) as server:
+    with FakeServer(writer(files, tasks=2)) as server:
         result = run_cli(cli_env(server.url), "start", WRITE_GOAL, "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     assert all((ws / name).read_text() == f"data of {name}\n" for name in files)
@@ -140,7 +140,7 @@ def test_max_rounds_ends_the_goal_failed(ws: Path) -> None:
             },
         ]
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         result = run_cli(
             env, "start", "Keep busy", "-w", str(ws), "--foreground", "--max-rounds", "3"
@@ -164,7 +164,7 @@ def test_a_model_insisting_on_a_repeated_command_is_blocked(ws: Path) -> None:
             {"kind": "chat", "reply": call("run_cmd", cmd="python check.py")},
         ]
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         result = run_cli(
             env, "start", "Make check.py pass", "-w", str(ws), "--foreground", "--max-rounds", "40"
@@ -209,7 +209,7 @@ def test_rerunning_a_command_after_editing_a_file_is_not_blocked(ws: Path) -> No
         "rules": [plan_rule(("Fix the project", ["Make check.py pass"]))],
         "replies": [*replies, done("check.py exits 0")],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         result = run_cli(env, "start", "Make check.py pass", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
@@ -226,7 +226,7 @@ def test_alternating_actions_are_blocked(ws: Path) -> None:
         "rules": [FAILING_REPLAN, plan_rule(("Look around", ["Find the bug"]))],
         "replies": [read, look] * 6,
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         result = run_cli(env, "start", "Find the bug", "-w", str(ws), "--foreground")
     assert result.returncode == 1
@@ -258,7 +258,7 @@ def test_text_tool_calls_run_like_native_ones_and_prose_is_corrected(ws: Path) -
             done("notes.txt is written"),
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
@@ -291,7 +291,7 @@ def test_unknown_tools_and_bad_arguments_come_back_as_tool_errors(ws: Path) -> N
             done("written"),
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
@@ -315,7 +315,7 @@ def test_consecutive_format_errors_fail_the_subtask(ws: Path) -> None:
             {"content": "Still thinking."},
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 1
@@ -344,7 +344,7 @@ def test_a_model_without_tool_support_is_driven_by_the_text_protocol(ws: Path) -
             fenced("mark_subtask_complete", success=True, reason="it printed hi"),
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, OLLAMA_MODEL="tiny:1b")
         result = run_cli(env, "start", "Say hi", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
@@ -376,7 +376,7 @@ def test_a_refusal_of_tools_mid_run_switches_to_the_text_protocol(ws: Path) -> N
             fenced("mark_subtask_complete", success=True, reason="written"),
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, OLLAMA_MODEL="old:7b")
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
@@ -390,7 +390,7 @@ def test_a_refusal_of_tools_mid_run_switches_to_the_text_protocol(ws: Path) -> N
 
 
 def test_a_missing_model_exits_3_and_says_how_to_pull_it(ws: Path) -> None:
-    with FakeOllama({"models": [{"name": "other:7b"}]}) as server:
+    with FakeServer({"models": [{"name": "other:7b"}]}) as server:
         env = cli_env(server.url, OLLAMA_MODEL="coder:13b")
         result = run_cli(env, "start", "Anything", "-w", str(ws), "--foreground")
     assert result.returncode == 3
@@ -421,7 +421,7 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
 
 
 def test_sigkill_mid_run_then_resume_loses_nothing(ws: Path) -> None:
-    with FakeOllama(writer(FILES, delay=0.05)) as server:
+    with FakeServer(writer(FILES, delay=0.05)) as server:
         env = cli_env(server.url)
         proc = start_cli(env, "start", WRITE_GOAL, "-w", str(ws), "--foreground")
         try:
@@ -467,7 +467,7 @@ def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path) ->
         ]
     }
     runs = ws / "runs.txt"
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         proc = start_cli(env, "start", "Run the slow job", "-w", str(ws), "--foreground")
         try:
@@ -500,11 +500,11 @@ def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path) ->
 
 def test_start_with_the_same_goal_resumes_it(ws: Path) -> None:
     goal = "Write file g.txt"
-    with FakeOllama({"models": [{"name": "other:1b"}]}) as server:
+    with FakeServer({"models": [{"name": "other:1b"}]}) as server:
         result = run_cli(cli_env(server.url), "start", goal, "-w", str(ws), "--foreground")
     assert result.returncode == 3
     assert record_types(ws) == ["goal_started", "suspended"]
-    with FakeOllama(writer(["g.txt"])) as server:
+    with FakeServer(writer(["g.txt"])) as server:
         result = run_cli(cli_env(server.url), "start", goal, "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     kinds = record_types(ws)
@@ -515,11 +515,11 @@ def test_start_with_the_same_goal_resumes_it(ws: Path) -> None:
 
 
 def test_a_different_goal_archives_the_previous_one(ws: Path) -> None:
-    with FakeOllama(hello_scenario()) as server:
+    with FakeServer(hello_scenario()) as server:
         result = run_cli(cli_env(server.url), "start", HELLO_GOAL, "-w", str(ws), "--foreground")
     assert result.returncode == 0
     first = records(ws)
-    with FakeOllama(writer(["x.txt"])) as server:
+    with FakeServer(writer(["x.txt"])) as server:
         result = run_cli(cli_env(server.url), "start", WRITE_GOAL, "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     archived = list((ws / ".agent_context" / "archive").iterdir())
@@ -534,7 +534,7 @@ def test_a_different_goal_archives_the_previous_one(ws: Path) -> None:
 
 
 def test_resume_of_a_completed_goal_says_so(ws: Path) -> None:
-    with FakeOllama(hello_scenario()) as server:
+    with FakeServer(hello_scenario()) as server:
         env = cli_env(server.url)
         assert run_cli(env, "start", HELLO_GOAL, "-w", str(ws), "--foreground").returncode == 0
         before = records(ws)
@@ -554,7 +554,7 @@ def test_resume_with_nothing_to_resume_exits_2(ws: Path) -> None:
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_stop_signal_journals_stopped_and_resume_completes(ws: Path, signum: int) -> None:
-    with FakeOllama(writer(FILES[:3], delay=0.2)) as server:
+    with FakeServer(writer(FILES[:3], delay=0.2)) as server:
         env = cli_env(server.url)
         proc = start_cli(env, "start", WRITE_GOAL, "-w", str(ws), "--foreground")
         try:
@@ -592,7 +592,7 @@ def test_a_prose_reply_to_the_refused_tools_call_is_asked_again_with_the_protoco
             fenced("mark_subtask_complete", success=True, reason="written"),
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, OLLAMA_MODEL="old:7b")
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr

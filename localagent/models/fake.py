@@ -5,7 +5,7 @@ It speaks enough of the Ollama HTTP API (`/`, `/api/version`, `/api/tags`,
 and answers chat requests from a scenario file instead of a model, so the
 whole agent can run end to end on a machine with no Ollama and no GPU.
 
-    python -m localagent.fake_ollama SCENARIO.json [--host 127.0.0.1] [--port 11434]
+    python -m localagent.models.fake SCENARIO.json [--host 127.0.0.1] [--port 11434]
                                      [--log requests.jsonl] [--port-file port.txt]
 
 `--port 0` picks a free port; `--port-file` then receives the port number
@@ -19,7 +19,7 @@ The package ships a demo, `localagent/scenarios/hello.json`: a model that
 plans one task, writes hello.py, runs `python hello.py` and marks each
 subtask complete. Serve it on the default port and run the agent against it:
 
-    python -m localagent.fake_ollama localagent/scenarios/hello.json
+    python -m localagent.models.fake localagent/scenarios/hello.json
     localagent start "Write hello.py that prints Hello, world!" --foreground
 
 Scenario file
@@ -528,7 +528,7 @@ class _Server(ThreadingHTTPServer):
     # it would let the fake bind a port a real Ollama already holds.
     allow_reuse_address = sys.platform != "win32"
 
-    def __init__(self, address: tuple[str, int], fake: FakeOllama) -> None:
+    def __init__(self, address: tuple[str, int], fake: FakeServer) -> None:
         self.fake = fake
         super().__init__(address, _Handler)
 
@@ -694,7 +694,7 @@ class _Handler(BaseHTTPRequestHandler):
 # --- the server ------------------------------------------------------------------------
 
 
-class FakeOllama:
+class FakeServer:
     """A scripted Ollama server on a background thread; restartable on the same port."""
 
     def __init__(
@@ -739,7 +739,7 @@ class FakeOllama:
         with self._lock:
             return [body for path, body in self._received if path == "/api/chat"]
 
-    def start(self) -> FakeOllama:
+    def start(self) -> FakeServer:
         if self._server is not None:
             return self
         self._stopping.clear()
@@ -780,7 +780,7 @@ class FakeOllama:
             self._thread.join()
         self._close_log()
 
-    def __enter__(self) -> FakeOllama:
+    def __enter__(self) -> FakeServer:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
@@ -844,7 +844,7 @@ def _on_signals(handler: Callable[[int, FrameType | None], None]) -> dict[int, A
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m localagent.fake_ollama",
+        prog="python -m localagent.models.fake",
         description="Serve a scripted fake of the Ollama API from a scenario file.",
     )
     parser.add_argument("scenario", type=Path, help="scenario JSON file")
@@ -854,7 +854,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port-file", type=Path, help="write the bound port here")
     args = parser.parse_args(argv)
     try:
-        fake = FakeOllama(args.scenario, args.host, args.port, args.log).start()
+        fake = FakeServer(args.scenario, args.host, args.port, args.log).start()
     except ValueError as exc:
         print(f"fake ollama: {exc}", file=sys.stderr)
         return 2
