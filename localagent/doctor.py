@@ -37,14 +37,15 @@ def _model(model: Model, settings: Settings) -> list[Check]:
     except AgentError as exc:
         return [Check("model", FAIL, exc.message, model.missing_fix)]
     checks = [Check("model", OK, f"{settings.model} is available")]
-    if model.native_tools:
+    refused = model.probe_tools()
+    if not refused:
         checks.append(Check("tool calling", OK, "native tool calls"))
     else:
         checks.append(
             Check(
                 "tool calling",
                 WARN,
-                f"{info.tools_note or 'no native tool calling'}; the text protocol is used instead",
+                f"{refused}; the text protocol is used instead",
                 model.tools_fix,
             )
         )

@@ -640,5 +640,6 @@ def test_the_api_key_reaches_the_server_and_nothing_else(ws: Path) -> None:
         status = run_cli(env, "status", "-w", str(ws), "--json")
     assert result.returncode == 0, result.stderr
     assert key not in result.stdout + result.stderr + status.stdout
+    assert json.loads(status.stdout)["backend"] == "openai"
     for path in (ws / ".agent_context").rglob("*"):
         assert not path.is_file() or key.encode() not in path.read_bytes(), path

@@ -232,11 +232,31 @@ def test_doctor_reports_each_check_with_a_fix(tmp_path: Path) -> None:
         done = cli("doctor", "-w", str(tmp_path), env=env)
         assert done.returncode == 0, done.stdout
         assert "Ollama 0.12.3" in done.stdout and "text protocol" in done.stdout
+        assert "backend       ollama" in done.stdout
         assert "LOCALAGENT_NUM_CTX=4096" in done.stdout
         missing = cli("doctor", "-w", str(tmp_path), env={**env, "OLLAMA_MODEL": "nope:7b"})
         assert missing.returncode == 3 and "ollama pull nope:7b" in missing.stdout
     down = cli("doctor", "-w", str(tmp_path), env=env)
     assert down.returncode == 3 and "ollama serve" in down.stdout
+
+
+def test_doctor_names_the_openai_backend_and_says_when_tools_need_jinja(tmp_path: Path) -> None:
+    models = [{"name": "model.gguf", "capabilities": ["completion"], "context_length": 4096}]
+    with FakeServer({"models": models, "llama_cpp": True}) as server:
+        env = env_for(
+            server,
+            OLLAMA_MODEL="model.gguf",
+            LOCALAGENT_BACKEND="openai",
+            LOCALAGENT_BASE_URL=server.url + "/v1",
+        )
+        done = cli("doctor", "-w", str(tmp_path), env=env)
+        assert done.returncode == 0, done.stdout
+        assert f"openai (an OpenAI-compatible server at {server.url}/v1)" in done.stdout
+        assert "model.gguf" in done.stdout and "LOCALAGENT_NUM_CTX=4096" in done.stdout
+        assert "refuses tool calls (tools param requires --jinja flag)" in done.stdout
+        assert "start llama-server with --jinja" in done.stdout, done.stdout
+    down = cli("doctor", "-w", str(tmp_path), env=env)
+    assert down.returncode == 3 and "LOCALAGENT_BASE_URL" in down.stdout
 
 
 def test_the_background_agent_is_started_out_of_the_terminals_reach(tmp_path: Path) -> None:

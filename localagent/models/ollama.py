@@ -146,14 +146,15 @@ class OllamaModel(HttpModel):
             None,
         )
         caps = [str(c) for c in shown.capabilities or []]
-        note = ""
         if caps and "tools" not in caps:
             self.native_tools = False
-            note = f"{self.settings.model} has no native tool calling"
         if context:
             self.num_ctx = min(self.settings.num_ctx, context)
-        self.info = ModelInfo(caps, context, note)
+        self.info = ModelInfo(caps, context)
         return self.info
+
+    def probe_tools(self) -> str:
+        return "" if self.native_tools else f"{self.settings.model} has no native tool calling"
 
     def _request(
         self,

@@ -214,8 +214,25 @@ class OpenAIModel(HttpModel):
         context = next((count(size) for size in sizes if count(size)), None)
         if context:
             self.num_ctx = min(self.settings.num_ctx, context)
-        self.info = ModelInfo([], context, self.tools_note)
+        self.info = ModelInfo([], context)
         return self.info
+
+    def probe_tools(self) -> str:
+        """A one-token call with one tool: llama.cpp without --jinja refuses it at once."""
+        tool = {
+            "type": "function",
+            "function": {"name": "ping", "description": "ping", "parameters": {"type": "object"}},
+        }
+        request = {**self._request([{"role": "user", "content": "ping"}], [tool], None, 0.0)}
+        request.update(stream=False, max_tokens=1)
+        request.pop("stream_options")
+        try:
+            response = self.http.post("chat/completions", json=request, timeout=30.0)
+        except httpx.HTTPError:
+            return ""
+        if response.status_code != 200:
+            self._refused(response.status_code, error_text(response), True, False)
+        return self.tools_note
 
     def _request(
         self,

@@ -33,7 +33,6 @@ class Reply:
 class ModelInfo:
     capabilities: list[str]  # as the server says; empty when it does not say
     context_length: int | None
-    tools_note: str = ""  # why tool calls are refused, and the fix, when the server says
 
 
 @dataclass(frozen=True)
@@ -63,6 +62,10 @@ class Model(Protocol):
     def preflight(self, within: float | None = None) -> ModelInfo:
         """Check the model is there, learn its capabilities, fix `num_ctx` for the run;
         raises ModelUnavailable (with the fix) when it is not."""
+        ...
+
+    def probe_tools(self) -> str:
+        """Why the server refuses tool calls, or "" (for `doctor`; at most a one-token call)."""
         ...
 
     def chat(
