@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +151,13 @@ def test_several_tasks_and_subtasks(ws: Path, backend: str) -> None:
     assert [t["description"] for t in tasks] == ["Part 1", "Part 2"]
     assert all(t["status"] == "completed" for t in tasks)
     # The summary follows the plan: the second task's subtasks were active in turn.
-    assert "ACTIVE SUBTASK: Write file d.txt" in messages_text(rounds(server.chat_requests)[-1])
+    sent = rounds(server.chat_requests)
+    assert "ACTIVE SUBTASK: Write file d.txt" in messages_text(sent[-1])
+    # Each round's prompt starts with the whole previous prompt, byte for byte as sent,
+    # so the server's KV cache (llama.cpp's cache_prompt) reuses it.
+    as_sent = [b"".join(json.dumps(m).encode() for m in r["messages"]) for r in sent]
+    assert len(sent) == 8
+    assert [new.startswith(old) for old, new in pairwise(as_sent)] == [True] * 7
 
 
 def test_max_rounds_ends_the_goal_failed(ws: Path) -> None:
