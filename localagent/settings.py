@@ -11,7 +11,14 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from localagent.errors import UsageError
 
@@ -92,7 +99,7 @@ class Settings(BaseModel):
 
     @field_validator("ollama_host", "base_url")
     @classmethod
-    def _check_host(cls, value: str) -> str:
+    def _check_host(cls, value: str, info: ValidationInfo) -> str:
         from urllib.parse import urlsplit
 
         url = value.strip() if "://" in value else "http://" + value.strip()
@@ -101,7 +108,12 @@ class Settings(BaseModel):
             parts.port  # noqa: B018 - raises on a port that is not a number
         except ValueError as exc:
             raise ValueError(
-                f"{value!r} is not a server address ({exc}); e.g. 127.0.0.1:11434"
+                f"{value!r} is not a server address ({exc}); e.g. "
+                + (
+                    "http://127.0.0.1:8080/v1"
+                    if info.field_name == "base_url"
+                    else "127.0.0.1:11434"
+                )
             ) from None
         if parts.scheme not in ("http", "https"):
             raise ValueError(f"{value!r} must be an http:// or https:// address")
