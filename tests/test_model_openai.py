@@ -190,8 +190,10 @@ def test_the_api_key_comes_from_the_environment_only(monkeypatch: pytest.MonkeyP
     with FakeServer(scenario(api_key="sk-local", default={"content": "ok"})) as server:
         monkeypatch.delenv("LOCALAGENT_API_KEY", raising=False)
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        with pytest.raises(AgentError, match="401"):
+        with pytest.raises(AgentError, match=r"401.*LOCALAGENT_API_KEY"):
             model_for(server.url).chat(HELLO)
+        with pytest.raises(AgentError, match=r"401.*LOCALAGENT_API_KEY"):
+            model_for(server.url).preflight()
         monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
         assert model_for(server.url).chat(HELLO).content == "ok"
         monkeypatch.setenv("LOCALAGENT_API_KEY", "sk-local")

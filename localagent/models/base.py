@@ -171,7 +171,11 @@ class HttpModel:
                 ) from None
             if exc.status >= 500 or exc.status < 0 or exc.status in (408, 429):
                 raise Retry(f"server error {exc.status}: {exc.error}") from None
-            raise
+            hint = "; check the API key (LOCALAGENT_API_KEY)" if exc.status in (401, 403) else ""
+            raise AgentError(
+                f"the model server at {self.host} refused the request "
+                f"(HTTP {exc.status}): {exc.error}{hint}"
+            ) from None
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             # The answer could not be read: a proxy's HTML page, garbage, a shape that is
             # not the server's. A server problem, worth waiting out.
@@ -218,8 +222,3 @@ class HttpModel:
                 )
             except Downgrade as exc:
                 log.warning("%s", exc)
-            except Refused as exc:
-                raise AgentError(
-                    f"the model server at {self.host} refused the request "
-                    f"(HTTP {exc.status}): {exc.error}"
-                ) from None
