@@ -7,6 +7,8 @@ server the tests and the demo run against. Nothing heavy is imported here.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from localagent.models.protocol import Health, Message, Model, ModelInfo, Reply
@@ -18,12 +20,17 @@ if TYPE_CHECKING:
 __all__ = ["Health", "Message", "Model", "ModelInfo", "Reply", "make_model"]
 
 
-def make_model(settings: Settings, stop: StopSignal | None = None, **extra: object) -> Model:
-    """The adapter the `backend` setting names."""
+def make_model(
+    settings: Settings,
+    stop: StopSignal | None = None,
+    wait: Callable[[float], None] = time.sleep,
+) -> Model:
+    """The adapter the `backend` setting names; `wait` sleeps between retries when no
+    `stop` is given (a stop's own wait ends early)."""
     if settings.backend == "openai":
         from localagent.models.openai import OpenAIModel
 
-        return OpenAIModel(settings, stop=stop, **extra)  # type: ignore[arg-type]
+        return OpenAIModel(settings, wait, stop)
     from localagent.models.ollama import OllamaModel
 
-    return OllamaModel(settings, stop=stop, **extra)  # type: ignore[arg-type]
+    return OllamaModel(settings, wait, stop)
