@@ -176,7 +176,7 @@ def test_streams_that_break_are_retried_and_cut_offs_are_said() -> None:
         assert delays == [1.0, 2.0]
 
 
-def test_a_server_that_does_not_stream_is_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_server_that_does_not_stream_is_read_whole() -> None:
     with FakeServer(scenario(default=call("list_dir", path="."))) as server:
         model = model_for(server.url)
         # As a server that ignores `stream` would answer: one JSON body.
