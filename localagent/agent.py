@@ -18,7 +18,7 @@ from typing import Any
 from localagent import context, loopguard, planner, tools
 from localagent.fingerprint import fingerprint
 from localagent.journal import Journal
-from localagent.model import UNPARSED, OllamaModel, Reply
+from localagent.models import Model, Reply
 from localagent.process import kill_recorded
 from localagent.prompts import (
     COMPLETION_REFUSED,
@@ -38,7 +38,7 @@ from localagent.prompts import (
 from localagent.settings import Settings
 from localagent.state import Action, ReplanDue, State, Verifying, current, next_due
 from localagent.stopping import StopRequested, StopSignal
-from localagent.textcalls import ToolCall, parse_reply
+from localagent.textcalls import ToolCall, given_arguments, parse_reply
 from localagent.textcap import clip
 from localagent.verify import checks, evidence, verdict
 
@@ -72,7 +72,7 @@ class Agent:
     def __init__(
         self,
         journal: Journal,
-        model: OllamaModel,
+        model: Model,
         settings: Settings,
         ctx: tools.ToolContext,
         stop: StopSignal,
@@ -242,7 +242,12 @@ class Agent:
                 "content": reply.content[:2000],
                 "probe": probe or {},
                 "tool_calls": [
-                    {"id": f"{self.state.rounds + 1}.{i}", "name": c.name, "arguments": c.arguments}
+                    {
+                        "id": f"{self.state.rounds + 1}.{i}",
+                        "name": c.name,
+                        "arguments": c.arguments,
+                        **({"server_id": c.server_id} if c.server_id else {}),
+                    }
                     for i, c in enumerate(calls or [], 1)
                 ],
                 "prompt_chars": prompt_chars,
@@ -284,7 +289,7 @@ class Agent:
             self.fail_subtask(render(INSISTED, count=self.state.guard.insisted))
 
     def _complete(self, name: str, args: dict[str, Any], call_id: str) -> None:
-        result = self.tools.execute(self.ctx, name, args.get(UNPARSED, args))
+        result = self.tools.execute(self.ctx, name, given_arguments(args))
         if result.verdict is None:
             self.journal.append("feedback", text=result.text, tool=name, call=call_id)
         elif result.verdict[0]:
@@ -368,7 +373,7 @@ class Agent:
 
     def _execute(self, name: str, args: dict[str, Any], call_id: str, sig: str) -> None:
         started = False
-        given = args.get(UNPARSED, args)
+        given = given_arguments(args)
         tool = self.tools.get(name)
         # The seq `action_started` gets: nothing else is journaled until it is written.
         output_id = self.state.seq + 1
@@ -437,7 +442,7 @@ class Agent:
         unless it was applied, or tell the model its effect is unknown."""
         tool = self.tools.get(action.tool)
         resume = "never" if tool is None else tool.policy.resume
-        given = action.args.get(UNPARSED, action.args)
+        given = given_arguments(action.args)
         if resume == "check" and action.before is not None:
             applied = self.tools.applied(self.ctx, action.tool, given, action.before)
             if applied is not None:

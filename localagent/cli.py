@@ -17,7 +17,8 @@ from localagent.errors import AgentError
 
 app = typer.Typer(
     name="localagent",
-    help="A local-first autonomous coding agent driven by an Ollama model.",
+    help="A local-first autonomous coding agent driven by a local model (Ollama or an "
+    "OpenAI-compatible server).",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -35,7 +36,7 @@ def _workspace(path: Path) -> Path:
     return path.expanduser().resolve()
 
 
-ModelOpt = Annotated[str | None, typer.Option("--model", help="Ollama model name.")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Model name on the server.")]
 RoundsOpt = Annotated[
     int | None, typer.Option("--max-rounds", help="Stop after N model rounds.", min=1)
 ]

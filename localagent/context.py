@@ -117,9 +117,14 @@ def _reply_messages(
         return content if result_chars is None else cap_text(content, result_chars)
 
     if native:
+        # The server's id for each call when it gave one (an OpenAI-compatible server
+        # matches results by it), else ours; a result without a call id (an older
+        # journal) answers the call at its position.
+        ids = [str(c.get("server_id") or c["id"]) for c in exchange.tool_calls]
+        ours = {str(c["id"]): wire for c, wire in zip(exchange.tool_calls, ids, strict=True)}
         calls = [
-            {"function": {"name": c["name"], "arguments": clip(c["arguments"], CALL_CHARS)}}
-            for c in exchange.tool_calls
+            {"id": wire, "name": c["name"], "arguments": clip(c["arguments"], CALL_CHARS)}
+            for c, wire in zip(exchange.tool_calls, ids, strict=True)
         ]
         messages: list[dict[str, Any]] = [
             {
@@ -128,9 +133,12 @@ def _reply_messages(
                 **({"tool_calls": calls} if calls else {}),
             }
         ]
-        for r in exchange.results:
+        for i, r in enumerate(exchange.results):
             if calls and (r.get("call") or not exchange.settled or "call" not in r):
-                messages.append({"role": "tool", "content": text(r), "tool_name": r["tool"]})
+                call = ours.get(str(r.get("call")), ids[min(i, len(ids) - 1)])
+                messages.append(
+                    {"role": "tool", "content": text(r), "tool": r["tool"], "call": call}
+                )
             else:  # feedback on a reply that held no call: a tool message would match nothing
                 messages.append({"role": "user", "content": text(r)})
         return messages

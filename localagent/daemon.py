@@ -300,13 +300,13 @@ def resumable(notes: list[str]) -> list[Path]:
 
 def resume_all(settings: Any, flags: dict[str, Any], wait: Any = time.sleep) -> str:
     """Resume every goal a crash or reboot interrupted, each in its own background process."""
-    from localagent.model import OllamaModel
+    from localagent.models import make_model
 
     notes: list[str] = []
     targets = resumable(notes)
     if not targets:
         return "\n".join([*notes, "nothing to resume"])
-    OllamaModel(settings, wait=wait).wait_for_server()
+    make_model(settings, wait=wait).wait_for_server()
     lines = list(notes)
     # One after another: each waits until its agent has passed the preflight, so the
     # server is not asked to load a model for every goal at the same moment.

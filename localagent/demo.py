@@ -6,7 +6,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from localagent.fake_ollama import FakeOllama, validate_scenario
+from localagent.models.fake import FakeServer, validate_scenario
 from localagent.settings import load_settings
 
 GOAL = "Write hello.py that prints Hello, world!"
@@ -23,7 +23,7 @@ def run_demo(workspace: Path | None) -> str:
     workspace.mkdir(parents=True, exist_ok=True)
     text = resources.files("localagent").joinpath("scenarios/hello.json").read_bytes()
     scenario = validate_scenario(orjson.loads(text))
-    with FakeOllama(scenario) as fake:
+    with FakeServer(scenario) as fake:
         settings = load_settings(ollama_host=fake.url, model="gpt-oss:20b", retry_deadline=5)
         outcome = run(workspace, GOAL, settings, progress=True)
     hello = workspace / "hello.py"

@@ -6,10 +6,12 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-
-import httpx
+from typing import TYPE_CHECKING
 
 from localagent.settings import Settings
+
+if TYPE_CHECKING:
+    from localagent.models import Model
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -22,39 +24,29 @@ class Check:
     fix: str = ""
 
 
-def _server(settings: Settings) -> tuple[Check, bool]:
-    from localagent.model import is_loopback, normalize_host
-
-    host = normalize_host(settings.ollama_host)
-    try:
-        with httpx.Client(base_url=host, timeout=5.0, trust_env=not is_loopback(host)) as http:
-            version = http.get("/api/version").json().get("version", "?")
-    except (httpx.HTTPError, ValueError) as exc:
-        fix = "start it with `ollama serve` (or set OLLAMA_HOST to where it runs)"
-        return Check("model server", FAIL, f"{host} did not answer: {exc}", fix), False
-    return Check("model server", OK, f"Ollama {version} at {host}"), True
+def _server(model: Model) -> tuple[Check, bool]:
+    health = model.health()
+    return Check("model server", OK if health.up else FAIL, health.detail, health.fix), health.up
 
 
-def _model(settings: Settings) -> list[Check]:
+def _model(model: Model, settings: Settings) -> list[Check]:
     from localagent.errors import AgentError
-    from localagent.model import OllamaModel
 
-    model = OllamaModel(settings.model_copy(update={"retry_deadline": 0}))
     try:
         info = model.preflight()
     except AgentError as exc:
-        return [Check("model", FAIL, exc.message, f"ollama pull {settings.model}")]
-    checks = [Check("model", OK, f"{settings.model} is pulled")]
-    if "tools" in info.capabilities or not info.capabilities:
+        return [Check("model", FAIL, exc.message, model.missing_fix)]
+    checks = [Check("model", OK, f"{settings.model} is available")]
+    refused = model.probe_tools()
+    if not refused:
         checks.append(Check("tool calling", OK, "native tool calls"))
     else:
         checks.append(
             Check(
                 "tool calling",
                 WARN,
-                f"{settings.model} has no native tool calling; the text protocol is used instead",
-                "for best results use a model with tool "
-                "calling, e.g. `ollama pull qwen2.5-coder:7b`",
+                f"{refused}; the text protocol is used instead",
+                model.tools_fix,
             )
         )
     if info.context_length and info.context_length < settings.num_ctx:
@@ -76,6 +68,12 @@ def _model(settings: Settings) -> list[Check]:
             )
         )
     return checks
+
+
+def _backend(settings: Settings) -> str:
+    if settings.backend == "openai":
+        return f"openai (an OpenAI-compatible server at {settings.base_url})"
+    return "ollama"
 
 
 def _workspace(workspace: Path) -> Check:
@@ -194,10 +192,13 @@ def _autostart() -> Check:
 
 
 def run_checks(settings: Settings, workspace: Path) -> list[Check]:
-    server, up = _server(settings)
-    checks = [server]
+    from localagent.models import make_model
+
+    model = make_model(settings.model_copy(update={"retry_deadline": 0}))
+    server, up = _server(model)
+    checks = [Check("backend", OK, _backend(settings)), server]
     if up:
-        checks += _model(settings)
+        checks += _model(model, settings)
     found = [*checks, _workspace(workspace)]
     if workspace.is_dir():
         found.append(_interpreter(workspace))

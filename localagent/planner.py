@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
-from localagent.model import OllamaModel, Reply
+from localagent.models import Model, Reply
 from localagent.prompts import PLAN_SYSTEM, PLAN_USER, REPLAN_USER, UNMET_USER, render
 from localagent.state import State
 
@@ -45,7 +45,7 @@ PLAN_SCHEMA: dict[str, Any] = {
 }
 
 
-def _ask(model: OllamaModel, prompt: str, on_call: Any) -> Plan | None:
+def _ask(model: Model, prompt: str, on_call: Any) -> Plan | None:
     messages = [{"role": "system", "content": PLAN_SYSTEM}, {"role": "user", "content": prompt}]
     for attempt in range(1, ATTEMPTS + 1):
         reply: Reply = model.chat(messages, schema=PLAN_SCHEMA)
@@ -59,7 +59,7 @@ def _ask(model: OllamaModel, prompt: str, on_call: Any) -> Plan | None:
     return None
 
 
-def decompose(model: OllamaModel, goal: str, on_call: Any) -> list[dict[str, Any]]:
+def decompose(model: Model, goal: str, on_call: Any) -> list[dict[str, Any]]:
     plan = _ask(model, render(PLAN_USER, goal=goal), on_call)
     if plan is None:
         log.warning("no valid plan after %d attempts; working on the goal as one task", ATTEMPTS)
@@ -78,7 +78,7 @@ def _done(state: State) -> list[str]:
 
 
 def replan(
-    model: OllamaModel, state: State, failed: tuple[str, str], reason: str, on_call: Any
+    model: Model, state: State, failed: tuple[str, str], reason: str, on_call: Any
 ) -> list[dict[str, Any]] | None:
     assert state.goal is not None
     done = _done(state)
@@ -94,9 +94,7 @@ def replan(
     return [t.model_dump() for t in plan.tasks] if plan else None
 
 
-def plan_unmet(
-    model: OllamaModel, state: State, unmet: list[str], on_call: Any
-) -> list[dict[str, Any]]:
+def plan_unmet(model: Model, state: State, unmet: list[str], on_call: Any) -> list[dict[str, Any]]:
     """Tasks for what a verdict found unmet; without a valid plan, one task made of them."""
     assert state.goal is not None
     prompt = render(

@@ -78,6 +78,8 @@ def status_info(workspace: Path) -> dict[str, Any]:
         "suspended": state.suspended,
         "stopped_by": state.stopped_by,
         "tool_calls": state.call_format,
+        "backend": str(state.settings.get("backend") or "ollama"),
+        "model": state.settings.get("model"),
         "settings": state.settings,
         "alive": alive,
         "pid": pid,
@@ -134,6 +136,8 @@ def format_status(info: dict[str, Any]) -> str:
         ("status", status),
         ("process", _process(info)),
     ]
+    if info.get("model"):
+        rows.append(("model", f"{info['model']} ({info['backend']} backend)"))
     if info.get("suspended"):
         rows.append(("suspended", f"{info['suspended']}; run `localagent resume`"))
     if info.get("status") == "stopped" and info.get("stopped_by"):

@@ -161,12 +161,12 @@ def _work(
     preflight_deadline: float | None,
 ) -> str:
     from localagent.agent import Agent
-    from localagent.model import OllamaModel
+    from localagent.models import make_model
     from localagent.prompts import RESUMED_NOTICE
     from localagent.tools import ToolContext, clean_stale_temps
 
     journal, stop = lifecycle.journal, lifecycle.stop
-    model = OllamaModel(settings, stop=stop)
+    model = make_model(settings, stop)
     try:
         info = model.preflight(preflight_deadline)
     except ModelUnavailable as exc:
@@ -178,6 +178,7 @@ def _work(
         return "stopped"
     journal.append(
         "preflight",
+        backend=model.backend,
         num_ctx=model.num_ctx,
         native_tools=model.native_tools,
         capabilities=info.capabilities,

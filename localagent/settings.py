@@ -10,7 +10,7 @@ import os
 import re
 import tomllib
 from pathlib import Path, PureWindowsPath
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -41,10 +41,13 @@ ENV_NAMES: dict[str, str] = {
     "verify": "LOCALAGENT_VERIFY",
     "tools": "LOCALAGENT_TOOLS",
     "output_store_mb": "LOCALAGENT_OUTPUT_STORE_MB",
+    "backend": "LOCALAGENT_BACKEND",
+    "base_url": "LOCALAGENT_BASE_URL",
 }
 
 # Settings that belong to a run: journaled when the goal starts, reused on resume.
 RUN_SETTINGS = (
+    "backend",
     "model",
     "temperature",
     "max_rounds",
@@ -97,7 +100,9 @@ class Delegate(BaseModel):
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    backend: Literal["ollama", "openai"] = "ollama"
     ollama_host: str = "http://127.0.0.1:11434"
+    base_url: str = "http://127.0.0.1:8080/v1"  # of an OpenAI-compatible server
     model: str = Field("gpt-oss:20b", min_length=1)
     temperature: float = Field(0.2, ge=0, le=2)
     max_rounds: int = Field(24, ge=1)
@@ -128,9 +133,9 @@ class Settings(BaseModel):
             raise ValueError('checks is a list of commands, e.g. ["python -m pytest -q"]')
         return tuple(item.strip() for item in value) if isinstance(value, list | tuple) else value
 
-    @field_validator("ollama_host")
+    @field_validator("ollama_host", "base_url")
     @classmethod
-    def _check_host(cls, value: str) -> str:
+    def _check_host(cls, value: str, info: ValidationInfo) -> str:
         from urllib.parse import urlsplit
 
         url = value.strip() if "://" in value else "http://" + value.strip()
@@ -139,7 +144,12 @@ class Settings(BaseModel):
             parts.port  # noqa: B018 - raises on a port that is not a number
         except ValueError as exc:
             raise ValueError(
-                f"{value!r} is not a server address ({exc}); e.g. 127.0.0.1:11434"
+                f"{value!r} is not a server address ({exc}); e.g. "
+                + (
+                    "http://127.0.0.1:8080/v1"
+                    if info.field_name == "base_url"
+                    else "127.0.0.1:11434"
+                )
             ) from None
         if parts.scheme not in ("http", "https"):
             raise ValueError(f"{value!r} must be an http:// or https:// address")

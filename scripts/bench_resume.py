@@ -40,7 +40,7 @@ from benchlib import (
     verdict,
 )
 
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 from localagent.report import status_info
 
 SIZES = (100, 10_000, 100_000)
@@ -82,7 +82,7 @@ def _peak_rss(proc: psutil.Process, sampled: int) -> int:
     return sampled
 
 
-def resume(workspace: Path, env: dict[str, str], fake: FakeOllama) -> tuple[float, int]:
+def resume(workspace: Path, env: dict[str, str], fake: FakeServer) -> tuple[float, int]:
     """Seconds from process start to the first chat request, and peak RSS in bytes."""
     before = len(fake.chat_requests)
     cmd = [sys.executable, "-m", "localagent", "resume", "--foreground", "-w", str(workspace)]
@@ -119,7 +119,7 @@ def main() -> int:
     inproc: dict[int, list[float]] = {s: [] for s in SIZES}
     first_call: dict[int, list[float]] = {s: [] for s in SIZES}
     rss: dict[int, list[int]] = {s: [] for s in SIZES}
-    with scratch(args.dir) as root, FakeOllama(SCENARIO) as fake:
+    with scratch(args.dir) as root, FakeServer(SCENARIO) as fake:
         header("Resume: status, time to first model call and memory vs history length", root)
         env = agent_env(root / "home", OLLAMA_HOST=fake.url, LOCALAGENT_MAX_ROUNDS="1000000000")
         workspaces = {size: root / f"ws{size}" for size in SIZES}

@@ -27,9 +27,9 @@ from typing import Any
 from benchlib import FLAT_RATIO, header, median, parse_args, scratch, table, verdict
 
 from localagent.agent import Agent
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import Journal
-from localagent.model import OllamaModel
+from localagent.models import make_model
+from localagent.models.fake import FakeServer
 from localagent.settings import Settings
 from localagent.state import EXCHANGES_KEPT
 from localagent.stopping import StopSignal
@@ -66,17 +66,25 @@ def scenario(rounds: int) -> dict[str, Any]:
     }
 
 
-def run_once(root: Path, rounds: int) -> tuple[list[float], list[dict[str, Any]], list[Any]]:
+def run_once(
+    root: Path, rounds: int, backend: str = "ollama"
+) -> tuple[list[float], list[dict[str, Any]], list[Any]]:
     """One run: per round wall seconds, `llm_call` records, and the fake's chat requests."""
     workspace = root / "ws"
     workspace.mkdir(parents=True)
     (workspace / "README.md").write_text("# Notes\n\nOne file per round in notes/.\n")
-    with FakeOllama(scenario(rounds)) as fake:
-        settings = Settings(ollama_host=fake.url, max_rounds=rounds, retry_deadline=5)
+    with FakeServer(scenario(rounds)) as fake:
+        settings = Settings(
+            backend=backend,
+            ollama_host=fake.url,
+            base_url=fake.url + "/v1",
+            max_rounds=rounds,
+            retry_deadline=5,
+        )
         journal = Journal(workspace)
         journal.load()
         journal.append("goal_started", goal=GOAL, model=settings.model)
-        model = OllamaModel(settings)
+        model = make_model(settings)
         model.preflight()
         # A round is its model call and then its tool calls, each a step of the loop; the
         # last step of round N ends when the state still counts N rounds.
@@ -95,7 +103,9 @@ def run_once(root: Path, rounds: int) -> tuple[list[float], list[dict[str, Any]]
         finally:
             journal.snapshot()
             journal.close()
-        requests = [r for r in fake.chat_requests if not r.get("format")]
+        requests = [
+            r for r in fake.chat_requests if not r.get("format") and not r.get("response_format")
+        ]
     if outcome != "completed" or journal.state.rounds != rounds:
         raise RuntimeError(f"the run ended {outcome} after {journal.state.rounds} rounds")
     calls = [r for r in journal.records() if r["type"] == "llm_call" and r["purpose"] == "round"]

@@ -70,8 +70,8 @@ from torture_kill import (
     strict_records,
 )
 
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import CONTEXT_DIR, Disk, decode
+from localagent.models.fake import FakeServer
 
 BATCHES, PER_BATCH = 2, 2
 CRASH_CODE = 137
@@ -387,7 +387,7 @@ def crash_every_op(
     root: Path, modes: Iterable[str] = MODES, every: int = 1, jobs: int | None = None
 ) -> Report:
     started = time.perf_counter()
-    with FakeOllama(scenario(BATCHES, PER_BATCH)) as server:
+    with FakeServer(scenario(BATCHES, PER_BATCH)) as server:
         harness = Harness(root, agent_env(server.url, root / "home"))
         ops = harness.count()
         todo = trials(ops, modes, every)

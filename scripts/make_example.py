@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 from localagent.runner import run
 from localagent.settings import load_settings
 
@@ -98,7 +98,7 @@ SCENARIO = {
 def main() -> int:
     workspace = Path(tempfile.mkdtemp(prefix="localagent-example-"))
     try:
-        with FakeOllama(SCENARIO) as fake:
+        with FakeServer(SCENARIO) as fake:
             settings = load_settings(ollama_host=fake.url, model="gpt-oss:20b")
             outcome = run(workspace, GOAL, settings)
         shutil.rmtree(TARGET, ignore_errors=True)

@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from localagent.errors import AgentError
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import CONTEXT_DIR, Journal, decode
+from localagent.models.fake import FakeServer
 from localagent.state import State, apply
 from localagent.tools import catalog
 
@@ -563,7 +563,7 @@ def torture(
     summary = Summary()
     started = time.perf_counter()
     home = root / "home"
-    with FakeOllama(scenario(batches, per_batch)) as server:
+    with FakeServer(scenario(batches, per_batch)) as server:
         env = agent_env(server.url, home)
         while summary.kills < kills or summary.goals == 0:
             ws = root / f"ws{summary.goals + 1:03d}"

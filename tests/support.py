@@ -48,6 +48,13 @@ def cli_env(host: str, **extra: str) -> dict[str, str]:
     return env
 
 
+def backend_env(backend: str, url: str, **extra: str) -> dict[str, str]:
+    """The CLI's environment for a fake server at `url` spoken to as `backend`."""
+    if backend == "openai":
+        extra = {"LOCALAGENT_BACKEND": "openai", "LOCALAGENT_BASE_URL": url + "/v1", **extra}
+    return cli_env(url, **extra)
+
+
 def cli_args(*args: str) -> list[str]:
     return [sys.executable, "-m", "localagent", *args]
 

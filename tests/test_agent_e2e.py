@@ -1,5 +1,11 @@
 """The whole agent, end to end: the real CLI in a subprocess, the real `ollama` client,
-and a scripted model server on loopback in this process."""
+and a scripted model server on loopback in this process.
+
+Tests that take a `backend` run twice: against the fake's Ollama API and against its
+OpenAI-compatible API (the representative ones: a goal to its end, several tasks, a
+blocked loop, text calls, tool errors, tools refused, a missing model, a server that
+is down, a kill and resume). The rest run against Ollama only.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +16,13 @@ import signal
 import subprocess
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support import (
+    backend_env,
     call,
     cli_env,
     closed_port,
@@ -30,7 +38,7 @@ from support import (
 )
 
 import localagent
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 from localagent.prompts import FORMAT_ERROR, NO_TOOL_CALL
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX signals")
@@ -38,6 +46,11 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX sign
 HELLO_GOAL = "Write hello.py that prints Hello, world!"
 WRITE_GOAL = "Write the data files"
 FAILING_REPLAN = {"kind": "plan", "match": "failed:", "reply": {"content": "no plan"}}
+
+
+@pytest.fixture(params=["ollama", "openai"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture
@@ -52,8 +65,15 @@ def hello_scenario() -> Path:
 
 
 def rounds(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The chat requests of agent rounds (not plan requests)."""
-    return [r for r in requests if not r.get("format")]
+    """The chat requests of agent rounds (not plan or verdict requests)."""
+    return [r for r in requests if not r.get("format") and not r.get("response_format")]
+
+
+def num_ctx_sent(requests: list[dict[str, Any]], backend: str) -> set[int | None]:
+    if backend == "openai":
+        assert not any("num_ctx" in json.dumps(r) for r in requests)
+    """The num_ctx of each request: Ollama's option; OpenAI-compatible servers take none."""
+    return {r.get("options", {}).get("num_ctx") for r in requests}
 
 
 def writer(files: list[str], delay: float = 0.0, tasks: int = 1) -> dict[str, Any]:
@@ -87,9 +107,11 @@ def state_json(ws: Path) -> dict[str, Any]:
 # ---- goals that end ------------------------------------------------------------------
 
 
-def test_hello_world(ws: Path) -> None:
-    with FakeOllama(hello_scenario()) as server:
-        result = run_cli(cli_env(server.url), "start", HELLO_GOAL, "-w", str(ws), "--foreground")
+def test_hello_world(ws: Path, backend: str) -> None:
+    with FakeServer(hello_scenario()) as server:
+        result = run_cli(
+            backend_env(backend, server.url), "start", HELLO_GOAL, "-w", str(ws), "--foreground"
+        )
     assert result.returncode == 0, result.stderr
     assert "goal completed" in result.stderr
     assert (ws / "hello.py").read_text() == 'print("Hello, world!")\n'
@@ -103,8 +125,9 @@ def test_hello_world(ws: Path) -> None:
     started = [r["tool"] for r in recs if r["type"] == "action_started"]
     assert started == ["write_file", "run_cmd", "run_cmd"]
     assert all(r["tools"] for r in rounds(server.chat_requests))
-    # The same num_ctx on every call (a change reloads the model); a verdict is asked at 0.
-    assert len({r["options"]["num_ctx"] for r in server.chat_requests}) == 1
+    # The same num_ctx on every call (a change reloads the model).
+    assert len(num_ctx_sent(server.chat_requests, backend)) == 1
+    assert recs[0]["settings"]["backend"] == backend
     verdict = next(r for r in recs if r["type"] == "verdict")
     assert (verdict["verdict"], verdict["source"]) == ("VERIFIED", "model")
     assert recs[-1]["verification"] == "verified"
@@ -113,10 +136,12 @@ def test_hello_world(ws: Path) -> None:
     assert all(s["status"] == "completed" for s in state["goal"]["tasks"][0]["subtasks"])
 
 
-def test_several_tasks_and_subtasks(ws: Path) -> None:
+def test_several_tasks_and_subtasks(ws: Path, backend: str) -> None:
     files = ["a.txt", "b.txt", "c.txt", "d.txt"]
-    with FakeOllama(writer(files, tasks=2)) as server:
-        result = run_cli(cli_env(server.url), "start", WRITE_GOAL, "-w", str(ws), "--foreground")
+    with FakeServer(writer(files, tasks=2)) as server:
+        result = run_cli(
+            backend_env(backend, server.url), "start", WRITE_GOAL, "-w", str(ws), "--foreground"
+        )
     assert result.returncode == 0, result.stderr
     assert all((ws / name).read_text() == f"data of {name}\n" for name in files)
     recs = records(ws)
@@ -126,7 +151,13 @@ def test_several_tasks_and_subtasks(ws: Path) -> None:
     assert [t["description"] for t in tasks] == ["Part 1", "Part 2"]
     assert all(t["status"] == "completed" for t in tasks)
     # The summary follows the plan: the second task's subtasks were active in turn.
-    assert "ACTIVE SUBTASK: Write file d.txt" in messages_text(rounds(server.chat_requests)[-1])
+    sent = rounds(server.chat_requests)
+    assert "ACTIVE SUBTASK: Write file d.txt" in messages_text(sent[-1])
+    # Each round's prompt starts with the whole previous prompt, byte for byte as sent,
+    # so the server's KV cache (llama.cpp's cache_prompt) reuses it.
+    as_sent = [b"".join(json.dumps(m).encode() for m in r["messages"]) for r in sent]
+    assert len(sent) == 8
+    assert [new.startswith(old) for old, new in pairwise(as_sent)] == [True] * 7
 
 
 def test_max_rounds_ends_the_goal_failed(ws: Path) -> None:
@@ -140,7 +171,7 @@ def test_max_rounds_ends_the_goal_failed(ws: Path) -> None:
             },
         ]
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         result = run_cli(
             env, "start", "Keep busy", "-w", str(ws), "--foreground", "--max-rounds", "3"
@@ -156,7 +187,7 @@ def test_max_rounds_ends_the_goal_failed(ws: Path) -> None:
 # ---- loops -----------------------------------------------------------------------------
 
 
-def test_a_model_insisting_on_a_repeated_command_is_blocked(ws: Path) -> None:
+def test_a_model_insisting_on_a_repeated_command_is_blocked(ws: Path, backend: str) -> None:
     (ws / "check.py").write_text("import sys\nprint('not yet')\nsys.exit(1)\n")
     scenario = {
         "rules": [
@@ -164,8 +195,8 @@ def test_a_model_insisting_on_a_repeated_command_is_blocked(ws: Path) -> None:
             {"kind": "chat", "reply": call("run_cmd", cmd="python check.py")},
         ]
     }
-    with FakeOllama(scenario) as server:
-        env = cli_env(server.url)
+    with FakeServer(scenario) as server:
+        env = backend_env(backend, server.url)
         result = run_cli(
             env, "start", "Make check.py pass", "-w", str(ws), "--foreground", "--max-rounds", "40"
         )
@@ -209,7 +240,7 @@ def test_rerunning_a_command_after_editing_a_file_is_not_blocked(ws: Path) -> No
         "rules": [plan_rule(("Fix the project", ["Make check.py pass"]))],
         "replies": [*replies, done("check.py exits 0")],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         result = run_cli(env, "start", "Make check.py pass", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
@@ -226,7 +257,7 @@ def test_alternating_actions_are_blocked(ws: Path) -> None:
         "rules": [FAILING_REPLAN, plan_rule(("Look around", ["Find the bug"]))],
         "replies": [read, look] * 6,
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         result = run_cli(env, "start", "Find the bug", "-w", str(ws), "--foreground")
     assert result.returncode == 1
@@ -248,7 +279,9 @@ def fenced(name: str, **arguments: Any) -> dict[str, Any]:
     return {"content": f"I will call a tool.\n```json\n{body}\n```"}
 
 
-def test_text_tool_calls_run_like_native_ones_and_prose_is_corrected(ws: Path) -> None:
+def test_text_tool_calls_run_like_native_ones_and_prose_is_corrected(
+    ws: Path, backend: str
+) -> None:
     scenario = {
         "rules": [plan_rule(("Notes", ["Write notes.txt"]))],
         "replies": [
@@ -258,8 +291,8 @@ def test_text_tool_calls_run_like_native_ones_and_prose_is_corrected(ws: Path) -
             done("notes.txt is written"),
         ],
     }
-    with FakeOllama(scenario) as server:
-        env = cli_env(server.url)
+    with FakeServer(scenario) as server:
+        env = backend_env(backend, server.url)
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     assert (ws / "notes.txt").read_text() == "first\n"
@@ -279,7 +312,7 @@ def test_text_tool_calls_run_like_native_ones_and_prose_is_corrected(ws: Path) -
     assert NO_TOOL_CALL in messages_text(sent[2])
 
 
-def test_unknown_tools_and_bad_arguments_come_back_as_tool_errors(ws: Path) -> None:
+def test_unknown_tools_and_bad_arguments_come_back_as_tool_errors(ws: Path, backend: str) -> None:
     scenario = {
         "rules": [plan_rule(("Notes", ["Write notes.txt"]))],
         "replies": [
@@ -291,8 +324,8 @@ def test_unknown_tools_and_bad_arguments_come_back_as_tool_errors(ws: Path) -> N
             done("written"),
         ],
     }
-    with FakeOllama(scenario) as server:
-        env = cli_env(server.url)
+    with FakeServer(scenario) as server:
+        env = backend_env(backend, server.url)
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     finished = [r for r in records(ws) if r["type"] == "action_finished"]
@@ -315,7 +348,7 @@ def test_consecutive_format_errors_fail_the_subtask(ws: Path) -> None:
             {"content": "Still thinking."},
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 1
@@ -344,7 +377,7 @@ def test_a_model_without_tool_support_is_driven_by_the_text_protocol(ws: Path) -
             fenced("mark_subtask_complete", success=True, reason="it printed hi"),
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, OLLAMA_MODEL="tiny:1b")
         result = run_cli(env, "start", "Say hi", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
@@ -365,7 +398,7 @@ def test_a_model_without_tool_support_is_driven_by_the_text_protocol(ws: Path) -
     assert run["returncode"] == 0 and "hi" in run["result"]
 
 
-def test_a_refusal_of_tools_mid_run_switches_to_the_text_protocol(ws: Path) -> None:
+def test_a_refusal_of_tools_mid_run_switches_to_the_text_protocol(ws: Path, backend: str) -> None:
     # Older servers report no capabilities; only the refusal of `tools=` reveals it.
     scenario = {
         "models": [{"name": "old:7b", "capabilities": []}],
@@ -376,8 +409,8 @@ def test_a_refusal_of_tools_mid_run_switches_to_the_text_protocol(ws: Path) -> N
             fenced("mark_subtask_complete", success=True, reason="written"),
         ],
     }
-    with FakeOllama(scenario) as server:
-        env = cli_env(server.url, OLLAMA_MODEL="old:7b")
+    with FakeServer(scenario) as server:
+        env = backend_env(backend, server.url, OLLAMA_MODEL="old:7b")
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     assert (ws / "notes.txt").read_text() == "n\n"
@@ -389,17 +422,18 @@ def test_a_refusal_of_tools_mid_run_switches_to_the_text_protocol(ws: Path) -> N
 # ---- the model server ------------------------------------------------------------------
 
 
-def test_a_missing_model_exits_3_and_says_how_to_pull_it(ws: Path) -> None:
-    with FakeOllama({"models": [{"name": "other:7b"}]}) as server:
-        env = cli_env(server.url, OLLAMA_MODEL="coder:13b")
+def test_a_missing_model_exits_3_and_says_how_to_pull_it(ws: Path, backend: str) -> None:
+    with FakeServer({"models": [{"name": "other:7b"}]}) as server:
+        env = backend_env(backend, server.url, OLLAMA_MODEL="coder:13b")
         result = run_cli(env, "start", "Anything", "-w", str(ws), "--foreground")
     assert result.returncode == 3
-    assert "ollama pull coder:13b" in result.stderr
+    fix = "ollama pull coder:13b" if backend == "ollama" else "it serves: other:7b"
+    assert fix in result.stderr
 
 
-def test_a_server_that_is_down_exits_3_naming_the_host(ws: Path) -> None:
+def test_a_server_that_is_down_exits_3_naming_the_host(ws: Path, backend: str) -> None:
     port = closed_port()
-    env = cli_env(f"127.0.0.1:{port}", LOCALAGENT_RETRY_DEADLINE="2")
+    env = backend_env(backend, f"http://127.0.0.1:{port}", LOCALAGENT_RETRY_DEADLINE="2")
     started = time.monotonic()
     result = run_cli(env, "start", "Anything", "-w", str(ws), "--foreground")
     assert result.returncode == 3
@@ -420,9 +454,9 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
     return proc.returncode, err
 
 
-def test_sigkill_mid_run_then_resume_loses_nothing(ws: Path) -> None:
-    with FakeOllama(writer(FILES, delay=0.05)) as server:
-        env = cli_env(server.url)
+def test_sigkill_mid_run_then_resume_loses_nothing(ws: Path, backend: str) -> None:
+    with FakeServer(writer(FILES, delay=0.05)) as server:
+        env = backend_env(backend, server.url)
         proc = start_cli(env, "start", WRITE_GOAL, "-w", str(ws), "--foreground")
         try:
             wait_for(lambda: record_types(ws).count("subtask_completed") >= 2)
@@ -467,7 +501,7 @@ def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path) ->
         ]
     }
     runs = ws / "runs.txt"
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         proc = start_cli(env, "start", "Run the slow job", "-w", str(ws), "--foreground")
         try:
@@ -500,11 +534,11 @@ def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path) ->
 
 def test_start_with_the_same_goal_resumes_it(ws: Path) -> None:
     goal = "Write file g.txt"
-    with FakeOllama({"models": [{"name": "other:1b"}]}) as server:
+    with FakeServer({"models": [{"name": "other:1b"}]}) as server:
         result = run_cli(cli_env(server.url), "start", goal, "-w", str(ws), "--foreground")
     assert result.returncode == 3
     assert record_types(ws) == ["goal_started", "suspended"]
-    with FakeOllama(writer(["g.txt"])) as server:
+    with FakeServer(writer(["g.txt"])) as server:
         result = run_cli(cli_env(server.url), "start", goal, "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     kinds = record_types(ws)
@@ -515,11 +549,11 @@ def test_start_with_the_same_goal_resumes_it(ws: Path) -> None:
 
 
 def test_a_different_goal_archives_the_previous_one(ws: Path) -> None:
-    with FakeOllama(hello_scenario()) as server:
+    with FakeServer(hello_scenario()) as server:
         result = run_cli(cli_env(server.url), "start", HELLO_GOAL, "-w", str(ws), "--foreground")
     assert result.returncode == 0
     first = records(ws)
-    with FakeOllama(writer(["x.txt"])) as server:
+    with FakeServer(writer(["x.txt"])) as server:
         result = run_cli(cli_env(server.url), "start", WRITE_GOAL, "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     archived = list((ws / ".agent_context" / "archive").iterdir())
@@ -534,7 +568,7 @@ def test_a_different_goal_archives_the_previous_one(ws: Path) -> None:
 
 
 def test_resume_of_a_completed_goal_says_so(ws: Path) -> None:
-    with FakeOllama(hello_scenario()) as server:
+    with FakeServer(hello_scenario()) as server:
         env = cli_env(server.url)
         assert run_cli(env, "start", HELLO_GOAL, "-w", str(ws), "--foreground").returncode == 0
         before = records(ws)
@@ -554,7 +588,7 @@ def test_resume_with_nothing_to_resume_exits_2(ws: Path) -> None:
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_stop_signal_journals_stopped_and_resume_completes(ws: Path, signum: int) -> None:
-    with FakeOllama(writer(FILES[:3], delay=0.2)) as server:
+    with FakeServer(writer(FILES[:3], delay=0.2)) as server:
         env = cli_env(server.url)
         proc = start_cli(env, "start", WRITE_GOAL, "-w", str(ws), "--foreground")
         try:
@@ -592,7 +626,7 @@ def test_a_prose_reply_to_the_refused_tools_call_is_asked_again_with_the_protoco
             fenced("mark_subtask_complete", success=True, reason="written"),
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, OLLAMA_MODEL="old:7b")
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
@@ -602,3 +636,17 @@ def test_a_prose_reply_to_the_refused_tools_call_is_asked_again_with_the_protoco
     assert sent[0].get("tools") and not sent[1].get("tools")
     assert "no native tool calling" not in sent[1]["messages"][0]["content"]
     assert "no native tool calling" in sent[2]["messages"][0]["content"]
+
+
+def test_the_api_key_reaches_the_server_and_nothing_else(ws: Path) -> None:
+    key = "sk-local-4f1e9a"
+    scenario = {**json.loads(hello_scenario().read_text()), "api_key": key}
+    with FakeServer(scenario) as server:
+        env = backend_env("openai", server.url, LOCALAGENT_API_KEY=key)
+        result = run_cli(env, "start", HELLO_GOAL, "-w", str(ws), "--foreground")
+        status = run_cli(env, "status", "-w", str(ws), "--json")
+    assert result.returncode == 0, result.stderr
+    assert key not in result.stdout + result.stderr + status.stdout
+    assert json.loads(status.stdout)["backend"] == "openai"
+    for path in (ws / ".agent_context").rglob("*"):
+        assert not path.is_file() or key.encode() not in path.read_bytes(), path

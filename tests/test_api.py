@@ -14,7 +14,7 @@ from support import call, done, plan_rule, records
 
 import localagent
 from localagent.errors import UsageError
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 
 HELLO = {
     "rules": [
@@ -51,7 +51,7 @@ def test_a_goal_runs_from_a_worker_thread_with_its_events(tmp_path: Path) -> Non
     events: list[dict[str, Any]] = []
     handler = signal.getsignal(signal.SIGINT)
     level = logging.getLogger("localagent").level
-    with FakeOllama(HELLO) as server:
+    with FakeServer(HELLO) as server:
         result = in_thread(
             lambda: localagent.run_goal(
                 "Write hello.py",
@@ -75,7 +75,7 @@ def test_failures_come_back_as_results_and_mistakes_as_errors(tmp_path: Path) ->
     def broken(event: dict[str, Any]) -> None:
         raise RuntimeError("callback bug")
 
-    with FakeOllama(HELLO) as server:
+    with FakeServer(HELLO) as server:
         failed = localagent.run_goal(
             "Write hello.py", tmp_path, ollama_host=server.url, max_rounds=1, on_event=broken
         )

@@ -92,7 +92,7 @@ def test_build_order_system_summary_exchanges_probe(tmp_path: Path) -> None:
     assert [m["content"].split("\n")[0] for m in middle[::3]] == [
         f"[status] round {n} of 300" for n in (1, 2, 3)
     ]
-    assert [m["tool_calls"][0]["function"]["arguments"]["content"][:9] for m in middle[1::3]] == [
+    assert [m["tool_calls"][0]["arguments"]["content"][:9] for m in middle[1::3]] == [
         "VALUE = 1",
         "VALUE = 2",
         "VALUE = 3",

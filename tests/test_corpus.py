@@ -13,7 +13,7 @@ agent drives it through the text tool protocol. A CASE is
      "replies": [REPLY, ...],
      "expect": {...}}
 
-`replies` are fake-scenario REPLY objects (see `localagent.fake_ollama`), served in
+`replies` are fake-scenario REPLY objects (see `localagent.models.fake`), served in
 order while the case is active. `expect` holds:
 
     observation_contains  words (case-insensitive) the model must get back; required
@@ -52,8 +52,8 @@ from typing import Any
 import pytest
 
 from localagent.agent import ARGS_KEPT
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import decode
+from localagent.models.fake import FakeServer
 from localagent.settings import ENV_NAMES
 from localagent.state import clip
 
@@ -288,7 +288,7 @@ def run_batch(base: Path, env: dict[str, str], cases: list[dict[str, Any]], nati
     workspace, filled = prepare(base, cases)
     run = Run(workspace, cases)
     run.outside_before = snapshot(base, workspace)
-    with FakeOllama(scenario(filled, native)) as fake:
+    with FakeServer(scenario(filled, native)) as fake:
         args = ["start", GOAL, "-w", str(workspace), "--foreground", "--max-rounds", "2000"]
         try:
             done = cli(args, {**env, "OLLAMA_HOST": fake.url})

@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 EVERY = 24
@@ -35,7 +35,7 @@ def harness(
     crash: ModuleType, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[object, list[str]]]:
     root = tmp_path_factory.mktemp("crash-ops")
-    with FakeOllama(crash.scenario(crash.BATCHES, crash.PER_BATCH)) as server:
+    with FakeServer(crash.scenario(crash.BATCHES, crash.PER_BATCH)) as server:
         runner = crash.Harness(root, crash.agent_env(server.url, root / "home"))
         yield runner, runner.count()
 

@@ -14,8 +14,8 @@ import psutil
 import pytest
 
 from localagent import detach
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import Journal
+from localagent.models.fake import FakeServer
 
 PLAN = '{"tasks": [{"description": "T", "subtasks": ["first step", "second step"]}]}'
 SLOW = {
@@ -51,8 +51,8 @@ QUICK = {
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama(SLOW) as server:
+def fake() -> Iterator[FakeServer]:
+    with FakeServer(SLOW) as server:
         yield server
 
 
@@ -68,7 +68,7 @@ def cli(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.Comp
     return done
 
 
-def env_for(server: FakeOllama, **extra: str) -> dict[str, str]:
+def env_for(server: FakeServer, **extra: str) -> dict[str, str]:
     return {**os.environ, "OLLAMA_HOST": server.url, "LOCALAGENT_RETRY_DEADLINE": "5", **extra}
 
 
@@ -87,7 +87,7 @@ def status(ws: Path, env: dict[str, str]) -> dict:
     return orjson.loads(done.stdout)
 
 
-def test_detach_status_stop_resume(tmp_path: Path, fake: FakeOllama) -> None:
+def test_detach_status_stop_resume(tmp_path: Path, fake: FakeServer) -> None:
     env = env_for(fake)
     began = time.monotonic()
     done = cli("start", "keep writing notes", "-w", str(tmp_path), "--max-rounds", "200", env=env)
@@ -117,7 +117,7 @@ def test_detach_status_stop_resume(tmp_path: Path, fake: FakeOllama) -> None:
 def test_second_agent_on_a_busy_workspace_exits_4(tmp_path: Path) -> None:
     # The model takes its time: the agent is busy for as long as the test needs.
     waiting = {"rules": [{"kind": "plan", "reply": {"content": PLAN}}], "default": {"delay": 60}}
-    with FakeOllama(waiting) as server:
+    with FakeServer(waiting) as server:
         _busy_workspace_refuses_others(tmp_path, env_for(server))
 
 
@@ -136,7 +136,7 @@ def _busy_workspace_refuses_others(tmp_path: Path, env: dict[str, str]) -> None:
     assert cli("stop", "-w", str(tmp_path), env=env).returncode == 0
 
 
-def test_stale_lock_after_sigkill_is_reclaimed(tmp_path: Path, fake: FakeOllama) -> None:
+def test_stale_lock_after_sigkill_is_reclaimed(tmp_path: Path, fake: FakeServer) -> None:
     env = env_for(fake)
     assert cli("start", "keep writing notes", "-w", str(tmp_path), env=env).returncode == 0
     pid = status(tmp_path, env)["pid"]
@@ -156,7 +156,7 @@ def test_stale_lock_after_sigkill_is_reclaimed(tmp_path: Path, fake: FakeOllama)
     assert cli("stop", "-w", str(tmp_path), env=env).returncode == 0
 
 
-def test_resume_all_resumes_only_what_died(tmp_path: Path, fake: FakeOllama) -> None:
+def test_resume_all_resumes_only_what_died(tmp_path: Path, fake: FakeServer) -> None:
     env = env_for(fake)
     died = [tmp_path / "a", tmp_path / "b"]
     stopped = tmp_path / "c"
@@ -182,7 +182,7 @@ def test_resume_all_resumes_only_what_died(tmp_path: Path, fake: FakeOllama) -> 
 
 
 def test_foreground_run_finishes_and_resume_says_so(tmp_path: Path) -> None:
-    with FakeOllama(QUICK) as server:
+    with FakeServer(QUICK) as server:
         env = env_for(server)
         done = cli("start", "a quick goal", "-w", str(tmp_path), "--foreground", env=env)
         assert done.returncode == 0, done.stderr
@@ -191,7 +191,7 @@ def test_foreground_run_finishes_and_resume_says_so(tmp_path: Path) -> None:
 
 
 def test_list_and_status_survive_damage(tmp_path: Path, isolated_home: Path) -> None:
-    with FakeOllama(QUICK) as server:
+    with FakeServer(QUICK) as server:
         env = env_for(server)
         kept, gone, broken = tmp_path / "kept", tmp_path / "gone", tmp_path / "broken"
         for ws in (kept, gone, broken):
@@ -225,18 +225,38 @@ def test_list_and_status_survive_damage(tmp_path: Path, isolated_home: Path) -> 
 
 
 def test_doctor_reports_each_check_with_a_fix(tmp_path: Path) -> None:
-    with FakeOllama(
+    with FakeServer(
         {"models": [{"name": "small:1b", "capabilities": ["completion"], "context_length": 4096}]}
     ) as server:
         env = env_for(server, OLLAMA_MODEL="small:1b")
         done = cli("doctor", "-w", str(tmp_path), env=env)
         assert done.returncode == 0, done.stdout
         assert "Ollama 0.12.3" in done.stdout and "text protocol" in done.stdout
+        assert "backend       ollama" in done.stdout
         assert "LOCALAGENT_NUM_CTX=4096" in done.stdout
         missing = cli("doctor", "-w", str(tmp_path), env={**env, "OLLAMA_MODEL": "nope:7b"})
         assert missing.returncode == 3 and "ollama pull nope:7b" in missing.stdout
     down = cli("doctor", "-w", str(tmp_path), env=env)
     assert down.returncode == 3 and "ollama serve" in down.stdout
+
+
+def test_doctor_names_the_openai_backend_and_says_when_tools_need_jinja(tmp_path: Path) -> None:
+    models = [{"name": "model.gguf", "capabilities": ["completion"], "context_length": 4096}]
+    with FakeServer({"models": models, "llama_cpp": True}) as server:
+        env = env_for(
+            server,
+            OLLAMA_MODEL="model.gguf",
+            LOCALAGENT_BACKEND="openai",
+            LOCALAGENT_BASE_URL=server.url + "/v1",
+        )
+        done = cli("doctor", "-w", str(tmp_path), env=env)
+        assert done.returncode == 0, done.stdout
+        assert f"openai (an OpenAI-compatible server at {server.url}/v1)" in done.stdout
+        assert "model.gguf" in done.stdout and "LOCALAGENT_NUM_CTX=4096" in done.stdout
+        assert "refuses tool calls (tools param requires --jinja flag)" in done.stdout
+        assert "start llama-server with --jinja" in done.stdout, done.stdout
+    down = cli("doctor", "-w", str(tmp_path), env=env)
+    assert down.returncode == 3 and "LOCALAGENT_BASE_URL" in down.stdout
 
 
 def test_the_background_agent_is_started_out_of_the_terminals_reach(tmp_path: Path) -> None:

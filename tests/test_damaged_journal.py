@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import decode, encode
+from localagent.models.fake import FakeServer
 from localagent.settings import ENV_NAMES
 from localagent.state import SCHEMA_VERSION
 
@@ -67,7 +67,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env["LOCALAGENT_HOME"] = str(tmp_path_factory.mktemp("template-home"))
     replies = [write("a.txt"), COMPLETE, write("b.txt"), {**COMPLETE, "delay": 30}]
     scenario = {"rules": [{"kind": "plan", "reply": {"content": PLAN}}], "replies": replies}
-    with FakeOllama(scenario) as fake:
+    with FakeServer(scenario) as fake:
         args = ["start", "Write a.txt and b.txt", "-w", str(workspace), "--foreground"]
         with subprocess.Popen(
             [sys.executable, "-m", "localagent", *args],
@@ -318,7 +318,7 @@ ERRORS: dict[str, tuple[Callable[[Path], None], str, str]] = {
 
 def resume(workspace: Path) -> subprocess.CompletedProcess[str]:
     scenario = {"rules": [{"kind": "plan", "reply": {"content": PLAN}}], "default": COMPLETE}
-    with FakeOllama(scenario) as fake:
+    with FakeServer(scenario) as fake:
         env = dict(os.environ, OLLAMA_HOST=fake.url, LOCALAGENT_RETRY_DEADLINE="2")
         return cli("resume", "-w", str(workspace), "--foreground", env=env)
 

@@ -16,7 +16,7 @@ import ollama
 import pydantic
 import pytest
 
-from localagent.fake_ollama import FakeOllama, load_scenario, main, validate_scenario
+from localagent.models.fake import FakeServer, load_scenario, main, validate_scenario
 
 MODEL = "gpt-oss:20b"
 REPO = Path(__file__).resolve().parents[1]
@@ -28,15 +28,15 @@ PLAN_SCHEMA = {
     "required": ["tasks"],
 }
 
-Serve = Callable[..., FakeOllama]
+Serve = Callable[..., FakeServer]
 
 
 @pytest.fixture
 def serve() -> Iterator[Serve]:
-    started: list[FakeOllama] = []
+    started: list[FakeServer] = []
 
-    def start(scenario: dict[str, Any] | Path, **kwargs: Any) -> FakeOllama:
-        fake = FakeOllama(scenario, **kwargs).start()
+    def start(scenario: dict[str, Any] | Path, **kwargs: Any) -> FakeServer:
+        fake = FakeServer(scenario, **kwargs).start()
         started.append(fake)
         return fake
 
@@ -45,11 +45,11 @@ def serve() -> Iterator[Serve]:
         fake.stop()
 
 
-def client(fake: FakeOllama, timeout: float = 5) -> ollama.Client:
+def client(fake: FakeServer, timeout: float = 5) -> ollama.Client:
     return ollama.Client(host=fake.url, timeout=timeout, trust_env=False)
 
 
-def ask(fake: FakeOllama, text: str = "hi", **kwargs: Any) -> ollama.ChatResponse:
+def ask(fake: FakeServer, text: str = "hi", **kwargs: Any) -> ollama.ChatResponse:
     return client(fake).chat(MODEL, [{"role": "user", "content": text}], **kwargs)
 
 
@@ -378,7 +378,7 @@ def test_command_line_serves_logs_and_stops_on_sigterm(tmp_path: Path) -> None:
     )
     port_file, log = tmp_path / "port", tmp_path / "chat.jsonl"
     windows = sys.platform == "win32"
-    command = [sys.executable, "-m", "localagent.fake_ollama", str(scenario), "--port", "0"]
+    command = [sys.executable, "-m", "localagent.models.fake", str(scenario), "--port", "0"]
     command += ["--port-file", str(port_file), "--log", str(log)]
     process = subprocess.Popen(
         command,

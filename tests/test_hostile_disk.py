@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from support import CLI_TIMEOUT, cli_args, cli_env, done, plan_rule, record_types
 
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
 QUICK = {"rules": [plan_rule(("T", ["one step"]))], "default": done()}
@@ -63,7 +63,7 @@ def test_a_log_that_cannot_be_written_never_changes_the_outcome(ws: Path) -> Non
     log = ws / ".agent_context" / "agent.log"
     log.parent.mkdir()
     log.write_bytes(b"an old log line\n" * (LIMIT // 16))  # already as large as allowed
-    with FakeOllama(QUICK) as fake:
+    with FakeServer(QUICK) as fake:
         ran = run_limited(cli_env(fake.url), "start", "a goal", "-w", str(ws), "--foreground")
     assert ran.returncode == 0, ran.stderr
     assert record_types(ws)[-1] == "goal_completed"
@@ -94,7 +94,7 @@ def read_only(folder: Path) -> Iterator[None]:
 
 
 def test_a_read_only_workspace_is_a_clear_usage_error(ws: Path) -> None:
-    with FakeOllama(QUICK) as fake, read_only(ws):
+    with FakeServer(QUICK) as fake, read_only(ws):
         env = cli_env(fake.url)
         for attached in (["--foreground"], []):
             ran = run_limited(env, "start", "a goal", "-w", str(ws), *attached, size=LIMIT)
@@ -106,7 +106,7 @@ def test_a_read_only_workspace_is_a_clear_usage_error(ws: Path) -> None:
 
 
 def test_a_full_disk_at_start_is_said_with_the_fix(ws: Path) -> None:
-    with FakeOllama(QUICK) as fake:
+    with FakeServer(QUICK) as fake:
         env = cli_env(fake.url)
         attached = run_limited(env, "start", "a goal", "-w", str(ws), "--foreground", size=0)
         detached = run_limited(env, "start", "a goal", "-w", str(ws), size=0)
@@ -126,7 +126,7 @@ def test_a_held_registry_lock_is_said_and_never_changes_the_outcome(
     from localagent.registry import registry_path
 
     registry_path().parent.mkdir(parents=True, exist_ok=True)
-    with FakeOllama(QUICK) as fake, FileLock(str(registry_path()) + ".lock"):
+    with FakeServer(QUICK) as fake, FileLock(str(registry_path()) + ".lock"):
         env = cli_env(fake.url)
         ran = run_limited(env, "start", "a goal", "-w", str(ws), "--foreground")
         listed = run_limited(env, "list")

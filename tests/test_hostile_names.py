@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from support import CLI_TIMEOUT, cli_args, cli_env, done, plan_rule, records
 
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import Journal
+from localagent.models.fake import FakeServer
 from localagent.registry import remember, workspaces
 
 pytestmark = pytest.mark.skipif(
@@ -50,7 +50,7 @@ def run_bytes(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[st
 
 def test_a_goal_that_is_not_utf8_runs_with_replacement_characters(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    with FakeOllama(QUICK) as fake:
+    with FakeServer(QUICK) as fake:
         env = cli_env(fake.url)
         ran = run_bytes(env, "start", os.fsdecode(GOAL), "-w", str(ws), "--foreground")
         status = run_bytes(env, "status", "-w", str(ws))
@@ -64,7 +64,7 @@ def test_a_goal_that_is_not_utf8_runs_with_replacement_characters(tmp_path: Path
 def test_a_workspace_folder_that_is_not_utf8_works(tmp_path: Path) -> None:
     ws = tmp_path / os.fsdecode(FOLDER)
     shown = str(tmp_path) + "/ws-\\xff\\xfe"
-    with FakeOllama(QUICK) as fake:
+    with FakeServer(QUICK) as fake:
         env = cli_env(fake.url)
         ran = run_bytes(env, "start", "a goal", "-w", str(ws), "--foreground")
         stop = run_bytes(env, "stop", "-w", str(ws))

@@ -13,9 +13,9 @@ import psutil
 from support import cli_env, done, plan_rule, record_types, records, run_cli, start_cli
 
 from localagent import daemon
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import Journal
 from localagent.lock import LOCK_NAME
+from localagent.models.fake import FakeServer
 from localagent.report import status_info
 from localagent.stop import record_stop
 
@@ -53,7 +53,7 @@ def _stops_at_the_end(ws: Path) -> list[object]:
 def test_stop_racing_the_agents_own_end_says_what_happened(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    with FakeOllama(FINISHING) as fake:
+    with FakeServer(FINISHING) as fake:
         env = cli_env(fake.url)
         started = run_cli(env, "start", "finish soon", "-w", str(ws))
         assert started.returncode == 0, started.stderr
@@ -83,7 +83,7 @@ def test_parallel_background_starts_one_says_started_the_others_exit_4(tmp_path:
     ws = tmp_path / "ws"
     ws.mkdir()
     _finished_goal(ws)
-    with FakeOllama(WORKING) as fake:
+    with FakeServer(WORKING) as fake:
         env = cli_env(fake.url)
         goals = ["one goal", "one goal", "another goal"]
         procs = [start_cli(env, "start", goal, "-w", str(ws)) for goal in goals]

@@ -11,11 +11,11 @@ import pytest
 from support import call, closed_port
 
 from localagent.errors import AgentError, ModelUnavailable
-from localagent.fake_ollama import FakeOllama
-from localagent.model import UNPARSED, OllamaModel, normalize_host
+from localagent.models.fake import FakeServer
+from localagent.models.ollama import OllamaModel, normalize_host
 from localagent.planner import PLAN_SCHEMA
 from localagent.settings import Settings
-from localagent.textcalls import ToolCall
+from localagent.textcalls import UNPARSED, ToolCall
 from localagent.tools import catalog
 
 MODEL = "coder:7b"
@@ -44,9 +44,9 @@ def test_normalize_host(given: str, expected: str) -> None:
 
 
 @pytest.fixture
-def fake(request: pytest.FixtureRequest) -> Iterator[FakeOllama]:
+def fake(request: pytest.FixtureRequest) -> Iterator[FakeServer]:
     scenario = getattr(request, "param", None) or {"models": [{"name": MODEL}]}
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         yield server
 
 
@@ -61,7 +61,7 @@ def scenario(**fields: Any) -> dict[str, Any]:
 
 
 def test_preflight_caps_num_ctx_at_the_models_context_length() -> None:
-    with FakeOllama(scenario()) as server:
+    with FakeServer(scenario()) as server:
         small = model_for(server.url, num_ctx=8192)
         info = small.preflight()
         assert (info.context_length, small.num_ctx, small.native_tools) == (4096, 4096, True)
@@ -72,7 +72,7 @@ def test_preflight_caps_num_ctx_at_the_models_context_length() -> None:
 
 def test_preflight_sees_a_model_without_tools() -> None:
     models = [{"name": MODEL, "capabilities": ["completion"]}]
-    with FakeOllama({"models": models, "default": {"content": "hi"}}) as server:
+    with FakeServer({"models": models, "default": {"content": "hi"}}) as server:
         model = model_for(server.url)
         assert model.preflight().capabilities == ["completion"]
         assert model.native_tools is False
@@ -80,7 +80,7 @@ def test_preflight_sees_a_model_without_tools() -> None:
         assert not server.chat_requests[0].get("tools")
 
 
-def test_a_missing_model_says_how_to_pull_it(fake: FakeOllama) -> None:
+def test_a_missing_model_says_how_to_pull_it(fake: FakeServer) -> None:
     model = model_for(fake.url, model="absent:1b")
     with pytest.raises(ModelUnavailable, match=r"ollama pull absent:1b"):
         model.preflight()
@@ -111,7 +111,7 @@ def test_a_server_that_stays_down_is_retried_with_backoff_until_the_deadline() -
 
 def test_a_server_error_is_retried_then_succeeds() -> None:
     replies = [{"status": 500, "error": "boom"}, {"content": "hello there"}]
-    with FakeOllama(scenario(replies=replies)) as server:
+    with FakeServer(scenario(replies=replies)) as server:
         delays: list[float] = []
         model = model_for(server.url, delays)
         reply = model.chat(HELLO)
@@ -122,7 +122,7 @@ def test_a_server_error_is_retried_then_succeeds() -> None:
 
 def test_a_dropped_stream_is_retried() -> None:
     replies = [{"content": "a long answer cut short", "drop": True}, {"content": "whole"}]
-    with FakeOllama(scenario(replies=replies)) as server:
+    with FakeServer(scenario(replies=replies)) as server:
         delays: list[float] = []
         assert model_for(server.url, delays).chat(HELLO).content == "whole"
         assert delays == [1.0]
@@ -132,7 +132,7 @@ def test_no_tool_support_switches_to_the_text_protocol_and_retries() -> None:
     # Older servers report no capabilities, so only the chat refusal reveals it.
     models = [{"name": MODEL, "capabilities": []}]
     reply = {"content": '```json\n{"name": "list_dir", "arguments": {"path": "."}}\n```'}
-    with FakeOllama({"models": models, "default": reply}) as server:
+    with FakeServer({"models": models, "default": reply}) as server:
         model = model_for(server.url)
         model.preflight()
         assert model.native_tools is True
@@ -157,7 +157,7 @@ def test_tool_arguments_sent_as_a_json_string_are_recovered() -> None:
         },
     }
     after = call("list_dir", path=".")
-    with FakeOllama(scenario(rules=[rule], replies=[after])) as server:
+    with FakeServer(scenario(rules=[rule], replies=[after])) as server:
         model = model_for(server.url)
         reply = model.chat(HELLO, tools=catalog().schemas())
         assert reply.tool_calls == [ToolCall("write_file", {"path": "notes.txt", "content": "x"})]
@@ -171,14 +171,14 @@ def test_tool_arguments_sent_as_a_json_string_are_recovered() -> None:
 
 def test_unparseable_string_arguments_reach_the_tools_as_a_readable_error() -> None:
     rule = {"reply": {"tool_calls": [{"name": "write_file", "arguments": "{broken"}]}}
-    with FakeOllama(scenario(rules=[rule])) as server:
+    with FakeServer(scenario(rules=[rule])) as server:
         reply = model_for(server.url).chat(HELLO, tools=catalog().schemas())
         assert reply.tool_calls == [ToolCall("write_file", {UNPARSED: "{broken"})]
 
 
 def test_lone_surrogates_from_the_server_become_encodable_text() -> None:
     reply = {"content": "half \ud800 a pair", **call("write_file", path="a\udfff.txt", content="x")}
-    with FakeOllama(scenario(default=reply)) as server:
+    with FakeServer(scenario(default=reply)) as server:
         answer = model_for(server.url).chat(HELLO, tools=catalog().schemas())
     orjson.dumps([answer.content, answer.tool_calls[0].arguments])  # what the journal does
     assert answer.content.startswith("half ") and answer.content.endswith(" a pair")
@@ -193,7 +193,7 @@ def test_num_ctx_and_temperature_are_identical_on_every_call() -> None:
         call("list_dir", path="."),
         {"content": "plain"},
     ]
-    with FakeOllama(scenario(replies=replies)) as server:
+    with FakeServer(scenario(replies=replies)) as server:
         model = model_for(server.url, [], num_ctx=16384, temperature=0.35)
         model.preflight()
         model.chat(HELLO, schema=PLAN_SCHEMA)
@@ -208,7 +208,7 @@ def test_num_ctx_and_temperature_are_identical_on_every_call() -> None:
 
 def test_thinking_is_kept_out_of_the_reply_and_tokens_are_counted() -> None:
     reply = {"thinking": "SECRET REASONING", "content": "answer", "prompt_eval_count": 321}
-    with FakeOllama(scenario(default=reply | {"eval_count": 7})) as server:
+    with FakeServer(scenario(default=reply | {"eval_count": 7})) as server:
         answer = model_for(server.url).chat(HELLO)
         assert answer.content == "answer"
         assert (answer.prompt_tokens, answer.completion_tokens) == (321, 7)
@@ -217,7 +217,7 @@ def test_thinking_is_kept_out_of_the_reply_and_tokens_are_counted() -> None:
 
 def test_a_server_that_always_refuses_tools_does_not_spin() -> None:
     refusal = {"status": 400, "error": "registry.ollama.ai/library/x does not support tools"}
-    with FakeOllama(scenario(default=refusal)) as server:
+    with FakeServer(scenario(default=refusal)) as server:
         model = model_for(server.url)
         with pytest.raises(AgentError, match="refused the request"):
             model.chat(HELLO, tools=catalog().schemas())
@@ -226,7 +226,7 @@ def test_a_server_that_always_refuses_tools_does_not_spin() -> None:
 
 def test_a_busy_server_is_waited_out() -> None:
     replies = [{"status": 429, "error": "server busy, please try again"}, {"content": "ok"}]
-    with FakeOllama(scenario(replies=replies)) as server:
+    with FakeServer(scenario(replies=replies)) as server:
         delays: list[float] = []
         reply = model_for(server.url, delays).chat(HELLO)
     assert reply.content == "ok" and delays == [1.0]
@@ -242,7 +242,7 @@ def test_a_busy_server_is_waited_out() -> None:
     ids=["html-page", "garbage", "not-ollama"],
 )
 def test_a_reply_that_is_not_ollama_is_a_server_error(reply: dict[str, Any]) -> None:
-    with FakeOllama(scenario(default=reply)) as server:
+    with FakeServer(scenario(default=reply)) as server:
         model = model_for(server.url, retry_deadline=0)
         with pytest.raises(ModelUnavailable, match=r"could not be read|did not answer"):
             model.chat(HELLO, tools=catalog().schemas())
@@ -253,7 +253,7 @@ def test_tool_calls_that_are_not_objects_reach_the_tools_as_mistakes() -> None:
         '{"message": {"role": "assistant", "content": "", "tool_calls": ["write_file", 7]}}\n'
         '{"message": {"role": "assistant", "content": ""}, "done": true}\n'
     )
-    with FakeOllama(scenario(default={"body": body, "content_type": "application/x-ndjson"})) as s:
+    with FakeServer(scenario(default={"body": body, "content_type": "application/x-ndjson"})) as s:
         reply = model_for(s.url).chat(HELLO, tools=catalog().schemas())
     assert [c.name for c in reply.tool_calls] == ["write_file", "7"]
     assert all(UNPARSED in c.arguments for c in reply.tool_calls)

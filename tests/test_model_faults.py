@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import decode
+from localagent.models.fake import FakeServer
 
 CRASH_MARK = "Traceback (most recent call last)"
 GOAL = "Write a.txt and b.txt"
@@ -60,7 +60,7 @@ def scenario(replies: list[Any], rules: tuple[dict[str, Any], ...] = ()) -> dict
     return {"rules": [*rules, PLAN_RULE], "replies": replies, "default": None}
 
 
-def env_for(fake: FakeOllama, deadline: float = 15, timeout: float = 10) -> dict[str, str]:
+def env_for(fake: FakeServer, deadline: float = 15, timeout: float = 10) -> dict[str, str]:
     return dict(
         os.environ,
         OLLAMA_HOST=fake.url,
@@ -96,12 +96,12 @@ def running(workspace: Path, env: dict[str, str]) -> Iterator[subprocess.Popen[s
                 agent.kill()
 
 
-def asked(fake: FakeOllama) -> list[dict[str, Any]]:
+def asked(fake: FakeServer) -> list[dict[str, Any]]:
     """The plan and round requests (the goal's verdict request left out)."""
     return [r for r in fake.chat_requests if "verdict" not in str(r.get("format") or "")]
 
 
-def wait_for_requests(fake: FakeOllama, count: int, seconds: float = 20) -> None:
+def wait_for_requests(fake: FakeServer, count: int, seconds: float = 20) -> None:
     end = time.monotonic() + seconds
     while len(asked(fake)) < count:
         assert time.monotonic() < end, f"only {len(asked(fake))} chat requests arrived"
@@ -143,7 +143,7 @@ def assert_intact(workspace: Path, status: str = "completed") -> list[dict[str, 
 
 def test_slow_replies_under_the_timeout_are_waited_for(tmp_path: Path) -> None:
     slow = [write("a.txt", "A", delay=1.0), complete("a"), write("b.txt", "B", delay=1.0)]
-    with FakeOllama(scenario([*slow, complete("b")])) as fake:
+    with FakeServer(scenario([*slow, complete("b")])) as fake:
         done = start(tmp_path, env_for(fake, timeout=2))
         assert done.returncode == 0, done.stderr
         assert len(asked(fake)) == 5, "a slow reply was asked for again"
@@ -155,7 +155,7 @@ def test_server_errors_are_retried_until_it_recovers(tmp_path: Path) -> None:
     busy = {"kind": "plan", "times": 1, "reply": {"status": 503, "error": "loading model"}}
     oom = {"status": 500, "error": "llama runner ran out of memory"}
     replies = script(after_first=(oom,))
-    with FakeOllama(scenario(replies, rules=(busy,))) as fake:
+    with FakeServer(scenario(replies, rules=(busy,))) as fake:
         done = start(tmp_path, env_for(fake))
         assert done.returncode == 0, done.stderr
         assert len(asked(fake)) == 2 + len(replies)
@@ -169,7 +169,7 @@ def test_an_error_line_mid_stream_is_retried_and_its_partial_reply_unused(
 ) -> None:
     # A reply of only a tool call streams that call before the error line arrives.
     broken = write("half.txt", "never", error_line="model runner has unexpectedly stopped")
-    with FakeOllama(scenario(script(broken))) as fake:
+    with FakeServer(scenario(script(broken))) as fake:
         done = start(tmp_path, env_for(fake))
         assert done.returncode == 0, done.stderr
     assert "model runner has unexpectedly stopped" in done.stderr
@@ -181,7 +181,7 @@ def test_a_connection_dropped_mid_reply_is_retried(tmp_path: Path) -> None:
     dropped_call = write("dropped.txt", "never", drop=True)
     dropped_text = {"content": "I will now write a.txt as asked", "chunks": 4, "drop": True}
     replies = script(dropped_call, after_first=(dropped_text,))
-    with FakeOllama(scenario(replies)) as fake:
+    with FakeServer(scenario(replies)) as fake:
         done = start(tmp_path, env_for(fake))
         assert done.returncode == 0, done.stderr
         assert len(asked(fake)) == 1 + len(replies)
@@ -194,7 +194,7 @@ def test_a_connection_dropped_mid_reply_is_retried(tmp_path: Path) -> None:
 
 def test_a_reply_slower_than_the_request_timeout_is_retried(tmp_path: Path) -> None:
     late = write("late.txt", "never", delay=4)
-    with FakeOllama(scenario(script(late))) as fake:
+    with FakeServer(scenario(script(late))) as fake:
         done = start(tmp_path, env_for(fake, timeout=1))
         assert done.returncode == 0, done.stderr
     assert "timed out" in done.stderr
@@ -204,7 +204,7 @@ def test_a_reply_slower_than_the_request_timeout_is_retried(tmp_path: Path) -> N
 
 def test_the_server_going_away_mid_run_is_waited_out(tmp_path: Path) -> None:
     in_flight = write("lost.txt", "never", delay=30)
-    fake = FakeOllama(scenario(script(after_first=(in_flight,)))).start()
+    fake = FakeServer(scenario(script(after_first=(in_flight,)))).start()
     try:
         with running(tmp_path, env_for(fake)) as agent:
             wait_for_requests(fake, 4)  # the plan, a.txt, complete, and the one in flight
@@ -223,7 +223,7 @@ def test_the_server_going_away_mid_run_is_waited_out(tmp_path: Path) -> None:
 
 def test_past_the_retry_deadline_it_exits_3_and_resume_completes(tmp_path: Path) -> None:
     in_flight = write("lost.txt", "never", delay=30)
-    fake = FakeOllama(scenario(script(after_first=(in_flight,)))).start()
+    fake = FakeServer(scenario(script(after_first=(in_flight,)))).start()
     try:
         with running(tmp_path, env_for(fake, deadline=2)) as agent:
             wait_for_requests(fake, 4)
@@ -250,7 +250,7 @@ def test_past_the_retry_deadline_it_exits_3_and_resume_completes(tmp_path: Path)
 
 
 def test_a_server_that_never_answers_exits_3_naming_the_host(tmp_path: Path) -> None:
-    fake = FakeOllama(scenario(script())).start()
+    fake = FakeServer(scenario(script())).start()
     fake.stop()  # a port that was just free: nothing listens there now
     done = start(tmp_path, env_for(fake, deadline=0))
     assert done.returncode == 3, done.stderr
@@ -265,7 +265,7 @@ def test_a_server_that_never_answers_exits_3_naming_the_host(tmp_path: Path) -> 
 
 def test_a_missing_model_exits_3_with_the_command_that_fetches_it(tmp_path: Path) -> None:
     other = {**scenario(script()), "models": [{"name": "qwen3:8b"}]}
-    with FakeOllama(other) as fake:
+    with FakeServer(other) as fake:
         done = start(tmp_path, env_for(fake))
     assert done.returncode == 3, done.stderr
     assert "ollama pull gpt-oss:20b" in done.stderr

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import Journal
+from localagent.models.fake import FakeServer
 from localagent.outputstore import OutputStore
 from localagent.safefs import UnsafeFile
 from localagent.tools import ToolContext, execute
@@ -295,7 +295,7 @@ def test_a_long_output_read_back_end_to_end(ws: Path, tmp_path: Path) -> None:
         "default": done("the output ends with line 3000 of 3000"),
     }
     env = cli_env("", LOCALAGENT_HOME=str(tmp_path / "home"))
-    with FakeOllama(scenario) as fake:
+    with FakeServer(scenario) as fake:
         env["OLLAMA_HOST"] = fake.url
         ran = run_cli(env, "start", "Run long.py", "-w", str(ws), "--foreground")
     assert ran.returncode == 0, ran.stderr

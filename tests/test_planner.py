@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from localagent import planner
-from localagent.fake_ollama import FakeOllama
-from localagent.model import OllamaModel, Reply
+from localagent.models import Reply
+from localagent.models.fake import FakeServer
+from localagent.models.ollama import OllamaModel
 from localagent.settings import Settings
 from localagent.state import State, apply
 
@@ -21,7 +22,7 @@ PLAN = {
 
 
 def planned(replies: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[Reply], Any]:
-    with FakeOllama({"models": [{"name": "m:1"}], "replies": replies}) as server:
+    with FakeServer({"models": [{"name": "m:1"}], "replies": replies}) as server:
         model = OllamaModel(Settings(ollama_host=server.url, model="m:1", retry_deadline=1))
         seen: list[Reply] = []
         tasks = planner.decompose(model, GOAL, seen.append)
@@ -67,7 +68,7 @@ def test_replan_names_the_failure_and_what_is_done() -> None:
     ):
         apply(state, {"seq": state.seq + 1, **rec})
     better = {"tasks": [{"description": "Run it differently", "subtasks": ["Run conv.py 37"]}]}
-    with FakeOllama({"models": [{"name": "m:1"}], "default": {"content": json.dumps(better)}}) as f:
+    with FakeServer({"models": [{"name": "m:1"}], "default": {"content": json.dumps(better)}}) as f:
         model = OllamaModel(Settings(ollama_host=f.url, model="m:1"))
         failed = ("Write the converter", "Run conv.py 100")
         tasks = planner.replan(model, state, failed, "exit code 2", lambda reply: None)

@@ -16,8 +16,8 @@ import orjson
 import pytest
 from support import call, cli_args, cli_env, closed_port, done, plan_rule, run_cli
 
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import JOURNAL_FILES, TEMP_FILES, Journal
+from localagent.models.fake import FakeServer
 from localagent.safefs import UnsafeFile
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="symlinks and FIFOs: POSIX")
@@ -101,7 +101,7 @@ def test_planted_temp_and_flag_links_are_replaced_never_written_through(
         "replies": [call("write_file", path="a.txt", content="A")],
         "default": done("written"),
     }
-    with FakeOllama(scenario) as fake:
+    with FakeServer(scenario) as fake:
         env = env_for(tmp_path / "home", fake.url)
         ran = run_cli(env, "start", "write a.txt", "-w", str(workspace), "--foreground")
         assert ran.returncode == 0, ran.stderr

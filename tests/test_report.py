@@ -147,3 +147,23 @@ def test_list_reads_only_the_end_of_a_journal(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     (row,) = orjson.loads(done.stdout)
     assert row["status"] == "completed" and row["goal"] == "long goal"
+
+
+def test_status_names_the_model_and_its_backend(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    journal = Journal(ws)
+    journal.load()
+    settings = {"backend": "openai", "model": "qwen2.5-coder:7b"}
+    journal.append("goal_started", goal="G", model="qwen2.5-coder:7b", settings=settings)
+    journal.finish()
+    shown = run_cli(env(tmp_path / "home"), "status", "-w", str(ws))
+    assert "model      qwen2.5-coder:7b (openai backend)" in shown.stdout, shown.stdout
+    info = orjson.loads(run_cli(env(tmp_path / "home"), "status", "-w", str(ws), "--json").stdout)
+    assert (info["backend"], info["model"]) == ("openai", "qwen2.5-coder:7b")
+    older = tmp_path / "older"  # a goal journaled before there were backends
+    goal(older, "H")
+    info = orjson.loads(
+        run_cli(env(tmp_path / "home"), "status", "-w", str(older), "--json").stdout
+    )
+    assert info["backend"] == "ollama"

@@ -20,6 +20,25 @@ def test_defaults_match_the_spec() -> None:
     assert (s.temperature, s.max_rounds, s.history_keep, s.num_ctx) == (0.2, 24, 5, 8192)
     assert s.allowed_commands == ("python", "pytest", "ruff", "pip")
     assert s.retry_deadline == 300
+    assert (s.backend, s.base_url) == ("ollama", "http://127.0.0.1:8080/v1")
+
+
+def test_the_backend_and_its_url_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LOCALAGENT_BACKEND", "openai")
+    monkeypatch.setenv("LOCALAGENT_BASE_URL", "http://gpu-box:8000/v1")
+    monkeypatch.setenv("LOCALAGENT_API_KEY", "sk-secret")
+    s = load_settings()
+    assert (s.backend, s.base_url) == ("openai", "http://gpu-box:8000/v1")
+    assert "sk-secret" not in repr(s.model_dump())
+    monkeypatch.setenv("LOCALAGENT_BACKEND", "vllm")
+    with pytest.raises(UsageError, match="LOCALAGENT_BACKEND"):
+        load_settings()
+    monkeypatch.setenv("LOCALAGENT_BACKEND", "openai")
+    monkeypatch.setenv("LOCALAGENT_BASE_URL", "127.0.0.1:port")
+    with pytest.raises(UsageError, match=r"LOCALAGENT_BASE_URL.*8080/v1"):
+        load_settings()
 
 
 def test_precedence_flag_over_env_over_file_over_default(monkeypatch: pytest.MonkeyPatch) -> None:

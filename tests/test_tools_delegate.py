@@ -14,7 +14,7 @@ import pytest
 from support import TREE_SCRIPT, call, cli_env, done, plan_rule, records, run_cli
 
 from localagent.errors import UsageError
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 from localagent.settings import RUN_SETTINGS, config_path, load_settings
 from localagent.tools import ToolContext, ToolResult, catalog, execute, run_tools
 
@@ -203,7 +203,7 @@ def test_the_model_delegates_through_the_cli(ws: Path, agent_script: Path) -> No
             },
         ]
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "start", "Delegate", "-w", str(ws), "--foreground")
         first_round = next(r for r in server.chat_requests if not r.get("format"))
     assert result.returncode == 0, result.stderr

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 from localagent.tools import ToolContext, execute
 
 
@@ -183,7 +183,7 @@ def edit_scenario(reply: dict[str, Any]) -> dict[str, Any]:
 def test_an_edit_runs_through_the_loop_and_its_facts_reach_the_probe(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("x = 1\n")
     scenario = edit_scenario(call("replace_in_file", path="./app.py", old="x = 1", new="x = 2"))
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, LOCALAGENT_VERIFY="0")
         result = run_cli(env, "start", EDIT_GOAL, "-w", str(tmp_path), "--foreground")
         last_prompt = server.chat_requests[-1]["messages"][-1]["content"]
@@ -244,7 +244,7 @@ def _cut_after_the_edit_started(root: Path) -> None:
 def test_an_interrupted_edit_is_checked_not_blindly_redone(tmp_path: Path, case: str) -> None:
     edit, before, left, after = CASES[case]
     _lay_out(tmp_path, before)
-    with FakeOllama(edit_scenario(edit)) as server:
+    with FakeServer(edit_scenario(edit)) as server:
         env = cli_env(server.url, LOCALAGENT_VERIFY="0")
         first = run_cli(env, "start", EDIT_GOAL, "-w", str(tmp_path), "--foreground")
         assert first.returncode == 0, first.stderr
@@ -270,7 +270,7 @@ def test_an_interrupted_edit_is_checked_not_blindly_redone(tmp_path: Path, case:
 def test_the_tools_setting_fixes_the_tool_list_for_the_run(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("x = 1\n")
     scenario = edit_scenario(call("replace_in_file", path="app.py", old="x = 1", new="x = 2"))
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, LOCALAGENT_VERIFY="0")
         unknown = run_cli(env, "start", EDIT_GOAL, "-w", str(tmp_path), "--tools", "rm_rf")
         chosen = "read_file,replace_in_file"

@@ -12,8 +12,8 @@ import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
 from localagent import loopguard
-from localagent.fake_ollama import FakeOllama
 from localagent.journal import Journal
+from localagent.models.fake import FakeServer
 from localagent.tools import ToolContext, ToolResult, canonical_call, catalog, execute
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -386,7 +386,7 @@ def commit_scenario() -> dict[str, object]:
 
 def test_the_model_looks_commits_and_reads_the_log_through_the_cli(repo: Path) -> None:
     (repo / "a.py").write_text("A = 2\n")
-    with FakeOllama(commit_scenario()) as server:
+    with FakeServer(commit_scenario()) as server:
         env = cli_env(server.url)
         result = run_cli(env, "start", COMMIT_GOAL, "-w", str(repo), "--foreground")
         first_round = next(r for r in server.chat_requests if not r.get("format"))
@@ -426,7 +426,7 @@ def test_an_interrupted_commit_is_not_run_again_on_resume(repo: Path) -> None:
         "action_started", tool="git_commit", args=COMMIT_ARGS, signature=sig, round=1, call="1.1"
     )
     journal.finish()
-    with FakeOllama(commit_scenario()) as server:
+    with FakeServer(commit_scenario()) as server:
         result = run_cli(cli_env(server.url), "resume", "-w", str(repo), "--foreground")
     assert result.returncode == 0, result.stderr
     recs = records(repo)

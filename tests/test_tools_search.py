@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 from localagent.tools import ToolContext, ToolResult, execute
 
 NO_LINKS = "this account cannot create symbolic links"
@@ -436,7 +436,7 @@ def test_the_model_searches_and_the_journal_holds_the_result(root: Path) -> None
             done("pkg/util.py defines greet at line 4"),
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         goal = "Find where greet is defined"
         result = run_cli(cli_env(server.url), "start", goal, "-w", str(root), "--foreground")
     assert result.returncode == 0, result.stderr

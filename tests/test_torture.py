@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import pytest
 
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
@@ -145,7 +145,7 @@ def test_a_command_that_kills_interrupted_twice_can_still_be_run(
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "check.py").write_text("import time\ntime.sleep(1.5)\nprint('ok')\n")
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = torture.agent_env(server.url, tmp_path / "home")
         for args in (["start", "Check the workspace"], ["resume"]):
             agent = subprocess.Popen(

@@ -26,7 +26,7 @@ from support import (
     wait_for,
 )
 
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 
 posix_signals = pytest.mark.skipif(sys.platform == "win32", reason="sends POSIX signals")
 
@@ -73,7 +73,7 @@ def test_resume_keeps_the_model_and_round_limit_of_the_start(ws: Path) -> None:
         ],
         "default": done("written"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         args = ("start", "Write the files", "-w", str(ws), "--model", "small:1b")
         proc = start_cli(env, *args, "--max-rounds", "3", "--foreground")
@@ -100,7 +100,7 @@ SLOW_WRITE = {
 
 @posix_signals
 def test_a_flag_given_to_resume_wins_and_is_journaled(ws: Path) -> None:
-    with FakeOllama(SLOW_WRITE) as server:
+    with FakeServer(SLOW_WRITE) as server:
         env = cli_env(server.url)
         args = ("start", "Write a.txt", "-w", str(ws), "--max-rounds", "2", "--foreground")
         proc = start_cli(env, *args)
@@ -130,7 +130,7 @@ def signalled_after_the_plan(env: dict[str, str], ws: Path, signum: int) -> None
 
 @posix_signals
 def test_sigterm_is_a_system_stop_that_resume_all_picks_up(ws: Path) -> None:
-    with FakeOllama(SLOW_WRITE) as server:
+    with FakeServer(SLOW_WRITE) as server:
         env = cli_env(server.url)
         signalled_after_the_plan(env, ws, signal.SIGTERM)
         assert _stopped(ws)["by"] == "system"
@@ -143,7 +143,7 @@ def test_sigterm_is_a_system_stop_that_resume_all_picks_up(ws: Path) -> None:
 def test_a_user_stop_is_not_resumed_at_logon_and_a_failed_resume_keeps_it_stopped(
     ws: Path,
 ) -> None:
-    with FakeOllama(SLOW_WRITE) as server:
+    with FakeServer(SLOW_WRITE) as server:
         env = cli_env(server.url)
         signalled_after_the_plan(env, ws, signal.SIGINT)  # Ctrl-C: the user
         assert _stopped(ws)["by"] == "user"
@@ -171,7 +171,7 @@ def test_the_model_sees_the_end_of_a_long_output(ws: Path) -> None:
         "replies": [call("run_cmd", cmd="python noisy.py")],
         "default": done("it passed"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "start", "Run it", "-w", str(ws), "--foreground")
         second = rounds(server.chat_requests)[1]
     assert result.returncode == 0, result.stderr
@@ -191,7 +191,7 @@ def test_the_prompt_fits_the_context_window(ws: Path) -> None:
         "replies": reads,
         "default": done("read them all"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, LOCALAGENT_NUM_CTX="4096")
         result = run_cli(env, "start", "Read the files", "-w", str(ws), "--foreground")
         sent = rounds(server.chat_requests)
@@ -239,13 +239,13 @@ def test_a_replan_owed_when_the_run_was_killed_is_done_on_resume(ws: Path) -> No
         ],
         "default": done("written"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         proc = start_cli(env, "start", "Write files", "-w", str(ws), "--foreground")
         kill_when(proc, lambda: "subtask_failed" in record_types(ws))
     scenario["rules"][0]["reply"]["delay"] = 0
     scenario["rules"][2] = write_once("a.txt")  # a.txt can be written now
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "resume", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr  # the revised plan answered the failure
     plans = [r for r in records(ws) if r["type"] == "plan"]
@@ -276,7 +276,7 @@ def test_a_command_interrupted_by_a_crash_is_killed_on_resume(ws: Path) -> None:
         "replies": [call("run_cmd", cmd="python late.py", timeout_sec=60)],
         "default": done("ran it"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         proc = start_cli(env, "start", "Run the job", "-w", str(ws), "--foreground")
         kill_when(proc, lambda: "action_started" in record_types(ws))
@@ -306,14 +306,14 @@ def test_commands_that_write_files_are_progress_and_subtasks_start_fresh(ws: Pat
         ],
         "default": done("ok"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "start", "Gen", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     assert "action_blocked" not in record_types(ws)
 
 
 def test_a_background_start_with_a_missing_model_exits_3_and_says_why(ws: Path) -> None:
-    with FakeOllama({"models": [{"name": "other:1b"}]}) as server:
+    with FakeServer({"models": [{"name": "other:1b"}]}) as server:
         env = cli_env(server.url, OLLAMA_MODEL="absent:7b")
         result = run_cli(env, "start", "Write a.txt", "-w", str(ws))
         status = run_cli(env, "status", "-w", str(ws))
@@ -329,7 +329,7 @@ def test_stop_during_a_long_model_call_is_prompt_and_clean(ws: Path) -> None:
         "rules": [plan_rule(("Files", ["Write a.txt"]))],
         "replies": [{**call("write_file", path="a.txt", content="a\n"), "delay": 60}],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         started = run_cli(env, "start", "Write a.txt", "-w", str(ws))
         assert started.returncode == 0, started.stderr
@@ -352,7 +352,7 @@ def test_a_model_that_never_stops_is_cut_off_and_told(ws: Path) -> None:
         ],
         "default": done("fine"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, LOCALAGENT_CALL_DEADLINE="1")
         result = run_cli(env, "start", "Write a.txt", "-w", str(ws), "--foreground")
         second = rounds(server.chat_requests)[1]
@@ -370,7 +370,7 @@ def test_a_huge_integer_argument_is_journaled_and_the_run_goes_on(ws: Path) -> N
         "replies": [call("run_cmd", cmd="python -m pytest", timeout_sec=2**70)],
         "default": done("fine"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "start", "Run", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     assert "action_finished" in record_types(ws)
@@ -387,7 +387,7 @@ def test_feedback_on_a_reply_without_calls_is_not_a_tool_message(ws: Path) -> No
         ],
         "default": done("written"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "start", "Write a.txt", "-w", str(ws), "--foreground")
         later = rounds(server.chat_requests)[1]["messages"]
     assert result.returncode == 0, result.stderr
@@ -444,7 +444,7 @@ def test_a_signal_at_any_moment_of_the_start_leaves_a_journal_that_resumes(
         ],
         "default": done("written"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         proc = start_cli(env, "start", "Write the files", "-w", str(ws), "--foreground")
         wait_for(lambda: (ws / ".agent_context" / "history.jsonl").exists())
@@ -473,7 +473,7 @@ def test_status_says_how_the_models_calls_arrive(ws: Path) -> None:
             "content": '[TOOL_CALLS]mark_subtask_complete[ARGS]{"success": true, "reason": "ok"}'
         },
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, OLLAMA_MODEL="devstral:24b")
         result = run_cli(env, "start", "Write a.txt", "-w", str(ws), "--foreground")
         status = run_cli(env, "status", "-w", str(ws))

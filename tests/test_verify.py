@@ -21,7 +21,7 @@ from support import (
     wait_for,
 )
 
-from localagent.fake_ollama import FakeOllama
+from localagent.models.fake import FakeServer
 from localagent.verify.evidence import named_files
 from localagent.verify.ledger import check_kind, judge
 
@@ -39,7 +39,7 @@ def of_type(recs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [r for r in recs if r["type"] == kind]
 
 
-def verify_requests(server: FakeOllama) -> list[dict[str, Any]]:
+def verify_requests(server: FakeServer) -> list[dict[str, Any]]:
     return [r for r in server.chat_requests if "verdict" in str(r.get("format") or "")]
 
 
@@ -129,7 +129,7 @@ def test_a_claim_without_the_named_file_is_refused_until_it_exists(ws: Path) -> 
             done("game.py is written and runs"),
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "start", "Make a game", "-w", str(ws), "--foreground")
         sent = [r for r in server.chat_requests if not r.get("format")]
     assert result.returncode == 0, result.stderr
@@ -161,7 +161,7 @@ def test_an_edit_after_a_passing_test_gets_one_nudge_then_a_rerun(ws: Path) -> N
             done("tests pass after the change"),
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "start", "Calculator", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     recs = records(ws)
@@ -183,7 +183,7 @@ def test_a_second_claim_without_checking_is_accepted_as_unverified(ws: Path) -> 
         "replies": [call("write_file", path="tool.py", content="print('t')\n"), done("written")],
         "default": done("written, really"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "start", "A tool", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     recs = records(ws)
@@ -199,7 +199,7 @@ def test_a_text_file_written_needs_no_reading_back(ws: Path) -> None:
         "rules": [plan_rule(("Notes", ["Write notes.txt"]))],
         "replies": [call("write_file", path="notes.txt", content="n\n"), done("written")],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "start", "Notes", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     recs = records(ws)
@@ -232,7 +232,7 @@ def test_output_that_differs_from_expected_is_not_verified_without_asking_the_mo
             done("main.py prints the greeting"),
         ],
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "start", "Greeter", "-w", str(ws), "--foreground")
         asked = verify_requests(server)
     assert result.returncode == 0, result.stderr
@@ -258,7 +258,7 @@ def test_a_garbage_verdict_twice_leaves_the_deterministic_verdict(ws: Path) -> N
         **notes_scenario("written and read back"),
         "verdict": {"content": "Looks good to me! VERIFIED"},
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         result = run_cli(cli_env(server.url), "start", "Notes", "-w", str(ws), "--foreground")
         asked = verify_requests(server)
     assert result.returncode == 0, result.stderr
@@ -272,7 +272,7 @@ def test_a_garbage_verdict_twice_leaves_the_deterministic_verdict(ws: Path) -> N
 def test_checks_that_keep_failing_end_the_goal_failed_after_two_replans(ws: Path) -> None:
     (ws / "check.py").write_text("import sys\nprint('2 requirements unmet')\nsys.exit(1)\n")
     scenario = {"rules": [plan_rule(("Fix", ["Make the check pass"]))], "default": done("done")}
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         args = ("start", "Pass the check", "-w", str(ws), "--foreground")
         result = run_cli(env, *args, "--check", "python check.py")
@@ -293,7 +293,7 @@ def test_a_check_the_allow_list_refuses_is_reported_as_not_run(ws: Path) -> None
     scenario = {
         **notes_scenario("written"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, LOCALAGENT_ALLOWED_COMMANDS="python")
         args = ("start", "Notes", "-w", str(ws), "--foreground", "--check", "pytest -q")
         result = run_cli(env, *args)
@@ -311,7 +311,7 @@ def test_no_verify_skips_the_goal_checks_but_not_the_gate(ws: Path) -> None:
         "replies": [done("written"), call("write_file", path="notes.txt", content="n\n")],
         "default": done("written"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         args = ("start", "Notes", "-w", str(ws), "--foreground", "--no-verify")
         result = run_cli(env, *args)
@@ -329,7 +329,7 @@ def test_a_goal_the_loop_guard_ends_is_never_completed(ws: Path) -> None:
         "rules": [plan_rule(("Look", ["Inspect the folder"]))],
         "default": call("list_dir", path="."),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url, LOCALAGENT_MAX_REPLANS="0")
         result = run_cli(env, "start", "Look around", "-w", str(ws), "--foreground")
     assert result.returncode == 1
@@ -350,7 +350,7 @@ def test_a_goal_check_cut_off_by_a_kill_runs_again_on_resume(ws: Path) -> None:
     scenario = {
         **notes_scenario("written"),
     }
-    with FakeOllama(scenario) as server:
+    with FakeServer(scenario) as server:
         env = cli_env(server.url)
         args = ("start", "Notes", "-w", str(ws), "--foreground", "--check", "python slow_check.py")
         proc = start_cli(env, *args)
@@ -377,7 +377,7 @@ def test_doctor_lists_the_checks_a_workspace_would_run(ws: Path) -> None:
     (ws / "test_game.py").write_text("def test_game():\n    pass\n")
     (ws / "main.py").write_text("print('hi')\n")
     (ws / "expected.txt").write_text("hi\n")
-    with FakeOllama({}) as server:
+    with FakeServer({}) as server:
         env = cli_env(server.url)
         result = run_cli(env, "doctor", "-w", str(ws))
     line = next(x for x in result.stdout.splitlines() if "goal checks" in x)

@@ -7,10 +7,12 @@ small defects of native calls."""
 from __future__ import annotations
 
 from localagent.textcalls.base import (
+    UNPARSED,
     Parsed,
     TextCallError,
     ToolCall,
     clean_tool_name,
+    given_arguments,
     valid_unicode,
 )
 from localagent.textcalls.table import RECOGNISERS, parse_reply
@@ -18,10 +20,12 @@ from localagent.textcalls.values import lenient_arguments
 
 __all__ = [
     "RECOGNISERS",
+    "UNPARSED",
     "Parsed",
     "TextCallError",
     "ToolCall",
     "clean_tool_name",
+    "given_arguments",
     "lenient_arguments",
     "parse_reply",
     "parse_text_calls",

@@ -10,10 +10,21 @@ from typing import Any
 _MARKUP = re.compile(r"<[|｜][^<>]{0,40}[|｜]>")
 
 
+# Holds tool arguments that are not a JSON object, so the tool can say what is wrong.
+UNPARSED = "__unparsed__"
+
+
 @dataclass(frozen=True)
 class ToolCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    server_id: str = ""  # the id the server gave the call, sent back with its result
+
+
+def given_arguments(arguments: dict[str, Any]) -> Any:
+    """The arguments as the model gave them: the object, or what could not be read as one
+    (for the tool to refuse with a clear message)."""
+    return arguments.get(UNPARSED, arguments)
 
 
 @dataclass(frozen=True)

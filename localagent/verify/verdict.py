@@ -18,6 +18,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from localagent.models import Model
 from localagent.prompts import VERIFY_SYSTEM, VERIFY_USER, render
 from localagent.verify.evidence import gate
 
@@ -102,7 +103,7 @@ def _plan_lines(state: Any) -> str:
 
 
 def ask_model(
-    model: Any, state: Any, found: Findings, on_call: Callable[[Any], None]
+    model: Model, state: Any, found: Findings, on_call: Callable[[Any], None]
 ) -> ModelVerdict | None:
     """The model's verdict, or None when it gave no valid one in two tries."""
     system = render(VERIFY_SYSTEM, schema=orjson.dumps(VERDICT_SCHEMA).decode())

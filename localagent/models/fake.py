@@ -1,11 +1,13 @@
-"""A scripted stand-in for the Ollama server, for tests, demos and CI.
+"""A scripted stand-in for a model server, for tests, demos and CI.
 
 It speaks enough of the Ollama HTTP API (`/`, `/api/version`, `/api/tags`,
-`/api/ps`, `/api/show`, `/api/chat`) for the official `ollama` Python client,
-and answers chat requests from a scenario file instead of a model, so the
-whole agent can run end to end on a machine with no Ollama and no GPU.
+`/api/ps`, `/api/show`, `/api/chat`) for the official `ollama` Python client, and
+of the OpenAI-compatible API (`/v1/models`, `/v1/chat/completions`, llama.cpp's
+`/props`; see `localagent.models.fake_openai`) for the `openai` backend, and
+answers chat requests from a scenario file instead of a model, so the whole agent
+can run end to end on a machine with no model server and no GPU.
 
-    python -m localagent.fake_ollama SCENARIO.json [--host 127.0.0.1] [--port 11434]
+    python -m localagent.models.fake SCENARIO.json [--host 127.0.0.1] [--port 11434]
                                      [--log requests.jsonl] [--port-file port.txt]
 
 `--port 0` picks a free port; `--port-file` then receives the port number
@@ -19,7 +21,7 @@ The package ships a demo, `localagent/scenarios/hello.json`: a model that
 plans one task, writes hello.py, runs `python hello.py` and marks each
 subtask complete. Serve it on the default port and run the agent against it:
 
-    python -m localagent.fake_ollama localagent/scenarios/hello.json
+    python -m localagent.models.fake localagent/scenarios/hello.json
     localagent start "Write hello.py that prints Hello, world!" --foreground
 
 Scenario file
@@ -33,9 +35,12 @@ A JSON object; every key is optional:
       "rules": [{"match": "REGEX", "in": "all", "kind": "any", "times": 1, "reply": REPLY}],
       "replies": [REPLY, ...],
       "default": REPLY,
-      "verdict": REPLY
+      "verdict": REPLY,
+      "llama_cpp": false, "response_format": true, "api_key": ""
     }
 
+`llama_cpp` serves llama.cpp's `/props`; `response_format: false` refuses
+OpenAI structured output; `api_key` makes the /v1 endpoints demand that key.
 `models` lists the pulled models (default: `gpt-oss:20b` as above). A model
 needs only `name`; `capabilities` defaults to `["completion", "tools"]`,
 `context_length` to 32768, and `family`, `parameter_size`,
@@ -110,6 +115,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from localagent.models import fake_openai
+
 DEFAULT_MODEL: dict[str, Any] = {
     "name": "gpt-oss:20b",
     "capabilities": ["completion", "tools", "thinking"],
@@ -118,6 +125,7 @@ DEFAULT_MODEL: dict[str, Any] = {
 }
 DEFAULT_VERSION = "0.12.3"
 DEFAULT_CHUNKS = 3
+CHAT_PATHS = ("/api/chat", "/v1/chat/completions")
 
 # bool is an int to Python, but never a count, a status or a delay here.
 _CHECKS: dict[str, Callable[[Any], bool]] = {
@@ -138,6 +146,9 @@ _SCENARIO_FIELDS = {
     "replies": "a list",
     "default": "an object or null",
     "verdict": "an object",
+    "llama_cpp": "true or false",
+    "response_format": "true or false",
+    "api_key": "a string",
 }
 _MODEL_FIELDS = {
     "name": "a string",
@@ -211,6 +222,9 @@ def validate_scenario(data: object) -> dict[str, Any]:
         ],
         "default": None if default is None else _reply(default, "default"),
         "verdict": _reply(spec.get("verdict", VERIFIED), "verdict"),
+        "llama_cpp": spec.get("llama_cpp", False),
+        "response_format": spec.get("response_format", True),
+        "api_key": spec.get("api_key", ""),
     }
 
 
@@ -362,6 +376,9 @@ def _kind(body: dict[str, Any]) -> str:
     """ "verify" for a verdict request (its schema has a `verdict`), "plan" for any other
     structured-output request, "chat" otherwise."""
     schema = body.get("format")
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict):  # OpenAI's structured output
+        schema = (response_format.get("json_schema") or {}).get("schema") or {"type": "object"}
     if not schema:
         return "chat"
     properties = schema.get("properties") if isinstance(schema, dict) else None
@@ -528,7 +545,7 @@ class _Server(ThreadingHTTPServer):
     # it would let the fake bind a port a real Ollama already holds.
     allow_reuse_address = sys.platform != "win32"
 
-    def __init__(self, address: tuple[str, int], fake: FakeOllama) -> None:
+    def __init__(self, address: tuple[str, int], fake: FakeServer) -> None:
         self.fake = fake
         super().__init__(address, _Handler)
 
@@ -574,7 +591,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         fake = self.server.fake
-        if self.path == "/":
+        key = fake.scenario["api_key"]
+        if (
+            self.path.startswith("/v1/")
+            and key
+            and self.headers.get("Authorization") != f"Bearer {key}"
+        ):
+            self._send_error(401, "Incorrect API key provided", openai=True)
+        elif self.path == "/":
             self._send(200, b"Ollama is running", "text/plain; charset=utf-8")
         elif self.path == "/api/version":
             self._send_json(200, {"version": fake.scenario["version"]})
@@ -582,6 +606,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, _tags(fake.scenario["models"]))
         elif self.path == "/api/ps":
             self._send_json(200, {"models": []})
+        elif self.path == "/v1/models":
+            self._send_json(200, fake_openai.models(fake.scenario))
+        elif self.path == "/props" and fake.scenario["llama_cpp"]:
+            self._send_json(200, fake_openai.props(fake.scenario))
         else:
             self._send(404, b"404 page not found", "text/plain; charset=utf-8")
 
@@ -593,6 +621,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer_show(body)
         elif self.path == "/api/chat":
             self._answer_chat(body, time.perf_counter_ns())
+        elif self.path == "/v1/chat/completions":
+            self._answer_chat(body, time.perf_counter_ns(), openai=True)
         else:
             self._send(404, b"404 page not found", "text/plain; charset=utf-8")
 
@@ -618,35 +648,81 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, _show(model))
 
-    def _answer_chat(self, body: dict[str, Any], started: int) -> None:
+    def _answer_chat(self, body: dict[str, Any], started: int, openai: bool = False) -> None:
         fake = self.server.fake
-        refusal = _chat_refusal(body, fake._model(body.get("model") or ""))
+        path = self.path
+        model = fake._model(body.get("model") or "")
+        if openai:
+            auth = self.headers.get("Authorization", "")
+            refusal = fake_openai.refusal(body, model, fake.scenario, auth)
+        else:
+            refusal = _chat_refusal(body, model)
         if refusal is not None:
-            fake._note("/api/chat", body, status=refusal[0])
-            self._send_json(refusal[0], {"error": refusal[1]})
+            fake._note(path, body, status=refusal[0])
+            self._send_error(refusal[0], refusal[1], openai)
             return
         answered_by, reply = fake._script.choose(body)
         if reply is None:
-            fake._note("/api/chat", body, answered_by, 500)
-            self._send_json(500, {"error": "scenario exhausted"})
+            fake._note(path, body, answered_by, 500)
+            self._send_error(500, "scenario exhausted", openai)
             return
-        fake._note("/api/chat", body, answered_by, reply.get("status", 200))
+        seq = fake._note(path, body, answered_by, reply.get("status", 200))
         if fake._stopping.wait(reply.get("delay", 0)):
             self.close_connection = True
         elif "body" in reply:
             content_type = reply.get("content_type", "text/html; charset=utf-8")
             self._send(reply.get("body_status", 200), reply["body"].encode(), content_type)
         elif "status" in reply:
-            self._send_json(reply["status"], {"error": reply["error"]})
-        elif body.get("stream", True):
+            self._send_error(reply["status"], reply["error"], openai)
+        elif body.get("stream", not openai) and openai:
+            self._events(body, reply, seq)
+        elif body.get("stream", True) and not openai:
             self._stream(body, reply, started)
         elif reply.get("drop"):
             self.close_connection = True
         elif "error_line" in reply:
-            self._send_json(500, {"error": reply["error_line"]})
+            self._send_error(500, reply["error_line"], openai)
+        elif openai:
+            self._send_json(200, fake_openai.completion(body, reply, seq))
         else:
             message = {"model": body["model"], "created_at": _now(), "message": _message(reply)}
             self._send_json(200, message | _final_fields(body, reply, started))
+
+    def _send_error(self, status: int, error: str, openai: bool) -> None:
+        self._send_json(status, fake_openai.error(status, error) if openai else {"error": error})
+
+    def _events(self, body: dict[str, Any], reply: dict[str, Any], seq: int) -> None:
+        """An OpenAI-style stream of server-sent events."""
+        parts = fake_openai.events(body, reply, seq)
+        broken = reply.get("drop") or "error_line" in reply
+        sent = parts[: max(1, len(parts) // 2)] if broken else parts
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        pause = reply.get("chunk_delay", 0.05 if reply.get("endless") else 0)
+        for event in sent:
+            self._event(event)
+            if pause and self.server.fake._stopping.wait(pause):
+                return
+        while reply.get("endless") and not self.server.fake._stopping.wait(pause):
+            self._event(fake_openai.endless(body, seq))
+        if reply.get("drop"):
+            self.close_connection = True
+            return
+        if "error_line" in reply:
+            self._event(fake_openai.error(500, reply["error_line"]))
+        else:
+            for event in fake_openai.ending(body, reply, seq):
+                self._event(event)
+            self._write_chunk(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _event(self, payload: dict[str, Any]) -> None:
+        self._write_chunk(b"data: " + json.dumps(payload).encode() + b"\n\n")
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
     def _stream(self, body: dict[str, Any], reply: dict[str, Any], started: int) -> None:
         parts = _stream_messages(reply)
@@ -677,8 +753,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
     def _chunk(self, payload: dict[str, Any]) -> None:
-        line = json.dumps(payload).encode() + b"\n"
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+        self._write_chunk(json.dumps(payload).encode() + b"\n")
 
     def _send_json(self, status: int, payload: dict[str, Any]) -> None:
         self._send(status, json.dumps(payload).encode(), "application/json; charset=utf-8")
@@ -694,8 +769,9 @@ class _Handler(BaseHTTPRequestHandler):
 # --- the server ------------------------------------------------------------------------
 
 
-class FakeOllama:
-    """A scripted Ollama server on a background thread; restartable on the same port."""
+class FakeServer:
+    """A scripted model server (Ollama and OpenAI-compatible) on a background thread;
+    restartable on the same port."""
 
     def __init__(
         self,
@@ -730,16 +806,16 @@ class FakeOllama:
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """Every /api/chat and /api/show body received, in order."""
+        """Every chat and /api/show body received, in order."""
         with self._lock:
             return [body for _, body in self._received]
 
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
         with self._lock:
-            return [body for path, body in self._received if path == "/api/chat"]
+            return [body for path, body in self._received if path in CHAT_PATHS]
 
-    def start(self) -> FakeOllama:
+    def start(self) -> FakeServer:
         if self._server is not None:
             return self
         self._stopping.clear()
@@ -780,7 +856,7 @@ class FakeOllama:
             self._thread.join()
         self._close_log()
 
-    def __enter__(self) -> FakeOllama:
+    def __enter__(self) -> FakeServer:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
@@ -798,14 +874,15 @@ class FakeOllama:
 
     def _note(
         self, path: str, body: dict[str, Any], answered_by: str | None = None, status: int = 200
-    ) -> None:
+    ) -> int:
+        """Keep a request; returns the number of chat requests so far."""
         with self._lock:
             self._received.append((path, body))
-            if path != "/api/chat":
-                return
+            if path not in CHAT_PATHS:
+                return self._chats
             self._chats += 1
             if self._log is None:
-                return
+                return self._chats
             entry = {
                 "seq": self._chats,
                 "ts": _now(),
@@ -816,6 +893,7 @@ class FakeOllama:
             }
             self._log.write(json.dumps(entry) + "\n")
             self._log.flush()
+            return self._chats
 
     def _close_log(self) -> None:
         with self._lock:
@@ -844,7 +922,7 @@ def _on_signals(handler: Callable[[int, FrameType | None], None]) -> dict[int, A
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m localagent.fake_ollama",
+        prog="python -m localagent.models.fake",
         description="Serve a scripted fake of the Ollama API from a scenario file.",
     )
     parser.add_argument("scenario", type=Path, help="scenario JSON file")
@@ -854,7 +932,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port-file", type=Path, help="write the bound port here")
     args = parser.parse_args(argv)
     try:
-        fake = FakeOllama(args.scenario, args.host, args.port, args.log).start()
+        fake = FakeServer(args.scenario, args.host, args.port, args.log).start()
     except ValueError as exc:
         print(f"fake ollama: {exc}", file=sys.stderr)
         return 2

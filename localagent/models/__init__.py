@@ -1,0 +1,36 @@
+"""The model seam: the `Model` protocol and its adapters, one per kind of server.
+
+`protocol` is what the rest of localagent imports; `ollama` and `openai` are the
+adapters (each the only code that knows its wire format); `fake` is the scripted
+server the tests and the demo run against. Nothing heavy is imported here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from localagent.models.protocol import Health, Message, Model, ModelInfo, Reply
+
+if TYPE_CHECKING:
+    from localagent.settings import Settings
+    from localagent.stopping import StopSignal
+
+__all__ = ["Health", "Message", "Model", "ModelInfo", "Reply", "make_model"]
+
+
+def make_model(
+    settings: Settings,
+    stop: StopSignal | None = None,
+    wait: Callable[[float], None] = time.sleep,
+) -> Model:
+    """The adapter the `backend` setting names; `wait` sleeps between retries when no
+    `stop` is given (a stop's own wait ends early)."""
+    if settings.backend == "openai":
+        from localagent.models.openai import OpenAIModel
+
+        return OpenAIModel(settings, wait, stop)
+    from localagent.models.ollama import OllamaModel
+
+    return OllamaModel(settings, wait, stop)

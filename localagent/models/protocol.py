@@ -1,0 +1,80 @@
+"""What the rest of localagent knows about a model: this protocol and these types.
+
+Messages are in our own shape, whatever the server speaks; each adapter encodes them:
+
+    {"role": "system" | "user" | "assistant" | "tool", "content": str}
+    an assistant message may add "tool_calls": [{"id": str, "name": str, "arguments": dict}]
+    a tool message adds "call" (the id of the call it answers) and "tool" (the tool's name)
+
+Tools are the JSON schemas of `ToolRegistry.schemas()` (`{"type": "function", ...}`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from localagent.textcalls import ToolCall
+
+Message = dict[str, Any]
+
+
+@dataclass
+class Reply:
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    duration_ms: float = 0.0
+    cut_off: str = ""  # "length" (num_predict reached) or "deadline" (call_deadline passed)
+
+
+@dataclass
+class ModelInfo:
+    capabilities: list[str]  # as the server says; empty when it does not say
+    context_length: int | None
+
+
+@dataclass(frozen=True)
+class Health:
+    """What `doctor` says about the server: whether it answered, what it is, the fix."""
+
+    up: bool
+    detail: str
+    fix: str = ""
+
+
+class Model(Protocol):
+    backend: str  # "ollama" or "openai", as the setting names it
+    native_tools: bool  # False once the server refused tools: the text protocol is used
+    num_ctx: int  # the context window of the run, bounded by the server's
+    missing_fix: str  # what to type when the model is not on the server
+    tools_fix: str  # what to do when the server refuses tool calls
+
+    def health(self) -> Health:
+        """One quick look at the server, no retries (for `doctor`)."""
+        ...
+
+    def wait_for_server(self) -> str:
+        """Wait (with backoff, up to the retry deadline) until the server answers."""
+        ...
+
+    def preflight(self, within: float | None = None) -> ModelInfo:
+        """Check the model is there, learn its capabilities, fix `num_ctx` for the run;
+        raises ModelUnavailable (with the fix) when it is not."""
+        ...
+
+    def probe_tools(self) -> str:
+        """Why the server refuses tool calls, or "" (for `doctor`; at most a one-token call)."""
+        ...
+
+    def chat(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None = None,
+        schema: dict[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> Reply:
+        """One call; `schema` asks for a JSON answer of that shape (no tools then);
+        `temperature` overrides the run's for this call."""
+        ...
