@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from localagent.outputstore import OutputStore, Stored
 
 JOURNAL_DIR = ".agent_context"
+BINARY_SNIFF_BYTES = 8192  # a NUL in a file's first bytes makes it binary
 
 
 def _never() -> bool:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Annotated
 
-from localagent.tools.base import ToolContext, ToolError, ToolResult, describe
+from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.files import existing_file, syntax_problem, write_atomically
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
 
@@ -128,7 +128,7 @@ def move_file(
 
 
 def _text_of(data: bytes, path: str) -> str:
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise ToolError(f"{describe(path)} is a binary file; it cannot be edited as text")
     try:
         return data.decode("utf-8")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated
 
 from localagent.fingerprint import is_skipped
-from localagent.tools.base import ToolContext, ToolError, ToolResult, describe
+from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.paths import (
     MAX_NAME_SIZE,
     name_size,
@@ -23,7 +23,6 @@ from localagent.tools.paths import (
 
 MAX_LIST_ENTRIES = 200
 READ_BYTES_RANGE = (1, 1_000_000)
-BINARY_SNIFF_BYTES = 8192
 REPLACE_RETRY_SECONDS = 2.0
 STALE_TEMP_SECONDS = 60.0
 TEMP_SCAN_LIMIT = 20_000  # entries looked at by clean_stale_temps

@@ -22,11 +22,10 @@ from typing import BinaryIO
 
 from localagent.fingerprint import is_skipped
 from localagent.tools import gitignore
-from localagent.tools.base import ToolError, describe
+from localagent.tools.base import BINARY_SNIFF_BYTES, ToolError, describe
 from localagent.tools.paths import relative, touches_journal
 
 MAX_FILE_BYTES = 1_000_000  # larger files are not searched
-BINARY_SNIFF_BYTES = 8192
 POLL_SECONDS = 0.1  # how often a stop request is looked for
 _OPEN_FLAGS = (
     os.O_RDONLY
