@@ -290,3 +290,60 @@ def test_the_tools_setting_fixes_the_tool_list_for_the_run(tmp_path: Path) -> No
     assert "read_file, replace_in_file and mark_subtask_complete" in system
     assert "run_cmd" not in system
     assert "tools      read_file, replace_in_file" in status.stdout
+
+
+# ---- reading, finding and deleting through the loop --------------------------------------
+
+
+def test_finding_reading_a_range_and_deleting_through_the_cli(tmp_path: Path) -> None:
+    """find_files, read_file with a line range and delete_file, each called by the model
+    with hostile company (a path out of the workspace), through the real CLI and journal."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "old.log").write_text("stale\n")
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\ngamma\ndelta\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.log"
+    outside.write_text("keep me\n")
+    scenario = {
+        "rules": [
+            plan_rule(("Tidy", ["Remove the stale log"])),
+            {
+                "match": "ACTIVE SUBTASK: Remove",
+                "times": 1,
+                "reply": call("find_files", glob="*.log"),
+            },
+            {
+                "match": r"logs/old\.log",
+                "times": 1,
+                "reply": call("read_file", path="notes.txt", start_line=2, end_line=3),
+            },
+            {
+                "match": r"2\| beta",
+                "times": 1,
+                "reply": call("delete_file", path=f"../{outside.name}"),
+            },
+            {
+                "match": r"\.\./[^ ]*-outside\.log' is outside the workspace",
+                "times": 1,
+                "reply": call("delete_file", path="logs/old.log"),
+            },
+        ],
+        "default": done("the stale log is gone"),
+    }
+    with FakeServer(scenario) as server:
+        env = cli_env(server.url, LOCALAGENT_VERIFY="0")
+        result = run_cli(env, "start", "Remove the stale log", "-w", str(tmp_path), "--foreground")
+    assert result.returncode == 0, result.stderr
+    finished = [r for r in records(tmp_path) if r["type"] == "action_finished"]
+    by_tool = [(r["tool"], r["ok"]) for r in finished]
+    assert by_tool == [
+        ("find_files", True),
+        ("read_file", True),
+        ("delete_file", False),
+        ("delete_file", True),
+    ]
+    assert "logs/old.log" in finished[0]["result"]
+    assert finished[1]["result"] == "'notes.txt' lines 2-3 of 4:\n    2| beta\n    3| gamma"
+    assert finished[1]["facts"] == {"read": ["notes.txt"]}
+    assert finished[3]["facts"] == {"removed": ["logs/old.log"]}
+    assert not (tmp_path / "logs" / "old.log").exists()
+    assert outside.read_text() == "keep me\n"
