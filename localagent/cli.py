@@ -60,6 +60,13 @@ ToolsOpt = Annotated[
         help="Comma-separated tools to enable (default: every default tool).",
     ),
 ]
+BackendOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--backend",
+        help="The model server's API: ollama or openai (an OpenAI-compatible server).",
+    ),
+]
 ForegroundOpt = Annotated[
     bool, typer.Option("--foreground", help="Run attached; the exit code is the outcome.")
 ]
@@ -134,16 +141,20 @@ def start(
     check: CheckOpt = None,
     no_verify: NoVerifyOpt = False,
     tools: ToolsOpt = None,
+    backend: BackendOpt = None,
 ) -> None:
     """Start work on GOAL (or resume it if the workspace holds it unfinished)."""
     if not goal.strip():
         raise _usage("the goal is empty; say what to achieve")
-    verification = _run_flags(check, no_verify, tools)
+    verification = _run_flags(check, no_verify, tools, backend)
     _run(workspace, goal.strip(), model, max_rounds, foreground, verification=verification)
 
 
-def _run_flags(check: list[str] | None, no_verify: bool, tools: str | None) -> dict[str, Any]:
-    """`--check`, `--no-verify` and `--tools` as setting flags (None: not given)."""
+def _run_flags(
+    check: list[str] | None, no_verify: bool, tools: str | None, backend: str | None
+) -> dict[str, Any]:
+    """`--check`, `--no-verify`, `--tools` and `--backend` as setting flags (None: not
+    given)."""
     if check and not all(c.strip() for c in check):
         raise _usage('--check needs a command, e.g. --check "python -m pytest -q"')
     names = tuple(n.strip() for n in (tools or "").split(",") if n.strip())
@@ -153,6 +164,7 @@ def _run_flags(check: list[str] | None, no_verify: bool, tools: str | None) -> d
         "checks": tuple(c.strip() for c in check) if check else None,
         "verify": False if no_verify else None,
         "tools": names or None,
+        "backend": backend,
     }
 
 
@@ -166,19 +178,23 @@ def resume(
     max_rounds: RoundsOpt = None,
     foreground: ForegroundOpt = False,
     repair: RepairOpt = False,
+    tools: ToolsOpt = None,
+    backend: BackendOpt = None,
 ) -> None:
     """Resume the unfinished goal of the workspace (--all: of every workspace).
 
-    A flag given here (--model, --max-rounds) changes the run's journaled setting.
+    A flag given here (--model, --max-rounds, --tools, --backend) changes the run's
+    journaled setting.
     """
+    given = {k: v for k, v in _run_flags(None, False, tools, backend).items() if v is not None}
     if all_:
         from localagent.daemon import resume_all
         from localagent.settings import load_settings
 
-        settings = load_settings(model=model, max_rounds=max_rounds)
-        typer.echo(resume_all(settings, {"model": model, "max_rounds": max_rounds}))
+        flags = {"model": model, "max_rounds": max_rounds, **given}
+        typer.echo(resume_all(load_settings(**flags), flags))
         return
-    _run(workspace, None, model, max_rounds, foreground, repair)
+    _run(workspace, None, model, max_rounds, foreground, repair, given)
 
 
 @app.command("run-agent", hidden=True)
@@ -192,12 +208,17 @@ def run_agent(
     check: CheckOpt = None,
     no_verify: NoVerifyOpt = False,
     tools: ToolsOpt = None,
+    backend: BackendOpt = None,
 ) -> None:
     """The background process started by `start` and `resume`."""
     from localagent.runner import run
     from localagent.settings import load_settings
 
-    flags = {"model": model, "max_rounds": max_rounds, **_run_flags(check, no_verify, tools)}
+    flags = {
+        "model": model,
+        "max_rounds": max_rounds,
+        **_run_flags(check, no_verify, tools, backend),
+    }
     settings = load_settings(**flags)
     ws = _workspace(workspace)
     run(ws, goal, settings, flags, repair=repair, preflight_deadline=preflight_deadline)

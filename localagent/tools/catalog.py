@@ -35,6 +35,27 @@ def mark_subtask_complete(
     return ToolResult(True, f"subtask marked {outcome}: {reason}", verdict=(success, reason))
 
 
+# Models under this size (billions of parameters) get SMALL_MODEL_TOOLS unless the user
+# names the tools: fewer, plainer tools are what small models call correctly.
+SMALL_MODEL_BILLIONS = 8.0
+SMALL_MODEL_TOOLS = (
+    "list_dir",
+    "read_file",
+    "search_files",
+    "write_file",
+    "replace_in_file",
+    "run_cmd",
+    "read_output",
+)
+
+
+def tools_for_size(billions: float | None) -> tuple[str, ...] | None:
+    """The tool names for a model of this size when the user named none: the short set
+    for a small model, None (the default set) otherwise or when the size is unknown."""
+    small = billions is not None and 0 < billions < SMALL_MODEL_BILLIONS
+    return SMALL_MODEL_TOOLS if small else None
+
+
 def _respaced(values: dict[str, Any]) -> dict[str, Any]:
     return {**values, "cmd": commands.respaced(values["cmd"])}
 
