@@ -109,3 +109,13 @@ def follow(
                 time.sleep(poll)
     except KeyboardInterrupt:
         return
+
+
+def show(workspace: Path, last: int, keep_following: bool, write: Callable[[str], None]) -> None:
+    """`logs --events` and `history --json`: the records as JSON lines; `keep_following`
+    prints every record, then each one appended, until Ctrl-C."""
+    if keep_following:
+        follow(open_journal(workspace), lambda record: write(json_line(record)))
+        return
+    for record in history(workspace, last):
+        write(json_line(record))
