@@ -92,7 +92,7 @@ class Follower:
 def follow(
     journal: Journal,
     write: Callable[[dict[str, Any]], None],
-    poll: float = 0.5,
+    poll: float = 0.25,
     until: Callable[[Iterable[dict[str, Any]]], bool] = lambda found: False,
 ) -> None:
     """Write every record, then each one appended, until `until(new records)` says so
