@@ -164,6 +164,7 @@ def view(
 
 
 def snapshot(journal: Journal, now: float | None = None) -> View:
+    journal.notes.clear()  # loading adds its notes again each time
     state = journal.load(repair=False)
     alive, pid = running(journal)
     return view(state, journal.tail(TAIL), alive, pid, time.time() if now is None else now)
