@@ -13,7 +13,9 @@ import io
 import json
 import os
 import re
+import select
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -381,6 +383,14 @@ def test_json_lines_escape_what_could_drive_a_terminal(tmp_path: Path) -> None:
     assert json.loads(out[0])["goal"] == records(tmp_path)[0]["goal"]
 
 
+def next_line(proc: subprocess.Popen[str], timeout: float = 15.0) -> dict[str, Any]:
+    """The next JSON line of a follower, or a failure (never a hang) when none comes."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "no record came"
+    return dict(json.loads(proc.stdout.readline()))
+
+
 def test_logs_events_follows_new_records_and_a_new_goal(tmp_path: Path) -> None:
     journal = Journal(tmp_path)
     journal.load()
@@ -389,13 +399,12 @@ def test_logs_events_follows_new_records_and_a_new_goal(tmp_path: Path) -> None:
         cli_env("http://127.0.0.1:1"), "logs", "--events", "-f", "-w", str(tmp_path)
     )
     try:
-        assert following.stdout is not None
-        assert json.loads(following.stdout.readline())["goal"] == "first"
+        assert next_line(following)["goal"] == "first"
         journal.append("plan", tasks=[{"description": "T", "subtasks": ["s"]}])
-        assert json.loads(following.stdout.readline())["type"] == "plan"
+        assert next_line(following)["type"] == "plan"
         journal.archive()
         journal.append("goal_started", goal="second")
-        again = json.loads(following.stdout.readline())
+        again = next_line(following)
         assert (again["seq"], again["goal"]) == (1, "second")
         following.send_signal(signal.SIGINT)
         assert following.wait(timeout=10) == 0
