@@ -162,7 +162,6 @@ def _work(
 ) -> str:
     from localagent.agent import Agent
     from localagent.models import make_model
-    from localagent.prompts import RESUMED_NOTICE
     from localagent.tools import ToolContext, clean_stale_temps
 
     journal, stop = lifecycle.journal, lifecycle.stop
@@ -198,7 +197,7 @@ def _work(
     show = Progress(settings).show if progress else lambda state: None
     agent = Agent(journal, model, settings, ctx, stop, on_progress=show)
     if mode == "resume":
-        agent.notice = RESUMED_NOTICE
+        agent.notice = agent.prompts.render("resumed_notice")
     return agent.run()
 
 
