@@ -39,9 +39,9 @@ DEFAULT = PromptSet()
 
 
 def _elsewhere() -> dict[str, str]:
-    """Each placeholder name and the first prompt that takes it."""
+    """Each placeholder name and a prompt that takes it (one sent last, if any)."""
     found: dict[str, str] = {}
-    for name, prompt in PROMPTS.items():
+    for name, prompt in sorted(PROMPTS.items(), key=lambda item: item[1].spec.prefix):
         for placeholder in sorted(prompt.spec.names):
             found.setdefault(placeholder, name)
     return found

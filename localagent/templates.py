@@ -184,14 +184,14 @@ def check(text: str, spec: Spec, where: str, elsewhere: Mapping[str, str] = {}) 
 
 def _unknown(name: str, spec: Spec, elsewhere: Mapping[str, str]) -> str:
     takes = ", ".join(f"{{{n}}}" for n in sorted(spec.names)) or "no placeholders"
-    close = difflib.get_close_matches(name, sorted(spec.names), n=1, cutoff=0.6)
-    if close:
-        return f"unknown placeholder {{{name}}}: did you mean {{{close[0]}}}? (it takes {takes})"
     if name in elsewhere:
         return (
             f"{{{name}}} is a value of the {elsewhere[name]} prompt, not of this one "
             f"(it takes {takes})"
         )
+    close = difflib.get_close_matches(name, sorted(spec.names), n=1, cutoff=0.6)
+    if close:
+        return f"unknown placeholder {{{name}}}: did you mean {{{close[0]}}}? (it takes {takes})"
     return f"unknown placeholder {{{name}}} (it takes {takes})"
 
 
