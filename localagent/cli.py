@@ -133,7 +133,7 @@ def _warn_prompts(texts: dict[str, str]) -> None:
     from localagent.promptset import warnings
 
     for line in warnings(texts):
-        typer.echo(f"localagent: warning: {line}", err=True)
+        typer.echo(f"localagent: {line}", err=True)
 
 
 def _verified(workspace: Path) -> str:

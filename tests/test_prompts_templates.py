@@ -295,3 +295,14 @@ def test_custom_prompts_reach_the_model_and_are_journaled(tmp_path: Path) -> Non
     recs = records(ws)
     assert recs[0]["settings"]["prompts"] == custom
     assert [r["text"] for r in recs if r["type"] == "feedback"] == [custom["no_tool_call"]]
+
+
+def test_start_warns_of_a_volatile_value_before_the_history(tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "summary.txt").write_text("Round {round}\n{goal}\n{plan}\n")
+    env = cli_env(f"127.0.0.1:{closed_port()}", LOCALAGENT_RETRY_DEADLINE="0")
+    ws = tmp_path / "ws"
+    result = run_cli(env, "start", "Do it", "-w", str(ws), "--foreground", "--prompts", str(folder))
+    assert result.returncode == 3  # it ran: the server is down
+    assert "localagent: prompt summary:1: warning: {round} changes between rounds" in result.stderr
