@@ -67,6 +67,15 @@ BackendOpt = Annotated[
         help="The model server's API: ollama or openai (an OpenAI-compatible server).",
     ),
 ]
+PromptsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--prompts",
+        metavar="DIR",
+        help="A folder of prompt files (NAME.txt or NAME.md) that replace the defaults; "
+        "see `localagent prompts list`.",
+    ),
+]
 ForegroundOpt = Annotated[
     bool, typer.Option("--foreground", help="Run attached; the exit code is the outcome.")
 ]
@@ -89,11 +98,16 @@ def _run(
     foreground: bool,
     repair: bool = False,
     verification: dict[str, Any] | None = None,
+    prompts: Path | None = None,
 ) -> None:
     from localagent.settings import load_settings
 
+    folder = prompts.expanduser().resolve() if prompts else None
     flags = {"model": model, "max_rounds": max_rounds, **(verification or {})}
+    flags.update(_prompt_flags(folder))
     settings = load_settings(**flags)
+    if goal is not None or folder is not None:
+        _warn_prompts(settings.prompts)
     ws = _workspace(workspace)
     if goal is not None and not ws.exists():
         try:
@@ -110,7 +124,23 @@ def _run(
         return
     from localagent.daemon import spawn
 
-    typer.echo(spawn(ws, goal, flags, settings, repair=repair))
+    typer.echo(spawn(ws, goal, {**flags, "prompts_dir": folder}, settings, repair=repair))
+
+
+def _prompt_flags(folder: Path | None) -> dict[str, Any]:
+    """`--prompts DIR` as the `prompts` setting: the folder's prompts, checked."""
+    if folder is None:
+        return {"prompts": None}
+    from localagent.promptset import load_folder
+
+    return {"prompts": load_folder(folder)}
+
+
+def _warn_prompts(texts: dict[str, str]) -> None:
+    from localagent.promptset import warnings
+
+    for line in warnings(texts):
+        typer.echo(f"localagent: {line}", err=True)
 
 
 def _verified(workspace: Path) -> str:
@@ -142,12 +172,21 @@ def start(
     no_verify: NoVerifyOpt = False,
     tools: ToolsOpt = None,
     backend: BackendOpt = None,
+    prompts: PromptsOpt = None,
 ) -> None:
     """Start work on GOAL (or resume it if the workspace holds it unfinished)."""
     if not goal.strip():
         raise _usage("the goal is empty; say what to achieve")
     verification = _run_flags(check, no_verify, tools, backend)
-    _run(workspace, goal.strip(), model, max_rounds, foreground, verification=verification)
+    _run(
+        workspace,
+        goal.strip(),
+        model,
+        max_rounds,
+        foreground,
+        verification=verification,
+        prompts=prompts,
+    )
 
 
 def _run_flags(
@@ -180,12 +219,15 @@ def resume(
     repair: RepairOpt = False,
     tools: ToolsOpt = None,
     backend: BackendOpt = None,
+    prompts: PromptsOpt = None,
 ) -> None:
     """Resume the unfinished goal of the workspace (--all: of every workspace).
 
-    A flag given here (--model, --max-rounds, --tools, --backend) changes the run's
-    journaled setting.
+    A flag given here (--model, --max-rounds, --tools, --backend, --prompts) changes the
+    run's journaled setting.
     """
+    if all_ and prompts is not None:
+        raise _usage("--prompts applies to one workspace; it cannot be given with --all")
     given = {k: v for k, v in _run_flags(None, False, tools, backend).items() if v is not None}
     if all_:
         from localagent.daemon import resume_all
@@ -194,7 +236,7 @@ def resume(
         flags = {"model": model, "max_rounds": max_rounds, **given}
         typer.echo(resume_all(load_settings(**flags), flags))
         return
-    _run(workspace, None, model, max_rounds, foreground, repair, given)
+    _run(workspace, None, model, max_rounds, foreground, repair, given, prompts=prompts)
 
 
 @app.command("run-agent", hidden=True)
@@ -209,6 +251,7 @@ def run_agent(
     no_verify: NoVerifyOpt = False,
     tools: ToolsOpt = None,
     backend: BackendOpt = None,
+    prompts: PromptsOpt = None,
 ) -> None:
     """The background process started by `start` and `resume`."""
     from localagent.runner import run
@@ -218,6 +261,7 @@ def run_agent(
         "model": model,
         "max_rounds": max_rounds,
         **_run_flags(check, no_verify, tools, backend),
+        **_prompt_flags(prompts),
     }
     settings = load_settings(**flags)
     ws = _workspace(workspace)
@@ -321,6 +365,46 @@ def autostart_status() -> None:
     found = autostart.status()
     state = "installed" if found.installed else "not installed"
     typer.echo(f"{state} ({found.mechanism}) {found.detail}".rstrip())
+
+
+prompts_app = typer.Typer(
+    help="The prompts localagent sends: list them, show the defaults, check your own.",
+    no_args_is_help=True,
+)
+app.add_typer(prompts_app, name="prompts")
+
+
+@prompts_app.command("list")
+def prompts_list() -> None:
+    """Every prompt by name, what it is for, and its placeholders."""
+    from localagent import promptset
+
+    typer.echo(promptset.listing())
+
+
+@prompts_app.command("show")
+def prompts_show(name: Annotated[str, typer.Argument(help="A name from `prompts list`.")]) -> None:
+    """The default text of prompt NAME, to copy into NAME.txt and change."""
+    from localagent import promptset
+
+    typer.echo(promptset.show(name))
+
+
+@prompts_app.command("check")
+def prompts_check(
+    folder: Annotated[
+        Path | None,
+        typer.Argument(help="A folder of prompt files (default: the config file's [prompts])."),
+    ] = None,
+) -> None:
+    """Check prompts as a run would, naming every problem with its file and line; exit 2
+    when there are problems."""
+    from localagent import promptset
+    from localagent.settings import config_path
+
+    report, code = promptset.check_report(folder, config_path())
+    typer.echo(report)
+    raise typer.Exit(code)
 
 
 @app.command()

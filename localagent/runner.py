@@ -176,7 +176,6 @@ def _work(
 ) -> str:
     from localagent.agent import Agent
     from localagent.models import make_model
-    from localagent.prompts import RESUMED_NOTICE
     from localagent.tools import ToolContext, clean_stale_temps
     from localagent.tools.catalog import tools_for_size
 
@@ -219,7 +218,7 @@ def _work(
     show = Progress(settings).show if progress else lambda state: None
     agent = Agent(journal, model, settings, ctx, stop, on_progress=show)
     if mode == "resume":
-        agent.notice = RESUMED_NOTICE
+        agent.notice = agent.prompts.render("resumed_notice")
     return agent.run()
 
 

@@ -13,7 +13,7 @@ from localagent.tools.registry import Policy, ToolRegistry, make_tool
 
 RUN_CMD_GUIDE = """\
 - run_cmd runs one program without a shell: no pipes, redirections, `&&` or `;`.
-  Allowed programs: $allowed. `python` runs scripts in the workspace
+  Allowed programs: {allowed}. `python` runs scripts in the workspace
   (`python app.py`) or `python -m pytest|pip|ruff|unittest`."""
 
 COMPLETE_GUIDE = """\
