@@ -86,12 +86,10 @@ def _message(exc: BaseException) -> str:
 class Connection:
     """One running server and its session, held open by a task on the loop thread."""
 
-    def __init__(
-        self, name: str, config: McpServer, root: Path, loop: LoopThread
-    ) -> None:
+    def __init__(self, name: str, config: McpServer, root: Path, loop: LoopThread) -> None:
         self.name, self.config, self.root, self.loop = name, config, root, loop
         self.marker = f"mcp-{uuid.uuid4().hex}"
-        self.stderr = tempfile.TemporaryFile()
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         self.session: Any = None
         self.pid: int | None = None
         self._closing: asyncio.Event | None = None
@@ -112,11 +110,11 @@ class Connection:
             self.pid = self._find_pid()
             return self._wait(self._list_tools(), deadline, lambda: False)
         except (concurrent.futures.TimeoutError, CallTimedOut):
-            self.close(kill=True)
-            raise ServerDown(f"it did not answer within {deadline:g}s{self._stderr()}") from None
+            message = f"it did not answer within {deadline:g}s{self._stderr()}"
         except Exception as exc:
-            self.close(kill=True)
-            raise ServerDown(self._explain(exc)) from None
+            message = self._explain(exc)
+        self.close(kill=True)
+        raise ServerDown(message)
 
     def _transport(self) -> Callable[[], Any]:
         config = self.config
@@ -136,7 +134,9 @@ class Connection:
         )
         return lambda: stdio_client(params, errlog=self.stderr)
 
-    async def _hold(self, transport: Callable[[], Any], ready: concurrent.futures.Future[None]) -> None:
+    async def _hold(
+        self, transport: Callable[[], Any], ready: concurrent.futures.Future[None]
+    ) -> None:
         from mcp import ClientSession
 
         self._closing = asyncio.Event()
@@ -261,6 +261,7 @@ class Connection:
         if self.config.url is None:
             kill_marked(self.marker)
         self.session = None
+        self.stderr.close()
 
     def reason(self) -> str:
         """Why a server that is no longer running stopped, as far as can be told."""

@@ -189,12 +189,17 @@ def problems(input_schema: Any, args: dict[str, Any], limit: int = 5) -> list[st
         cls.check_schema(input_schema)
     except jsonschema.SchemaError:
         return []  # a schema we cannot read: the server judges the arguments itself
-    errors = sorted(cls(input_schema).iter_errors(args), key=lambda e: list(map(str, e.path)))
-    found = []
-    for error in errors[:limit]:
-        where = ".".join(str(part) for part in error.absolute_path)
-        if error.context:  # anyOf/oneOf: say what the branch that is not null wanted
-            branch = [e for e in error.context if "'null'" not in e.message]
-            error = branch[0] if branch else error
-        found.append(f"{where}: {error.message}" if where else error.message)
-    return found
+    found: list[str] = []
+    for error in cls(input_schema).iter_errors(args):
+        for leaf in _leaves(error):
+            where = ".".join(str(part) for part in leaf.absolute_path)
+            found.append(f"{where}: {leaf.message}" if where else leaf.message)
+    return sorted(dict.fromkeys(found))[:limit]
+
+
+def _leaves(error: Any) -> list[Any]:
+    """An anyOf/oneOf error as what its branches that are not `null` wanted."""
+    branches = [e for e in error.context or [] if "'null'" not in e.message]
+    if not branches:
+        return [error]
+    return [leaf for branch in branches for leaf in _leaves(branch)]

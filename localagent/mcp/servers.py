@@ -77,8 +77,11 @@ class Server:
         try:
             result = connection.call(tool, args, timeout, ctx.cancelled)
         except CallCancelled:
-            return ToolResult(False, f"{full}: stopped: the agent was asked to stop; the call "
-                              "was cancelled and its effect is unknown")
+            return ToolResult(
+                False,
+                f"{full}: stopped: the agent was asked to stop; the call "
+                "was cancelled and its effect is unknown",
+            )
         except CallFailed as exc:
             raise ToolError(f"{full} failed: {exc}") from None
         except CallTimedOut:
@@ -144,8 +147,7 @@ class McpCall:
         found = schema.problems(self.input_schema, args)
         if found:
             raise ToolError(
-                f"invalid arguments for {self.name}: {'; '.join(found)}. "
-                f"Expected {self.signature}"
+                f"invalid arguments for {self.name}: {'; '.join(found)}. Expected {self.signature}"
             )
         return self.server.call(ctx, self.name, self.tool, args)
 
@@ -162,8 +164,12 @@ def make_tools(server: Server, listing: list[dict[str, Any]]) -> tuple[list[Tool
         item = offered[original]
         name = tool_name(server.name, original)
         if name in made:
-            log.warning("MCP server %s: tool %r is skipped: it is also named %s", server.name,
-                        original, name)
+            log.warning(
+                "MCP server %s: tool %r is skipped: it is also named %s",
+                server.name,
+                original,
+                name,
+            )
             continue
         function = McpCall(server, name, original, item.get("inputSchema"))
         spec, function.signature = schema.for_model(
