@@ -96,4 +96,7 @@ def picture() -> list[object]:
 
 
 if __name__ == "__main__":
-    server.run()
+    if sys.argv[1:2] == ["http"]:  # mcp 2.x: `mcp_server.py http PORT`
+        server.run("streamable-http", port=int(sys.argv[2]))  # type: ignore[call-overload]
+    else:
+        server.run()

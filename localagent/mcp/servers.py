@@ -85,10 +85,11 @@ class Server:
         except CallFailed as exc:
             raise ToolError(f"{full} failed: {exc}") from None
         except CallTimedOut:
+            ended = "its processes killed" if self.config.url is None else "the connection closed"
             self._lost(f"a call to {tool} timed out after {timeout:g}s")
             raise ToolError(
                 f"{full} timed out after {timeout:g}s: the MCP server {self.name} was stopped "
-                f"and its processes killed; the call's effect is unknown. {self._next()}"
+                f"({ended}); the call's effect is unknown. {self._next()}"
             ) from None
         except ServerDown as exc:
             self._lost(f"it stopped during a call to {tool}: {exc}")
