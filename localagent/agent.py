@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from localagent import context, loopguard, planner, tools
@@ -70,6 +70,7 @@ class Agent:
         ctx: tools.ToolContext,
         stop: StopSignal,
         on_progress: Callable[[State], None] = lambda state: None,
+        extra_tools: Sequence[tools.Tool] = (),
     ) -> None:
         self.journal = journal
         self.model = model
@@ -79,7 +80,7 @@ class Agent:
         self.on_progress = on_progress
         self.notice = ""
         # Fixed for the whole run: the tool list sits at the front of every prompt.
-        self.tools = tools.run_tools(settings.tools, list(settings.delegates))
+        self.tools = tools.run_tools(settings.tools, list(settings.delegates), extra_tools)
         self.prompts = PromptSet(settings.prompts)
         # Rendered once per run (per tool-calling mode), so the front of every prompt
         # stays byte-identical and the model server reuses its KV cache.

@@ -175,6 +175,7 @@ def _work(
     preflight_deadline: float | None,
 ) -> str:
     from localagent.agent import Agent
+    from localagent.mcp.servers import open_servers
     from localagent.models import make_model
     from localagent.tools import ToolContext, clean_stale_temps
     from localagent.tools.catalog import tools_for_size
@@ -216,10 +217,15 @@ def _work(
         delegates={n: (d.command, d.timeout_sec) for n, d in settings.delegates.items()},
     )
     show = Progress(settings).show if progress else lambda state: None
-    agent = Agent(journal, model, settings, ctx, stop, on_progress=show)
-    if mode == "resume":
-        agent.notice = agent.prompts.render("resumed_notice")
-    return agent.run()
+    with open_servers(settings.mcp.servers, journal.workspace) as mcp:
+        if mcp.records:
+            journal.append("mcp_servers", servers=mcp.records)
+        for problem in mcp.problems:
+            say(problem.removeprefix("NOTE: "))
+        agent = Agent(journal, model, settings, ctx, stop, on_progress=show, extra_tools=mcp.tools)
+        notices = [agent.prompts.render("resumed_notice")] if mode == "resume" else []
+        agent.notice = "\n".join(notices + mcp.problems)
+        return agent.run()
 
 
 def over(state: State) -> str:

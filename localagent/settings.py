@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from localagent.errors import UsageError
+from localagent.mcp.config import McpSettings
 
 APP = "localagent"
 
@@ -64,6 +65,7 @@ RUN_SETTINGS = (
     "tools",
     "delegates",
     "prompts",
+    "mcp",
 )
 DELEGATE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 DELEGATE_EXAMPLE = 'e.g. [delegates.aider] command = ["aider", "--message", "{task}", "--yes"]'
@@ -122,6 +124,7 @@ class Settings(BaseModel):
     delegates: dict[str, Delegate] = Field(default_factory=dict)  # coding agents by name
     tools: tuple[str, ...] | None = None  # the enabled tools; None: every default tool
     output_store_mb: int = Field(50, ge=0)  # whole long outputs kept, in all; 0: none kept
+    mcp: McpSettings = Field(default_factory=McpSettings)  # [mcp.servers.NAME] sections
     prompts: dict[str, str] = Field(default_factory=dict)  # prompt name: the text replacing it
 
     @field_validator("prompts")

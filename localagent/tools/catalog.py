@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import Annotated, Any
 
 from localagent.tools import commands, delegate, edits, files, git, outputs, search
 from localagent.tools.base import ToolContext, ToolResult
-from localagent.tools.registry import Policy, ToolRegistry, make_tool
+from localagent.tools.registry import Policy, Tool, ToolRegistry, make_tool
 
 RUN_CMD_GUIDE = """\
 - run_cmd runs one program without a shell: no pipes, redirections, `&&` or `;`.
@@ -102,10 +102,14 @@ def catalog() -> ToolRegistry:
     )
 
 
-def run_tools(names: Iterable[str] | None, delegates: Collection[str]) -> ToolRegistry:
+def run_tools(
+    names: Iterable[str] | None, delegates: Collection[str], extra: Sequence[Tool] = ()
+) -> ToolRegistry:
     """The tools of one run: those named, or with no names the default ones and delegate
-    when coding agents are configured; delegate's description names them."""
+    when coding agents are configured; delegate's description names them. `extra` tools
+    (an MCP server's) come last, as given."""
     if names is None and delegates:
         names = [tool.name for tool in catalog() if tool.policy.default] + ["delegate"]
     chosen = catalog().select(names)
-    return chosen.described({"delegate": f"Configured agents: {', '.join(delegates)}."})
+    chosen = chosen.described({"delegate": f"Configured agents: {', '.join(delegates)}."})
+    return ToolRegistry([*chosen, *extra]) if extra else chosen
