@@ -60,6 +60,18 @@ def test_llama_cpp_props_give_the_context_and_turn_on_prompt_caching() -> None:
         assert server.chat_requests[0]["cache_prompt"] is True
 
 
+def test_lm_studio_names_the_context_its_model_is_loaded_with() -> None:
+    """LM Studio's /v1/models says nothing of context; its /api/v0 does."""
+    models = [{"name": "qwen3-coder:30b", "context_length": 32768}]
+    with FakeServer({"models": models, "lm_studio": True}) as server:
+        model = model_for(server.url, model="qwen3-coder:30b", num_ctx=8192)
+        assert model.preflight().context_length == 4096 and model.num_ctx == 4096
+        assert "max_model_len" not in str(server.requests)
+    with FakeServer({"models": models}) as plain:  # vLLM's max_model_len; no /api/v0 asked
+        model = model_for(plain.url, model="qwen3-coder:30b", num_ctx=8192)
+        assert model.preflight().context_length == 32768 and model.num_ctx == 8192
+
+
 def test_a_model_the_server_does_not_serve_is_named_with_what_it_serves() -> None:
     with FakeServer(scenario()) as server:
         model = model_for(server.url, model="absent:1b")

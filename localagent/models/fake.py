@@ -39,8 +39,10 @@ A JSON object; every key is optional:
       "llama_cpp": false, "response_format": true, "api_key": ""
     }
 
-`llama_cpp` serves llama.cpp's `/props`; `response_format: false` refuses
-OpenAI structured output; `api_key` makes the /v1 endpoints demand that key.
+`llama_cpp` serves llama.cpp's `/props`; `lm_studio` serves LM Studio's
+`/api/v0/models/ID` (and leaves the context size out of `/v1/models`, as LM
+Studio does); `response_format: false` refuses OpenAI structured output;
+`api_key` makes the /v1 endpoints demand that key.
 `models` lists the pulled models (default: `gpt-oss:20b` as above). A model
 needs only `name`; `capabilities` defaults to `["completion", "tools"]`,
 `context_length` to 32768, and `family`, `parameter_size`,
@@ -147,6 +149,7 @@ _SCENARIO_FIELDS = {
     "default": "an object or null",
     "verdict": "an object",
     "llama_cpp": "true or false",
+    "lm_studio": "true or false",
     "response_format": "true or false",
     "api_key": "a string",
 }
@@ -223,6 +226,7 @@ def validate_scenario(data: object) -> dict[str, Any]:
         "default": None if default is None else _reply(default, "default"),
         "verdict": _reply(spec.get("verdict", VERIFIED), "verdict"),
         "llama_cpp": spec.get("llama_cpp", False),
+        "lm_studio": spec.get("lm_studio", False),
         "response_format": spec.get("response_format", True),
         "api_key": spec.get("api_key", ""),
     }
@@ -610,6 +614,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, fake_openai.models(fake.scenario))
         elif self.path == "/props" and fake.scenario["llama_cpp"]:
             self._send_json(200, fake_openai.props(fake.scenario))
+        elif self.path.startswith("/api/v0/models/") and fake.scenario["lm_studio"]:
+            shown = fake_openai.lm_studio_model(fake.scenario, self.path)
+            self._send_json(*((200, shown) if shown else (404, {"error": "model not found"})))
         else:
             self._send(404, b"404 page not found", "text/plain; charset=utf-8")
 

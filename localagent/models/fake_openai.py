@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import unquote
 
 JINJA = "tools param requires --jinja flag"
 
@@ -26,16 +27,27 @@ def error(status: int, message: str) -> dict[str, Any]:
 
 def models(scenario: dict[str, Any]) -> dict[str, Any]:
     listed = [
-        {
-            "id": m["name"],
-            "object": "model",
-            "created": 0,
-            "owned_by": "fake",
-            "max_model_len": m["context_length"],
-        }
+        {"id": m["name"], "object": "model", "created": 0, "owned_by": "fake"}
+        | ({} if scenario["lm_studio"] else {"max_model_len": m["context_length"]})
         for m in scenario["models"]
     ]
     return {"object": "list", "data": listed}
+
+
+def lm_studio_model(scenario: dict[str, Any], path: str) -> dict[str, Any] | None:
+    """LM Studio's `/api/v0/models/ID`: the model loaded with half its context at most."""
+    wanted = unquote(path.removeprefix("/api/v0/models/"))
+    found = next((m for m in scenario["models"] if m["name"] == wanted), None)
+    if found is None:
+        return None
+    return {
+        "id": found["name"],
+        "object": "model",
+        "type": "llm",
+        "state": "loaded",
+        "max_context_length": found["context_length"],
+        "loaded_context_length": min(found["context_length"], 4096),
+    }
 
 
 def props(scenario: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -194,6 +195,21 @@ class OpenAIModel(HttpModel):
             return {}
         return props if isinstance(props, dict) else {}
 
+    def _lm_studio_context(self) -> int | None:
+        """LM Studio's own REST API (`/api/v0/models/ID`, at the server's root) names the
+        context its model is loaded with (`loaded_context_length`) and the most it takes
+        (`max_context_length`); its /v1/models names neither. None elsewhere."""
+        root = self.host[: -len("/v1")] if self.host.endswith("/v1") else self.host
+        url = f"{root}/api/v0/models/{quote(self.settings.model, safe='')}"
+        try:
+            shown = self._get(url, timeout=5.0)
+        except (httpx.HTTPError, ValueError, Refused):
+            return None
+        if not isinstance(shown, dict):
+            return None
+        sizes = [shown.get("loaded_context_length"), shown.get("max_context_length")]
+        return next((count(size) for size in sizes if count(size)), None)
+
     def preflight(self, within: float | None = None) -> ModelInfo:
         """Check the server serves the model; learn its context size; fix `num_ctx`."""
         models = call_abandonably(
@@ -212,6 +228,8 @@ class OpenAIModel(HttpModel):
         sizes = [settings.get("n_ctx") if isinstance(settings, dict) else None, props.get("n_ctx")]
         sizes += [(entry or {}).get(key) for key in CONTEXT_KEYS]
         context = next((count(size) for size in sizes if count(size)), None)
+        if context is None and not self.llama_cpp:
+            context = self._lm_studio_context()
         if context:
             self.num_ctx = min(self.settings.num_ctx, context)
         self.info = ModelInfo([], context)
