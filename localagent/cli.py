@@ -337,6 +337,28 @@ def history(
         typer.echo(format_record(record))
 
 
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for, in words or identifiers.")],
+    workspace: WorkspaceOpt = Path("."),
+    k: Annotated[int, typer.Option("-k", help="Show the best K chunks.", min=1, max=500)] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Search the workspace's code: ranked chunks with path, line range, symbol, score."""
+    from localagent.research.search import search as run_search
+    from localagent.settings import load_settings
+
+    if not query.strip():
+        raise _usage("the query is empty; say what to look for")
+    found = run_search(_workspace(workspace), query, k, load_settings())
+    if as_json:
+        import orjson
+
+        typer.echo(orjson.dumps(found.as_dict()).decode())
+    else:
+        typer.echo(found.text())
+
+
 def _crash_report(exc: BaseException) -> str:
     """Save the traceback of one of our own bugs where the user can find it."""
     try:

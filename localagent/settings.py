@@ -43,6 +43,7 @@ ENV_NAMES: dict[str, str] = {
     "output_store_mb": "LOCALAGENT_OUTPUT_STORE_MB",
     "backend": "LOCALAGENT_BACKEND",
     "base_url": "LOCALAGENT_BASE_URL",
+    "embed_model": "LOCALAGENT_EMBED_MODEL",
 }
 
 # Settings that belong to a run: journaled when the goal starts, reused on resume.
@@ -121,6 +122,7 @@ class Settings(BaseModel):
     delegates: dict[str, Delegate] = Field(default_factory=dict)  # coding agents by name
     tools: tuple[str, ...] | None = None  # the enabled tools; None: every default tool
     output_store_mb: int = Field(50, ge=0)  # whole long outputs kept, in all; 0: none kept
+    embed_model: str = ""  # the embedding model of research search; "": lexical only
 
     @field_validator("checks", mode="before")
     @classmethod

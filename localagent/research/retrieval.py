@@ -1,0 +1,160 @@
+"""Ranked chunks for a query: BM25 over the chunks' words, their file path and symbol;
+with an embedding model, cosine similarity too, fused with BM25 by reciprocal rank."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from localagent.research.bm25 import Bm25
+from localagent.research.index import Index
+from localagent.research.tokens import identifier_parts, tokens
+
+if TYPE_CHECKING:
+    from localagent.research.vectors import Vectors
+
+RRF_K = 60
+PATH_WEIGHT = 2.0  # a path's words count as this many mentions in each of its chunks
+SYMBOL_WEIGHT = 3.0
+IDENTIFIER_BOOST = 1.0  # a query term written as an identifier (`snake_case`, `CamelCase`)
+FILE_SPREAD = 0.3  # a file's score: its best chunk, plus this share of its next two
+# Questions are about code: prose (changelogs, READMEs, licences) mentions every name
+# there is, so its chunks count for less.
+PROSE_WEIGHT = 0.5
+REFERENCE_BONUS = 0.1
+PROSE_SUFFIXES = (".md", ".rst", ".txt", ".in", ".cfg", ".toml", ".ini", ".html")
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    start: int
+    end: int
+    symbol: str
+    kind: str
+    head: str
+    score: float
+    key: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start": self.start,
+            "end": self.end,
+            "symbol": self.symbol,
+            "kind": self.kind,
+            "score": round(self.score, 4),
+            "head": self.head,
+        }
+
+
+def path_terms(path: str) -> list[str]:
+    words = path.rsplit(".", 1)[0].replace("\\", "/").split("/")
+    return [t for word in words for t in tokens(word)]
+
+
+def _document(path: str, row: list[Any], path_words: list[str]) -> dict[str, float]:
+    doc: dict[str, float] = dict(row[6])
+    for term in path_words:
+        doc[term] = doc.get(term, 0) + PATH_WEIGHT
+    for term in set(tokens(row[2])):
+        doc[term] = doc.get(term, 0) + SYMBOL_WEIGHT
+    return doc
+
+
+def query_terms(query: str) -> dict[str, float]:
+    """The query's terms, identifiers (and their parts) weighted up."""
+    weights: dict[str, float] = Counter()
+    for word in query.replace("`", " ").split():
+        word = word.strip(".,;:!?()[]{}'\"")
+        boost = IDENTIFIER_BOOST if len(identifier_parts(word)) > 1 or "." in word else 1.0
+        for term in tokens(word):
+            weights[term] = max(weights[term], boost)
+    return dict(weights)
+
+
+class Searcher:
+    def __init__(self, index: Index, vectors: Vectors | None = None) -> None:
+        self.rows = index.chunk_rows()
+        words = {path: path_terms(path) for path in index.files}
+        self.bm25 = Bm25([_document(path, row, words[path]) for path, row in self.rows])
+        self.references = _references(index)
+        self.priors = [_prior(path) for path, _ in self.rows]
+        self.vectors = vectors
+        self.mode = "hybrid" if vectors else "lexical"
+
+    def _credit_references(self, query: str, totals: dict[str, float]) -> None:
+        """A file that calls or imports a name the question writes as code is part of
+        the answer more often than its words alone say: it gets a share of the best
+        file's score."""
+        if not totals:
+            return
+        bonus = REFERENCE_BONUS * max(totals.values())
+        for name in identifiers(query):
+            for path in self.references.get(name, ()):
+                if path in totals:
+                    totals[path] += bonus
+
+    def _hit(self, i: int, score: float) -> Hit:
+        path, row = self.rows[i]
+        return Hit(path, row[0], row[1], row[2], row[3], row[5], score, row[4])
+
+    def ranked(self, query: str) -> list[tuple[int, float]]:
+        scores = self.bm25.scores(query_terms(query))
+        for i in scores:
+            scores[i] *= self.priors[i]
+        lexical = sorted(scores.items(), key=lambda item: -item[1])
+        if not self.vectors:
+            return lexical
+        keys = [row[4] for _, row in self.rows]
+        semantic = self.vectors.ranked(query, keys)
+        return fuse([lexical, semantic])
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        return [self._hit(i, score) for i, score in self.ranked(query)[:k]]
+
+    def files(self, query: str, k: int = 10) -> list[tuple[str, float]]:
+        """Files ranked by their best chunk, with a share of their next two."""
+        per_file: dict[str, list[float]] = defaultdict(list)
+        for i, score in self.ranked(query):
+            per_file[self.rows[i][0]].append(score)
+        totals = {path: s[0] + FILE_SPREAD * sum(s[1:3]) for path, s in per_file.items()}
+        self._credit_references(query, totals)
+        return sorted(totals.items(), key=lambda item: -item[1])[:k]
+
+
+def _references(index: Index) -> dict[str, set[str]]:
+    """For each name called or imported anywhere (lowercased), the files that do so."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for path, entry in index.files.items():
+        facts = entry.get("facts") or {}
+        for _, callee, _ in facts.get("calls", []):
+            found[callee.rsplit(".", 1)[-1].lower()].add(path)
+        for name in facts.get("imports", {}):
+            found[name.lower()].add(path)
+    return found
+
+
+def _prior(path: str) -> float:
+    name = path.rsplit("/", 1)[-1]
+    return PROSE_WEIGHT if name.lower().endswith(PROSE_SUFFIXES) or "." not in name else 1.0
+
+
+def identifiers(query: str) -> set[str]:
+    """The words of a query written as code: `snake_case`, `CamelCase`, `a.b`, `f()`."""
+    found = set()
+    for word in query.replace("`", " ").split():
+        word = word.strip(".,;:!?[]{}'\"").removesuffix("()")
+        if len(identifier_parts(word)) > 1 or "." in word:
+            found.add(word.rsplit(".", 1)[-1].lower())
+    return found
+
+
+def fuse(rankings: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: each list adds 1 / (RRF_K + rank) to a document's score."""
+    fused: dict[int, float] = defaultdict(float)
+    for ranking in rankings:
+        for rank, (doc, _) in enumerate(ranking, start=1):
+            fused[doc] += 1.0 / (RRF_K + rank)
+    return sorted(fused.items(), key=lambda item: -item[1])
