@@ -7,12 +7,13 @@ import ast
 from typing import Any
 
 Facts = dict[str, Any]  # {"defs": [[name, kind, start, end]], "imports": {...}, "calls": [...]}
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def file_facts(tree: ast.Module) -> Facts:
-    visitor = _Visitor()
-    visitor.visit(tree)
-    return {"defs": visitor.defs, "imports": visitor.imports, "calls": visitor.calls}
+    facts: Facts = {"defs": [], "imports": {}, "calls": []}
+    _scan(tree.body, [], facts)
+    return facts
 
 
 def dotted(node: ast.expr) -> str:
@@ -26,52 +27,36 @@ def dotted(node: ast.expr) -> str:
     return ".".join(reversed(parts))
 
 
-class _Visitor(ast.NodeVisitor):
-    def __init__(self) -> None:
-        self.defs: list[list[Any]] = []
-        self.imports: dict[str, list[Any]] = {}  # local name -> [module, name or "", level]
-        self.calls: list[list[Any]] = []  # [caller, callee expression, line]
-        self.scope: list[str] = []
+def _scan(nodes: list[ast.AST], scope: list[str], facts: Facts) -> None:
+    """Calls and imports in `nodes`, credited to `scope`; definitions open a new scope.
+    (A stack, not ast.NodeVisitor: this runs over every node of every file indexed.)"""
+    stack = list(reversed(nodes))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _DEFS):
+            _define(node, scope, facts)
+            stack.extend([*node.decorator_list, *getattr(node, "bases", [])])
+            continue
+        if isinstance(node, ast.Call):
+            callee = dotted(node.func)
+            if not callee.startswith("?") or "." in callee:
+                facts["calls"].append([".".join(scope) or "<module>", callee, node.lineno])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                facts["imports"][local] = [alias.name if alias.asname else local, "", 0]
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":
+                    entry = [node.module or "", alias.name, node.level]
+                    facts["imports"][alias.asname or alias.name] = entry
+        stack.extend(ast.iter_child_nodes(node))
 
-    def _define(
-        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, kind: str
-    ) -> None:
-        name = ".".join([*self.scope, node.name])
-        self.defs.append([name, kind, node.lineno, node.end_lineno or node.lineno])
-        for decorator in node.decorator_list:
-            self.visit(decorator)
-        self.scope.append(node.name)
-        for child in node.body:
-            self.visit(child)
-        self.scope.pop()
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._define(node, "function")
-
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
-        self._define(node, "function")
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for base in node.bases:
-            self.visit(base)
-        self._define(node, "class")
-
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            local = alias.asname or alias.name.split(".")[0]
-            self.imports[local] = [alias.name if alias.asname else local, "", 0]
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        for alias in node.names:
-            if alias.name != "*":
-                self.imports[alias.asname or alias.name] = [
-                    node.module or "",
-                    alias.name,
-                    node.level,
-                ]
-
-    def visit_Call(self, node: ast.Call) -> None:
-        callee = dotted(node.func)
-        if not callee.startswith("?") or "." in callee:
-            self.calls.append([".".join(self.scope) or "<module>", callee, node.lineno])
-        self.generic_visit(node)
+def _define(
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, scope: list[str], facts: Facts
+) -> None:
+    kind = "class" if isinstance(node, ast.ClassDef) else "function"
+    name = ".".join([*scope, node.name])
+    facts["defs"].append([name, kind, node.lineno, node.end_lineno or node.lineno])
+    _scan(node.body, [*scope, node.name], facts)

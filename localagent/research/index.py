@@ -24,7 +24,6 @@ import orjson
 from localagent import safefs
 from localagent.errors import JournalCorrupt
 from localagent.research.chunks import chunk_file, parse
-from localagent.research.facts import file_facts
 from localagent.research.tokens import term_counts
 from localagent.tools.walk import Walk
 
@@ -45,7 +44,8 @@ def digest(text: str) -> str:
 @dataclass
 class Index:
     """Per file: {"mtime": ns, "size", "sha", "chunks": [[start, end, symbol, kind, key,
-    head, terms]], "facts": {...} or None}."""
+    head, terms]], and once the call graph has read it, "facts"} ("sha" is "" for a
+    file that is not searched: binary, too large, unreadable)."""
 
     root: Path
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -116,8 +116,9 @@ def _refresh(index: Index, walk: Walk, path: str) -> None:
         return
     text = walk.read_text(path)
     index.counts["read"] += 1
-    if text is None:
-        index.files.pop(path, None)
+    if text is None:  # binary, large or unreadable: remembered, so not read again
+        index.files[path] = _skipped(info)
+        index.counts["touched"] += 1
         return
     sha = digest(text)
     if old and old["sha"] == sha:
@@ -129,9 +130,8 @@ def _refresh(index: Index, walk: Walk, path: str) -> None:
 
 
 def _entry(index: Index, path: str, text: str, sha: str, info: os.stat_result) -> dict[str, Any]:
-    tree = parse(path, text)
     rows = []
-    for chunk in chunk_file(path, text, tree):
+    for chunk in chunk_file(path, text, parse(path, text)):
         if not chunk.text.strip():
             continue
         key = digest(chunk.text)
@@ -139,14 +139,10 @@ def _entry(index: Index, path: str, text: str, sha: str, info: os.stat_result) -
         head = next((line.strip() for line in chunk.text.split("\n") if line.strip()), "")
         row = [chunk.start, chunk.end, chunk.symbol, chunk.kind, key, head[:HEAD_CHARS]]
         rows.append([*row, term_counts(chunk.text)])
-    try:
-        facts = file_facts(tree) if tree is not None else None
-    except RecursionError:  # nesting deeper than the interpreter's stack
-        facts = None
-    return {
-        "mtime": info.st_mtime_ns,
-        "size": info.st_size,
-        "sha": sha,
-        "chunks": rows,
-        "facts": facts,
-    }
+    # The call graph's facts are read when the graph is first asked for (callgraph.py):
+    # walking every node of every file would double the time of a first index.
+    return {"mtime": info.st_mtime_ns, "size": info.st_size, "sha": sha, "chunks": rows}
+
+
+def _skipped(info: os.stat_result) -> dict[str, Any]:
+    return {"mtime": info.st_mtime_ns, "size": info.st_size, "sha": "", "chunks": []}

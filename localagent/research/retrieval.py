@@ -22,7 +22,6 @@ FILE_SPREAD = 0.3  # a file's score: its best chunk, plus this share of its next
 # Questions are about code: prose (changelogs, READMEs, licences) mentions every name
 # there is, so its chunks count for less.
 PROSE_WEIGHT = 0.5
-REFERENCE_BONUS = 0.1
 PROSE_SUFFIXES = (".md", ".rst", ".txt", ".in", ".cfg", ".toml", ".ini", ".html")
 
 
@@ -79,22 +78,9 @@ class Searcher:
         self.rows = index.chunk_rows()
         words = {path: path_terms(path) for path in index.files}
         self.bm25 = Bm25([_document(path, row, words[path]) for path, row in self.rows])
-        self.references = _references(index)
         self.priors = [_prior(path) for path, _ in self.rows]
         self.vectors = vectors
         self.mode = "hybrid" if vectors else "lexical"
-
-    def _credit_references(self, query: str, totals: dict[str, float]) -> None:
-        """A file that calls or imports a name the question writes as code is part of
-        the answer more often than its words alone say: it gets a share of the best
-        file's score."""
-        if not totals:
-            return
-        bonus = REFERENCE_BONUS * max(totals.values())
-        for name in identifiers(query):
-            for path in self.references.get(name, ()):
-                if path in totals:
-                    totals[path] += bonus
 
     def _hit(self, i: int, score: float) -> Hit:
         path, row = self.rows[i]
@@ -120,35 +106,12 @@ class Searcher:
         for i, score in self.ranked(query):
             per_file[self.rows[i][0]].append(score)
         totals = {path: s[0] + FILE_SPREAD * sum(s[1:3]) for path, s in per_file.items()}
-        self._credit_references(query, totals)
         return sorted(totals.items(), key=lambda item: -item[1])[:k]
-
-
-def _references(index: Index) -> dict[str, set[str]]:
-    """For each name called or imported anywhere (lowercased), the files that do so."""
-    found: dict[str, set[str]] = defaultdict(set)
-    for path, entry in index.files.items():
-        facts = entry.get("facts") or {}
-        for _, callee, _ in facts.get("calls", []):
-            found[callee.rsplit(".", 1)[-1].lower()].add(path)
-        for name in facts.get("imports", {}):
-            found[name.lower()].add(path)
-    return found
 
 
 def _prior(path: str) -> float:
     name = path.rsplit("/", 1)[-1]
     return PROSE_WEIGHT if name.lower().endswith(PROSE_SUFFIXES) or "." not in name else 1.0
-
-
-def identifiers(query: str) -> set[str]:
-    """The words of a query written as code: `snake_case`, `CamelCase`, `a.b`, `f()`."""
-    found = set()
-    for word in query.replace("`", " ").split():
-        word = word.strip(".,;:!?[]{}'\"").removesuffix("()")
-        if len(identifier_parts(word)) > 1 or "." in word:
-            found.add(word.rsplit(".", 1)[-1].lower())
-    return found
 
 
 def fuse(rankings: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:

@@ -4,6 +4,7 @@ code and a pasted identifier finds exactly its definition."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -39,18 +40,28 @@ def identifier_parts(word: str) -> list[str]:
     return [p.lower() for piece in word.split("_") for p in _PART.findall(piece)]
 
 
+@functools.lru_cache(maxsize=200_000)
+def word_terms(word: str) -> tuple[str, ...]:
+    """The terms of one word: the whole identifier, then its parts if it has several."""
+    whole = word.strip("_").lower()
+    if len(whole) < 2 or whole in STOPWORDS:
+        return ()
+    parts = identifier_parts(word)
+    if len(parts) < 2:
+        return (stem(whole),)
+    return (stem(whole), *(stem(p) for p in parts if len(p) > 1 and p not in STOPWORDS))
+
+
 def tokens(text: str) -> Iterator[str]:
     for word in _WORD.findall(text):
-        whole = word.strip("_").lower()
-        if len(whole) < 2 or whole in STOPWORDS:
-            continue
-        yield stem(whole)
-        parts = identifier_parts(word)
-        if len(parts) > 1:
-            for part in parts:
-                if len(part) > 1 and part not in STOPWORDS:
-                    yield stem(part)
+        yield from word_terms(word)
 
 
 def term_counts(text: str) -> dict[str, int]:
-    return dict(Counter(tokens(text)))
+    """Counts of the text's terms; words are counted first, so each distinct word is
+    split and stemmed once."""
+    counts: Counter[str] = Counter()
+    for word, n in Counter(_WORD.findall(text)).items():
+        for term in word_terms(word):
+            counts[term] += n
+    return dict(counts)
