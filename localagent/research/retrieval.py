@@ -3,26 +3,34 @@ with an embedding model, cosine similarity too, fused with BM25 by reciprocal ra
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from localagent.research.bm25 import Bm25
 from localagent.research.index import Index
-from localagent.research.tokens import identifier_parts, tokens
+from localagent.research.tokens import tokens
 
 if TYPE_CHECKING:
     from localagent.research.vectors import Vectors
 
 RRF_K = 60
-PATH_WEIGHT = 2.0  # a path's words count as this many mentions in each of its chunks
-SYMBOL_WEIGHT = 3.0
-IDENTIFIER_BOOST = 1.0  # a query term written as an identifier (`snake_case`, `CamelCase`)
-FILE_SPREAD = 0.3  # a file's score: its best chunk, plus this share of its next two
-# Questions are about code: prose (changelogs, READMEs, licences) mentions every name
-# there is, so its chunks count for less.
-PROSE_WEIGHT = 0.5
 PROSE_SUFFIXES = (".md", ".rst", ".txt", ".in", ".cfg", ".toml", ".ini", ".html")
+
+
+@dataclass(frozen=True)
+class Weights:
+    """What the ranking adds to plain BM25 (measured by scripts/bench_research.py)."""
+
+    path: float = 2.0  # a path's words count as this many mentions in each of its chunks
+    symbol: float = 3.0  # and a chunk's symbol's words as this many
+    # Questions are about code: prose (changelogs, READMEs, licences) mentions every
+    # name there is, so its chunks' scores are multiplied by this.
+    prose: float = 0.5
+    spread: float = 0.3  # a file's score: its best chunk, plus this share of its next two
+
+
+PLAIN = Weights(path=0.0, symbol=0.0, prose=1.0, spread=0.0)  # BM25, files by best chunk
 
 
 @dataclass(frozen=True)
@@ -53,32 +61,29 @@ def path_terms(path: str) -> list[str]:
     return [t for word in words for t in tokens(word)]
 
 
-def _document(path: str, row: list[Any], path_words: list[str]) -> dict[str, float]:
+def _document(row: list[Any], path_words: list[str], weights: Weights) -> dict[str, float]:
     doc: dict[str, float] = dict(row[6])
     for term in path_words:
-        doc[term] = doc.get(term, 0) + PATH_WEIGHT
+        doc[term] = doc.get(term, 0) + weights.path
     for term in set(tokens(row[2])):
-        doc[term] = doc.get(term, 0) + SYMBOL_WEIGHT
-    return doc
+        doc[term] = doc.get(term, 0) + weights.symbol
+    return {term: count for term, count in doc.items() if count}
 
 
 def query_terms(query: str) -> dict[str, float]:
-    """The query's terms, identifiers (and their parts) weighted up."""
-    weights: dict[str, float] = Counter()
-    for word in query.replace("`", " ").split():
-        word = word.strip(".,;:!?()[]{}'\"")
-        boost = IDENTIFIER_BOOST if len(identifier_parts(word)) > 1 or "." in word else 1.0
-        for term in tokens(word):
-            weights[term] = max(weights[term], boost)
-    return dict(weights)
+    """Each distinct term of the query once (a question repeats its subject)."""
+    return dict.fromkeys(tokens(query), 1.0)
 
 
 class Searcher:
-    def __init__(self, index: Index, vectors: Vectors | None = None) -> None:
+    def __init__(
+        self, index: Index, vectors: Vectors | None = None, weights: Weights = Weights()
+    ) -> None:
         self.rows = index.chunk_rows()
+        self.weights = weights
         words = {path: path_terms(path) for path in index.files}
-        self.bm25 = Bm25([_document(path, row, words[path]) for path, row in self.rows])
-        self.priors = [_prior(path) for path, _ in self.rows]
+        self.bm25 = Bm25([_document(row, words[path], weights) for path, row in self.rows])
+        self.priors = [_prior(path, weights.prose) for path, _ in self.rows]
         self.vectors = vectors
         self.mode = "hybrid" if vectors else "lexical"
 
@@ -105,13 +110,14 @@ class Searcher:
         per_file: dict[str, list[float]] = defaultdict(list)
         for i, score in self.ranked(query):
             per_file[self.rows[i][0]].append(score)
-        totals = {path: s[0] + FILE_SPREAD * sum(s[1:3]) for path, s in per_file.items()}
+        spread = self.weights.spread
+        totals = {path: s[0] + spread * sum(s[1:3]) for path, s in per_file.items()}
         return sorted(totals.items(), key=lambda item: -item[1])[:k]
 
 
-def _prior(path: str) -> float:
+def _prior(path: str, prose: float) -> float:
     name = path.rsplit("/", 1)[-1]
-    return PROSE_WEIGHT if name.lower().endswith(PROSE_SUFFIXES) or "." not in name else 1.0
+    return prose if name.lower().endswith(PROSE_SUFFIXES) or "." not in name else 1.0
 
 
 def fuse(rankings: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:
