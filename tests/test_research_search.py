@@ -74,7 +74,7 @@ def test_files_rank_code_above_prose(tmp_path: Path) -> None:
 def test_one_edit_reindexes_one_file(tmp_path: Path) -> None:
     root = make_package(tmp_path)
     first = open_index(root)
-    assert first.counts["chunked"] == 6 and (root / ".agent_context/index/files.json").is_file()
+    assert first.counts["chunked"] == 7 and (root / ".agent_context/index/files.json").is_file()
     assert open_index(root).counts == {}  # nothing changed: nothing read
     cart = root / "shop/cart.py"
     cart.write_text(cart.read_text() + "\n\ndef discount(total):\n    return total * 0.9\n")

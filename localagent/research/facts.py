@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-Facts = dict[str, Any]  # {"defs": [[name, kind, start, end]], "imports": {...}, "calls": [...]}
+# {"defs": [[name, kind, start, end, bases]], "imports": {local: [module, name, level]},
+#  "calls": [[caller, callee as written, line]]}
+Facts = dict[str, Any]
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -58,5 +60,6 @@ def _define(
 ) -> None:
     kind = "class" if isinstance(node, ast.ClassDef) else "function"
     name = ".".join([*scope, node.name])
-    facts["defs"].append([name, kind, node.lineno, node.end_lineno or node.lineno])
+    bases = [dotted(base) for base in getattr(node, "bases", [])]
+    facts["defs"].append([name, kind, node.lineno, node.end_lineno or node.lineno, bases])
     _scan(node.body, [*scope, node.name], facts)

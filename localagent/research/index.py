@@ -27,7 +27,7 @@ from localagent.research.chunks import chunk_file, parse
 from localagent.research.tokens import term_counts
 from localagent.tools.walk import Walk
 
-VERSION = 1
+VERSION = 2
 FILE_NAME = "files.json"
 INDEX_SECONDS = 300.0  # a walk longer than this saves what it has and says so
 HEAD_CHARS = 120
