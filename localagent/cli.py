@@ -192,12 +192,14 @@ def run_agent(
     check: CheckOpt = None,
     no_verify: NoVerifyOpt = False,
     tools: ToolsOpt = None,
+    research: Annotated[bool, typer.Option("--ask")] = False,
 ) -> None:
-    """The background process started by `start` and `resume`."""
+    """The background process started by `start`, `ask` and `resume`."""
     from localagent.runner import run
     from localagent.settings import load_settings
 
     flags = {"model": model, "max_rounds": max_rounds, **_run_flags(check, no_verify, tools)}
+    flags["mode"] = "ask" if research else None
     settings = load_settings(**flags)
     ws = _workspace(workspace)
     run(ws, goal, settings, flags, repair=repair, preflight_deadline=preflight_deadline)
@@ -335,6 +337,37 @@ def history(
     records = journal.tail(n) if n else journal.records()
     for record in records:
         typer.echo(format_record(record))
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="A question about the workspace's code.")],
+    workspace: WorkspaceOpt = Path("."),
+    model: ModelOpt = None,
+    foreground: ForegroundOpt = False,
+) -> None:
+    """Research a question about the code; the answer (saved under .agent_context/answers/)
+    cites the code it read, and never changes the workspace."""
+    from localagent.settings import load_settings
+
+    ws = _workspace(workspace)
+    if not question.strip():
+        raise _usage("the question is empty; ask something about the code")
+    if not ws.is_dir():
+        raise _usage(f"the workspace {ws} is not a folder")
+    flags = {"model": model, "mode": "ask"}
+    settings = load_settings(**flags)
+    if not foreground:
+        from localagent.daemon import spawn
+
+        typer.echo(spawn(ws, question, flags, settings))
+        return
+    from localagent.journal import Journal
+    from localagent.research.answer import saved_answer
+    from localagent.runner import run
+
+    run(ws, question, settings, flags, progress=True)
+    typer.echo(saved_answer(Journal(ws)) or "")
 
 
 @app.command()

@@ -195,6 +195,10 @@ def _work(
         outputs=journal.output_store(settings.output_store_mb << 20),
         delegates={n: (d.command, d.timeout_sec) for n, d in settings.delegates.items()},
     )
+    if settings.mode == "ask":
+        from localagent.research.ask import Research
+
+        return Research(journal, model, settings, ctx, stop).run()
     show = Progress(settings).show if progress else lambda state: None
     agent = Agent(journal, model, settings, ctx, stop, on_progress=show)
     if mode == "resume":

@@ -64,6 +64,7 @@ RUN_SETTINGS = (
     "verify",
     "tools",
     "delegates",
+    "mode",
 )
 DELEGATE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 DELEGATE_EXAMPLE = 'e.g. [delegates.aider] command = ["aider", "--message", "{task}", "--yes"]'
@@ -123,6 +124,7 @@ class Settings(BaseModel):
     tools: tuple[str, ...] | None = None  # the enabled tools; None: every default tool
     output_store_mb: int = Field(50, ge=0)  # whole long outputs kept, in all; 0: none kept
     embed_model: str = ""  # the embedding model of research search; "": lexical only
+    mode: Literal["goal", "ask"] = "goal"  # what a run does: work on a goal, or research
 
     @field_validator("checks", mode="before")
     @classmethod

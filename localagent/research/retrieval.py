@@ -79,6 +79,7 @@ class Searcher:
     def __init__(
         self, index: Index, vectors: Vectors | None = None, weights: Weights = Weights()
     ) -> None:
+        self.index = index
         self.rows = index.chunk_rows()
         self.weights = weights
         words = {path: path_terms(path) for path in index.files}

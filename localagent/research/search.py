@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from localagent.journal import Journal
+from localagent.models.protocol import Model
 from localagent.research.index import Index, update
 from localagent.research.retrieval import Hit, Searcher
 from localagent.settings import Settings
@@ -64,9 +65,13 @@ def open_index(root: Path, cancelled: Callable[[], bool] = _never) -> Index:
 
 
 def make_searcher(
-    root: Path, settings: Settings, cancelled: Callable[[], bool] = _never
+    root: Path,
+    settings: Settings,
+    cancelled: Callable[[], bool] = _never,
+    model: Model | None = None,
 ) -> tuple[Searcher, list[str]]:
-    """A searcher over the workspace; hybrid when an embedding model is configured."""
+    """A searcher over the workspace; hybrid when an embedding model is configured
+    (`model` embeds, or one made from the settings)."""
     index = open_index(root, cancelled)
     notes = list(index.notes)
     vectors = None
@@ -75,7 +80,8 @@ def make_searcher(
         from localagent.research.vectors import Vectors
 
         folder = index_folder(root)
-        vectors = Vectors.build(make_model(settings), settings.embed_model, index, folder)
+        embedder = model or make_model(settings)
+        vectors = Vectors.build(embedder, settings.embed_model, index, folder)
     else:
         notes.append("lexical search only: set embed_model (LOCALAGENT_EMBED_MODEL) for semantic")
     return Searcher(index, vectors), notes
