@@ -381,9 +381,12 @@ def search(
     from localagent.research.search import search as run_search
     from localagent.settings import load_settings
 
+    ws = _workspace(workspace)
     if not query.strip():
         raise _usage("the query is empty; say what to look for")
-    found = run_search(_workspace(workspace), query, k, load_settings())
+    if not ws.is_dir():
+        raise _usage(f"the workspace {ws} is not a folder")
+    found = run_search(ws, query, k, load_settings())
     if as_json:
         import orjson
 

@@ -39,7 +39,9 @@ def structured(match: str, content: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def scenario(replies: list[dict[str, Any]], plan: bool = True) -> dict[str, Any]:
+def scenario(
+    replies: list[dict[str, Any]], plan: bool = True, more: list[str] | None = None
+) -> dict[str, Any]:
     rules = [
         structured("You decide whether", {"decision": "FINISH"}),
         {"kind": "chat", "in": "last", "match": "Fix your citations", "reply": {"content": FIXED}},
@@ -50,6 +52,9 @@ def scenario(replies: list[dict[str, Any]], plan: bool = True) -> dict[str, Any]
             "reply": {"content": ANSWER},
         },
     ]
+    if more:  # the refinery asks for more, once
+        again = structured("You decide whether", {"decision": "CONTINUE", "sub_questions": more})
+        rules.insert(0, again | {"times": 1})
     if plan:
         questions = ["Where is the basic auth header built?", "What calls it?"]
         rules.insert(0, structured("You plan research", {"sub_questions": questions}))
@@ -116,3 +121,27 @@ def test_an_interrupted_ask_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert history[-1]["type"] == "goal_completed"
     answer = next(r for r in history if r["type"] == "answer")
     assert answer["unverified"] == ["shop/auth.py:40"]  # step 1's reading still counts
+
+
+def test_the_refinery_adds_a_sub_question(tmp_path: Path) -> None:
+    root = make_package(tmp_path / "ws")
+    step_3 = [call("finish_step", findings="send returns the response at shop/sessions.py:20")]
+    more = ["What does send return?"]
+    with FakeServer(scenario(STEP_1 + STEP_2 + step_3, more=more)) as fake:
+        env = cli_env(fake.url, LOCALAGENT_HOME=str(tmp_path / "home"))
+        done = run_cli(env, "ask", QUESTION, "-w", str(root), "--foreground")
+    assert done.returncode == 0, done.stderr
+    history = records(root)
+    assert [r["decision"] for r in history if r["type"] == "refinery"] == ["CONTINUE", "FINISH"]
+    assert [r["question"] for r in history if r["type"] == "subtask_completed"][-1] == more[0]
+    checked = next(r for r in history if r["type"] == "citations_checked")
+    assert not any("sessions.py:20" in why for why in checked["bad"])  # search retrieved it
+
+
+def test_bad_usage_of_ask(tmp_path: Path) -> None:
+    env = cli_env("127.0.0.1:9", LOCALAGENT_HOME=str(tmp_path / "home"))
+    empty = run_cli(env, "ask", " ", "-w", str(tmp_path))
+    assert empty.returncode == 2 and "question is empty" in empty.stderr
+    missing = run_cli(env, "ask", "why?", "-w", str(tmp_path / "nowhere"), "--foreground")
+    assert missing.returncode == 2 and "not a folder" in missing.stderr
+    assert not (tmp_path / "nowhere").exists()

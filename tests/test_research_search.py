@@ -13,8 +13,10 @@ from research_support import make_package
 from support import cli_env, run_cli
 
 from localagent.errors import ModelUnavailable
+from localagent.journal import Journal
 from localagent.models import make_model
 from localagent.models.fake import FakeServer
+from localagent.research.answer import save
 from localagent.research.chunks import chunk_file, parse
 from localagent.research.index import update
 from localagent.research.retrieval import Searcher, fuse
@@ -102,6 +104,9 @@ def test_a_planted_index_is_refused(tmp_path: Path) -> None:
     os.mkfifo(root / ".agent_context/index/files.json")
     with pytest.raises(UnsafeFile, match="FIFO"):
         open_index(root)
+    (root / ".agent_context/answers").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UnsafeFile, match="not a folder"):
+        save(Journal(root), "why?", "because")
     assert list(outside.iterdir()) == []
 
 
@@ -166,3 +171,9 @@ def test_search_on_the_command_line(tmp_path: Path) -> None:
     assert "shop/sessions.py:22-29 Session.resolve_redirects" in text.stdout
     empty = run_cli(env, "search", "  ", "-w", str(root))
     assert empty.returncode == 2 and "query is empty" in empty.stderr
+    missing = run_cli(env, "search", "x", "-w", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and not (tmp_path / "nowhere").exists()
+
+
+def test_an_empty_workspace_has_no_results(tmp_path: Path) -> None:
+    assert search(tmp_path, "anything", 5, Settings()).hits == []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from pydantic import BaseModel, Field, ValidationError
@@ -27,7 +27,7 @@ from localagent.research.search import index_folder, make_searcher
 from localagent.research.step import run_step
 from localagent.research.tools import Library, Span, research_tools
 from localagent.settings import Settings
-from localagent.state import current
+from localagent.state import Goal, current
 from localagent.stopping import StopRequested, StopSignal
 from localagent.tools.base import ToolContext
 
@@ -60,6 +60,9 @@ class RefineReply(BaseModel):
     sub_questions: list[str] = Field(default_factory=list)
 
 
+Shape = TypeVar("Shape", bound=BaseModel)
+
+
 @dataclass
 class Progress:
     """What the journal says this research has done (read back on resume)."""
@@ -73,7 +76,7 @@ class Progress:
         if kind in ("subtask_completed", "subtask_failed") and "findings" in record:
             self.findings.append((str(record.get("question", "")), str(record["findings"])))
         elif kind == "action_finished":
-            self.seen += [tuple(s) for s in record.get("spans", [])]  # type: ignore[misc]
+            self.seen += [(str(p), int(a), int(b)) for p, a, b in record.get("spans", [])]
         elif kind == "refinery":
             self.refinements += 1
 
@@ -89,29 +92,30 @@ class Research:
     def __init__(
         self, journal: Journal, model: Model, settings: Settings, ctx: ToolContext, stop: StopSignal
     ) -> None:
-        self.journal, self.model, self.settings, self.ctx, self.stop = (
-            journal,
-            model,
-            settings,
-            ctx,
-            stop,
-        )
+        self.journal = journal
+        self.model = model
+        self.ctx = ctx
+        self.stop = stop
         cancelled = lambda: stop.requested() is not None  # noqa: E731
         searcher, notes = make_searcher(ctx.root, settings, cancelled, model)
         for note in notes:
             log.info("%s", note)
-        self.tools = research_tools(Library(searcher, (searcher.index, index_folder(ctx.root))))
+        self.tools = research_tools(Library(searcher, index_folder(ctx.root)))
         self.progress = read_progress(journal)
 
     @property
-    def question(self) -> str:
+    def goal(self) -> Goal:
         assert self.journal.state.goal is not None
-        return self.journal.state.goal.text
+        return self.journal.state.goal
+
+    @property
+    def question(self) -> str:
+        return self.goal.text
 
     def run(self) -> str:
         """Research until the answer is saved; returns "completed" or "stopped"."""
         try:
-            if self.journal.state.plan_due or not self.journal.state.goal.tasks:  # type: ignore[union-attr]
+            if self.journal.state.plan_due or not self.goal.tasks:
                 self.plan()
             while self.next_step():
                 pass
@@ -135,8 +139,8 @@ class Research:
     # ---- structured calls ------------------------------------------------------------
 
     def _structured(
-        self, purpose: str, messages: list[Message], schema: dict[str, Any], shape: type[BaseModel]
-    ) -> BaseModel | None:
+        self, purpose: str, messages: list[Message], schema: dict[str, Any], shape: type[Shape]
+    ) -> Shape | None:
         for _ in range(ATTEMPTS):
             reply = self.model.chat(messages, schema=schema, temperature=0)
             self.record_call(purpose, reply)
@@ -152,7 +156,7 @@ class Research:
             {"role": "user", "content": render(prompts.PLAN_USER, question=self.question)},
         ]
         found = self._structured("plan", messages, PLAN_SCHEMA, PlanReply)
-        questions = _clean(found.sub_questions if found else [], MAX_SUB_QUESTIONS)  # type: ignore[attr-defined]
+        questions = _clean(found.sub_questions if found else [], MAX_SUB_QUESTIONS)
         self.journal.append("plan", tasks=_tasks(questions or [self.question]))
 
     def refine(self) -> bool:
@@ -167,17 +171,15 @@ class Research:
             },
         ]
         found = self._structured("refinery", messages, REFINE_SCHEMA, RefineReply)
-        more = (
-            _clean(found.sub_questions, 2) if found and found.decision.upper() == "CONTINUE" else []
-        )  # type: ignore[attr-defined]
+        wanted = found is not None and found.decision.upper() == "CONTINUE"
+        more = _clean(found.sub_questions, 2) if found and wanted else []
         self.journal.append(
             "refinery", decision="CONTINUE" if more else "FINISH", sub_questions=more
         )
         self.progress.refinements += 1
         if not more:
             return False
-        tasks = self.journal.state.goal.tasks  # type: ignore[union-attr]
-        self.journal.append("plan", tasks=_tasks(more), replace_from=len(tasks))
+        self.journal.append("plan", tasks=_tasks(more), replace_from=len(self.goal.tasks))
         return True
 
     def record_call(self, purpose: str, reply: Reply, **fields: Any) -> None:

@@ -30,16 +30,15 @@ _READ_RANGE = re.compile(r"lines (\d+)-(\d+) of \d+:")
 class Library:
     """The workspace's search and call graph, for the tools of one research run."""
 
-    def __init__(self, searcher: Searcher, index_graph: tuple[object, Path | None]) -> None:
+    def __init__(self, searcher: Searcher, folder: Path | None) -> None:
         self.searcher = searcher
-        self._graph_source = index_graph
+        self.folder = folder  # where the index is kept, for the graph's facts
         self._graph: CallGraph | None = None
 
     @property
     def graph(self) -> CallGraph:
-        if self._graph is None:  # built on first use: most questions never need it
-            index, folder = self._graph_source
-            self._graph = graph_for(index, folder)  # type: ignore[arg-type]
+        if self._graph is None:  # built on first use: many questions never need it
+            self._graph = graph_for(self.searcher.index, self.folder)
         return self._graph
 
     def search_code(
