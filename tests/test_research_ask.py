@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from research_support import make_package
-from support import call, cli_env, messages_text, records, run_cli
+from support import call, cli_env, messages_text, records, run_cli, wait_for
 
 from localagent.models.fake import FakeServer
 
@@ -145,3 +145,14 @@ def test_bad_usage_of_ask(tmp_path: Path) -> None:
     missing = run_cli(env, "ask", "why?", "-w", str(tmp_path / "nowhere"), "--foreground")
     assert missing.returncode == 2 and "not a folder" in missing.stderr
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_ask_runs_in_the_background(tmp_path: Path) -> None:
+    root = make_package(tmp_path / "ws")
+    with FakeServer(scenario(STEP_1 + STEP_2)) as fake:
+        env = cli_env(fake.url, LOCALAGENT_HOME=str(tmp_path / "home"))
+        started = run_cli(env, "ask", QUESTION, "-w", str(root))
+        assert started.returncode == 0 and "started in the background" in started.stdout
+        wait_for(lambda: any(r["type"].startswith("goal_") for r in records(root)[1:]))
+    assert records(root)[-2]["type"] == "answer"
+    assert len(list((root / ".agent_context/answers").glob("*.md"))) == 1
