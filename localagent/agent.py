@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from localagent import context, loopguard, planner, tools
@@ -21,20 +21,13 @@ from localagent.journal import Journal
 from localagent.models import Model, Reply
 from localagent.process import kill_recorded
 from localagent.prompts import (
-    COMPLETION_REFUSED,
-    CUT_OFF,
-    FORMAT_ERROR,
     INSISTED,
-    INTERRUPTED_CMD,
-    INTERRUPTED_KILLED,
     MAX_ROUNDS,
-    NO_TOOL_CALL,
-    NOT_ACCEPTED_YET,
     REFUSED_TOO_OFTEN,
-    TOO_MANY_CALLS,
     TOO_MANY_FORMAT_ERRORS,
     render,
 )
+from localagent.promptset import PromptSet
 from localagent.settings import Settings
 from localagent.state import Action, ReplanDue, State, Verifying, current, next_due
 from localagent.stopping import StopRequested, StopSignal
@@ -77,6 +70,7 @@ class Agent:
         ctx: tools.ToolContext,
         stop: StopSignal,
         on_progress: Callable[[State], None] = lambda state: None,
+        extra_tools: Sequence[tools.Tool] = (),
     ) -> None:
         self.journal = journal
         self.model = model
@@ -86,7 +80,11 @@ class Agent:
         self.on_progress = on_progress
         self.notice = ""
         # Fixed for the whole run: the tool list sits at the front of every prompt.
-        self.tools = tools.run_tools(settings.tools, list(settings.delegates))
+        self.tools = tools.run_tools(settings.tools, list(settings.delegates), extra_tools)
+        self.prompts = PromptSet(settings.prompts)
+        # Rendered once per run (per tool-calling mode), so the front of every prompt
+        # stays byte-identical and the model server reuses its KV cache.
+        self.system: dict[bool, str] = {}
 
     @property
     def state(self) -> State:
@@ -156,20 +154,26 @@ class Agent:
 
     def plan(self) -> None:
         assert self.state.goal is not None
-        tasks = planner.decompose(self.model, self.state.goal.text, self._recorder("plan"))
+        tasks = planner.decompose(
+            self.model, self.state.goal.text, self._recorder("plan"), self.prompts
+        )
         log.info("plan: %s", "; ".join(t["description"] for t in tasks))
         self.journal.append("plan", tasks=tasks)
 
     def replan(self, due: ReplanDue) -> None:
         if due.unmet:
-            tasks = planner.plan_unmet(self.model, self.state, due.unmet, self._recorder("replan"))
+            tasks = planner.plan_unmet(
+                self.model, self.state, due.unmet, self._recorder("replan"), self.prompts
+            )
             log.info("plan for what is unmet: %s", "; ".join(t["description"] for t in tasks))
             self.journal.append(
                 "plan", tasks=tasks, replace_from=due.task_index + 1, unmet=due.unmet
             )
             return
         failed = (due.task, due.subtask)
-        tasks = planner.replan(self.model, self.state, failed, due.reason, self._recorder("replan"))
+        tasks = planner.replan(
+            self.model, self.state, failed, due.reason, self._recorder("replan"), self.prompts
+        )
         if tasks:
             log.info("replan: %s", "; ".join(t["description"] for t in tasks))
             self.journal.append("plan", tasks=tasks, replace_from=due.task_index + 1)
@@ -185,10 +189,19 @@ class Agent:
         native = self.model.native_tools
         schemas = self.tools.schemas()
         facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, self.notice)
-        system = context.system_prompt(self.settings.allowed_commands, self.tools, native)
+        if native not in self.system:
+            self.system[native] = context.system_prompt(
+                self.settings.allowed_commands, self.tools, native, self.prompts
+            )
         budget = context.budget(self.model.num_ctx, self.settings.num_predict)
         messages = context.build(
-            self.state, system, self.settings.history_keep, native, facts, budget
+            self.state,
+            self.system[native],
+            self.settings.history_keep,
+            native,
+            facts,
+            budget,
+            self.prompts,
         )
         reply = self.model.chat(messages, tools=schemas)
         self.notice = ""
@@ -204,13 +217,17 @@ class Agent:
         )
         if reply.cut_off:
             why = {"length": "the length cap was reached", "deadline": "the call took too long"}
-            self.notice = render(CUT_OFF, why=why[reply.cut_off], limit=self.settings.num_predict)
+            self.notice = self.prompts.render(
+                "cut_off", why=why[reply.cut_off], limit=self.settings.num_predict
+            )
         if calls:
             return
-        text = render(FORMAT_ERROR, problem=problem, tools=", ".join(self.tools.names()))
-        self.journal.append(
-            "feedback", text=text if problem else NO_TOOL_CALL, tool="format", format_error=True
-        )
+        if problem:
+            names = ", ".join(self.tools.names())
+            text = self.prompts.render("format_error", problem=problem, tools=names)
+        else:
+            text = self.prompts.render("no_tool_call")
+        self.journal.append("feedback", text=text, tool="format", format_error=True)
         if self.state.format_errors >= self.settings.max_format_errors:
             self.fail_subtask(render(TOO_MANY_FORMAT_ERRORS, count=self.state.format_errors))
 
@@ -223,7 +240,9 @@ class Agent:
                 return [], parsed.problem, ""
             calls, recogniser = parsed.calls, parsed.recogniser or "text"
         if len(calls) > MAX_CALLS_PER_REPLY:
-            self.notice = render(TOO_MANY_CALLS, limit=MAX_CALLS_PER_REPLY, count=len(calls))
+            self.notice = self.prompts.render(
+                "too_many_calls", limit=MAX_CALLS_PER_REPLY, count=len(calls)
+            )
         return calls[:MAX_CALLS_PER_REPLY], "", recogniser
 
     def record_call(
@@ -314,7 +333,7 @@ class Agent:
             log.info("completion refused: %s", "; ".join(found.hard))
             self.journal.append(
                 "feedback",
-                text=render(COMPLETION_REFUSED, problems=problems),
+                text=self.prompts.render("completion_refused", problems=problems),
                 tool="mark_subtask_complete",
                 call=call_id,
                 refused=True,
@@ -323,7 +342,7 @@ class Agent:
         elif found.soft and not ledger.nudged:
             self.journal.append(
                 "feedback",
-                text=render(NOT_ACCEPTED_YET, problems="; ".join(found.soft)),
+                text=self.prompts.render("not_accepted_yet", problems="; ".join(found.soft)),
                 tool="mark_subtask_complete",
                 call=call_id,
                 nudged=True,
@@ -355,7 +374,9 @@ class Agent:
         found = verdict.findings(self.state, self.ctx.root)
         answer = None
         if not found.hard:
-            answer = verdict.ask_model(self.model, self.state, found, self._recorder("verify"))
+            answer = verdict.ask_model(
+                self.model, self.state, found, self._recorder("verify"), self.prompts
+            )
         replans_left = self.state.verify_replans < self.settings.max_replans
         record = verdict.decide(found, answer, replans_left)
         log.info("verdict %s (%s): %s", record["verdict"], record["source"], record["unmet"])
@@ -456,7 +477,8 @@ class Agent:
             self._finish(action.tool, action.args, action.call, result, redone=True)
             return
         killed = bool(action.pid) and kill_recorded(action.pid or 0, action.create_time or 0.0)
-        text = render(INTERRUPTED_KILLED if killed else INTERRUPTED_CMD, what=_what(action))
+        notice = "interrupted_killed" if killed else "interrupted_cmd"
+        text = self.prompts.render(notice, what=_what(action))
         log.warning(
             "interrupted %s %s (still running: %s)", action.tool, _brief(action.args), killed
         )
@@ -473,7 +495,7 @@ class Agent:
     def _blocked(
         self, name: str, args: dict[str, Any], call_id: str, block: loopguard.Block
     ) -> None:
-        reason = loopguard.explain(block)
+        reason = loopguard.explain(block, self.prompts)
         log.warning(
             "blocked %s (%s, attempt %d)", block.signature[:120], block.pattern, block.count
         )

@@ -60,6 +60,22 @@ ToolsOpt = Annotated[
         help="Comma-separated tools to enable (default: every default tool).",
     ),
 ]
+BackendOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--backend",
+        help="The model server's API: ollama or openai (an OpenAI-compatible server).",
+    ),
+]
+PromptsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--prompts",
+        metavar="DIR",
+        help="A folder of prompt files (NAME.txt or NAME.md) that replace the defaults; "
+        "see `localagent prompts list`.",
+    ),
+]
 ForegroundOpt = Annotated[
     bool, typer.Option("--foreground", help="Run attached; the exit code is the outcome.")
 ]
@@ -82,11 +98,16 @@ def _run(
     foreground: bool,
     repair: bool = False,
     verification: dict[str, Any] | None = None,
+    prompts: Path | None = None,
 ) -> None:
     from localagent.settings import load_settings
 
+    folder = prompts.expanduser().resolve() if prompts else None
     flags = {"model": model, "max_rounds": max_rounds, **(verification or {})}
+    flags.update(_prompt_flags(folder))
     settings = load_settings(**flags)
+    if goal is not None or folder is not None:
+        _warn_prompts(settings.prompts)
     ws = _workspace(workspace)
     if goal is not None and not ws.exists():
         try:
@@ -103,7 +124,23 @@ def _run(
         return
     from localagent.daemon import spawn
 
-    typer.echo(spawn(ws, goal, flags, settings, repair=repair))
+    typer.echo(spawn(ws, goal, {**flags, "prompts_dir": folder}, settings, repair=repair))
+
+
+def _prompt_flags(folder: Path | None) -> dict[str, Any]:
+    """`--prompts DIR` as the `prompts` setting: the folder's prompts, checked."""
+    if folder is None:
+        return {"prompts": None}
+    from localagent.promptset import load_folder
+
+    return {"prompts": load_folder(folder)}
+
+
+def _warn_prompts(texts: dict[str, str]) -> None:
+    from localagent.promptset import warnings
+
+    for line in warnings(texts):
+        typer.echo(f"localagent: {line}", err=True)
 
 
 def _verified(workspace: Path) -> str:
@@ -134,16 +171,29 @@ def start(
     check: CheckOpt = None,
     no_verify: NoVerifyOpt = False,
     tools: ToolsOpt = None,
+    backend: BackendOpt = None,
+    prompts: PromptsOpt = None,
 ) -> None:
     """Start work on GOAL (or resume it if the workspace holds it unfinished)."""
     if not goal.strip():
         raise _usage("the goal is empty; say what to achieve")
-    verification = _run_flags(check, no_verify, tools)
-    _run(workspace, goal.strip(), model, max_rounds, foreground, verification=verification)
+    verification = _run_flags(check, no_verify, tools, backend)
+    _run(
+        workspace,
+        goal.strip(),
+        model,
+        max_rounds,
+        foreground,
+        verification=verification,
+        prompts=prompts,
+    )
 
 
-def _run_flags(check: list[str] | None, no_verify: bool, tools: str | None) -> dict[str, Any]:
-    """`--check`, `--no-verify` and `--tools` as setting flags (None: not given)."""
+def _run_flags(
+    check: list[str] | None, no_verify: bool, tools: str | None, backend: str | None
+) -> dict[str, Any]:
+    """`--check`, `--no-verify`, `--tools` and `--backend` as setting flags (None: not
+    given)."""
     if check and not all(c.strip() for c in check):
         raise _usage('--check needs a command, e.g. --check "python -m pytest -q"')
     names = tuple(n.strip() for n in (tools or "").split(",") if n.strip())
@@ -153,6 +203,7 @@ def _run_flags(check: list[str] | None, no_verify: bool, tools: str | None) -> d
         "checks": tuple(c.strip() for c in check) if check else None,
         "verify": False if no_verify else None,
         "tools": names or None,
+        "backend": backend,
     }
 
 
@@ -166,19 +217,26 @@ def resume(
     max_rounds: RoundsOpt = None,
     foreground: ForegroundOpt = False,
     repair: RepairOpt = False,
+    tools: ToolsOpt = None,
+    backend: BackendOpt = None,
+    prompts: PromptsOpt = None,
 ) -> None:
     """Resume the unfinished goal of the workspace (--all: of every workspace).
 
-    A flag given here (--model, --max-rounds) changes the run's journaled setting.
+    A flag given here (--model, --max-rounds, --tools, --backend, --prompts) changes the
+    run's journaled setting.
     """
+    if all_ and prompts is not None:
+        raise _usage("--prompts applies to one workspace; it cannot be given with --all")
+    given = {k: v for k, v in _run_flags(None, False, tools, backend).items() if v is not None}
     if all_:
         from localagent.daemon import resume_all
         from localagent.settings import load_settings
 
-        settings = load_settings(model=model, max_rounds=max_rounds)
-        typer.echo(resume_all(settings, {"model": model, "max_rounds": max_rounds}))
+        flags = {"model": model, "max_rounds": max_rounds, **given}
+        typer.echo(resume_all(load_settings(**flags), flags))
         return
-    _run(workspace, None, model, max_rounds, foreground, repair)
+    _run(workspace, None, model, max_rounds, foreground, repair, given, prompts=prompts)
 
 
 @app.command("run-agent", hidden=True)
@@ -192,13 +250,20 @@ def run_agent(
     check: CheckOpt = None,
     no_verify: NoVerifyOpt = False,
     tools: ToolsOpt = None,
+    backend: BackendOpt = None,
+    prompts: PromptsOpt = None,
     research: Annotated[bool, typer.Option("--ask")] = False,
 ) -> None:
     """The background process started by `start`, `ask` and `resume`."""
     from localagent.runner import run
     from localagent.settings import load_settings
 
-    flags = {"model": model, "max_rounds": max_rounds, **_run_flags(check, no_verify, tools)}
+    flags = {
+        "model": model,
+        "max_rounds": max_rounds,
+        **_run_flags(check, no_verify, tools, backend),
+        **_prompt_flags(prompts),
+    }
     flags["mode"] = "ask" if research else None
     settings = load_settings(**flags)
     ws = _workspace(workspace)
@@ -240,11 +305,19 @@ def list_workspaces(
 def logs(
     workspace: WorkspaceOpt = Path("."),
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing.")] = False,
+    events: Annotated[
+        bool, typer.Option("--events", help="The journal's records as JSON lines.")
+    ] = False,
 ) -> None:
-    """The run's log; -f follows it."""
+    """The run's log; -f follows it. --events: the journal's records, one JSON per line."""
     from localagent.daemon import follow as follow_log
     from localagent.report import open_journal
 
+    if events:
+        from localagent.observe.events import show
+
+        show(_workspace(workspace), 0, follow, typer.echo)
+        return
     journal = open_journal(_workspace(workspace))
     path = journal.log_path
     if follow:
@@ -296,6 +369,46 @@ def autostart_status() -> None:
     typer.echo(f"{state} ({found.mechanism}) {found.detail}".rstrip())
 
 
+prompts_app = typer.Typer(
+    help="The prompts localagent sends: list them, show the defaults, check your own.",
+    no_args_is_help=True,
+)
+app.add_typer(prompts_app, name="prompts")
+
+
+@prompts_app.command("list")
+def prompts_list() -> None:
+    """Every prompt by name, what it is for, and its placeholders."""
+    from localagent import promptset
+
+    typer.echo(promptset.listing())
+
+
+@prompts_app.command("show")
+def prompts_show(name: Annotated[str, typer.Argument(help="A name from `prompts list`.")]) -> None:
+    """The default text of prompt NAME, to copy into NAME.txt and change."""
+    from localagent import promptset
+
+    typer.echo(promptset.show(name))
+
+
+@prompts_app.command("check")
+def prompts_check(
+    folder: Annotated[
+        Path | None,
+        typer.Argument(help="A folder of prompt files (default: the config file's [prompts])."),
+    ] = None,
+) -> None:
+    """Check prompts as a run would, naming every problem with its file and line; exit 2
+    when there are problems."""
+    from localagent import promptset
+    from localagent.settings import config_path
+
+    report, code = promptset.check_report(folder, config_path())
+    typer.echo(report)
+    raise typer.Exit(code)
+
+
 @app.command()
 def demo(
     workspace: Annotated[
@@ -312,10 +425,18 @@ def demo(
 def status(
     workspace: WorkspaceOpt = Path("."),
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="A live view until the goal ends.")
+    ] = False,
 ) -> None:
     """Goal, status, current task/subtask, rounds, tokens, blocked actions, liveness."""
     from localagent.report import format_status, status_info
 
+    if watch:
+        from localagent.observe.watch import show
+
+        show(_workspace(workspace), typer.echo)
+        return
     info = status_info(_workspace(workspace))
     if as_json:
         import orjson
@@ -329,14 +450,48 @@ def status(
 def history(
     workspace: WorkspaceOpt = Path("."),
     n: Annotated[int, typer.Option("-n", help="Show the last N records (0: all).", min=0)] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per record.")] = False,
 ) -> None:
     """The action history, human-readable."""
     from localagent.report import format_record, open_journal
 
+    if as_json:
+        from localagent.observe.events import show
+
+        show(_workspace(workspace), n, False, typer.echo)
+        return
     journal = open_journal(_workspace(workspace))
     records = journal.tail(n) if n else journal.records()
     for record in records:
         typer.echo(format_record(record))
+
+
+@app.command()
+def trace(
+    workspace: WorkspaceOpt = Path("."),
+    round_: Annotated[
+        int | None, typer.Option("--round", metavar="N", help="Only round N.", min=1)
+    ] = None,
+    full: Annotated[bool, typer.Option("--full", help="Replies and results uncut.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per entry.")] = False,
+) -> None:
+    """The run as a transcript: plan, rounds, tool calls and results, verdicts, timings."""
+    from localagent.observe.trace import show
+
+    for line in show(_workspace(workspace), round_, full, as_json):
+        typer.echo(line)
+
+
+@app.command()
+def graph(
+    workspace: WorkspaceOpt = Path("."),
+    flow: Annotated[bool, typer.Option("--flow", help="The agent's state machine.")] = False,
+) -> None:
+    """Mermaid text: the plan tree with statuses and the path taken (--flow: the agent's
+    state machine)."""
+    from localagent.observe.graph import show
+
+    typer.echo(show(_workspace(workspace), flow), nl=False)
 
 
 @app.command()

@@ -20,7 +20,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localagent.prompts import PROBE, SUMMARY, SYSTEM, TEXT_PROTOCOL, render
+from localagent.prompts import render
+from localagent.promptset import DEFAULT, PromptSet
 from localagent.state import CALL_CHARS, Exchange, State, current
 from localagent.textcap import cap_text, clip
 
@@ -33,7 +34,9 @@ DROP_STEP = 2  # exchanges dropped at a time, so the front moves in steps
 _FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.[A-Za-z0-9]{1,6})\b")
 
 
-def system_prompt(allowed: tuple[str, ...], tools: ToolRegistry, native: bool) -> str:
+def system_prompt(
+    allowed: tuple[str, ...], tools: ToolRegistry, native: bool, prompts: PromptSet = DEFAULT
+) -> str:
     """The constant system prompt: the tools by name with their rules, and for a model
     without native tool calls, the text protocol with each tool's parameters."""
     protocol = ""
@@ -45,22 +48,24 @@ def system_prompt(allowed: tuple[str, ...], tools: ToolRegistry, native: bool) -
                 f"{name}: {spec['type']}" for name, spec in fn["parameters"]["properties"].items()
             )
             lines.append(f"- {fn['name']}({params}): {fn['description']}")
-        protocol = render(TEXT_PROTOCOL, tools="\n".join(lines))
+        protocol = prompts.render("text_protocol", tools="\n".join(lines))
     shown = ", ".join(allowed)
     guides = "\n".join(render(t.policy.guide, allowed=shown) for t in tools if t.policy.guide)
     names = tools.names()
     listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
-    return render(SYSTEM, names=listed, guides=guides, protocol=protocol)
+    return prompts.render("system", names=listed, guides=guides, protocol=protocol)
 
 
-def summary(state: State) -> str:
-    """The goal and the plan's text: no marks, so a subtask change leaves it unchanged."""
+def summary(state: State, facts: dict[str, Any], prompts: PromptSet = DEFAULT) -> str:
+    """The goal and the plan's text: no marks, so a subtask change leaves it unchanged
+    (unless a replaced summary prompt asks for the round's facts)."""
     assert state.goal is not None
     plan = []
     for ti, task in enumerate(state.goal.tasks, 1):
         plan.append(f"{ti}. {task.description}")
         plan += [f"    {ti}.{si}. {s.description}" for si, s in enumerate(task.subtasks, 1)]
-    return render(SUMMARY, goal=state.goal.text, plan="\n".join(plan))
+    values = _fact_values(facts)
+    return prompts.render("summary", **values, goal=state.goal.text, plan="\n".join(plan))
 
 
 def progress(state: State) -> str:
@@ -98,14 +103,18 @@ def window(exchanges: list[Exchange], keep: int) -> list[Exchange]:
 
 
 def exchange_messages(
-    exchange: Exchange, native: bool, result_chars: int | None = None
+    exchange: Exchange,
+    native: bool,
+    result_chars: int | None = None,
+    prompts: PromptSet = DEFAULT,
 ) -> list[dict[str, Any]]:
     """One past round as the model saw it: the facts it was given, its reply, the results.
 
     Keeping each round's facts in place (rather than only the latest at the end) makes
     every round's prompt start with the whole previous prompt, unchanged.
     """
-    facts = [{"role": "user", "content": probe_message(exchange.probe)}] if exchange.probe else []
+    shown = probe_message(exchange.probe, prompts) if exchange.probe else ""
+    facts = [{"role": "user", "content": shown}] if exchange.probe else []
     return facts + _reply_messages(exchange, native, result_chars)
 
 
@@ -183,21 +192,25 @@ def _listing(items: list[str]) -> str:
     return ", ".join(items) if items else "none"
 
 
-def probe_message(facts: dict[str, Any]) -> str:
-    return render(
-        PROBE,
-        round=facts["round"],
-        max_rounds=facts["max_rounds"],
-        progress=facts.get("progress") or "-",
-        task=facts.get("task", "-"),
-        subtask=facts.get("subtask", "-"),
-        written=_listing(facts["written"]),
-        existing=_listing(facts["existing"]),
-        missing=_listing(facts["missing"]),
-        commands=_listing(facts["commands"]),
-        errors="\n  " + "\n  ".join(facts["errors"]) if facts["errors"] else "none",
-        notice=facts["notice"],
-    ).rstrip()
+def _fact_values(facts: dict[str, Any]) -> dict[str, Any]:
+    """The probe's facts as the prompts show them."""
+    return {
+        "round": facts["round"],
+        "max_rounds": facts["max_rounds"],
+        "progress": facts.get("progress") or "-",
+        "task": facts.get("task", "-"),
+        "subtask": facts.get("subtask", "-"),
+        "written": _listing(facts["written"]),
+        "existing": _listing(facts["existing"]),
+        "missing": _listing(facts["missing"]),
+        "commands": _listing(facts["commands"]),
+        "errors": "\n  " + "\n  ".join(facts["errors"]) if facts["errors"] else "none",
+        "notice": facts["notice"],
+    }
+
+
+def probe_message(facts: dict[str, Any], prompts: PromptSet = DEFAULT) -> str:
+    return prompts.render("probe", **_fact_values(facts)).rstrip()
 
 
 def budget(num_ctx: int, num_predict: int) -> int:
@@ -218,30 +231,38 @@ def build(
     native: bool,
     facts: dict[str, Any],
     budget_tokens: int | None = None,
+    prompts: PromptSet = DEFAULT,
 ) -> list[dict[str, Any]]:
-    head = [{"role": "system", "content": system}, {"role": "user", "content": summary(state)}]
-    tail = [{"role": "user", "content": probe_message(facts)}]
+    head = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": summary(state, facts, prompts)},
+    ]
+    tail = [{"role": "user", "content": probe_message(facts, prompts)}]
     shown = window(state.exchanges, keep)
-    blocks = [exchange_messages(e, native) for e in shown]
+    blocks = [exchange_messages(e, native, None, prompts) for e in shown]
     if budget_tokens is not None:
         room = int(budget_tokens * state.chars_per_token * 0.95) - _chars(head + tail)
-        blocks = _fit(shown, blocks, native, room)
+        blocks = _fit(shown, blocks, native, room, prompts)
     return head + [m for block in blocks for m in block] + tail
 
 
 def _fit(
-    shown: list[Exchange], blocks: list[list[dict[str, Any]]], native: bool, room: int
+    shown: list[Exchange],
+    blocks: list[list[dict[str, Any]]],
+    native: bool,
+    room: int,
+    prompts: PromptSet,
 ) -> list[list[dict[str, Any]]]:
     """The exchanges' messages within `room` characters (see the module's docstring)."""
     if sum(map(_chars, blocks)) <= room or not blocks:
         return blocks
-    older = [exchange_messages(e, native, OLD_RESULT_CHARS) for e in shown[:-1]]
+    older = [exchange_messages(e, native, OLD_RESULT_CHARS, prompts) for e in shown[:-1]]
     blocks = [*older, blocks[-1]]
     while len(blocks) > 1 and sum(map(_chars, blocks)) > room:
         del blocks[: min(DROP_STEP, len(blocks) - 1)]
     if _chars(blocks[-1]) > room:
         latest = shown[-1]
-        fixed = _chars(exchange_messages(latest, native, 0))
+        fixed = _chars(exchange_messages(latest, native, 0, prompts))
         each = max(200, (room - fixed) // max(1, len(latest.results)))
-        blocks[-1] = exchange_messages(latest, native, each)
+        blocks[-1] = exchange_messages(latest, native, each, prompts)
     return blocks

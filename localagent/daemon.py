@@ -46,6 +46,10 @@ def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list
         argv.append(f"--tools={','.join(flags['tools'])}")
     if flags.get("mode") == "ask":
         argv += ["--ask"]
+    if flags.get("backend"):
+        argv += ["--backend", str(flags["backend"])]
+    if flags.get("prompts_dir"):
+        argv += ["--prompts", str(flags["prompts_dir"])]
     if flags.get("repair"):
         argv += ["--repair"]
     if flags.get("preflight_deadline") is not None:

@@ -191,6 +191,15 @@ def _autostart() -> Check:
     )
 
 
+def _mcp(settings: Settings, workspace: Path) -> list[Check]:
+    from localagent.mcp.doctor import check_servers
+    from localagent.settings import config_path
+
+    root = workspace if workspace.is_dir() else Path.cwd()  # a server runs in the workspace
+    found = check_servers(settings.mcp.servers, root, config_path())
+    return [Check(*finding) for finding in found]
+
+
 def run_checks(settings: Settings, workspace: Path) -> list[Check]:
     from localagent.models import make_model
 
@@ -205,6 +214,7 @@ def run_checks(settings: Settings, workspace: Path) -> list[Check]:
         found.append(_goal_checks(settings, workspace))
         if (how := _call_format(workspace)) is not None:
             found.append(how)
+    found += _mcp(settings, workspace)
     detach = _detach()
     return [*found, *([detach] if detach else []), _registry(), _autostart()]
 

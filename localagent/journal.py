@@ -675,12 +675,21 @@ class Journal:
 
         A torn last line ends the stream quietly; any other damage raises JournalCorrupt.
         """
+        for record, _ in self.records_after(0):
+            yield record
+
+    def records_after(self, offset: int) -> Iterator[tuple[dict[str, Any], int]]:
+        """Each intact record from byte `offset` on, with the offset a reader that follows
+        the history goes on from: just after the record, or at its start while its line has
+        no newline yet (the reader sees the record again, so it skips seqs it has seen).
+        A torn or half-appended last line ends the stream quietly; any other damage raises
+        JournalCorrupt."""
         self.check_files()
         if not os.path.lexists(self.history_path):
             return
-        offset = 0
         last = 0
         with safefs.open_file(self.history_path, "rb") as fh:
+            fh.seek(offset)
             for line in fh:
                 record = decode(line)
                 if record is None:
@@ -690,8 +699,9 @@ class Journal:
                         return
                     raise JournalCorrupt(self._damaged_somewhere(offset, last))
                 last = record["seq"]
-                yield record
-                offset += len(line)
+                if line.endswith(b"\n"):
+                    offset += len(line)
+                yield record, offset
 
     def _damaged_somewhere(self, at: int, after: int) -> str:
         return (

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from localagent.journal import encodable
-from localagent.prompts import BLOCKED_ALTERNATING, BLOCKED_REPEAT, render
+from localagent.promptset import DEFAULT, PromptSet
 from localagent.state import Attempt, GuardState
 
 REPEAT_LIMIT = 3
@@ -70,9 +70,9 @@ def _identical(attempts: list[Attempt], sig: str) -> bool:
     return all(a.sig == sig and a.obs and a.obs == attempts[0].obs for a in attempts)
 
 
-def explain(block: Block) -> str:
+def explain(block: Block, prompts: PromptSet = DEFAULT) -> str:
     """The observation the model receives instead of the blocked action's result."""
     tool = block.signature.split(" ", 1)[0]
     if block.pattern == "alternating":
-        return render(BLOCKED_ALTERNATING, tool=tool, other=block.other.split(" ", 1)[0])
-    return render(BLOCKED_REPEAT, tool=tool, seen=block.count - 1)
+        return prompts.render("blocked_alternating", tool=tool, other=block.other.split(" ", 1)[0])
+    return prompts.render("blocked_repeat", tool=tool, seen=block.count - 1)

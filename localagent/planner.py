@@ -10,7 +10,7 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from localagent.models import Model, Reply
-from localagent.prompts import PLAN_SYSTEM, PLAN_USER, REPLAN_USER, UNMET_USER, render
+from localagent.promptset import DEFAULT, PromptSet
 from localagent.state import State
 
 log = logging.getLogger("localagent.planner")
@@ -45,8 +45,9 @@ PLAN_SCHEMA: dict[str, Any] = {
 }
 
 
-def _ask(model: Model, prompt: str, on_call: Any) -> Plan | None:
-    messages = [{"role": "system", "content": PLAN_SYSTEM}, {"role": "user", "content": prompt}]
+def _ask(model: Model, prompt: str, on_call: Any, prompts: PromptSet) -> Plan | None:
+    system = prompts.render("plan_system")
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
     for attempt in range(1, ATTEMPTS + 1):
         reply: Reply = model.chat(messages, schema=PLAN_SCHEMA)
         on_call(reply)
@@ -59,8 +60,10 @@ def _ask(model: Model, prompt: str, on_call: Any) -> Plan | None:
     return None
 
 
-def decompose(model: Model, goal: str, on_call: Any) -> list[dict[str, Any]]:
-    plan = _ask(model, render(PLAN_USER, goal=goal), on_call)
+def decompose(
+    model: Model, goal: str, on_call: Any, prompts: PromptSet = DEFAULT
+) -> list[dict[str, Any]]:
+    plan = _ask(model, prompts.render("plan_user", goal=goal), on_call, prompts)
     if plan is None:
         log.warning("no valid plan after %d attempts; working on the goal as one task", ATTEMPTS)
         return [{"description": goal, "subtasks": [goal]}]
@@ -78,32 +81,39 @@ def _done(state: State) -> list[str]:
 
 
 def replan(
-    model: Model, state: State, failed: tuple[str, str], reason: str, on_call: Any
+    model: Model,
+    state: State,
+    failed: tuple[str, str],
+    reason: str,
+    on_call: Any,
+    prompts: PromptSet = DEFAULT,
 ) -> list[dict[str, Any]] | None:
     assert state.goal is not None
     done = _done(state)
-    prompt = render(
-        REPLAN_USER,
+    prompt = prompts.render(
+        "replan_user",
         goal=state.goal.text,
         task=failed[0],
         subtask=failed[1],
         reason=reason,
         done="\n".join(done) or "- nothing yet",
     )
-    plan = _ask(model, prompt, on_call)
+    plan = _ask(model, prompt, on_call, prompts)
     return [t.model_dump() for t in plan.tasks] if plan else None
 
 
-def plan_unmet(model: Model, state: State, unmet: list[str], on_call: Any) -> list[dict[str, Any]]:
+def plan_unmet(
+    model: Model, state: State, unmet: list[str], on_call: Any, prompts: PromptSet = DEFAULT
+) -> list[dict[str, Any]]:
     """Tasks for what a verdict found unmet; without a valid plan, one task made of them."""
     assert state.goal is not None
-    prompt = render(
-        UNMET_USER,
+    prompt = prompts.render(
+        "unmet_user",
         goal=state.goal.text,
         unmet="\n".join(f"- {item}" for item in unmet),
         done="\n".join(_done(state)) or "- nothing yet",
     )
-    plan = _ask(model, prompt, on_call)
+    plan = _ask(model, prompt, on_call, prompts)
     if plan is None:
         log.warning("no valid plan for the unmet requirements; working on them as one task")
         return [{"description": "Meet what the verification found unmet", "subtasks": unmet[:8]}]

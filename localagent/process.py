@@ -193,7 +193,14 @@ def _kill_all(procs: list[psutil.Process]) -> None:
         time.sleep(0.02)
 
 
-def _marked(marker: str) -> list[psutil.Process]:
+def kill_marked(marker: str) -> int:
+    """Kills every process that carries this marker (see MARKER_VARIABLE); how many."""
+    found = marked(marker)
+    _kill_all(found)
+    return len(found)
+
+
+def marked(marker: str) -> list[psutil.Process]:
     """Every other process whose environment carries this command's marker.
 
     A descendant that double-forks into a session of its own is no longer a child of
@@ -245,7 +252,7 @@ class _Tree:
             _kill_group(self.root.pid)
         procs = [self.root, *self.seen.values()]
         if self.marker is not None:
-            procs += [proc for proc in _marked(self.marker) if proc.pid not in self.seen]
+            procs += [proc for proc in marked(self.marker) if proc.pid not in self.seen]
         _kill_all(procs)
 
 

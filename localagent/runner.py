@@ -16,15 +16,18 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from localagent.console import live_line_supported
 from localagent.errors import (
     AgentError,
     GoalFailed,
     Interrupted,
+    JournalCorrupt,
     ModelUnavailable,
     UsageError,
 )
-from localagent.journal import Disk, Journal
+from localagent.journal import CONTEXT_DIR, Disk, Journal
 from localagent.lifecycle import Run, say
 from localagent.names import clean_text, display
 from localagent.settings import RUN_SETTINGS, Settings
@@ -85,7 +88,18 @@ def effective_settings(
     journaled = {k: v for k, v in state.settings.items() if k in RUN_SETTINGS}
     merged = {**base.model_dump(), **journaled, **given}
     changed = {k: v for k, v in given.items() if journaled.get(k) != v}
-    return Settings(**merged), changed
+    try:
+        return Settings(**merged), changed
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        if field not in journaled or field in given:
+            raise  # the environment and flags were checked when they were read
+        raise JournalCorrupt(
+            f"the run setting {field} journaled in {CONTEXT_DIR}/history.jsonl is invalid "
+            f"({error['msg']}); give it on the command line to replace it (see `localagent "
+            "resume --help`), or start the goal afresh"
+        ) from None
 
 
 def run_settings(settings: Settings) -> dict[str, Any]:
@@ -161,9 +175,10 @@ def _work(
     preflight_deadline: float | None,
 ) -> str:
     from localagent.agent import Agent
+    from localagent.mcp.servers import open_servers
     from localagent.models import make_model
-    from localagent.prompts import RESUMED_NOTICE
     from localagent.tools import ToolContext, clean_stale_temps
+    from localagent.tools.catalog import tools_for_size
 
     journal, stop = lifecycle.journal, lifecycle.stop
     model = make_model(settings, stop)
@@ -176,12 +191,18 @@ def _work(
     except StopRequested:
         journal.append("stopped", reason=stop.reason or "stopped", by=stop.by)
         return "stopped"
+    sized = tools_for_size(info.parameters) if settings.tools is None else None
+    if sized:
+        settings = settings.model_copy(update={"tools": sized})
+        log.info("a %.1fB model: the short tool set (%s)", info.parameters, ", ".join(sized))
     journal.append(
         "preflight",
         backend=model.backend,
         num_ctx=model.num_ctx,
         native_tools=model.native_tools,
         capabilities=info.capabilities,
+        **({"parameters": round(info.parameters, 2)} if info.parameters else {}),
+        **({"tools": list(sized)} if sized else {}),
     )
     if mode == "resume":
         journal.append("resumed", model=settings.model, settings=changed)
@@ -200,10 +221,15 @@ def _work(
 
         return Research(journal, model, settings, ctx, stop).run()
     show = Progress(settings).show if progress else lambda state: None
-    agent = Agent(journal, model, settings, ctx, stop, on_progress=show)
-    if mode == "resume":
-        agent.notice = RESUMED_NOTICE
-    return agent.run()
+    with open_servers(settings.mcp.servers, journal.workspace) as mcp:
+        if mcp.records:
+            journal.append("mcp_servers", servers=mcp.records)
+        for problem in mcp.problems:
+            say(problem.removeprefix("NOTE: "))
+        agent = Agent(journal, model, settings, ctx, stop, on_progress=show, extra_tools=mcp.tools)
+        notices = [agent.prompts.render("resumed_notice")] if mode == "resume" else []
+        agent.notice = "\n".join(notices + mcp.problems)
+        return agent.run()
 
 
 def over(state: State) -> str:

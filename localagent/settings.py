@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from localagent.errors import UsageError
+from localagent.mcp.config import McpSettings
 
 APP = "localagent"
 
@@ -65,6 +66,8 @@ RUN_SETTINGS = (
     "tools",
     "delegates",
     "mode",
+    "prompts",
+    "mcp",
 )
 DELEGATE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 DELEGATE_EXAMPLE = 'e.g. [delegates.aider] command = ["aider", "--message", "{task}", "--yes"]'
@@ -123,8 +126,20 @@ class Settings(BaseModel):
     delegates: dict[str, Delegate] = Field(default_factory=dict)  # coding agents by name
     tools: tuple[str, ...] | None = None  # the enabled tools; None: every default tool
     output_store_mb: int = Field(50, ge=0)  # whole long outputs kept, in all; 0: none kept
+    mcp: McpSettings = Field(default_factory=McpSettings)  # [mcp.servers.NAME] sections
+    prompts: dict[str, str] = Field(default_factory=dict)  # prompt name: the text replacing it
     embed_model: str = ""  # the embedding model of research search; "": lexical only
     mode: Literal["goal", "ask"] = "goal"  # what a run does: work on a goal, or research
+
+    @field_validator("prompts")
+    @classmethod
+    def _check_prompts(cls, value: dict[str, str]) -> dict[str, str]:
+        from localagent.promptset import problems
+
+        errors = [str(p) for p in problems(value, lambda name: f"prompt {name}") if not p.warning]
+        if errors:
+            raise ValueError("; ".join(errors))
+        return value
 
     @field_validator("checks", mode="before")
     @classmethod
@@ -221,16 +236,29 @@ def config_path() -> Path:
     return user_config_dir() / "config.toml"
 
 
-def _from_file(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:  # TOMLDecodeError, or bytes that are not UTF-8
         raise UsageError(
             f"cannot read the config file {path}: {exc}; fix it or move it away"
         ) from None
+
+
+def prompts_table(path: Path) -> Any:
+    """The config file's `[prompts]` table as written (None: there is none)."""
+    return _read_toml(path).get("prompts")
+
+
+def _from_file(path: Path) -> dict[str, Any]:
+    data = _read_toml(path)
+    if "prompts" in data:  # checked here, where each problem can name the file
+        from localagent.promptset import from_table
+
+        data["prompts"] = from_table(data["prompts"], path)
     unknown = sorted(set(data) - set(Settings.model_fields))
     if unknown:
         known = ", ".join(sorted(ENV_NAMES))

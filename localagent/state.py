@@ -518,6 +518,12 @@ def _resumed(state: State, rec: dict[str, Any]) -> None:
     state.suspended = ""
 
 
+def _preflight(state: State, rec: dict[str, Any]) -> None:
+    """A tool set chosen from the model's size is the run's from then on."""
+    if isinstance(rec.get("tools"), list) and not state.settings.get("tools"):
+        state.settings["tools"] = [str(name) for name in rec["tools"]]
+
+
 def _suspended(state: State, rec: dict[str, Any]) -> None:
     state.suspended = str(rec.get("reason", ""))
 
@@ -544,6 +550,7 @@ REDUCERS = {
     "loop_detected": _loop_detected,
     "replan_skipped": _replan_skipped,
     "resumed": _resumed,
+    "preflight": _preflight,
     "stopped": _stopped,
     "suspended": _suspended,
     "verify_started": _verify_started,

@@ -356,9 +356,9 @@ def test_consecutive_format_errors_fail_the_subtask(ws: Path) -> None:
     assert "action_started" not in [r["type"] for r in recs]
     feedback = [r for r in recs if r["type"] == "feedback"]
     assert len(feedback) == 3 and all(f["format_error"] for f in feedback)
-    assert feedback[1]["text"].startswith(FORMAT_ERROR.split("$")[0])
+    assert feedback[1]["text"].startswith(FORMAT_ERROR.split("{")[0])
     assert "no valid JSON" in feedback[1]["text"]
-    assert FORMAT_ERROR.split("$")[0] in messages_text(rounds(server.chat_requests)[2])
+    assert FORMAT_ERROR.split("{")[0] in messages_text(rounds(server.chat_requests)[2])
     failed = [r for r in recs if r["type"] == "subtask_failed"]
     assert len(failed) == 1 and "3 replies in a row" in failed[0]["reason"]
     assert recs[-1]["type"] == "goal_failed"

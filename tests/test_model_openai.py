@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 import pytest
-from support import call, closed_port
+from support import backend_env, call, cli_env, closed_port, done, plan_rule, records, run_cli
 
 from localagent import planner
 from localagent.errors import AgentError, ModelUnavailable
@@ -201,3 +201,30 @@ def test_the_api_key_comes_from_the_environment_only(monkeypatch: pytest.MonkeyP
         model = model_for(server.url)
         assert model.health().up and model.chat(HELLO).content == "ok"
         assert "sk-local" not in json.dumps(model.settings.model_dump())
+
+
+def test_a_goal_started_on_ollama_resumes_on_an_openai_compatible_server(tmp_path: Any) -> None:
+    """`resume --backend openai` moves a goal to another server; the change is journaled
+    and the next plain resume keeps it."""
+    down = cli_env(f"http://127.0.0.1:{closed_port()}", LOCALAGENT_RETRY_DEADLINE="1")
+    first = run_cli(down, "start", "Write hello.py", "-w", str(tmp_path), "--foreground")
+    assert first.returncode == 3, first.stderr
+    scenario = {
+        "rules": [plan_rule(("Hello", ["Write hello.py"]))],
+        "replies": [call("write_file", path="hello.py", content="print('hi')\n")],
+        "default": done("written"),
+    }
+    with FakeServer(scenario) as server:
+        env = backend_env("openai", server.url, LOCALAGENT_VERIFY="0")
+        env.pop("LOCALAGENT_BACKEND")
+        bad = run_cli(env, "resume", "-w", str(tmp_path), "--backend", "grpc")
+        resumed = run_cli(env, "resume", "-w", str(tmp_path), "--foreground", "--backend", "openai")
+        bodies = server.chat_requests
+    assert bad.returncode == 2 and "backend" in bad.stderr, bad.stderr
+    assert resumed.returncode == 0, resumed.stderr
+    assert (tmp_path / "hello.py").read_text() == "print('hi')\n"
+    assert bodies and all("options" not in body and "stream" in body for body in bodies)
+    kinds = {r["type"]: r for r in records(tmp_path)}
+    assert kinds["goal_started"]["settings"]["backend"] == "ollama"
+    assert kinds["resumed"]["settings"] == {"backend": "openai"}
+    assert kinds["preflight"]["backend"] == "openai"

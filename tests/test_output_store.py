@@ -290,6 +290,11 @@ def test_a_long_output_read_back_end_to_end(ws: Path, tmp_path: Path) -> None:
                 "times": 1,
                 "reply": call("read_output", id="$1", start_line=2998),
             },
+            {
+                "match": r"(?s)\[output (\d+) stored whole.*2999\| line 2999 of 3000",
+                "times": 1,
+                "reply": call("search_output", id="$1", pattern="line 12.. of"),
+            },
         ],
         "replies": [call("run_cmd", cmd="python long.py")],
         "default": done("the output ends with line 3000 of 3000"),
@@ -308,5 +313,12 @@ def test_a_long_output_read_back_end_to_end(ws: Path, tmp_path: Path) -> None:
     assert read["args"] == {"id": str(run["output"]), "start_line": 2998}
     assert read["ok"]
     assert read["result"].endswith("2999| line 2999 of 3000\n 3000| line 3000 of 3000")
+    searched = finished["search_output"]
+    assert searched["ok"] and searched["args"]["id"] == str(run["output"])
+    assert searched["result"].startswith(
+        f"100 lines of output {run['output']} match 'line 12.. of' (the first 50 shown):\n"
+        "1200: line 1200 of 3000\n"
+    )
+    assert searched["result"].endswith("1249: line 1249 of 3000")
     stored = ws / ".agent_context" / "outputs" / f"{run['output']}.txt"
     assert stored.read_text() == NUMBERED

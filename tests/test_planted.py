@@ -194,3 +194,35 @@ def test_log_and_output_files_are_opened_only_as_regular_files(tmp_path: Path) -
     with journal.open_out() as out:
         out.write(b"the reason\n")
     assert journal.read_text(journal.out_path, limit=4) == "son\n"
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        {"goal_started": {"tools": ["rm_rf"]}},
+        {"goal_started": {"max_rounds": -3}},
+        {"goal_started": {"model": ""}, "preflight": {}},
+        {"goal_started": {}, "preflight": {"tools": ["format_disk"]}},
+    ],
+)
+def test_planted_run_settings_are_a_clear_error(
+    tmp_path: Path, planted: dict[str, dict[str, object]]
+) -> None:
+    """A cloned workspace can ship a journal whose run settings no command line could give:
+    resume says which one and how to replace it, and a flag given to resume wins."""
+    journal = Journal(tmp_path)
+    journal.append("goal_started", goal="g", model="m", settings=planted["goal_started"])
+    if "preflight" in planted:
+        journal.append("preflight", backend="ollama", **planted["preflight"])
+    del journal
+    env = cli_env(f"http://127.0.0.1:{closed_port()}", LOCALAGENT_RETRY_DEADLINE="1")
+    refused = run_cli(env, "resume", "-w", str(tmp_path), "--foreground")
+    assert refused.returncode == 2, refused.stderr
+    assert "internal error" not in refused.stderr and "Traceback" not in refused.stderr
+    setting = next(iter({**planted.get("preflight", {}), **planted["goal_started"]}))
+    assert f"the run setting {setting} journaled in" in refused.stderr, refused.stderr
+    assert "history.jsonl" in refused.stderr
+    if setting in ("tools", "max_rounds"):
+        flag = {"tools": ["--tools", "read_file"], "max_rounds": ["--max-rounds", "5"]}[setting]
+        given = run_cli(env, "resume", "-w", str(tmp_path), "--foreground", *flag)
+        assert given.returncode == 3, given.stderr  # the settings pass; the server is down

@@ -4,6 +4,7 @@ server, including an edit a crash interrupted (applied or not) and resumed."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -13,7 +14,8 @@ import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
 from localagent.models.fake import FakeServer
-from localagent.tools import ToolContext, execute
+from localagent.tools import ToolContext, catalog, execute
+from localagent.tools.catalog import SMALL_MODEL_TOOLS
 
 
 @pytest.fixture
@@ -290,3 +292,100 @@ def test_the_tools_setting_fixes_the_tool_list_for_the_run(tmp_path: Path) -> No
     assert "read_file, replace_in_file and mark_subtask_complete" in system
     assert "run_cmd" not in system
     assert "tools      read_file, replace_in_file" in status.stdout
+
+
+# ---- reading, finding and deleting through the loop --------------------------------------
+
+
+def test_finding_reading_a_range_and_deleting_through_the_cli(tmp_path: Path) -> None:
+    """find_files, read_file with a line range and delete_file, each called by the model
+    with hostile company (a path out of the workspace), through the real CLI and journal."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "old.log").write_text("stale\n")
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\ngamma\ndelta\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.log"
+    outside.write_text("keep me\n")
+    scenario = {
+        "rules": [
+            plan_rule(("Tidy", ["Remove the stale log"])),
+            {
+                "match": "ACTIVE SUBTASK: Remove",
+                "times": 1,
+                "reply": call("find_files", glob="*.log"),
+            },
+            {
+                "match": r"logs/old\.log",
+                "times": 1,
+                "reply": call("read_file", path="notes.txt", start_line=2, end_line=3),
+            },
+            {
+                "match": r"2\| beta",
+                "times": 1,
+                "reply": call("delete_file", path=f"../{outside.name}"),
+            },
+            {
+                "match": r"\.\./[^ ]*-outside\.log' is outside the workspace",
+                "times": 1,
+                "reply": call("delete_file", path="logs/old.log"),
+            },
+        ],
+        "default": done("the stale log is gone"),
+    }
+    with FakeServer(scenario) as server:
+        env = cli_env(server.url, LOCALAGENT_VERIFY="0")
+        result = run_cli(env, "start", "Remove the stale log", "-w", str(tmp_path), "--foreground")
+    assert result.returncode == 0, result.stderr
+    finished = [r for r in records(tmp_path) if r["type"] == "action_finished"]
+    by_tool = [(r["tool"], r["ok"]) for r in finished]
+    assert by_tool == [
+        ("find_files", True),
+        ("read_file", True),
+        ("delete_file", False),
+        ("delete_file", True),
+    ]
+    assert "logs/old.log" in finished[0]["result"]
+    assert finished[1]["result"] == "'notes.txt' lines 2-3 of 4:\n    2| beta\n    3| gamma"
+    assert finished[1]["facts"] == {"read": ["notes.txt"]}
+    assert finished[3]["facts"] == {"removed": ["logs/old.log"]}
+    assert not (tmp_path / "logs" / "old.log").exists()
+    assert outside.read_text() == "keep me\n"
+
+
+def test_a_small_model_gets_the_short_tool_set_for_the_whole_run(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+    scenario = {
+        **edit_scenario(call("replace_in_file", path="app.py", old="x = 1", new="x = 2")),
+        "models": [{"name": "qwen2.5-coder:3b", "parameter_size": "3.1B"}],
+    }
+    with FakeServer(scenario) as server:
+        env = cli_env(server.url, LOCALAGENT_VERIFY="0", OLLAMA_MODEL="qwen2.5-coder:3b")
+        result = run_cli(env, "start", EDIT_GOAL, "-w", str(tmp_path), "--foreground")
+        rounds = [r for r in server.chat_requests if r.get("tools")]
+        status = run_cli(env, "status", "-w", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    short = [*SMALL_MODEL_TOOLS, "mark_subtask_complete"]
+    assert [t["function"]["name"] for t in rounds[0]["tools"]] == short
+    preflight = next(r for r in records(tmp_path) if r["type"] == "preflight")
+    assert preflight["parameters"] == 3.1 and preflight["tools"] == list(SMALL_MODEL_TOOLS)
+    assert json.loads(status.stdout)["settings"]["tools"] == list(SMALL_MODEL_TOOLS)
+    assert (tmp_path / "app.py").read_text() == "x = 2\n"
+
+
+def test_a_large_model_or_named_tools_keep_their_set(tmp_path: Path) -> None:
+    scenario = {
+        **edit_scenario(call("replace_in_file", path="app.py", old="x = 1", new="x = 2")),
+        "models": [{"name": "tiny:1b"}, {"name": "big:32b"}],
+    }
+    with FakeServer(scenario) as server:
+        for model, tools in (("big:32b", None), ("tiny:1b", "read_file,replace_in_file")):
+            (tmp_path / "app.py").write_text("x = 1\n")
+            env = cli_env(server.url, LOCALAGENT_VERIFY="0", OLLAMA_MODEL=model)
+            flags = ["--tools", tools] if tools else []
+            goal = f"{EDIT_GOAL} ({model})"
+            ran = run_cli(env, "start", goal, "-w", str(tmp_path), "--foreground", *flags)
+            assert ran.returncode == 0, ran.stderr
+            preflight = next(r for r in records(tmp_path) if r["type"] == "preflight")
+            assert "tools" not in preflight
+        rounds = [r for r in server.chat_requests if r.get("tools")]
+    names = {len(r["tools"]) for r in rounds}
+    assert names == {len(catalog().select(None).names()), 3}

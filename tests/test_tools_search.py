@@ -296,19 +296,44 @@ TRICKY_IGNORES = {
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_ignores_agree_with_git(root: Path) -> None:
+@pytest.mark.parametrize("user_file", ["configured", "xdg"])
+def test_ignores_agree_with_git(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_file: str
+) -> None:
+    """The .gitignore files, the repository's .git/info/exclude and the user's excludes
+    file (named by core.excludesFile, or git's default under XDG_CONFIG_HOME), with the
+    precedence git gives them."""
     make(root, TRICKY_IGNORES)
-    env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
-    subprocess.run(["git", "init", "-q", str(root)], check=True, env=env)
+    make(root, {"a.tmp": "", "keep.tmp": "", "b.secret": "", "sub/c.secret": "", "d.log": ""})
+    config, xdg = tmp_path / "gitconfig", tmp_path / "xdg"
+    user_ignores = tmp_path / "my-ignores" if user_file == "configured" else xdg / "git/ignore"
+    user_ignores.parent.mkdir(parents=True, exist_ok=True)
+    user_ignores.write_text("*.tmp\n*.secret\n!d.log\n")
+    if user_file == "configured":
+        config.write_text(f'[user]\n\tname = x\n[core]\n\texcludesFile = "{user_ignores}"\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".git/info/exclude").write_text("# the repository's own\n!keep.tmp\n*.log\n")
     untracked = subprocess.run(
         ["git", "ls-files", "--others", "--exclude-standard"],
         cwd=root,
-        env=env,
         check=True,
         capture_output=True,
         text=True,
     ).stdout.split()
+    assert {"keep.tmp", "a.tmp", "b.secret", "d.log"} & set(untracked) == {"keep.tmp"}
     assert listed(find(root, glob="*")) == sorted(untracked, key=lambda p: p.split("/"))
+    assert listed(find(root, glob="*.tmp", path="sub")) == []
+
+
+def test_a_linked_info_folder_is_not_read(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    make(outside, {"exclude": "*.py\n"})
+    make(root, {"app.py": "", ".git/HEAD": ""})
+    link(root / ".git" / "info", outside)
+    assert listed(find(root, glob="*.py")) == ["app.py"]
 
 
 # ------------------------------------------------------------------ hostile input

@@ -10,6 +10,7 @@ run. Every call has an end: `num_predict` caps the reply, `call_deadline` the ca
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -150,7 +151,10 @@ class OllamaModel(HttpModel):
             self.native_tools = False
         if context:
             self.num_ctx = min(self.settings.num_ctx, context)
-        self.info = ModelInfo(caps, context)
+        count = info.get("general.parameter_count")
+        size = _billions(getattr(shown.details, "parameter_size", None))
+        size = count / 1e9 if isinstance(count, int) and count > 0 and not size else size
+        self.info = ModelInfo(caps, context, size)
         return self.info
 
     def probe_tools(self) -> str:
@@ -235,3 +239,12 @@ class OllamaModel(HttpModel):
                 raise Retry("the stream ended before the reply was done")
         reply.content = valid_unicode("".join(content))
         return reply
+
+
+def _billions(size: object) -> float | None:
+    """Ollama's `parameter_size` ("7.6B", "494.03M") in billions; None if unreadable."""
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMBT])\s*", str(size or ""), re.IGNORECASE)
+    if not found:
+        return None
+    scale = {"K": 1e-6, "M": 1e-3, "B": 1.0, "T": 1e3}[found[2].upper()]
+    return float(found[1]) * scale

@@ -33,6 +33,7 @@ class Reply:
 class ModelInfo:
     capabilities: list[str]  # as the server says; empty when it does not say
     context_length: int | None
+    parameters: float | None = None  # billions, when the server says
 
 
 @dataclass(frozen=True)

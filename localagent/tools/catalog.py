@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import Annotated, Any
 
 from localagent.tools import commands, delegate, edits, files, git, outputs, search
 from localagent.tools.base import ToolContext, ToolResult
-from localagent.tools.registry import Policy, ToolRegistry, make_tool
+from localagent.tools.registry import Policy, Tool, ToolRegistry, make_tool
 
 RUN_CMD_GUIDE = """\
 - run_cmd runs one program without a shell: no pipes, redirections, `&&` or `;`.
-  Allowed programs: $allowed. `python` runs scripts in the workspace
+  Allowed programs: {allowed}. `python` runs scripts in the workspace
   (`python app.py`) or `python -m pytest|pip|ruff|unittest`."""
 
 COMPLETE_GUIDE = """\
@@ -33,6 +33,27 @@ def mark_subtask_complete(
     """Declare the active subtask finished, successfully or not, and say why."""
     outcome = "completed" if success else "failed"
     return ToolResult(True, f"subtask marked {outcome}: {reason}", verdict=(success, reason))
+
+
+# Models under this size (billions of parameters) get SMALL_MODEL_TOOLS unless the user
+# names the tools: fewer, plainer tools are what small models call correctly.
+SMALL_MODEL_BILLIONS = 8.0
+SMALL_MODEL_TOOLS = (
+    "list_dir",
+    "read_file",
+    "search_files",
+    "write_file",
+    "replace_in_file",
+    "run_cmd",
+    "read_output",
+)
+
+
+def tools_for_size(billions: float | None) -> tuple[str, ...] | None:
+    """The tool names for a model of this size when the user named none: the short set
+    for a small model, None (the default set) otherwise or when the size is unknown."""
+    small = billions is not None and 0 < billions < SMALL_MODEL_BILLIONS
+    return SMALL_MODEL_TOOLS if small else None
 
 
 def _respaced(values: dict[str, Any]) -> dict[str, Any]:
@@ -81,10 +102,14 @@ def catalog() -> ToolRegistry:
     )
 
 
-def run_tools(names: Iterable[str] | None, delegates: Collection[str]) -> ToolRegistry:
+def run_tools(
+    names: Iterable[str] | None, delegates: Collection[str], extra: Sequence[Tool] = ()
+) -> ToolRegistry:
     """The tools of one run: those named, or with no names the default ones and delegate
-    when coding agents are configured; delegate's description names them."""
+    when coding agents are configured; delegate's description names them. `extra` tools
+    (an MCP server's) come last, as given."""
     if names is None and delegates:
         names = [tool.name for tool in catalog() if tool.policy.default] + ["delegate"]
     chosen = catalog().select(names)
-    return chosen.described({"delegate": f"Configured agents: {', '.join(delegates)}."})
+    chosen = chosen.described({"delegate": f"Configured agents: {', '.join(delegates)}."})
+    return ToolRegistry([*chosen, *extra]) if extra else chosen

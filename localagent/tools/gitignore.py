@@ -5,8 +5,11 @@ Patterns are matched as git matches them while it walks a tree: a pattern withou
 slash against an entry's name at any depth, one with a slash against the path from the
 folder of its `.gitignore` (for a glob: from the folder searched); a trailing '/' matches
 folders only; `**` spans folders. Within a file the last matching line wins, and a deeper
-`.gitignore` overrides the ones above it. The walk does not enter an ignored folder, so
-nothing inside it can be re-included, as in git.
+`.gitignore` overrides the ones above it. Below every `.gitignore` come, as in git, the
+repository's `.git/info/exclude` and then the user's own excludes file (`core.excludesFile`
+in the global git configuration, else `$XDG_CONFIG_HOME/git/ignore`), both read from the
+workspace root. The walk does not enter an ignored folder, so nothing inside it can be
+re-included, as in git.
 """
 
 from __future__ import annotations
@@ -65,9 +68,22 @@ def ignored(chain: Chain, path: str, is_dir: bool) -> bool:
 def load(folder: Path, base: str) -> IgnoreFile | None:
     """The rules of folder's .gitignore; None if it has none (or it is a link or not a
     regular file: its content could come from outside the workspace)."""
-    target = folder / ".gitignore"
+    return _load_rules(folder / ".gitignore", base)
+
+
+def excludes(root: Path) -> Chain:
+    """The rules git applies below every .gitignore: the user's excludes file, then the
+    repository's `.git/info/exclude` (which wins over it). Links on the way to the
+    repository's file are not followed: a workspace could point them anywhere."""
+    chain = [_load_rules(path, "") for path in (_user_excludes(), root / ".git/info/exclude")]
+    return tuple(ignore for ignore in chain if ignore is not None)
+
+
+def _load_rules(target: Path | None, base: str) -> IgnoreFile | None:
+    if target is None:
+        return None
     try:
-        if not stat.S_ISREG(os.lstat(target).st_mode):
+        if not stat.S_ISREG(os.lstat(target).st_mode) or _linked_folder(target):
             return None
         with target.open("rb") as handle:
             data = handle.read(MAX_IGNORE_BYTES)
@@ -76,6 +92,47 @@ def load(folder: Path, base: str) -> IgnoreFile | None:
     lines = data.decode("utf-8", errors="replace").splitlines()
     rules = tuple(rule for rule in map(parse_rule, lines) if rule is not None)
     return IgnoreFile(base, rules) if rules else None
+
+
+def _linked_folder(target: Path) -> bool:
+    """Whether `.git` or `.git/info` on the way to target is a link."""
+    if target.parent.name != "info" or target.parent.parent.name != ".git":
+        return False
+    return any(os.path.islink(folder) for folder in (target.parent, target.parent.parent))
+
+
+def _user_excludes() -> Path | None:
+    """The user's excludes file, found as git finds it: `core.excludesFile` in the global
+    configuration (`$GIT_CONFIG_GLOBAL`, `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`),
+    else `$XDG_CONFIG_HOME/git/ignore` (`~/.config/git/ignore`)."""
+    home = Path.home()
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git"
+    configured = os.environ.get("GIT_CONFIG_GLOBAL")
+    for config in [Path(configured)] if configured else [home / ".gitconfig", xdg / "config"]:
+        named = _excludes_setting(config)
+        if named is not None:
+            return Path(os.path.expanduser(named)) if named else None
+    return xdg / "ignore"
+
+
+def _excludes_setting(config: Path) -> str | None:
+    """`core.excludesFile` as a simple git configuration file sets it (the last setting
+    wins), or None if it does not. Includes and quoting beyond plain quotes are not read."""
+    try:
+        with config.open("rb") as handle:
+            text = handle.read(MAX_IGNORE_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    found, section = None, ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = line[1:].split("]", 1)[0].strip().lower()
+            line = line.split("]", 1)[-1].strip()
+        key, sep, value = line.partition("=")
+        if section == "core" and sep and key.strip().lower() == "excludesfile":
+            found = value.split(" #", 1)[0].split(" ;", 1)[0].strip().strip('"')
+    return found
 
 
 def parse_rule(line: str) -> Rule | None:

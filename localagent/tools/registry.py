@@ -100,6 +100,19 @@ def make_tool(function: Callable[..., ToolResult], policy: Policy | None = None)
     return Tool(function.__name__, function, arguments, schema, signature, policy or Policy())
 
 
+def schema_tool(
+    name: str,
+    function: Callable[..., ToolResult],
+    schema: dict[str, Any],
+    signature: str,
+    policy: Policy,
+) -> Tool:
+    """A tool described by a JSON schema rather than a typed function (an MCP server's):
+    any JSON object passes as its arguments here; `function(ctx, **args)` checks them."""
+    arguments = create_model(f"{name}_arguments", __config__=ConfigDict(extra="allow"))
+    return Tool(name, function, arguments, schema, signature, policy)
+
+
 class ToolRegistry:
     """An ordered, fixed set of tools: the order is the order of the prompt's tool list."""
 

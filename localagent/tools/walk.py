@@ -178,10 +178,11 @@ def _wanted(entry: os.DirEntry[str], path: str, is_dir: bool, chain: gitignore.C
 
 
 def _chain_above(root: Path, top: str) -> gitignore.Chain:
-    """The .gitignore files of the folders from the root down to start's parent."""
+    """The excludes files and the .gitignore files of the folders from the root down to
+    start's parent."""
+    chain = list(gitignore.excludes(root))
     if not top:
-        return ()
-    chain: list[gitignore.IgnoreFile] = []
+        return tuple(chain)
     folders = top.split("/")[:-1]
     for depth in range(len(folders) + 1):
         base = "/".join(folders[:depth])

@@ -19,7 +19,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from localagent.models import Model
-from localagent.prompts import VERIFY_SYSTEM, VERIFY_USER, render
+from localagent.promptset import DEFAULT, PromptSet
 from localagent.verify.evidence import gate
 
 log = logging.getLogger("localagent.verify")
@@ -103,12 +103,18 @@ def _plan_lines(state: Any) -> str:
 
 
 def ask_model(
-    model: Model, state: Any, found: Findings, on_call: Callable[[Any], None]
+    model: Model,
+    state: Any,
+    found: Findings,
+    on_call: Callable[[Any], None],
+    prompts: PromptSet = DEFAULT,
 ) -> ModelVerdict | None:
     """The model's verdict, or None when it gave no valid one in two tries."""
-    system = render(VERIFY_SYSTEM, schema=orjson.dumps(VERDICT_SCHEMA).decode())
+    system = prompts.render("verify_system", schema=orjson.dumps(VERDICT_SCHEMA).decode())
     ledger = "\n".join(found.lines) or "(no evidence was recorded)"
-    user = render(VERIFY_USER, goal=state.goal.text, plan=_plan_lines(state), ledger=ledger)
+    user = prompts.render(
+        "verify_user", goal=state.goal.text, plan=_plan_lines(state), ledger=ledger
+    )
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     for attempt in range(1, ATTEMPTS + 1):
         reply = model.chat(messages, schema=VERDICT_SCHEMA, temperature=0.0)

@@ -1,0 +1,3 @@
+"""Seeing what the agent did, read from the journal only: the trace (`trace.py`), the
+Mermaid graphs (`graph.py`), the live view (`watch.py`) and the records as JSON lines for
+other programs (`events.py`). Nothing here writes to `.agent_context/`."""
