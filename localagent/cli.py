@@ -252,8 +252,9 @@ def run_agent(
     tools: ToolsOpt = None,
     backend: BackendOpt = None,
     prompts: PromptsOpt = None,
+    research: Annotated[bool, typer.Option("--ask")] = False,
 ) -> None:
-    """The background process started by `start` and `resume`."""
+    """The background process started by `start`, `ask` and `resume`."""
     from localagent.runner import run
     from localagent.settings import load_settings
 
@@ -263,6 +264,7 @@ def run_agent(
         **_run_flags(check, no_verify, tools, backend),
         **_prompt_flags(prompts),
     }
+    flags["mode"] = "ask" if research else None
     settings = load_settings(**flags)
     ws = _workspace(workspace)
     run(ws, goal, settings, flags, repair=repair, preflight_deadline=preflight_deadline)
@@ -490,6 +492,62 @@ def graph(
     from localagent.observe.graph import show
 
     typer.echo(show(_workspace(workspace), flow), nl=False)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="A question about the workspace's code.")],
+    workspace: WorkspaceOpt = Path("."),
+    model: ModelOpt = None,
+    foreground: ForegroundOpt = False,
+) -> None:
+    """Research a question about the code; the answer (saved under .agent_context/answers/)
+    cites the code it read, and never changes the workspace."""
+    from localagent.settings import load_settings
+
+    ws = _workspace(workspace)
+    if not question.strip():
+        raise _usage("the question is empty; ask something about the code")
+    if not ws.is_dir():
+        raise _usage(f"the workspace {ws} is not a folder")
+    flags = {"model": model, "mode": "ask"}
+    settings = load_settings(**flags)
+    if not foreground:
+        from localagent.daemon import spawn
+
+        typer.echo(spawn(ws, question, flags, settings))
+        return
+    from localagent.journal import Journal
+    from localagent.research.answer import saved_answer
+    from localagent.runner import run
+
+    run(ws, question, settings, flags, progress=True)
+    typer.echo(saved_answer(Journal(ws)) or "")
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for, in words or identifiers.")],
+    workspace: WorkspaceOpt = Path("."),
+    k: Annotated[int, typer.Option("-k", help="Show the best K chunks.", min=1, max=500)] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Search the workspace's code: ranked chunks with path, line range, symbol, score."""
+    from localagent.research.search import search as run_search
+    from localagent.settings import load_settings
+
+    ws = _workspace(workspace)
+    if not query.strip():
+        raise _usage("the query is empty; say what to look for")
+    if not ws.is_dir():
+        raise _usage(f"the workspace {ws} is not a folder")
+    found = run_search(ws, query, k, load_settings())
+    if as_json:
+        import orjson
+
+        typer.echo(orjson.dumps(found.as_dict()).decode())
+    else:
+        typer.echo(found.text())
 
 
 def _crash_report(exc: BaseException) -> str:

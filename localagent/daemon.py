@@ -44,6 +44,8 @@ def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list
         argv += ["--no-verify"]
     if flags.get("tools"):
         argv.append(f"--tools={','.join(flags['tools'])}")
+    if flags.get("mode") == "ask":
+        argv += ["--ask"]
     if flags.get("backend"):
         argv += ["--backend", str(flags["backend"])]
     if flags.get("prompts_dir"):

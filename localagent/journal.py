@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, Any, Literal, NoReturn
 
 import orjson
 from pydantic import ValidationError
@@ -629,6 +629,16 @@ class Journal:
         store = OutputStore(self.dir / OUTPUTS_FOLDER, max_bytes)
         store.remove_temps()
         return store
+
+    def research_folder(self, name: Literal["index", "answers"]) -> Path:
+        """`index/` (the code index) or `answers/` (research answers), created as a plain
+        folder; a link or anything else planted under the name is refused."""
+        self.ensure_dir()
+        path = self.dir / name
+        safefs.check_dir(path)
+        path.mkdir(exist_ok=True)
+        safefs.check_dir(path)
+        return path
 
     def open_out(self) -> IO[bytes]:
         """agent.out opened for appending (the background process's stdout and stderr)."""

@@ -216,6 +216,10 @@ def _work(
         outputs=journal.output_store(settings.output_store_mb << 20),
         delegates={n: (d.command, d.timeout_sec) for n, d in settings.delegates.items()},
     )
+    if settings.mode == "ask":
+        from localagent.research.ask import Research
+
+        return Research(journal, model, settings, ctx, stop).run()
     show = Progress(settings).show if progress else lambda state: None
     with open_servers(settings.mcp.servers, journal.workspace) as mcp:
         if mcp.records:

@@ -44,6 +44,7 @@ ENV_NAMES: dict[str, str] = {
     "output_store_mb": "LOCALAGENT_OUTPUT_STORE_MB",
     "backend": "LOCALAGENT_BACKEND",
     "base_url": "LOCALAGENT_BASE_URL",
+    "embed_model": "LOCALAGENT_EMBED_MODEL",
 }
 
 # Settings that belong to a run: journaled when the goal starts, reused on resume.
@@ -64,6 +65,7 @@ RUN_SETTINGS = (
     "verify",
     "tools",
     "delegates",
+    "mode",
     "prompts",
     "mcp",
 )
@@ -126,6 +128,8 @@ class Settings(BaseModel):
     output_store_mb: int = Field(50, ge=0)  # whole long outputs kept, in all; 0: none kept
     mcp: McpSettings = Field(default_factory=McpSettings)  # [mcp.servers.NAME] sections
     prompts: dict[str, str] = Field(default_factory=dict)  # prompt name: the text replacing it
+    embed_model: str = ""  # the embedding model of research search; "": lexical only
+    mode: Literal["goal", "ask"] = "goal"  # what a run does: work on a goal, or research
 
     @field_validator("prompts")
     @classmethod

@@ -181,6 +181,33 @@ class HttpModel:
             # not the server's. A server problem, worth waiting out.
             raise Retry(f"the server's answer could not be read ({type(exc).__name__})") from None
 
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        raise NotImplementedError
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Vectors for `texts` from the embedding model, retried as a chat call is."""
+        if not self.settings.embed_model:
+            raise AgentError("no embedding model is configured (embed_model)")
+        vectors = call_abandonably(
+            self.stop, lambda: self._with_retry("embedding", lambda: self._embed(texts))
+        )
+        if len(vectors) != len(texts) or not all(isinstance(v, list) for v in vectors):
+            raise AgentError(
+                f"the embedding model {self.settings.embed_model!r} sent {len(vectors)} "
+                f"vectors for {len(texts)} texts"
+            )
+        return vectors
+
+    def _embed_refused(self, exc: Refused) -> Exception:
+        """A 404 names the embedding model, not the chat model."""
+        if exc.status != 404:
+            return exc
+        name = self.settings.embed_model
+        return ModelUnavailable(
+            f"the embedding model {name!r} is not available on {self.host} ({exc.error}); "
+            f"fetch it with: {self.missing_fix.replace(self.settings.model, name)}"
+        )
+
     def chat(
         self,
         messages: list[Message],

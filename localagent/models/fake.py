@@ -1,9 +1,9 @@
 """A scripted stand-in for a model server, for tests, demos and CI.
 
 It speaks enough of the Ollama HTTP API (`/`, `/api/version`, `/api/tags`,
-`/api/ps`, `/api/show`, `/api/chat`) for the official `ollama` Python client, and
-of the OpenAI-compatible API (`/v1/models`, `/v1/chat/completions`, llama.cpp's
-`/props`; see `localagent.models.fake_openai`) for the `openai` backend, and
+`/api/ps`, `/api/show`, `/api/chat`, `/api/embed`) for the official `ollama` Python client,
+and of the OpenAI-compatible API (`/v1/models`, `/v1/chat/completions`, `/v1/embeddings`,
+llama.cpp's `/props`; see `localagent.models.fake_openai`) for the `openai` backend, and
 answers chat requests from a scenario file instead of a model, so the whole agent
 can run end to end on a machine with no model server and no GPU.
 
@@ -50,7 +50,8 @@ needs only `name`; `capabilities` defaults to `["completion", "tools"]`,
 `NAME:latest`, as in Ollama. Chat requests for an unlisted model get 404,
 requests with `tools` for a model without the `tools` capability get 400
 "... does not support tools", and `think` for a model without `thinking`
-gets 400 "... does not support thinking", with Ollama's own wording.
+gets 400 "... does not support thinking", with Ollama's own wording. Embedding
+requests for a listed model get `toy_embedding` vectors (hashed words, deterministic).
 
 Each chat request is answered by the first of:
 
@@ -128,6 +129,8 @@ DEFAULT_MODEL: dict[str, Any] = {
 DEFAULT_VERSION = "0.12.3"
 DEFAULT_CHUNKS = 3
 CHAT_PATHS = ("/api/chat", "/v1/chat/completions")
+EMBED_PATHS = ("/api/embed", "/v1/embeddings")
+EMBED_DIMS = 64
 
 # bool is an int to Python, but never a count, a status or a delay here.
 _CHECKS: dict[str, Callable[[Any], bool]] = {
@@ -425,6 +428,17 @@ def _substitute(value: Any, found: re.Match[str]) -> Any:
 # --- response bodies -------------------------------------------------------------------
 
 
+def toy_embedding(text: str, dims: int = EMBED_DIMS) -> list[float]:
+    """A deterministic stand-in for an embedding: the text's words (and the parts of its
+    identifiers) hashed into `dims` buckets, normalised. Texts sharing words are near."""
+    vector = [0.0] * dims
+    for word in re.findall(r"[A-Za-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text)):
+        bucket = int.from_bytes(hashlib.blake2b(word.lower().encode(), digest_size=4).digest())
+        vector[bucket % dims] += 1.0
+    norm = sum(x * x for x in vector) ** 0.5 or 1.0
+    return [round(x / norm, 6) for x in vector]
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
@@ -630,6 +644,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer_chat(body, time.perf_counter_ns())
         elif self.path == "/v1/chat/completions":
             self._answer_chat(body, time.perf_counter_ns(), openai=True)
+        elif self.path in EMBED_PATHS:
+            self._answer_embed(body, openai=self.path.startswith("/v1/"))
         else:
             self._send(404, b"404 page not found", "text/plain; charset=utf-8")
 
@@ -654,6 +670,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": f"model '{name}' not found"})
         else:
             self._send_json(200, _show(model))
+
+    def _answer_embed(self, body: dict[str, Any], openai: bool) -> None:
+        fake = self.server.fake
+        fake._note(self.path, body)
+        name, texts = body.get("model") or "", body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if fake._model(name) is None:
+            self._send_error(404, f"model '{name}' not found", openai)
+        elif not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            self._send_error(400, "input must be a string or a list of strings", openai)
+        elif openai:
+            data = [
+                {"object": "embedding", "index": i, "embedding": toy_embedding(t)}
+                for i, t in enumerate(texts)
+            ]
+            self._send_json(200, {"object": "list", "model": name, "data": data})
+        else:
+            vectors = [toy_embedding(t) for t in texts]
+            self._send_json(200, {"model": name, "embeddings": vectors})
 
     def _answer_chat(self, body: dict[str, Any], started: int, openai: bool = False) -> None:
         fake = self.server.fake

@@ -184,6 +184,13 @@ class OllamaModel(HttpModel):
             request["format"] = schema
         return request
 
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        request = {"model": self.settings.embed_model, "input": texts}
+        r = self.http.post("/api/embed", json=request)
+        if r.status_code != 200:
+            raise self._embed_refused(Refused(r.status_code, error_text(r)))
+        return [[float(x) for x in vector] for vector in r.json()["embeddings"]]
+
     def _stream(
         self,
         messages: list[Message],

@@ -295,6 +295,14 @@ class OpenAIModel(HttpModel):
             )
         return Refused(status, error)
 
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        request = {"model": self.settings.embed_model, "input": texts}
+        r = self.http.post("embeddings", json=request)
+        if r.status_code != 200:
+            raise self._embed_refused(Refused(r.status_code, error_text(r)))
+        items = sorted(r.json()["data"], key=lambda item: item["index"])
+        return [[float(x) for x in item["embedding"]] for item in items]
+
     def _stream(
         self,
         messages: list[Message],

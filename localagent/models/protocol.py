@@ -79,3 +79,8 @@ class Model(Protocol):
         """One call; `schema` asks for a JSON answer of that shape (no tools then);
         `temperature` overrides the run's for this call."""
         ...
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text from the `embed_model` setting's model (retried as calls
+        are); raises ModelUnavailable when that model is not on the server."""
+        ...
