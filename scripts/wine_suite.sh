@@ -54,6 +54,17 @@ if ! ls "$PYDIR"/Lib/site-packages | grep -q '^pytest_timeout'; then
       pytest-timeout
 fi
 
+# Dependencies added since the prefix was made (the suite runs the source tree, not an
+# install): fetched as win_amd64 wheels and installed offline.
+for dep in regex; do
+  if ! ls "$PYDIR"/Lib/site-packages | grep -qi "^${dep}-"; then
+    pip download -q --only-binary=:all: --platform win_amd64 --python-version 3.11 \
+        -d "$WORK/winwheels" "$dep"
+    PIP_NO_INDEX=1 winrun "$PY" -m pip install -q --find-links "$(winpath "$WORK/winwheels")" \
+        "$dep"
+  fi
+done
+
 PLUG="$WORK/suite-plugins"
 mkdir -p "$PLUG"
 cat >"$PLUG/nosymlink.py" <<'PYEOF'

@@ -160,7 +160,7 @@ def test_several_tasks_and_subtasks(ws: Path, backend: str) -> None:
     assert [new.startswith(old) for old, new in pairwise(as_sent)] == [True] * 7
 
 
-def test_max_rounds_ends_the_goal_failed(ws: Path) -> None:
+def test_max_rounds_ends_the_goal_failed(ws: Path, backend: str) -> None:
     scenario = {
         "rules": [
             plan_rule(("Keep busy", ["Write many files"])),
@@ -172,7 +172,7 @@ def test_max_rounds_ends_the_goal_failed(ws: Path) -> None:
         ]
     }
     with FakeServer(scenario) as server:
-        env = cli_env(server.url)
+        env = backend_env(backend, server.url)
         result = run_cli(
             env, "start", "Keep busy", "-w", str(ws), "--foreground", "--max-rounds", "3"
         )
@@ -227,7 +227,7 @@ def test_a_model_insisting_on_a_repeated_command_is_blocked(ws: Path, backend: s
     assert any("BLOCKED" in messages_text(r) for r in rounds(server.chat_requests))
 
 
-def test_rerunning_a_command_after_editing_a_file_is_not_blocked(ws: Path) -> None:
+def test_rerunning_a_command_after_editing_a_file_is_not_blocked(ws: Path, backend: str) -> None:
     failing = "import sys\nprint('attempt {n}')\nsys.exit(1)\n"
     attempts = [failing.format(n=n) for n in (1, 2, 3)] + ["print('all good')\n"]
     replies = []
@@ -241,7 +241,7 @@ def test_rerunning_a_command_after_editing_a_file_is_not_blocked(ws: Path) -> No
         "replies": [*replies, done("check.py exits 0")],
     }
     with FakeServer(scenario) as server:
-        env = cli_env(server.url)
+        env = backend_env(backend, server.url)
         result = run_cli(env, "start", "Make check.py pass", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     recs = records(ws)
@@ -250,7 +250,7 @@ def test_rerunning_a_command_after_editing_a_file_is_not_blocked(ws: Path) -> No
     assert [r["returncode"] for r in runs] == [1, 1, 1, 0]
 
 
-def test_alternating_actions_are_blocked(ws: Path) -> None:
+def test_alternating_actions_are_blocked(ws: Path, backend: str) -> None:
     (ws / "notes.txt").write_text("nothing here\n")
     read, look = call("read_file", path="notes.txt"), call("list_dir", path=".")
     scenario = {
@@ -258,7 +258,7 @@ def test_alternating_actions_are_blocked(ws: Path) -> None:
         "replies": [read, look] * 6,
     }
     with FakeServer(scenario) as server:
-        env = cli_env(server.url)
+        env = backend_env(backend, server.url)
         result = run_cli(env, "start", "Find the bug", "-w", str(ws), "--foreground")
     assert result.returncode == 1
     recs = records(ws)
@@ -338,7 +338,7 @@ def test_unknown_tools_and_bad_arguments_come_back_as_tool_errors(ws: Path, back
     assert "unknown tool" in messages_text(rounds(server.chat_requests)[1])
 
 
-def test_consecutive_format_errors_fail_the_subtask(ws: Path) -> None:
+def test_consecutive_format_errors_fail_the_subtask(ws: Path, backend: str) -> None:
     broken = '{"name": "write_file", "arguments": {"path": "a.txt", "content": "x"'
     scenario = {
         "rules": [FAILING_REPLAN, plan_rule(("Notes", ["Write notes.txt"]))],
@@ -349,7 +349,7 @@ def test_consecutive_format_errors_fail_the_subtask(ws: Path) -> None:
         ],
     }
     with FakeServer(scenario) as server:
-        env = cli_env(server.url)
+        env = backend_env(backend, server.url)
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 1
     recs = records(ws)
@@ -489,7 +489,7 @@ print("job finished")
 """
 
 
-def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path) -> None:
+def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path, backend: str) -> None:
     (ws / "slow.py").write_text(SLOW_SCRIPT)
     job = call("run_cmd", cmd="python slow.py", timeout_sec=120)
     scenario = {
@@ -502,7 +502,7 @@ def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path) ->
     }
     runs = ws / "runs.txt"
     with FakeServer(scenario) as server:
-        env = cli_env(server.url)
+        env = backend_env(backend, server.url)
         proc = start_cli(env, "start", "Run the slow job", "-w", str(ws), "--foreground")
         try:
             wait_for(lambda: runs.exists() and "action_started" in record_types(ws))
@@ -532,14 +532,18 @@ def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path) ->
     assert kinds[-1] == "goal_completed"
 
 
-def test_start_with_the_same_goal_resumes_it(ws: Path) -> None:
+def test_start_with_the_same_goal_resumes_it(ws: Path, backend: str) -> None:
     goal = "Write file g.txt"
     with FakeServer({"models": [{"name": "other:1b"}]}) as server:
-        result = run_cli(cli_env(server.url), "start", goal, "-w", str(ws), "--foreground")
+        result = run_cli(
+            backend_env(backend, server.url), "start", goal, "-w", str(ws), "--foreground"
+        )
     assert result.returncode == 3
     assert record_types(ws) == ["goal_started", "suspended"]
     with FakeServer(writer(["g.txt"])) as server:
-        result = run_cli(cli_env(server.url), "start", goal, "-w", str(ws), "--foreground")
+        result = run_cli(
+            backend_env(backend, server.url), "start", goal, "-w", str(ws), "--foreground"
+        )
     assert result.returncode == 0, result.stderr
     kinds = record_types(ws)
     assert kinds.count("goal_started") == 1
@@ -548,13 +552,17 @@ def test_start_with_the_same_goal_resumes_it(ws: Path) -> None:
     assert not (ws / ".agent_context" / "archive").exists()
 
 
-def test_a_different_goal_archives_the_previous_one(ws: Path) -> None:
+def test_a_different_goal_archives_the_previous_one(ws: Path, backend: str) -> None:
     with FakeServer(hello_scenario()) as server:
-        result = run_cli(cli_env(server.url), "start", HELLO_GOAL, "-w", str(ws), "--foreground")
+        result = run_cli(
+            backend_env(backend, server.url), "start", HELLO_GOAL, "-w", str(ws), "--foreground"
+        )
     assert result.returncode == 0
     first = records(ws)
     with FakeServer(writer(["x.txt"])) as server:
-        result = run_cli(cli_env(server.url), "start", WRITE_GOAL, "-w", str(ws), "--foreground")
+        result = run_cli(
+            backend_env(backend, server.url), "start", WRITE_GOAL, "-w", str(ws), "--foreground"
+        )
     assert result.returncode == 0, result.stderr
     archived = list((ws / ".agent_context" / "archive").iterdir())
     assert len(archived) == 1
@@ -567,9 +575,9 @@ def test_a_different_goal_archives_the_previous_one(ws: Path) -> None:
     assert now[0]["goal"] == WRITE_GOAL and now[-1]["type"] == "goal_completed"
 
 
-def test_resume_of_a_completed_goal_says_so(ws: Path) -> None:
+def test_resume_of_a_completed_goal_says_so(ws: Path, backend: str) -> None:
     with FakeServer(hello_scenario()) as server:
-        env = cli_env(server.url)
+        env = backend_env(backend, server.url)
         assert run_cli(env, "start", HELLO_GOAL, "-w", str(ws), "--foreground").returncode == 0
         before = records(ws)
         result = run_cli(env, "resume", "-w", str(ws), "--foreground")
@@ -587,9 +595,11 @@ def test_resume_with_nothing_to_resume_exits_2(ws: Path) -> None:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_a_stop_signal_journals_stopped_and_resume_completes(ws: Path, signum: int) -> None:
+def test_a_stop_signal_journals_stopped_and_resume_completes(
+    ws: Path, signum: int, backend: str
+) -> None:
     with FakeServer(writer(FILES[:3], delay=0.2)) as server:
-        env = cli_env(server.url)
+        env = backend_env(backend, server.url)
         proc = start_cli(env, "start", WRITE_GOAL, "-w", str(ws), "--foreground")
         try:
             wait_for(lambda: "action_finished" in record_types(ws))
@@ -615,6 +625,7 @@ def test_a_stop_signal_journals_stopped_and_resume_completes(ws: Path, signum: i
 
 def test_a_prose_reply_to_the_refused_tools_call_is_asked_again_with_the_protocol(
     ws: Path,
+    backend: str,
 ) -> None:
     scenario = {
         "models": [{"name": "old:7b", "capabilities": []}],
@@ -627,7 +638,7 @@ def test_a_prose_reply_to_the_refused_tools_call_is_asked_again_with_the_protoco
         ],
     }
     with FakeServer(scenario) as server:
-        env = cli_env(server.url, OLLAMA_MODEL="old:7b")
+        env = backend_env(backend, server.url, OLLAMA_MODEL="old:7b")
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     assert "feedback" not in record_types(ws)
