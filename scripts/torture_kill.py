@@ -433,9 +433,16 @@ class Torture:
     """One workspace, killed and resumed until its goal completes."""
 
     def __init__(
-        self, ws: Path, env: dict[str, str], rng: random.Random, batches: int, per_batch: int
+        self,
+        ws: Path,
+        env: dict[str, str],
+        rng: random.Random,
+        batches: int,
+        per_batch: int,
+        in_action: int = 0,
     ) -> None:
         self.ws = ws
+        self.in_action = in_action  # the first kills of all wait for an open action
         self.env = env
         self.rng = rng
         self.batches = batches
@@ -477,7 +484,9 @@ class Torture:
         """Run until a random moment and SIGKILL it; True when the goal is over."""
         before = history_bytes(self.ws)
         proc = self.spawn(summary)
-        if self.rng.random() < 0.4:
+        if summary.kills < self.in_action:
+            moment = self._during_action(proc)
+        elif self.rng.random() < 0.4:
             moment = self._after_delay(proc, self.rng.uniform(0.0, 1.2))
         else:
             moment = self._after_records(proc, before, self.rng.randint(1, 12))
@@ -497,6 +506,18 @@ class Torture:
             proc.wait(seconds)
         except subprocess.TimeoutExpired:
             return True
+        return False
+
+    def _during_action(self, proc: subprocess.Popen[bytes]) -> bool:
+        """Wait until the history ends with a command's `action_started`: the kill then
+        lands while the command runs, whatever the machine's speed."""
+        path = self.ws / CONTEXT_DIR / "history.jsonl"
+        while proc.poll() is None:
+            lines = path.read_bytes().splitlines() if path.exists() else []
+            if lines and b'"action_started"' in lines[-1] and b'"run_cmd"' in lines[-1]:
+                time.sleep(0.05)
+                return True
+            time.sleep(0.002)
         return False
 
     def _after_records(self, proc: subprocess.Popen[bytes], before: bytes, n: int) -> bool:
@@ -557,8 +578,10 @@ def torture(
     batches: int = 5,
     per_batch: int = 5,
     check_delay: float = 0.3,
+    in_action: int = 0,
 ) -> Summary:
-    """Kill agents at least `kills` times in all, each goal resumed until it completes."""
+    """Kill agents at least `kills` times in all, each goal resumed until it completes;
+    the first `in_action` kills wait for a command to be running."""
     rng = random.Random(seed)
     summary = Summary()
     started = time.perf_counter()
@@ -569,7 +592,7 @@ def torture(
             ws = root / f"ws{summary.goals + 1:03d}"
             prepare_workspace(ws, per_batch, check_delay)
             summary.workspaces.append(str(ws))
-            Torture(ws, env, rng, batches, per_batch).run(summary, kills)
+            Torture(ws, env, rng, batches, per_batch, in_action).run(summary, kills)
     summary.seconds = time.perf_counter() - started
     return summary
 

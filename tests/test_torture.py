@@ -1,4 +1,4 @@
-"""Kill torture at CI size: the real command line SIGKILLed about 20 times, resumed each
+"""Kill torture at CI size: the real command line SIGKILLed 10 times, resumed each
 time, against the fake Ollama server (`scripts/torture_kill.py` is the full run).
 
 The checks themselves are tried on damaged copies of a real history, so a check that
@@ -31,7 +31,9 @@ def torture(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 
 def test_ten_kills_lose_nothing_and_the_goal_completes(tmp_path: Path, torture: ModuleType) -> None:
-    summary = torture.torture(kills=10, root=tmp_path, seed=20240611)
+    # Two kills wait for a running command, so a slow or fast machine still kills one
+    # inside an action; the other eight land where the random moments put them.
+    summary = torture.torture(kills=10, root=tmp_path, seed=20240611, in_action=2)
 
     assert summary.kills >= 10
     assert summary.goals >= 1
