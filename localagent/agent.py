@@ -273,14 +273,7 @@ class Agent:
             }
         if reply.cut_off:
             fields["cut_off"] = reply.cut_off
-        self.journal.append(
-            "llm_call",
-            purpose=purpose,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            duration_ms=round(reply.duration_ms, 1),
-            **fields,
-        )
+        self.journal.append("llm_call", purpose=purpose, **reply.usage(), **fields)
         log.info(
             "model call (%s): %d+%d tokens, %.1f s%s",
             purpose,

@@ -28,6 +28,14 @@ class Reply:
     duration_ms: float = 0.0
     cut_off: str = ""  # "length" (num_predict reached) or "deadline" (call_deadline passed)
 
+    def usage(self) -> dict[str, Any]:
+        """The fields of the `llm_call` record that say what the call cost."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "duration_ms": round(self.duration_ms, 1),
+        }
+
 
 @dataclass
 class ModelInfo:

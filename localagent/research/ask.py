@@ -183,14 +183,7 @@ class Research:
         return True
 
     def record_call(self, purpose: str, reply: Reply, **fields: Any) -> None:
-        self.journal.append(
-            "llm_call",
-            purpose=purpose,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            duration_ms=round(reply.duration_ms, 1),
-            **fields,
-        )
+        self.journal.append("llm_call", purpose=purpose, **reply.usage(), **fields)
 
     def findings_text(self) -> str:
         lines = [f"- {q}\n  {f}" for q, f in self.progress.findings]
