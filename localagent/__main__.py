@@ -1,3 +1,10 @@
-from localagent.cli import main
+import sys
 
-main()
+if sys.argv[1:2] == ["run-agent"]:  # the background agent skips the CLI's libraries
+    from localagent.background import main
+
+    main(sys.argv[2:])
+else:
+    from localagent.cli import main
+
+    main()

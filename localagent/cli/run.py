@@ -134,37 +134,6 @@ def ask(
     typer.echo(saved_answer(Journal(ws)) or "")
 
 
-@app.command("run-agent", hidden=True)
-def run_agent(
-    workspace: WorkspaceOpt = Path("."),
-    goal: Annotated[str | None, typer.Option("--goal")] = None,
-    model: ModelOpt = None,
-    max_rounds: RoundsOpt = None,
-    repair: RepairOpt = False,
-    preflight_deadline: Annotated[float | None, typer.Option("--preflight-deadline")] = None,
-    check: CheckOpt = None,
-    no_verify: NoVerifyOpt = False,
-    tools: ToolsOpt = None,
-    backend: BackendOpt = None,
-    prompts: PromptsOpt = None,
-    research: Annotated[bool, typer.Option("--ask")] = False,
-) -> None:
-    """The background process started by `start`, `ask` and `resume`."""
-    from localagent.runner import run
-    from localagent.settings import load_settings
-
-    flags = {
-        "model": model,
-        "max_rounds": max_rounds,
-        **_run_flags(check, no_verify, tools, backend),
-        **_prompt_flags(prompts),
-    }
-    flags["mode"] = "ask" if research else None
-    settings = load_settings(**flags)
-    ws = _workspace(workspace)
-    run(ws, goal, settings, flags, repair=repair, preflight_deadline=preflight_deadline)
-
-
 @app.command()
 def stop(
     workspace: WorkspaceOpt = Path("."),

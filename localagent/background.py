@@ -1,0 +1,87 @@
+"""The background agent's entry point: `python -m localagent run-agent -w WS [...]`.
+
+`start`, `ask` and `resume` (and `resume --all` at logon) start it with the command
+line `daemon.child_argv` builds. It parses that with argparse and imports only what a
+run uses, not the CLI's libraries, so that a resumed run reaches its first model call
+quickly (a run killed again within half a second must still make progress).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from localagent.errors import UsageError
+from localagent.exits import guarded
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # an exit code of ours, not argparse's
+        raise UsageError(f"run-agent: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="localagent run-agent", add_help=False, allow_abbrev=False)
+    parser.add_argument("-w", "--workspace", type=Path, default=Path("."))
+    parser.add_argument("--goal")
+    parser.add_argument("--model")
+    parser.add_argument("--max-rounds", type=int)
+    parser.add_argument("--repair", action="store_true")
+    parser.add_argument("--preflight-deadline", type=float)
+    parser.add_argument("--check", action="append")
+    parser.add_argument("--no-verify", action="store_true")
+    parser.add_argument("--tools")
+    parser.add_argument("--backend")
+    parser.add_argument("--prompts", type=Path)
+    parser.add_argument("--ask", action="store_true")
+    return parser
+
+
+def flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The command line as setting flags (None: not given), checked like the CLI's."""
+    if args.max_rounds is not None and args.max_rounds < 1:
+        raise UsageError("run-agent: --max-rounds must be at least 1")
+    checks = tuple(c.strip() for c in args.check or ())
+    if not all(checks):
+        raise UsageError("run-agent: --check needs a command")
+    names = tuple(n.strip() for n in (args.tools or "").split(",") if n.strip())
+    if args.tools is not None and not names:
+        raise UsageError("run-agent: --tools needs tool names")
+    prompts = None
+    if args.prompts is not None:
+        from localagent.promptset import load_folder
+
+        prompts = load_folder(args.prompts)
+    return {
+        "model": args.model,
+        "max_rounds": args.max_rounds,
+        "checks": checks or None,
+        "verify": False if args.no_verify else None,
+        "tools": names or None,
+        "backend": args.backend,
+        "prompts": prompts,
+        "mode": "ask" if args.ask else None,
+    }
+
+
+def _run(argv: list[str]) -> None:
+    from localagent.runner import run
+    from localagent.settings import load_settings
+
+    args = _parser().parse_args(argv)
+    given = flags(args)
+    settings = load_settings(**given)
+    workspace = args.workspace.expanduser().resolve()
+    run(
+        workspace,
+        args.goal,
+        settings,
+        given,
+        repair=args.repair,
+        preflight_deadline=args.preflight_deadline,
+    )
+
+
+def main(argv: list[str]) -> None:
+    guarded(lambda: _run(argv))

@@ -1,0 +1,47 @@
+"""The one place that turns what escapes a command into a message and an exit code.
+
+Shared by the CLI and the background agent's entry point, which does not load the
+CLI's libraries (typer, rich) so that a resumed run reaches its model quickly.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+
+from localagent.console import utf8_streams
+from localagent.errors import AgentError
+
+
+def _crash_report(exc: BaseException) -> str:
+    """Save the traceback of one of our own bugs where the user can find it."""
+    try:
+        from localagent.settings import user_data_dir
+
+        path = user_data_dir() / "crash.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("".join(traceback.format_exception(exc)) + "\n")
+        return f" (details in {path})"
+    except Exception:  # a broken install (pydantic missing) must not crash the crash report
+        return ""
+
+
+def guarded(body: Callable[[], object]) -> None:
+    """Run `body` and map every outcome to an exit code.
+
+    Usage errors and `--help` of the CLI arrive as SystemExit and pass through;
+    everything else that escapes ends here."""
+    utf8_streams()
+    try:
+        body()
+    except AgentError as exc:
+        print(f"localagent: {exc.message}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        print("localagent: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as exc:
+        print(f"localagent: internal error: {exc!r}{_crash_report(exc)}", file=sys.stderr)
+        sys.exit(1)
