@@ -175,7 +175,7 @@ def _work(
     preflight_deadline: float | None,
 ) -> str:
     from localagent.agent import Agent
-    from localagent.mcp.servers import open_servers
+    from localagent.mcp import open_servers
     from localagent.models import make_model
     from localagent.tools import ToolContext, clean_stale_temps
     from localagent.tools.catalog import tools_for_size

@@ -4,9 +4,11 @@ For workspaces holding a goal in progress with 100, 10,000 and 100,000 history r
 
 - `localagent status` as a user runs it (a new process, wall time) and
   `report.status_info` in this process;
-- time to the first model call on resume: from starting
-  `python -m localagent resume --foreground` until the fake Ollama server receives
-  its first chat request (the fake then completes the subtask, so the run ends);
+- time to the first model call on resume: from starting the background agent
+  (`python -m localagent run-agent -w WS`, what `resume` and `resume --all` start)
+  until the fake Ollama server receives its first chat request (the agent is then
+  killed and its journal put back); and the same through the CLI in the foreground
+  (`resume --foreground`), which loads the CLI's libraries too;
 - the peak resident memory of that resumed agent.
 
 Each measurement alternates between the sizes, and the workspaces are put back to
@@ -45,12 +47,15 @@ from localagent.report import status_info
 
 SIZES = (100, 10_000, 100_000)
 STATUS_TARGET_MS = 300
+FIRST_CALL_TARGET_MS = 300
+AGENT = ("run-agent",)
+FOREGROUND = ("resume", "--foreground")
 RSS_TARGET_MB = 120
 SCENARIO: dict[str, Any] = {
     "default": {
         # The delay keeps the resumed agent alive a moment after its first call, so its
         # memory is sampled at the point the whole state is loaded.
-        "delay": 0.2,
+        "delay": 1.0,
         "tool_calls": [
             {
                 "name": "mark_subtask_complete",
@@ -82,32 +87,37 @@ def _peak_rss(proc: psutil.Process, sampled: int) -> int:
     return sampled
 
 
-def resume(workspace: Path, env: dict[str, str], fake: FakeServer) -> tuple[float, int]:
-    """Seconds from process start to the first chat request, and peak RSS in bytes."""
+def resume(workspace: Path, env: dict[str, str], fake: FakeServer, *how: str) -> tuple[float, int]:
+    """Seconds from process start to the first chat request, and peak RSS in bytes.
+
+    The agent is killed once the fake server has its request (the scenario holds the
+    reply back a moment, so the memory is sampled with the whole state loaded): what
+    the run does after that is not measured, and the journal is put back anyway.
+    """
     before = len(fake.chat_requests)
-    cmd = [sys.executable, "-m", "localagent", "resume", "--foreground", "-w", str(workspace)]
+    cmd = [sys.executable, "-m", "localagent", *how, "-w", str(workspace)]
     start = time.perf_counter()
     popen = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc = psutil.Process(popen.pid)
     first: float | None = None
     peak = 0
     try:
-        while popen.poll() is None:
-            if first is None and len(fake.chat_requests) > before:
+        while popen.poll() is None and first is None:
+            if len(fake.chat_requests) > before:
                 first = time.perf_counter() - start
-                peak = _peak_rss(proc, peak)
             try:
                 peak = max(peak, proc.memory_info().rss)
             except psutil.Error:
                 break
             if time.perf_counter() - start > 120:
-                raise RuntimeError("the resumed agent did not finish within 120 s")
+                raise RuntimeError("the resumed agent made no model call within 120 s")
             time.sleep(0.002)
+        peak = _peak_rss(proc, peak)
     finally:
         if popen.poll() is None:
             popen.kill()
         _, err = popen.communicate()
-    if popen.returncode != 0 or first is None:
+    if first is None:
         raise RuntimeError(f"resume failed ({popen.returncode}): {err.decode().strip()}")
     return first, peak
 
@@ -118,6 +128,7 @@ def main() -> int:
     cli: dict[int, list[float]] = {s: [] for s in SIZES}
     inproc: dict[int, list[float]] = {s: [] for s in SIZES}
     first_call: dict[int, list[float]] = {s: [] for s in SIZES}
+    foreground: list[float] = []
     rss: dict[int, list[int]] = {s: [] for s in SIZES}
     with scratch(args.dir) as root, FakeServer(SCENARIO) as fake:
         header("Resume: status, time to first model call and memory vs history length", root)
@@ -131,13 +142,20 @@ def main() -> int:
                 cli[size].append(status_cli(ws, env))
                 for _ in range(inproc_reps // reps):
                     inproc[size].append(timed(lambda ws=ws: status_info(ws)))
-                seconds, peak = resume(ws, env, fake)
+                seconds, peak = resume(ws, env, fake, *AGENT)
                 restorers[size].restore()
                 first_call[size].append(seconds)
                 rss[size].append(peak)
+            foreground.append(resume(workspaces[SIZES[0]], env, fake, *FOREGROUND)[0])
+            restorers[SIZES[0]].restore()
         bare = [sys.executable, "-c", "pass"]
         python_start = median([timed(lambda: subprocess.run(bare, check=True)) for _ in range(5)])
     report(cli, inproc, first_call, rss, reps, python_start)
+    print(
+        f"through the CLI (`resume --foreground`, 100 records) the first model call comes "
+        f"after {median(foreground) * 1000:.0f} ms."
+    )
+    first_ms = median(first_call[SIZES[0]]) * 1000
     big, mid, small = SIZES[-1], SIZES[1], SIZES[0]
     cli_ratio, call_ratio = (median(m[big]) / median(m[small]) for m in (cli, first_call))
     # At 100 records the snapshot and the bounded state are still nearly empty, so the
@@ -156,6 +174,11 @@ def main() -> int:
             (
                 inproc_ratio <= FLAT_RATIO,
                 f"status_info vs 10,000 records {inproc_ratio:.2f}x {flat}",
+            ),
+            (
+                first_ms <= FIRST_CALL_TARGET_MS,
+                f"first model call of a resumed run {first_ms:.0f} ms "
+                f"(target <= {FIRST_CALL_TARGET_MS})",
             ),
             (call_ratio <= FLAT_RATIO, f"first model call vs 100 records {call_ratio:.2f}x {flat}"),
             (

@@ -79,6 +79,9 @@ def scratch(parent: Path | None) -> Iterator[Path]:
 def agent_env(home: Path, **settings: str) -> dict[str, str]:
     """The environment of a localagent subprocess: own per-user home, only these settings."""
     env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
+    # An installed package has its bytecode compiled; without it every start compiles
+    # localagent from source, which no user's run does.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["LOCALAGENT_HOME"] = str(home)
     env.update(settings)
     return env

@@ -482,3 +482,23 @@ def test_status_says_how_the_models_calls_arrive(ws: Path) -> None:
     assert (ws / "a.txt").read_text() == "a"
     assert "written as text (mistral format)" in status.stdout, status.stdout
     assert "arrive as text (mistral format)" in doctor.stdout, doctor.stdout
+
+
+def test_the_background_agent_imports_only_what_a_run_uses(ws: Path) -> None:
+    # Item 14: a resumed run must reach its model quickly, so the background agent loads
+    # neither the CLI's libraries nor what this run does not use (no MCP server, no search).
+    scenario = {
+        "rules": [plan_rule(("Files", ["Write a.txt"]))],
+        "replies": [call("write_file", path="a.txt", content="a\n"), done("written")],
+        "default": done("written"),
+    }
+    with FakeServer(scenario) as server:
+        env = cli_env(server.url, PYTHONPROFILEIMPORTTIME="1")
+        started = run_cli(env, "start", "Write a.txt", "-w", str(ws), "--no-verify")
+        assert started.returncode == 0, started.stderr
+        wait_for(lambda: "goal_completed" in record_types(ws), 60)
+    out = (ws / ".agent_context" / "agent.out").read_text(encoding="utf-8")
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in out.splitlines() if "|" in line}
+    assert "localagent.runner" in loaded and "localagent.agent" in loaded
+    unused = {"typer", "rich", "click", "ollama", "asyncio", "regex"}
+    assert not unused & loaded, sorted(unused & loaded)

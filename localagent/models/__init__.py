@@ -7,11 +7,18 @@ server the tests and the demo run against. Nothing heavy is imported here.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from localagent.models.protocol import Health, Message, Model, ModelInfo, Reply
+# httpx imports its command-line client (`httpx._main`: click and rich, about 50 ms) on
+# import whenever click is installed, and typer installs it; the adapters never use it.
+# A None entry makes that one import fail, and httpx falls back to a stub: a resumed run
+# reaches its model sooner.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+from localagent.models.protocol import Health, Message, Model, ModelInfo, Reply  # noqa: E402
 
 if TYPE_CHECKING:
     from localagent.settings import Settings

@@ -40,6 +40,17 @@ def is_loopback(url: str) -> bool:
     return (urlsplit(url).hostname or "") in LOOPBACK
 
 
+def http_client(host: str, timeout: Any, headers: dict[str, str] | None = None) -> httpx.Client:
+    """A client for one server. A loopback server is reached directly (no proxy from the
+    environment); over plain http there is no TLS at all then, so the CA bundle is not
+    loaded (about 30 ms at every start of a run)."""
+    loopback = is_loopback(host)
+    plain = loopback and urlsplit(host).scheme == "http"
+    return httpx.Client(
+        base_url=host, timeout=timeout, trust_env=not loopback, headers=headers, verify=not plain
+    )
+
+
 class Retry(Exception):
     """A failure of the server that is worth waiting out."""
 
@@ -113,9 +124,7 @@ class HttpModel:
         self.settings = settings
         self.host = host
         self.timeout = httpx.Timeout(settings.request_timeout, connect=10.0)
-        self.http = httpx.Client(
-            base_url=host, timeout=self.timeout, trust_env=not is_loopback(host), headers=headers
-        )
+        self.http = http_client(host, self.timeout, headers)
         self.stop = stop or StopSignal()
         self.wait = stop.wait if stop is not None else wait
         self.native_tools = True

@@ -1,7 +1,9 @@
 """The Ollama adapter: the only code that knows Ollama's wire format and errors.
 
-Through the official client for listing and showing models; chat streams are read by
-this module, leniently: tool arguments sent as a JSON string are kept, not refused.
+Through the official client for listing models (`resume --all` waiting for the server);
+a run's own calls (the model check and chat streams) are made by this module, which
+keeps the run from importing the client and its models (about 0.1 s at every resume),
+and reads chat streams leniently: tool arguments sent as a JSON string are kept.
 A missing model is reported with `ollama pull`; a model without native tool calling
 ("does not support tools") is switched to the text tool protocol for the rest of the
 run. Every call has an end: `num_predict` caps the reply, `call_deadline` the call.
@@ -18,7 +20,6 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-import ollama
 
 from localagent.models.base import (
     Downgrade,
@@ -27,6 +28,7 @@ from localagent.models.base import (
     Retry,
     count,
     error_text,
+    http_client,
     is_loopback,
     read_call,
     unreadable_call,
@@ -104,26 +106,24 @@ class OllamaModel(HttpModel):
         stop: StopSignal | None = None,
     ) -> None:
         super().__init__(settings, normalize_host(settings.ollama_host), wait, stop)
-        self.client = ollama.Client(
-            host=self.host, timeout=self.timeout, trust_env=not is_loopback(self.host)
-        )
         self.info: ModelInfo | None = None
 
     @property
     def missing_fix(self) -> str:
         return f"ollama pull {self.settings.model}"
 
-    def _client(self, call: Callable[[], Any]) -> Any:
-        try:
-            return call()
-        except ollama.ResponseError as exc:
-            raise Refused(exc.status_code, str(exc.error)) from None
+    def _show(self) -> dict[str, Any]:
+        r = self.http.post("/api/show", json={"model": self.settings.model})
+        if r.status_code != 200:
+            raise Refused(r.status_code, error_text(r))
+        shown = r.json()
+        if not isinstance(shown, dict):
+            raise ValueError("the model check's answer is not an object")
+        return shown
 
     def health(self) -> Health:
         try:
-            with httpx.Client(
-                base_url=self.host, timeout=5.0, trust_env=not is_loopback(self.host)
-            ) as http:
+            with http_client(self.host, 5.0) as http:
                 version = http.get("/api/version").json().get("version", "?")
         except (httpx.HTTPError, ValueError, AttributeError) as exc:
             fix = "start it with `ollama serve` (or set OLLAMA_HOST to where it runs)"
@@ -131,28 +131,44 @@ class OllamaModel(HttpModel):
         return Health(True, f"Ollama {version} at {self.host}")
 
     def wait_for_server(self) -> str:
-        listing = self._with_retry("server check", lambda: self._client(self.client.list))
-        return f"{len(listing.models)} models"
+        import ollama
+
+        client = ollama.Client(
+            host=self.host, timeout=self.timeout, trust_env=not is_loopback(self.host)
+        )
+
+        def listing() -> Any:
+            try:
+                return client.list()
+            except ollama.ResponseError as exc:
+                raise Refused(exc.status_code, str(exc.error)) from None
+
+        return f"{len(self._with_retry('server check', listing).models)} models"
 
     def preflight(self, within: float | None = None) -> ModelInfo:
         """Check the model exists and learn its capabilities; fix `num_ctx` for the run.
 
         `within` bounds the wait for the server (default: the retry deadline).
         """
-        show = lambda: self._client(lambda: self.client.show(self.settings.model))  # noqa: E731
-        shown = call_abandonably(self.stop, lambda: self._with_retry("model check", show, within))
-        info = shown.modelinfo or {}
+        shown = call_abandonably(
+            self.stop, lambda: self._with_retry("model check", self._show, within)
+        )
+        info = shown.get("model_info") or {}
+        details = shown.get("details") or {}
+        if not isinstance(info, dict) or not isinstance(details, dict):
+            info, details = {}, {}
         context = next(
             (int(v) for k, v in info.items() if k.endswith(".context_length") and _is_int(v)),
             None,
         )
-        caps = [str(c) for c in shown.capabilities or []]
+        listed = shown.get("capabilities")
+        caps = [str(c) for c in listed] if isinstance(listed, list) else []
         if caps and "tools" not in caps:
             self.native_tools = False
         if context:
             self.num_ctx = min(self.settings.num_ctx, context)
         count = info.get("general.parameter_count")
-        size = _billions(getattr(shown.details, "parameter_size", None))
+        size = _billions(details.get("parameter_size"))
         size = count / 1e9 if isinstance(count, int) and count > 0 and not size else size
         self.info = ModelInfo(caps, context, size)
         return self.info

@@ -15,14 +15,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from re import _parser  # type: ignore[attr-defined]
-from typing import Annotated
-
-import regex
+from typing import TYPE_CHECKING, Annotated
 
 from localagent.tools import gitignore
 from localagent.tools.base import ToolContext, ToolError, ToolResult, describe
 from localagent.tools.paths import relative, resolve_in_workspace
 from localagent.tools.walk import POLL_SECONDS, Walk, start_of
+
+if TYPE_CHECKING:
+    import regex
 
 MAX_RESULTS_RANGE = (1, 500)
 MAX_FOUND_FILES = 200
@@ -188,6 +189,8 @@ def _glob_filter(glob: str, top: str) -> Callable[[str], bool]:
 
 def _compile(pattern: str) -> tuple[regex.Pattern[str], str]:
     """The pattern compiled for matching, and a note if it is searched as plain text."""
+    import regex  # on first use: a run that never searches does not pay for it
+
     if not pattern:
         raise ToolError("pattern is empty; give a regular expression or a text to look for")
     if len(pattern) > MAX_PATTERN_CHARS:
