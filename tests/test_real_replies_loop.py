@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from support import messages_text, plan_rule
 
-from localagent.agent import Agent
+from localagent.agent import MAX_CALLS_PER_REPLY, Agent
 from localagent.journal import Journal
 from localagent.mcp import schema
 from localagent.models import Model, make_model
@@ -38,9 +38,20 @@ from localagent.tools.registry import Policy, Tool, schema_tool
 
 CORPUS = Path(__file__).parent / "corpus" / "real" / "real_replies.json"
 CASES: list[dict[str, Any]] = json.loads(CORPUS.read_text(encoding="utf-8"))["cases"]
-MODEL = "gpt-oss:20b"
 BUILT_IN = {tool.name for tool in catalog()}
-OPENAI_CASES = {  # a handful of shapes, also through the OpenAI-compatible client
+# How a case is run: every case through Ollama's API to a model with native tool calling
+# (the reply text is read for calls all the same); a handful also through the
+# OpenAI-compatible API, and through Ollama's to a model without it (the text protocol).
+CLIENTS = {
+    "ollama": ("ollama", "gpt-oss:20b"),
+    "openai": ("openai", "gpt-oss:20b"),
+    "text": ("ollama", "no-tools:20b"),
+}
+SERVED = [
+    {"name": "gpt-oss:20b", "capabilities": ["completion", "tools", "thinking"]},
+    {"name": "no-tools:20b", "capabilities": ["completion"]},
+]
+HANDFUL = {  # shapes run through every client
     "qwen3coder-parallel",
     "mistral-small-truncated-arguments",
     "harmony-second-call-after-stop",
@@ -66,7 +77,7 @@ def _scenario() -> dict[str, Any]:
                 "reply": {"content": case["content"]},
             }
         )
-    return {"rules": rules}
+    return {"models": SERVED, "rules": rules}
 
 
 @pytest.fixture(scope="module")
@@ -77,21 +88,23 @@ def server() -> Iterator[FakeServer]:
 
 @pytest.fixture(scope="module")
 def models(server: FakeServer) -> dict[str, Model]:
-    """One model client per backend for every case, as a run keeps one for its rounds."""
+    """One model client of each kind for every case, as a run keeps one for its rounds."""
     made = {}
-    for backend in ("ollama", "openai"):
-        model = make_model(_settings(server, backend, ()), StopSignal())
+    for client in CLIENTS:
+        model = make_model(_settings(server, client, ()), StopSignal())
         model.preflight()
-        made[backend] = model
+        made[client] = model
+    assert made["ollama"].native_tools and not made["text"].native_tools
     return made
 
 
-def _settings(server: FakeServer, backend: str, tools: tuple[str, ...]) -> Settings:
+def _settings(server: FakeServer, client: str, tools: tuple[str, ...]) -> Settings:
+    backend, model = CLIENTS[client]
     return Settings(
         backend=backend,  # type: ignore[arg-type]
         ollama_host=server.url,
         base_url=server.url + "/v1",
-        model=MODEL,
+        model=model,
         tools=tools,
         verify=False,
         retry_deadline=5.0,
@@ -128,42 +141,67 @@ class CaseRun:
         return [(record["tool"], record["args"]) for record in self.of("action_started")]
 
 
+class CaseLoop:
+    """The loop of one case in a workspace of its own, with the case's tools."""
+
+    def __init__(
+        self, index: int, client: str, server: FakeServer, model: Model, root: Path
+    ) -> None:
+        known = CASES[index]["known"]
+        self.index, self.server, self.model = index, server, model
+        self.ran: list[tuple[str, dict[str, Any]]] = []
+        self.extra = [Recorder(name, self.ran).tool() for name in known if name not in BUILT_IN]
+        self.settings = _settings(server, client, tuple(n for n in known if n in BUILT_IN))
+        self.workspace = root / f"{client}-{index}"
+        self.workspace.mkdir()
+
+    def agent(self) -> Agent:
+        """An agent on the workspace's journal: a new goal, or the one under way."""
+        journal = Journal(self.workspace)
+        journal.load()
+        if journal.state.goal is None:
+            goal = f"{_marker(self.index)} Answer with the tools offered."
+            journal.append("goal_started", goal=goal, model=self.settings.model, settings={})
+        ctx = ToolContext(root=self.workspace, outputs=journal.output_store(1 << 20))
+        return Agent(journal, self.model, self.settings, ctx, StopSignal(), extra_tools=self.extra)
+
+    def steps(self, agent: Agent, calls: int = MAX_CALLS_PER_REPLY) -> None:
+        """Plan and ask the model when that is due, then run the reply's calls (at most
+        `calls` of them)."""
+        if next_due(agent.state)[0] == "plan":
+            agent.step()
+            assert next_due(agent.state)[0] == "round"
+            agent.step()
+        for _ in range(calls):
+            if next_due(agent.state)[0] != "call":
+                break
+            agent.step()
+
+    def result(self, agent: Agent, next_request: str = "") -> CaseRun:
+        records = list(agent.journal.records())
+        return CaseRun(records, self.ran, agent.tools.names(), next_request)
+
+
 _RUNS: dict[tuple[str, int], CaseRun] = {}
 
 
-def run_case(index: int, backend: str, server: FakeServer, model: Model, root: Path) -> CaseRun:
+def run_case(index: int, client: str, server: FakeServer, model: Model, root: Path) -> CaseRun:
     """Step the loop through the case's round (plan, one model call, the calls it gave,
     and after a reply that runs nothing one more model call); kept for the share test."""
-    if (backend, index) in _RUNS:
-        return _RUNS[backend, index]
-    case = CASES[index]
-    ran: list[tuple[str, dict[str, Any]]] = []
-    extra = [Recorder(name, ran).tool() for name in case["known"] if name not in BUILT_IN]
-    settings = _settings(server, backend, tuple(n for n in case["known"] if n in BUILT_IN))
-    workspace = root / f"{backend}-{index}"
-    workspace.mkdir()
-    journal = Journal(workspace)
-    journal.load()
-    goal = f"{_marker(index)} Answer with the tools offered."
-    journal.append("goal_started", goal=goal, model=MODEL, settings={})
-    ctx = ToolContext(root=workspace, outputs=journal.output_store(1 << 20))
-    agent = Agent(journal, model, settings, ctx, StopSignal(), extra_tools=extra)
+    if (client, index) in _RUNS:
+        return _RUNS[client, index]
+    loop = CaseLoop(index, client, server, model, root)
+    agent = loop.agent()
     next_request = ""
     try:
-        assert next_due(agent.state)[0] == "plan"
-        agent.step()
-        assert next_due(agent.state)[0] == "round"
-        agent.step()
-        while next_due(agent.state)[0] == "call":
-            agent.step()
-        if not any(record["type"] == "action_started" for record in journal.records()):
+        loop.steps(agent)
+        assert next_due(agent.state)[0] == "round", "every call of the reply is settled"
+        if not any(record["type"] == "action_started" for record in agent.journal.records()):
             agent.step()  # the next round: what the model is sent after a reply that ran nothing
             next_request = messages_text(server.chat_requests[-1])
     finally:
-        journal.close()
-    _RUNS[backend, index] = run = CaseRun(
-        list(journal.records()), ran, agent.tools.names(), next_request
-    )
+        agent.journal.close()
+    _RUNS[client, index] = run = loop.result(agent, next_request)
     return run
 
 
@@ -197,7 +235,8 @@ def check_case(case: dict[str, Any], run: CaseRun) -> None:
     finished = run.of("action_finished")
     assert [(r["tool"], r["ok"]) for r in finished] == [(n, True) for n, _ in _intended(case)]
     if case["calls"]:
-        assert rounds[0]["recogniser"], "the llm_call record says how the calls were written"
+        # The llm_call record says how the calls were written.
+        assert rounds[0]["recogniser"] == parse_reply(case["content"], set(run.tools)).recogniser
         assert [c["name"] for c in rounds[0]["tool_calls"]] == [n for n, _ in _intended(case)]
         assert not run.of("feedback")
         return
@@ -229,13 +268,14 @@ def test_a_real_reply_runs_exactly_its_calls_through_the_loop(
     check_case(CASES[index], run_case(index, "ollama", server, models["ollama"], root))
 
 
+@pytest.mark.parametrize("client", ["openai", "text"])
 @pytest.mark.parametrize(
-    "index", [_param(i) for i, case in enumerate(CASES) if case["name"] in OPENAI_CASES]
+    "index", [_param(i) for i, case in enumerate(CASES) if case["name"] in HANDFUL]
 )
-def test_a_real_reply_through_the_openai_compatible_client(
-    index: int, server: FakeServer, models: dict[str, Model], root: Path
+def test_a_real_reply_through_the_other_clients(
+    index: int, client: str, server: FakeServer, models: dict[str, Model], root: Path
 ) -> None:
-    check_case(CASES[index], run_case(index, "openai", server, models["openai"], root))
+    check_case(CASES[index], run_case(index, client, server, models[client], root))
 
 
 def test_the_share_run_exactly_through_the_loop_and_no_unintended_call(
@@ -254,3 +294,28 @@ def test_the_share_run_exactly_through_the_loop_and_no_unintended_call(
     print(f"calls run that were not intended: {len(unintended)}")
     assert right / len(CASES) >= 0.95
     assert unintended == []
+
+
+@pytest.mark.parametrize(
+    "index", [_param(i) for i, case in enumerate(CASES) if len(case["calls"]) > 1]
+)
+def test_a_run_ended_between_the_calls_of_a_reply_resumes_with_the_rest(
+    index: int, server: FakeServer, models: dict[str, Model], root: Path
+) -> None:
+    """The calls read from a reply are journaled with it: a run that ends after the first
+    (a crash, a stop) runs exactly the others when resumed, from the journal alone."""
+    folder = root / "resumed"
+    folder.mkdir(exist_ok=True)
+    loop = CaseLoop(index, "ollama", server, models["ollama"], folder)
+    first = loop.agent()
+    loop.steps(first, calls=1)
+    first.journal.close()
+    asked = len(server.chat_requests)
+    second = loop.agent()
+    try:
+        loop.steps(second)
+        assert next_due(second.state)[0] == "round"
+    finally:
+        second.journal.close()
+    assert len(server.chat_requests) == asked, "the model was not asked again"
+    check_case(CASES[index], loop.result(second))
