@@ -5,22 +5,25 @@ tools named after the case's `known` names, and the journal records what ran.
 
 Each case gets a workspace and a journal of its own, the tools its reply was written for
 (the built-in ones it names, and for every other name a tool that records the arguments
-it gets, built as an MCP server's tool is: from a JSON schema), and the agent is stepped
-through its plan, one model round and the calls that round gave, nothing more. One fake
-server serves every case: the goal names the case, and one rule per case answers it.
+it gets, built as an MCP server's tool is: from a JSON schema), a goal already planned,
+and the agent is stepped through one model round and the calls that round gave, nothing
+more. One fake server serves every case: the goal names the case, one rule answers it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import messages_text, plan_rule
+from support import messages_text
 
 from localagent.agent import MAX_CALLS_PER_REPLY, Agent
 from localagent.journal import Journal
@@ -58,8 +61,12 @@ HANDFUL = {  # shapes run through every client
     "lfm25-more-types",
     "granite3-dense-bash-block",
 }
+SHM = "/dev/shm"
 # A rule's reply substitutes `$1` and `${name}`: no reply text may hold one.
 _GROUP_REF = re.compile(r"\$(?:\{\w+\}|\d)")
+
+
+PLAN = [{"description": "Answer the request", "subtasks": ["Use the tools offered"]}]
 
 
 def _marker(index: int) -> str:
@@ -67,16 +74,12 @@ def _marker(index: int) -> str:
 
 
 def _scenario() -> dict[str, Any]:
-    rules = [plan_rule(("Answer the request", ["Use the tools offered"]))]
-    for index, case in enumerate(CASES):
+    for case in CASES:
         assert not _GROUP_REF.search(case["content"]), case["name"]
-        rules.append(
-            {
-                "kind": "chat",
-                "match": re.escape(_marker(index)),
-                "reply": {"content": case["content"]},
-            }
-        )
+    rules = [
+        {"kind": "chat", "match": re.escape(_marker(i)), "reply": {"content": case["content"]}}
+        for i, case in enumerate(CASES)
+    ]
     return {"models": SERVED, "rules": rules}
 
 
@@ -162,15 +165,14 @@ class CaseLoop:
         if journal.state.goal is None:
             goal = f"{_marker(self.index)} Answer with the tools offered."
             journal.append("goal_started", goal=goal, model=self.settings.model, settings={})
+            journal.append("plan", tasks=PLAN)  # as planned: no model call needed for it
         ctx = ToolContext(root=self.workspace, outputs=journal.output_store(1 << 20))
         return Agent(journal, self.model, self.settings, ctx, StopSignal(), extra_tools=self.extra)
 
     def steps(self, agent: Agent, calls: int = MAX_CALLS_PER_REPLY) -> None:
-        """Plan and ask the model when that is due, then run the reply's calls (at most
-        `calls` of them)."""
-        if next_due(agent.state)[0] == "plan":
-            agent.step()
-            assert next_due(agent.state)[0] == "round"
+        """Ask the model when no call is due, then run the reply's calls (at most `calls`
+        of them)."""
+        if next_due(agent.state)[0] == "round":
             agent.step()
         for _ in range(calls):
             if next_due(agent.state)[0] != "call":
@@ -206,8 +208,17 @@ def run_case(index: int, client: str, server: FakeServer, model: Model, root: Pa
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("real-replies")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where the cases' workspaces go: in memory where there is a tmpfs, since the journal
+    syncs every record to disk and this is not a test of the disk (about 1,500 syncs)."""
+    if not Path(SHM).is_dir() or not os.access(SHM, os.W_OK):
+        yield tmp_path_factory.mktemp("real-replies")
+        return
+    folder = Path(tempfile.mkdtemp(prefix="real-replies-", dir=SHM))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _intended(case: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
