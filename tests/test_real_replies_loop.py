@@ -61,12 +61,10 @@ HANDFUL = {  # shapes run through every client
     "lfm25-more-types",
     "granite3-dense-bash-block",
 }
-SHM = "/dev/shm"
+PLAN = [{"description": "Answer the request", "subtasks": ["Use the tools offered"]}]
+SHM = "/dev/shm"  # a tmpfs on Linux
 # A rule's reply substitutes `$1` and `${name}`: no reply text may hold one.
 _GROUP_REF = re.compile(r"\$(?:\{\w+\}|\d)")
-
-
-PLAN = [{"description": "Answer the request", "subtasks": ["Use the tools offered"]}]
 
 
 def _marker(index: int) -> str:
@@ -188,8 +186,8 @@ _RUNS: dict[tuple[str, int], CaseRun] = {}
 
 
 def run_case(index: int, client: str, server: FakeServer, model: Model, root: Path) -> CaseRun:
-    """Step the loop through the case's round (plan, one model call, the calls it gave,
-    and after a reply that runs nothing one more model call); kept for the share test."""
+    """Step the loop through the case's round (one model call and the calls it gave, and
+    after a reply that runs nothing the next model call); kept for the share test."""
     if (client, index) in _RUNS:
         return _RUNS[client, index]
     loop = CaseLoop(index, client, server, model, root)
@@ -330,3 +328,15 @@ def test_a_run_ended_between_the_calls_of_a_reply_resumes_with_the_rest(
         second.journal.close()
     assert len(server.chat_requests) == asked, "the model was not asked again"
     check_case(CASES[index], loop.result(second))
+
+
+def test_a_known_miss_runs_nothing_through_the_loop_and_is_told_the_format(
+    server: FakeServer, models: dict[str, Model], root: Path
+) -> None:
+    misses = [i for i, case in enumerate(CASES) if case.get("known_miss")]
+    assert misses
+    for index in misses:
+        run = run_case(index, "ollama", server, models["ollama"], root)
+        assert run.started == [] and run.ran == []
+        feedback = run.of("feedback")[0]["text"]
+        assert "That format is exactly" in feedback and feedback in run.next_request
