@@ -294,6 +294,15 @@ def test_a_broken_call_names_its_marker_and_the_exact_format() -> None:
     assert parse_reply("Just prose, no call.", KNOWN).problem == ""
 
 
+def test_hermes_function_call_tags_are_read_and_a_broken_one_named() -> None:
+    # Hermes 2 Pro opens a call with <function_call> too (llama.cpp tests/test-chat.cpp).
+    whole = '<function_call>\n{"name": "list_dir", "arguments": {"path": "."}}\n</function_call>'
+    assert parse_reply(whole, KNOWN).calls == [ToolCall("list_dir", {"path": "."})]
+    assert parse_reply(whole, KNOWN).recogniser == "hermes"
+    cut = parse_reply('```json\n<function_call> { "name" : "list_dir"', KNOWN)
+    assert cut.calls == [] and "<function_call>" in cut.problem
+
+
 def test_harmony_stops_at_the_first_call_token() -> None:
     content = (
         "<|start|>assistant<|channel|>commentary to=functions.list_dir <|constrain|>json"

@@ -103,15 +103,16 @@ def lmstudio_calls(text: str, known: set[str]) -> Found:
     return found
 
 
-_HERMES = re.compile(r"<(?:tool_call|\|tool_call\|)>\s*(?:```(?:json)?\s*)?")
-HERMES_MARKER = re.compile(r"<(?:tool_call|\|tool_call\|)>")
+_HERMES = re.compile(r"<(?:tool_call|\|tool_call\||function_call)>\s*(?:```(?:json)?\s*)?")
+HERMES_MARKER = re.compile(r"<(?:tool_call|\|tool_call\||function_call)>")
 
 
 def hermes_calls(text: str, known: set[str]) -> Found:
     """Family: Hermes 2/3, Qwen 2.5/3, Granite 3.x, most Ollama templates. Real examples
     (llama.cpp tests/test-chat.cpp, vLLM test_granite_tool_parser.py): `<tool_call>\\n
     {"name": "special_function", "arguments": {"arg1": 1}}\\n</tool_call>` and
-    `<|tool_call|> [{"name": "get_weather", "arguments": {"city": "Tokyo"}}]`."""
+    `<|tool_call|> [{"name": "get_weather", "arguments": {"city": "Tokyo"}}]`; Hermes 2 Pro
+    also opens with `<function_call>` (llama.cpp's parser accepts it)."""
     found: Found = []
     for match in _HERMES.finditer(text):
         decoded = value_at(text, match.end())
