@@ -55,7 +55,7 @@ from localagent.agent import ARGS_KEPT
 from localagent.journal import decode
 from localagent.models.fake import FakeServer
 from localagent.settings import ENV_NAMES
-from localagent.state import clip
+from localagent.textcap import clip
 
 CRASH_MARK = "Traceback (most recent call last)"
 CORPUS = Path(__file__).parent / "corpus"

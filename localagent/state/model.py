@@ -1,0 +1,233 @@
+"""The Goal → Task → Subtask → Action tree as pydantic models, and the queries over it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from localagent.verify.ledger import Ledger
+
+SCHEMA_VERSION = 2
+RECENT_ACTIONS = 20
+EXCHANGES_KEPT = 40
+RECENT_LIMIT = 8
+RESULT_CHARS = 6000  # the tools' own cap: one rule (head and tail) everywhere
+CALL_CHARS = 1500  # longest argument string kept once a reply is no longer the latest
+GUARD_WINDOW = 10
+
+Status = Literal["pending", "in_progress", "completed", "failed"]
+GoalStatus = Literal["in_progress", "completed", "failed", "stopped"]
+
+
+class Subtask(BaseModel):
+    description: str
+    status: Status = "pending"
+    reason: str = ""  # why it was completed or failed, as the model or the guard said
+
+
+class Task(BaseModel):
+    description: str
+    status: Status = "pending"
+    subtasks: list[Subtask] = Field(default_factory=list)
+
+
+class Goal(BaseModel):
+    text: str
+    status: GoalStatus = "in_progress"
+    reason: str = ""
+    tasks: list[Task] = Field(default_factory=list)
+
+
+class Action(BaseModel):
+    seq: int
+    tool: str
+    args: dict[str, Any]
+    call: str | None = None  # the id of the tool call it answers
+    pid: int | None = None  # a command's process, to stop it after a crash
+    create_time: float | None = None
+    before: dict[str, str] | None = None  # an edit's paths when it started (policy "check")
+    ok: bool | None = None
+    result: str = ""
+    returncode: int | None = None
+
+
+class Exchange(BaseModel):
+    """One round as the model saw it: its reply and what came back.
+
+    Each tool call has an `id`; `settled` lists the ids that were run, blocked, refused
+    or skipped, so the calls still owed are explicit (a crash can fall between them).
+    """
+
+    round: int
+    cursor: tuple[int, int] = (0, 0)  # task and subtask index when the model replied
+    probe: dict[str, Any] = Field(default_factory=dict)  # the facts the model saw first
+    content: str = ""
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    results: list[dict[str, str]] = Field(default_factory=list)
+    settled: list[str] = Field(default_factory=list)
+
+
+class Tokens(BaseModel):
+    prompt: int = 0
+    completion: int = 0
+
+
+class Attempt(BaseModel):
+    """One attempted action as the loop guard sees it."""
+
+    sig: str
+    epoch: int
+    obs: str = ""  # a checksum of the observation, once there is one
+
+
+class GuardState(BaseModel):
+    """What the loop guard remembers: this subtask's recent attempts, with the workspace
+    epoch each ran in (a change to the workspace starts a new epoch)."""
+
+    epoch: int = 0
+    window: list[Attempt] = Field(default_factory=list)
+    insisted: int = 0
+
+
+class ReplanDue(BaseModel):
+    """A revision of the plan owed after a failed subtask, or after a verdict that found
+    the goal not achieved (`unmet` is then what is missing, and tasks are appended)."""
+
+    task_index: int  # tasks after this one are replaced
+    task: str
+    subtask: str
+    reason: str
+    unmet: list[str] = Field(default_factory=list)
+
+
+class Verifying(BaseModel):
+    """The goal checks of a verification under way; `open` is the check a crash cut off."""
+
+    checks: list[dict[str, Any]] = Field(default_factory=list)
+    results: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    open: str | None = None
+
+
+class Verdict(BaseModel):
+    verdict: Literal["VERIFIED", "NOT_VERIFIED"]
+    source: Literal["checks", "model"]
+    unmet: list[str] = Field(default_factory=list)
+    evidence: list[int] = Field(default_factory=list)
+    then: Literal["complete", "replan", "fail"] = "complete"
+    verification: str = ""  # what the goal's end will say: verified, partial, unverified, failed
+
+
+class State(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    seq: int = 0
+    history_offset: int = 0
+    goal: Goal | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)  # the run's effective settings
+    plan_due: bool = False
+    replan_due: ReplanDue | None = None
+    stopped_by: str = ""  # "user" or "system" while the goal is stopped
+    suspended: str = ""  # why the last run ended waiting for the model server
+    chars_per_token: float = 4.0  # learned from the server's prompt token counts
+    fingerprint: str = ""  # of the workspace after the last action (a change is progress)
+    call_format: str = ""  # how the model's latest tool calls arrived: native, or a text format
+    task_index: int = 0
+    subtask_index: int = 0
+    rounds: int = 0
+    tokens: Tokens = Field(default_factory=Tokens)
+    llm_calls: int = 0
+    replans: int = 0
+    unresolved: int = 0  # failed subtasks not yet answered by a replan
+    format_errors: int = 0
+    blocked: list[str] = Field(default_factory=list)
+    blocked_total: int = 0
+    loops_total: int = 0
+    open_action: Action | None = None
+    recent_actions: list[Action] = Field(default_factory=list)
+    exchanges: list[Exchange] = Field(default_factory=list)
+    files_written: list[str] = Field(default_factory=list)
+    commands: list[dict[str, Any]] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    guard: GuardState = Field(default_factory=GuardState)
+    last_probe: dict[str, Any] = Field(default_factory=dict)
+    ledger: Ledger = Field(default_factory=Ledger)  # evidence for completion claims
+    verifying: Verifying | None = None
+    verdict: Verdict | None = None  # on the current plan; a new plan clears it
+    verify_replans: int = 0
+    verification: str = ""  # at the end: verified, partial, unverified or failed
+
+
+# ---- queries over the tree -------------------------------------------------------
+
+
+def current(state: State) -> tuple[Task, Subtask] | None:
+    """The task and subtask being worked on, or None when the plan is done."""
+    if state.goal is None or state.task_index >= len(state.goal.tasks):
+        return None
+    task = state.goal.tasks[state.task_index]
+    if state.subtask_index >= len(task.subtasks):
+        return None
+    return task, task.subtasks[state.subtask_index]
+
+
+def next_open_subtask(state: State) -> tuple[int, int] | None:
+    """Indices of the first subtask still pending or in progress."""
+    if state.goal is None:
+        return None
+    for ti, task in enumerate(state.goal.tasks):
+        for si, sub in enumerate(task.subtasks):
+            if sub.status in ("pending", "in_progress"):
+                return ti, si
+    return None
+
+
+def pending_calls(state: State) -> list[dict[str, Any]]:
+    """Tool calls of the latest reply not yet settled (a crash can fall between them)."""
+    if not state.exchanges or state.exchanges[-1].round != state.rounds:
+        return []
+    last = state.exchanges[-1]
+    return [c for c in last.tool_calls if c.get("id") not in last.settled]
+
+
+def next_due(state: State) -> tuple[str, Any]:
+    """The next piece of owed work, in the order the loop does it.
+
+    ("plan", None), ("replan", ReplanDue), ("recover", Action) for an action a crash
+    interrupted, ("call", call) for a tool call of the latest reply, ("verify",
+    Verifying | None) once every subtask is done, or ("round", None).
+    """
+    if state.goal is not None and (state.plan_due or not state.goal.tasks):
+        return "plan", None
+    if state.replan_due is not None:
+        return "replan", state.replan_due
+    if state.open_action is not None:
+        return "recover", state.open_action
+    calls = pending_calls(state)
+    if calls:
+        return "call", calls[0]
+    if verification_due(state):
+        return "verify", state.verifying
+    return "round", None
+
+
+def verification_due(state: State) -> bool:
+    """Whether the goal is to be verified now: every subtask done, no verdict yet."""
+    goal = state.goal
+    return (
+        goal is not None
+        and goal.status not in ("completed", "failed")
+        and bool(goal.tasks)
+        and current(state) is None
+        and state.unresolved == 0
+        and state.verdict is None
+        and state.settings.get("verify", True) is not False
+    )
+
+
+def counts(state: State) -> dict[str, int]:
+    subs = [s for t in state.goal.tasks for s in t.subtasks] if state.goal else []
+    return {
+        "subtasks": len(subs),
+        "completed": sum(s.status == "completed" for s in subs),
+        "failed": sum(s.status == "failed" for s in subs),
+    }

@@ -1,0 +1,170 @@
+"""What a round does to the state: the model's reply, the actions its calls start and
+finish, and the results that settle each call (see `reduce` for the table)."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from localagent.state.model import (
+    CALL_CHARS,
+    EXCHANGES_KEPT,
+    GUARD_WINDOW,
+    RECENT_ACTIONS,
+    RECENT_LIMIT,
+    RESULT_CHARS,
+    Action,
+    Attempt,
+    Exchange,
+    State,
+)
+from localagent.textcap import cap_text, clip
+from localagent.verify.ledger import note_action, recorded_facts
+
+
+def _push(items: list[Any], item: Any, limit: int) -> None:
+    items.append(item)
+    del items[:-limit]
+
+
+def add_result(state: State, tool: str, text: str, rec: dict[str, Any] | None = None) -> None:
+    """The observation of a call of the latest reply; settles that call.
+
+    Records name their call by `call` (its id); records without one (older journals)
+    settle the first call still open. A result with no call (feedback on a reply that
+    held none) is kept without an id.
+    """
+    if not state.exchanges:
+        return
+    last = state.exchanges[-1]
+    call_id = (rec or {}).get("call")
+    older = rec is not None and "call" not in rec and rec.get("type") != "feedback"
+    if older and last.round == state.rounds:
+        call_id = next(
+            (c.get("id") for c in last.tool_calls if c.get("id") not in last.settled), None
+        )
+    entry = {"tool": tool, "content": cap_text(text, RESULT_CHARS)}
+    if call_id is not None:
+        entry["call"] = str(call_id)
+        if call_id not in last.settled:
+            last.settled.append(str(call_id))
+    last.results.append(entry)
+
+
+def skip_rest_of_reply(state: State) -> None:
+    """Calls after a subtask boundary belong to the old subtask: they are never run."""
+    if state.exchanges:
+        last = state.exchanges[-1]
+        last.settled += [c["id"] for c in last.tool_calls if c.get("id") not in last.settled]
+
+
+def llm_call(state: State, rec: dict[str, Any]) -> None:
+    state.tokens.prompt += rec.get("prompt_tokens", 0)
+    state.tokens.completion += rec.get("completion_tokens", 0)
+    state.llm_calls += 1
+    state.suspended = ""
+    if rec.get("purpose") == "round":
+        _learn_token_size(state, rec)
+        state.call_format = str(rec.get("recogniser") or state.call_format)
+        state.rounds += 1
+        state.last_probe = rec.get("probe", {})
+        if state.exchanges:  # only the latest reply may still have calls to run in full
+            last = state.exchanges[-1]
+            last.tool_calls = [
+                {**c, "arguments": clip(c["arguments"], CALL_CHARS)} for c in last.tool_calls
+            ]
+        exchange = Exchange(
+            round=state.rounds,
+            cursor=(state.task_index, state.subtask_index),
+            probe=state.last_probe,
+            content=rec.get("content", ""),
+            tool_calls=[
+                {**call, "id": str(call.get("id") or f"{state.rounds}.{i}")}
+                for i, call in enumerate(rec.get("tool_calls", []), 1)
+            ],
+        )
+        _push(state.exchanges, exchange, EXCHANGES_KEPT)
+
+
+def _learn_token_size(state: State, rec: dict[str, Any]) -> None:
+    chars, tokens = rec.get("prompt_chars"), rec.get("prompt_tokens")
+    if isinstance(chars, int) and isinstance(tokens, int) and chars > 0 and tokens > 0:
+        seen = min(max(chars / tokens, 1.5), 8.0)
+        state.chars_per_token = round(0.5 * state.chars_per_token + 0.5 * seen, 3)
+
+
+def action_started(state: State, rec: dict[str, Any]) -> None:
+    state.open_action = Action(
+        seq=rec["seq"],
+        tool=rec["tool"],
+        args=rec["args"],
+        call=rec.get("call"),
+        pid=rec.get("pid"),
+        create_time=rec.get("create_time"),
+        before=rec.get("before"),
+    )
+    state.format_errors = 0
+    state.guard.window.append(Attempt(sig=rec["signature"], epoch=state.guard.epoch))
+    del state.guard.window[:-GUARD_WINDOW]
+
+
+def action_finished(state: State, rec: dict[str, Any]) -> None:
+    result = cap_text(rec["result"], RESULT_CHARS)
+    action = Action(
+        seq=rec["seq"],
+        tool=rec["tool"],
+        args=clip(rec["args"], 300),
+        ok=rec["ok"],
+        result=result,
+        returncode=rec.get("returncode"),
+    )
+    if state.open_action is not None and state.guard.window:
+        state.guard.window[-1].obs = f"{zlib.crc32(rec['result'].encode('utf-8', 'replace')):08x}"
+    state.open_action = None
+    state.fingerprint = str(rec.get("fingerprint") or state.fingerprint)
+    note_action(state.ledger, rec)
+    _push(state.recent_actions, action, RECENT_ACTIONS)
+    add_result(state, rec["tool"], result, rec)
+    if rec.get("changed"):
+        state.guard.epoch += 1
+    facts = recorded_facts(rec)
+    for path in facts.get("removed", []) + facts.get("wrote", []):
+        if path in state.files_written:
+            state.files_written.remove(path)
+    for path in facts.get("wrote", []):
+        _push(state.files_written, path, RECENT_LIMIT * 4)
+    for cmd in facts.get("ran", []):
+        _push(state.commands, {"cmd": cmd, "returncode": rec.get("returncode")}, RECENT_LIMIT)
+    if not rec["ok"]:
+        _push(state.errors, f"{rec['tool']}: {rec['result'][:300]}", 3)
+
+
+def action_blocked(state: State, rec: dict[str, Any]) -> None:
+    sig = rec["signature"]
+    if sig not in state.blocked:
+        _push(state.blocked, sig, 50)
+    state.blocked_total += 1
+    state.guard.insisted += 1
+    add_result(state, rec["tool"], rec["reason"], rec)
+
+
+def feedback(state: State, rec: dict[str, Any]) -> None:
+    if rec.get("format_error"):
+        state.format_errors += 1
+    if rec.get("refused"):
+        state.ledger.refused += 1
+    if rec.get("nudged"):
+        state.ledger.nudged = True
+    add_result(state, rec.get("tool", ""), rec["text"], rec)
+
+
+def loop_detected(state: State, rec: dict[str, Any]) -> None:
+    state.loops_total += 1
+
+
+def action_interrupted(state: State, rec: dict[str, Any]) -> None:
+    if state.open_action is not None and state.guard.window:
+        # An attempt that never finished gave no result: it is not a repeat to count.
+        state.guard.window.pop()
+    state.open_action = None
+    add_result(state, rec["tool"], rec["text"], rec)
