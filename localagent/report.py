@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import reprlib
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,7 @@ def status_info(workspace: Path) -> dict[str, Any]:
         "reason": goal.reason if goal else "",
         "verification": _verification(state),
         "suspended": state.suspended,
+        "waiting": state.waiting.model_dump() if state.waiting and alive else None,
         "stopped_by": state.stopped_by,
         "tool_calls": state.call_format,
         "backend": str(state.settings.get("backend") or "ollama"),
@@ -140,6 +142,9 @@ def format_status(info: dict[str, Any]) -> str:
         rows.append(("model", f"{info['model']} ({info['backend']} backend)"))
     if info.get("suspended"):
         rows.append(("suspended", f"{info['suspended']}; run `localagent resume`"))
+    if info.get("waiting"):
+        since, why = local_time(info["waiting"]["since"]), info["waiting"]["reason"]
+        rows.append(("waiting", f"for the model server since {since} ({why})"))
     if info.get("status") == "stopped" and info.get("stopped_by"):
         rows.append(("stopped by", info["stopped_by"]))
     if info.get("tool_calls"):
@@ -261,10 +266,31 @@ def _row(path: str, entry: dict[str, Any]) -> dict[str, Any]:
         if status in ("completed", "failed"):
             row["verification"] = final_verification(journal)
         row["alive"], row["pid"] = running(journal)
+        if status == "in_progress":
+            row["status"] = _in_progress(journal.tail(1), row["alive"])
     except Exception as exc:  # one unreadable workspace never hides the others
         row["status"] = "damaged"
         row["error"] = getattr(exc, "message", None) or f"cannot be read: {exc!r}"
     return row
+
+
+def _in_progress(last: list[dict[str, Any]], alive: bool) -> str:
+    """What a goal in progress is doing, from its last record: waiting for the model
+    server (while its agent runs), suspended (when no agent does), or just working."""
+    kind = last[0]["type"] if last else ""
+    if kind == "waiting" and alive:
+        return f"waiting for the model server since {local_time(str(last[0].get('ts', '')))}"
+    if kind == "suspended" and not alive:
+        return "suspended"
+    return "in_progress"
+
+
+def local_time(ts: str) -> str:
+    """A record's time (UTC, ISO 8601) as the user's wall clock, HH:MM."""
+    try:
+        return datetime.fromisoformat(ts).astimezone().strftime("%H:%M")
+    except ValueError:
+        return "?"
 
 
 def listing() -> tuple[list[dict[str, Any]], list[str]]:

@@ -182,6 +182,8 @@ def _work(
 
     journal, stop = lifecycle.journal, lifecycle.stop
     model = make_model(settings, stop)
+    # `status` says "waiting for the model server since HH:MM" until the next call ends.
+    model.on_wait = lambda reason: journal.append("waiting", reason=reason)
     try:
         info = model.preflight(preflight_deadline)
     except ModelUnavailable as exc:

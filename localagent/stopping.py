@@ -77,11 +77,14 @@ class StopSignal:
         self._saved.clear()
 
 
-def call_abandonably(stop: StopSignal, work: Callable[[], Any]) -> Any:
+def call_abandonably(
+    stop: StopSignal, work: Callable[[], Any], tick: Callable[[], None] | None = None
+) -> Any:
     """Run `work` on a worker thread and wait for it, polling for a stop.
 
     A stop abandons the call at once (StopRequested); the worker is a daemon thread
-    that ends with its own timeouts. Errors of `work` are raised here.
+    that ends with its own timeouts. Errors of `work` are raised here. `tick` runs on
+    this thread at every poll (what the worker saw is journaled from here).
     """
     box: dict[str, Any] = {}
 
@@ -95,6 +98,8 @@ def call_abandonably(stop: StopSignal, work: Callable[[], Any]) -> Any:
     worker.start()
     while worker.is_alive():
         stop.check()
+        if tick is not None:
+            tick()
         worker.join(POLL)
     if "error" in box:
         raise box["error"]

@@ -8,6 +8,7 @@ import json
 import signal
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +260,7 @@ def test_a_replan_owed_when_the_run_was_killed_is_done_on_resume(ws: Path) -> No
 
 LATE_WRITER = """
 import time
+from datetime import datetime
 time.sleep(3)
 open("late.txt", "w").write("written after the crash")
 """
@@ -502,3 +504,32 @@ def test_the_background_agent_imports_only_what_a_run_uses(ws: Path) -> None:
     assert "localagent.runner" in loaded and "localagent.agent" in loaded
     unused = {"typer", "rich", "click", "ollama", "asyncio", "regex"}
     assert not unused & loaded, sorted(unused & loaded)
+
+
+def test_status_and_list_say_since_when_a_run_waits_for_the_model_server(ws: Path) -> None:
+    # Item 9: a run waiting out a failing server says so, with the time it started.
+    busy = {"status": 503, "error": "server busy"}
+    scenario = {
+        "rules": [
+            plan_rule(("Files", ["Write a.txt"])),
+            {"kind": "chat", "times": 2, "reply": busy},
+        ],
+        "replies": [call("write_file", path="a.txt", content="a\n"), done("written")],
+        "default": done("written"),
+    }
+    with FakeServer(scenario) as server:
+        env = cli_env(server.url, LOCALAGENT_HOME=str(ws.parent / "home"))
+        started = run_cli(env, "start", "Write a.txt", "-w", str(ws), "--no-verify")
+        assert started.returncode == 0, started.stderr
+        wait_for(lambda: "waiting" in record_types(ws))
+        shown = run_cli(env, "status", "-w", str(ws))
+        listed = run_cli(env, "list")
+        wait_for(lambda: "goal_completed" in record_types(ws), 60)
+        after = run_cli(env, "status", "-w", str(ws), "--json")
+    since = next(r for r in records(ws) if r["type"] == "waiting")
+    clock = datetime.fromisoformat(since["ts"]).astimezone().strftime("%H:%M")
+    assert f"waiting    for the model server since {clock} (server error 503" in shown.stdout
+    assert f"waiting for the model server since {clock}" in listed.stdout
+    assert json.loads(after.stdout)["waiting"] is None
+    kinds = record_types(ws)
+    assert kinds.index("waiting") < kinds.index("goal_completed")

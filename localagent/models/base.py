@@ -129,6 +129,8 @@ class HttpModel:
         self.wait = stop.wait if stop is not None else wait
         self.native_tools = True
         self.num_ctx = settings.num_ctx
+        self.on_wait: Callable[[str], None] | None = None
+        self.waiting = ""  # why the current call is waiting for the server, once it is
 
     @property
     def missing_fix(self) -> str:
@@ -160,8 +162,23 @@ class HttpModel:
                         f"{within:.0f} s; {self.start_hint} and run `localagent resume`"
                     ) from None
                 log.warning("%s failed (%s); retrying in %.0f s", what, exc, delay)
+                self.waiting = self.waiting or str(exc)
                 self.wait(delay)
                 delay = min(delay * 2, BACKOFF_CAP)
+
+    def _abandonably(self, work: Callable[[], Any]) -> Any:
+        """`work` on a worker thread, abandoned at a stop. When it starts waiting for
+        the server, `on_wait` is told once, from this thread (it journals)."""
+        self.waiting = ""
+        told = False
+
+        def tick() -> None:
+            nonlocal told
+            if self.waiting and not told and self.on_wait is not None:
+                told = True
+                self.on_wait(self.waiting)
+
+        return call_abandonably(self.stop, work, tick)
 
     def _classify(self, call: Callable[[], Any]) -> Any:
         try:
@@ -197,8 +214,8 @@ class HttpModel:
         """Vectors for `texts` from the embedding model, retried as a chat call is."""
         if not self.settings.embed_model:
             raise AgentError("no embedding model is configured (embed_model)")
-        vectors = call_abandonably(
-            self.stop, lambda: self._with_retry("embedding", lambda: self._embed(texts))
+        vectors = self._abandonably(
+            lambda: self._with_retry("embedding", lambda: self._embed(texts))
         )
         if len(vectors) != len(texts) or not all(isinstance(v, list) for v in vectors):
             raise AgentError(
@@ -234,8 +251,8 @@ class HttpModel:
         # later call cannot revive it.
         abandon = threading.Event()
         try:
-            reply = call_abandonably(
-                self.stop, lambda: self._chat(messages, tools, schema, abandon, temperature)
+            reply = self._abandonably(
+                lambda: self._chat(messages, tools, schema, abandon, temperature)
             )
         finally:
             abandon.set()

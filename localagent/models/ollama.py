@@ -35,7 +35,7 @@ from localagent.models.base import (
 )
 from localagent.models.protocol import Health, Message, ModelInfo, Reply
 from localagent.settings import Settings
-from localagent.stopping import StopSignal, call_abandonably
+from localagent.stopping import StopSignal
 from localagent.textcalls import ToolCall, valid_unicode
 
 DEFAULT_PORT = 11434
@@ -150,9 +150,7 @@ class OllamaModel(HttpModel):
 
         `within` bounds the wait for the server (default: the retry deadline).
         """
-        shown = call_abandonably(
-            self.stop, lambda: self._with_retry("model check", self._show, within)
-        )
+        shown = self._abandonably(lambda: self._with_retry("model check", self._show, within))
         info = shown.get("model_info") or {}
         details = shown.get("details") or {}
         if not isinstance(info, dict) or not isinstance(details, dict):

@@ -36,7 +36,7 @@ from localagent.models.base import (
 )
 from localagent.models.protocol import Health, Message, ModelInfo, Reply
 from localagent.settings import Settings
-from localagent.stopping import StopSignal, call_abandonably
+from localagent.stopping import StopSignal
 from localagent.textcalls import UNPARSED, ToolCall, valid_unicode
 
 KEY_VARIABLES = ("LOCALAGENT_API_KEY", "OPENAI_API_KEY")
@@ -212,9 +212,7 @@ class OpenAIModel(HttpModel):
 
     def preflight(self, within: float | None = None) -> ModelInfo:
         """Check the server serves the model; learn its context size; fix `num_ctx`."""
-        models = call_abandonably(
-            self.stop, lambda: self._with_retry("model check", self._models, within)
-        )
+        models = self._abandonably(lambda: self._with_retry("model check", self._models, within))
         props = self._props()
         self.llama_cpp = bool(props)
         entry = next((m for m in models if m.get("id") == self.settings.model), None)

@@ -11,6 +11,7 @@ Tools are the JSON schemas of `ToolRegistry.schemas()` (`{"type": "function", ..
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -59,6 +60,9 @@ class Model(Protocol):
     num_ctx: int  # the context window of the run, bounded by the server's
     missing_fix: str  # what to type when the model is not on the server
     tools_fix: str  # what to do when the server refuses tool calls
+    # Told once per call, on the calling thread, when the call starts waiting out a
+    # server that fails (down, refusing, answering garbage): the reason.
+    on_wait: Callable[[str], None] | None
 
     def health(self) -> Health:
         """One quick look at the server, no retries (for `doctor`)."""

@@ -192,6 +192,8 @@ def _other(e: dict[str, Any], full: bool) -> list[str]:
         ]
     if kind == "malformed":
         return [f"record {e.get('seq')} ({visible(e.get('type'))}) is malformed; skipped"]
+    if kind == "waiting":
+        return [f"waiting for the model server: {_one_line(e.get('reason', ''), 300)}"]
     if kind in ("suspended", "stopped", "replan_skipped"):
         by = f" by the {e['by']}" if e.get("by") else ""
         return [f"{kind.replace('_', ' ')}{by}: {_one_line(e.get('reason', ''), 300)}"]

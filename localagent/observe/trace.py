@@ -22,6 +22,7 @@ _COPIED = {
     "preflight": ("backend", "num_ctx", "native_tools"),
     "resumed": ("model", "settings"),
     "suspended": ("reason",),
+    "waiting": ("reason",),
     "stopped": ("reason", "by"),
     "replan_skipped": ("reason",),
     "action_blocked": ("call", "tool", "args", "pattern", "reason"),

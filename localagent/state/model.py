@@ -90,6 +90,13 @@ class GuardState(BaseModel):
     insisted: int = 0
 
 
+class Waiting(BaseModel):
+    """A model call waiting out a server that fails, until a call ends or the run does."""
+
+    since: str  # the `ts` of the `waiting` record
+    reason: str
+
+
 class ReplanDue(BaseModel):
     """A revision of the plan owed after a failed subtask, or after a verdict that found
     the goal not achieved (`unmet` is then what is missing, and tasks are appended)."""
@@ -128,6 +135,7 @@ class State(BaseModel):
     replan_due: ReplanDue | None = None
     stopped_by: str = ""  # "user" or "system" while the goal is stopped
     suspended: str = ""  # why the last run ended waiting for the model server
+    waiting: Waiting | None = None  # the model server failed; the run waits it out
     chars_per_token: float = 4.0  # learned from the server's prompt token counts
     fingerprint: str = ""  # of the workspace after the last action (a change is progress)
     call_format: str = ""  # how the model's latest tool calls arrived: native, or a text format

@@ -23,6 +23,7 @@ from localagent.state.model import (
     Task,
     Verdict,
     Verifying,
+    Waiting,
     current,
     next_open_subtask,
 )
@@ -147,6 +148,7 @@ def _verdict(state: State, rec: dict[str, Any]) -> None:
 
 def _set_goal(status: GoalStatus) -> Reducer:
     def apply_status(state: State, rec: dict[str, Any]) -> None:
+        state.waiting = None
         if state.goal is not None:
             state.goal.status = status
             state.goal.reason = rec.get("reason", "")
@@ -170,12 +172,18 @@ def _resumed(state: State, rec: dict[str, Any]) -> None:
 
 def _preflight(state: State, rec: dict[str, Any]) -> None:
     """A tool set chosen from the model's size is the run's from then on."""
+    state.waiting = None
     if isinstance(rec.get("tools"), list) and not state.settings.get("tools"):
         state.settings["tools"] = [str(name) for name in rec["tools"]]
 
 
 def _suspended(state: State, rec: dict[str, Any]) -> None:
     state.suspended = str(rec.get("reason", ""))
+    state.waiting = None
+
+
+def _waiting(state: State, rec: dict[str, Any]) -> None:
+    state.waiting = Waiting(since=str(rec.get("ts", "")), reason=str(rec.get("reason", "")))
 
 
 # The reducer of each record type; a type with no row only advances `seq`.
@@ -196,6 +204,7 @@ REDUCERS: dict[str, Reducer] = {
     "preflight": _preflight,
     "stopped": _stopped,
     "suspended": _suspended,
+    "waiting": _waiting,
     "verify_started": _verify_started,
     "check_started": _check_started,
     "check_finished": _check_finished,

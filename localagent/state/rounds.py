@@ -63,6 +63,7 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
     state.tokens.completion += rec.get("completion_tokens", 0)
     state.llm_calls += 1
     state.suspended = ""
+    state.waiting = None
     if rec.get("purpose") == "round":
         _learn_token_size(state, rec)
         state.call_format = str(rec.get("recogniser") or state.call_format)
