@@ -24,6 +24,11 @@ model was asked, and `state.json` equals a replay of `history.jsonl`.
 
     python scripts/torture_kill.py [--kills 200] [--seed S] [--dir FOLDER] [--keep]
 
+Short lives: `--lives 0.05:0.8 --seconds 45 --writes 42` kills every run after a random
+life in that range (seconds), for at most `--seconds`, and says how many of the goal's
+writes were done by then: a run that needs longer than its life to reach its model never
+makes progress. Then one unharmed run finishes the goal and every check above is made.
+
 When one goal completes before the kill budget is spent, the next goal starts in a new
 workspace. Exit code 0 when every check held; 1 with the first violation otherwise.
 """
@@ -139,8 +144,10 @@ def prepare_workspace(ws: Path, per_batch: int, check_delay: float) -> None:
 
 
 def agent_env(server_url: str, home: Path) -> dict[str, str]:
+    # An installed package has its bytecode compiled, so the runs do not compile from source.
+    inherited = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return {
-        **os.environ,
+        **inherited,
         "OLLAMA_HOST": server_url,
         "LOCALAGENT_HOME": str(home),
         "LOCALAGENT_MAX_ROUNDS": "100000",
@@ -413,6 +420,7 @@ class Summary:
     interrupted: int = 0
     killed_with_open_action: int = 0
     seconds: float = 0.0
+    writes: tuple[int, int, float] | None = None  # short lives: done, of, within seconds
     workspaces: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
@@ -426,7 +434,14 @@ class Summary:
             f"commands interrupted       {self.interrupted}",
             f"torn tails cut             {self.torn_tails}",
             f"time                       {self.seconds:.1f} s",
-        ]
+        ] + (
+            [
+                f"writes done in short lives {self.writes[0]} of {self.writes[1]} in "
+                f"{self.writes[2]:.0f} s"
+            ]
+            if self.writes
+            else []
+        )
 
 
 class Torture:
@@ -440,8 +455,10 @@ class Torture:
         batches: int,
         per_batch: int,
         in_action: int = 0,
+        lives: tuple[float, float] | None = None,
     ) -> None:
         self.ws = ws
+        self.lives = lives
         self.in_action = in_action  # the first kills of all wait for an open action
         self.env = env
         self.rng = rng
@@ -484,7 +501,9 @@ class Torture:
         """Run until a random moment and SIGKILL it; True when the goal is over."""
         before = history_bytes(self.ws)
         proc = self.spawn(summary)
-        if summary.kills < self.in_action:
+        if self.lives is not None:
+            moment = self._after_delay(proc, self.rng.uniform(*self.lives))
+        elif summary.kills < self.in_action:
             moment = self._during_action(proc)
         elif self.rng.random() < 0.4:
             moment = self._after_delay(proc, self.rng.uniform(0.0, 1.2))
@@ -554,11 +573,22 @@ class Torture:
             summary.interrupted += counts.interrupted
             summary.goals += 1
 
-    def run(self, summary: Summary, kill_budget: int) -> None:
-        """Kill until the goal is over or the budget is spent, then run it once more
-        unharmed: it completes the goal, or says it is complete and appends nothing."""
+    def run(self, summary: Summary, kill_budget: int, seconds: float = float("inf")) -> None:
+        """Kill until the goal is over or a budget (kills, seconds) is spent, then run it
+        once more unharmed: it completes the goal, or says it is complete and appends
+        nothing."""
+        started = time.perf_counter()
         while summary.kills < kill_budget and not self.kill_once(summary):
-            pass
+            if time.perf_counter() - started > seconds:
+                break
+        if self.lives is not None:
+            done = sum(
+                1
+                for r in self.records_now()
+                if r["type"] == "action_finished" and r.get("tool") == "write_file"
+            )
+            spent = time.perf_counter() - started
+            summary.writes = (done, self.batches * self.per_batch, spent)
         before = history_bytes(self.ws)
         proc = self.spawn(summary)
         code = proc.wait(timeout=600)
@@ -579,6 +609,8 @@ def torture(
     per_batch: int = 5,
     check_delay: float = 0.3,
     in_action: int = 0,
+    lives: tuple[float, float] | None = None,
+    seconds: float = float("inf"),
 ) -> Summary:
     """Kill agents at least `kills` times in all, each goal resumed until it completes;
     the first `in_action` kills wait for a command to be running."""
@@ -592,7 +624,10 @@ def torture(
             ws = root / f"ws{summary.goals + 1:03d}"
             prepare_workspace(ws, per_batch, check_delay)
             summary.workspaces.append(str(ws))
-            Torture(ws, env, rng, batches, per_batch, in_action).run(summary, kills)
+            torture_ = Torture(ws, env, rng, batches, per_batch, in_action, lives)
+            torture_.run(summary, kills, seconds)
+            if lives is not None:
+                break
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -603,13 +638,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: time)")
     parser.add_argument("--dir", type=Path, default=None, help="work here and keep it")
     parser.add_argument("--keep", action="store_true", help="keep the temp folder")
+    parser.add_argument("--lives", default=None, help="kill every run after LOW:HIGH s")
+    parser.add_argument("--seconds", type=float, default=45.0, help="with --lives (45)")
+    parser.add_argument("--writes", type=int, default=42, help="with --lives: at most 42")
     args = parser.parse_args(argv)
+    lives = tuple(float(x) for x in args.lives.split(":")) if args.lives else None
     seed = args.seed if args.seed is not None else int(time.time())
-    print(f"kill torture: {args.kills} kills, seed {seed}", flush=True)
+    what = f"short lives of {args.lives} s" if lives else f"{args.kills} kills"
+    print(f"kill torture: {what}, seed {seed}", flush=True)
     root = args.dir or Path(tempfile.mkdtemp(prefix="torture-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
-        summary = torture(args.kills, root, seed)
+        if lives is not None:
+            # A plan holds at most 6 tasks of 8 subtasks: 6 batches of up to 7 writes.
+            per_batch = min(7, max(1, args.writes // 6))
+            summary = torture(10**6, root, seed, 6, per_batch, lives=lives, seconds=args.seconds)
+        else:
+            summary = torture(args.kills, root, seed)
     except Violation as exc:
         print(f"VIOLATION: {exc}\n(seed {seed}, files kept in {root})", file=sys.stderr)
         return 1
