@@ -439,8 +439,8 @@ def test_a_server_that_is_down_exits_3_naming_the_host(ws: Path, backend: str) -
     assert result.returncode == 3
     assert f"127.0.0.1:{port}" in result.stderr
     assert time.monotonic() - started < 15
-    # Nothing was lost: the goal is journaled and waits for `resume`.
-    assert record_types(ws) == ["goal_started", "suspended"]
+    # Nothing was lost: the goal is journaled (with the wait) and waits for `resume`.
+    assert record_types(ws) == ["goal_started", "waiting", "suspended"]
 
 
 # ---- crashes, stops and goal identity ---------------------------------------------------
