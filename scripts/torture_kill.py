@@ -641,6 +641,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lives", default=None, help="kill every run after LOW:HIGH s")
     parser.add_argument("--seconds", type=float, default=45.0, help="with --lives (45)")
     parser.add_argument("--writes", type=int, default=42, help="with --lives: at most 42")
+    parser.add_argument(
+        "--check-delay", type=float, default=0.3, help="seconds each check command takes (0.3)"
+    )
     args = parser.parse_args(argv)
     lives = tuple(float(x) for x in args.lives.split(":")) if args.lives else None
     seed = args.seed if args.seed is not None else int(time.time())
@@ -652,9 +655,11 @@ def main(argv: list[str] | None = None) -> int:
         if lives is not None:
             # A plan holds at most 6 tasks of 8 subtasks: 6 batches of up to 7 writes.
             per_batch = min(7, max(1, args.writes // 6))
-            summary = torture(10**6, root, seed, 6, per_batch, lives=lives, seconds=args.seconds)
+            summary = torture(
+                10**6, root, seed, 6, per_batch, args.check_delay, lives=lives, seconds=args.seconds
+            )
         else:
-            summary = torture(args.kills, root, seed)
+            summary = torture(args.kills, root, seed, check_delay=args.check_delay)
     except Violation as exc:
         print(f"VIOLATION: {exc}\n(seed {seed}, files kept in {root})", file=sys.stderr)
         return 1
