@@ -38,16 +38,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def setting_flags(
+    check: list[str] | None, no_verify: bool, tools: str | None, backend: str | None
+) -> dict[str, Any]:
+    """`--check`, `--no-verify`, `--tools` and `--backend` as setting flags (None: not
+    given); the CLI's commands read them the same way."""
+    if check and not all(c.strip() for c in check):
+        raise UsageError('--check needs a command, e.g. --check "python -m pytest -q"')
+    names = tuple(n.strip() for n in (tools or "").split(",") if n.strip())
+    if tools is not None and not names:
+        raise UsageError("--tools needs tool names, e.g. --tools read_file,write_file,run_cmd")
+    return {
+        "checks": tuple(c.strip() for c in check) if check else None,
+        "verify": False if no_verify else None,
+        "tools": names or None,
+        "backend": backend,
+    }
+
+
 def flags(args: argparse.Namespace) -> dict[str, Any]:
-    """The command line as setting flags (None: not given), checked like the CLI's."""
+    """The command line as setting flags (None: not given)."""
     if args.max_rounds is not None and args.max_rounds < 1:
-        raise UsageError("run-agent: --max-rounds must be at least 1")
-    checks = tuple(c.strip() for c in args.check or ())
-    if not all(checks):
-        raise UsageError("run-agent: --check needs a command")
-    names = tuple(n.strip() for n in (args.tools or "").split(",") if n.strip())
-    if args.tools is not None and not names:
-        raise UsageError("run-agent: --tools needs tool names")
+        raise UsageError("--max-rounds must be at least 1")
     prompts = None
     if args.prompts is not None:
         from localagent.promptset import load_folder
@@ -56,10 +68,7 @@ def flags(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "model": args.model,
         "max_rounds": args.max_rounds,
-        "checks": checks or None,
-        "verify": False if args.no_verify else None,
-        "tools": names or None,
-        "backend": args.backend,
+        **setting_flags(args.check, args.no_verify, args.tools, args.backend),
         "prompts": prompts,
         "mode": "ask" if args.ask else None,
     }

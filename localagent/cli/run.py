@@ -56,19 +56,9 @@ def start(
 def _run_flags(
     check: list[str] | None, no_verify: bool, tools: str | None, backend: str | None
 ) -> dict[str, Any]:
-    """`--check`, `--no-verify`, `--tools` and `--backend` as setting flags (None: not
-    given)."""
-    if check and not all(c.strip() for c in check):
-        raise _usage('--check needs a command, e.g. --check "python -m pytest -q"')
-    names = tuple(n.strip() for n in (tools or "").split(",") if n.strip())
-    if tools is not None and not names:
-        raise _usage("--tools needs tool names, e.g. --tools read_file,write_file,run_cmd")
-    return {
-        "checks": tuple(c.strip() for c in check) if check else None,
-        "verify": False if no_verify else None,
-        "tools": names or None,
-        "backend": backend,
-    }
+    from localagent.background import setting_flags
+
+    return setting_flags(check, no_verify, tools, backend)
 
 
 @app.command()
