@@ -148,7 +148,7 @@ def _goal_checks(settings: Settings, workspace: Path) -> Check:
 
 def _detach() -> Check | None:
     """A terminal whose job object will not let a background agent leave it (Windows)."""
-    from localagent.detach import job_note
+    from localagent.daemon.detach import job_note
 
     note = job_note()
     if not note:
@@ -177,7 +177,7 @@ def _registry() -> Check:
 
 
 def _autostart() -> Check:
-    from localagent import autostart
+    from localagent.daemon import autostart
     from localagent.errors import AgentError
 
     try:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from localagent import autostart
-from localagent.autostart import (
+from localagent.daemon import autostart
+from localagent.daemon.autostart import (
     SYSTEMD_BOOTED_MARKER,
     AutostartFailed,
     CommandResult,

@@ -13,7 +13,7 @@ import orjson
 import psutil
 import pytest
 
-from localagent import detach
+from localagent.daemon import detach
 from localagent.journal import Journal
 from localagent.models.fake import FakeServer
 
@@ -260,7 +260,7 @@ def test_doctor_names_the_openai_backend_and_says_when_tools_need_jinja(tmp_path
 
 
 def test_the_background_agent_is_started_out_of_the_terminals_reach(tmp_path: Path) -> None:
-    from localagent.detach import job_note, popen_detached
+    from localagent.daemon.detach import job_note, popen_detached
 
     with (tmp_path / "out").open("wb") as sink:
         proc, note = popen_detached(

@@ -12,12 +12,11 @@ from pathlib import Path
 import psutil
 from support import cli_env, done, plan_rule, record_types, records, run_cli, start_cli
 
-from localagent import daemon
+from localagent.daemon.stop import record_stop, stop
 from localagent.journal import Journal
 from localagent.lock import LOCK_NAME
 from localagent.models.fake import FakeServer
 from localagent.report import status_info
-from localagent.stop import record_stop
 
 # The last subtask's reply comes late, so the test can be ready for the agent's end.
 FINISHING = {"rules": [plan_rule(("T", ["only step"]))], "default": {**done(), "delay": 0.4}}
@@ -32,7 +31,7 @@ def _stops_at_the_end(ws: Path) -> list[object]:
 
     def one() -> None:
         try:
-            results.append(daemon.stop(ws, grace=10))
+            results.append(stop(ws, grace=10))
         except BaseException as exc:  # any exception is the failure shown
             results.append(exc)
 

@@ -11,7 +11,7 @@ import pytest
 from support import call, cli_env, closed_port, done, messages_text, plan_rule, records, run_cli
 
 from localagent import prompts, promptset, templates
-from localagent.daemon import child_argv
+from localagent.daemon.spawn import child_argv
 from localagent.errors import UsageError
 from localagent.models.fake import FakeServer
 from localagent.runner import effective_settings

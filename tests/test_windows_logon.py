@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from localagent import logon
+from localagent.daemon import logon
 
 HOLD_LOCK = """
 import sys

@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; `exits.guarded` maps every outcome to an exit code."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["run-agent"]:
-        from localagent.background import main as background
+        from localagent.daemon.background import main as background
 
         background(args[1:])
         return

@@ -56,7 +56,7 @@ def start(
 def _run_flags(
     check: list[str] | None, no_verify: bool, tools: str | None, backend: str | None
 ) -> dict[str, Any]:
-    from localagent.background import setting_flags
+    from localagent.daemon.background import setting_flags
 
     return setting_flags(check, no_verify, tools, backend)
 
@@ -84,7 +84,7 @@ def resume(
         raise _usage("--prompts applies to one workspace; it cannot be given with --all")
     given = {k: v for k, v in _run_flags(None, False, tools, backend).items() if v is not None}
     if all_:
-        from localagent.daemon import resume_all
+        from localagent.daemon.resume import resume_all
         from localagent.settings import load_settings
 
         flags = {"model": model, "max_rounds": max_rounds, **given}
@@ -112,7 +112,7 @@ def ask(
     flags = {"model": model, "mode": "ask"}
     settings = load_settings(**flags)
     if not foreground:
-        from localagent.daemon import spawn
+        from localagent.daemon.spawn import spawn
 
         typer.echo(spawn(ws, question, flags, settings))
         return
@@ -132,7 +132,7 @@ def stop(
     ] = 15.0,
 ) -> None:
     """Stop the running agent after its current step; the goal stays resumable."""
-    from localagent.daemon import stop as stop_agent
+    from localagent.daemon.stop import stop as stop_agent
 
     typer.echo(stop_agent(_workspace(workspace), grace))
 
@@ -169,7 +169,7 @@ def _run(
         outcome = run(ws, goal, settings, flags, progress=True, repair=repair)
         typer.echo(f"\ngoal {outcome}{_verified(ws)}: {ws}", err=True)
         return
-    from localagent.daemon import spawn
+    from localagent.daemon.spawn import spawn
 
     typer.echo(spawn(ws, goal, {**flags, "prompts_dir": folder}, settings, repair=repair))
 

@@ -28,7 +28,7 @@ app.add_typer(autostart_app, name="autostart")
 @autostart_app.command("install")
 def autostart_install() -> None:
     """Run `localagent resume --all` at every logon of this user."""
-    from localagent import autostart
+    from localagent.daemon import autostart
 
     typer.echo(autostart.install())
 
@@ -36,7 +36,7 @@ def autostart_install() -> None:
 @autostart_app.command("uninstall")
 def autostart_uninstall() -> None:
     """Remove the logon registration."""
-    from localagent import autostart
+    from localagent.daemon import autostart
 
     typer.echo(autostart.uninstall())
 
@@ -44,7 +44,7 @@ def autostart_uninstall() -> None:
 @autostart_app.command("status")
 def autostart_status() -> None:
     """Whether the logon registration is in place."""
-    from localagent import autostart
+    from localagent.daemon import autostart
 
     found = autostart.status()
     state = "installed" if found.installed else "not installed"

@@ -62,7 +62,7 @@ def logs(
     ] = False,
 ) -> None:
     """The run's log; -f follows it. --events: the journal's records, one JSON per line."""
-    from localagent.daemon import follow as follow_log
+    from localagent.daemon.logs import follow as follow_log
     from localagent.report import open_journal
 
     if events:

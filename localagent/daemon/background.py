@@ -1,7 +1,7 @@
 """The background agent's entry point: `python -m localagent run-agent -w WS [...]`.
 
 `start`, `ask` and `resume` (and `resume --all` at logon) start it with the command
-line `daemon.child_argv` builds. It parses that with argparse and imports only what a
+line `spawn.child_argv` builds. It parses that with argparse and imports only what a
 run uses, not the CLI's libraries, so that a resumed run reaches its first model call
 quickly (a run killed again within half a second must still make progress).
 """

@@ -1,5 +1,4 @@
-"""Background runs: detaching, following logs, resuming after a reboot (stopping is
-`localagent.stop`; `stop` is importable from here too).
+"""Starting a background run and waiting until it has passed its preflight or failed it.
 
 The background process is `python -m localagent run-agent ...`; it records its own pid
 (a venv launcher's pid differs on Windows), so the pid printed is the one that works.
@@ -7,7 +6,6 @@ The background process is `python -m localagent run-agent ...`; it records its o
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import os
 import subprocess
@@ -22,7 +20,6 @@ from localagent.errors import AgentError, WorkspaceBusy, disk_error
 from localagent.journal import Journal
 from localagent.lock import owner
 from localagent.names import display
-from localagent.stop import stop as stop  # re-exported for the CLI
 
 STARTUP_WAIT = 30.0  # for the lock and the preflight; the server check is bounded below
 PREFLIGHT_WAIT = 15.0  # how long an interactive start waits for a model server that is down
@@ -58,7 +55,7 @@ def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list
 
 
 def _popen(argv: list[str], cwd: Path, journal: Journal) -> tuple[subprocess.Popen[bytes], str]:
-    from localagent.detach import popen_detached
+    from localagent.daemon.detach import popen_detached
 
     with journal.open_out() as sink:
         return popen_detached(argv, cwd, sink)
@@ -208,118 +205,3 @@ def _lost_race(journal: Journal) -> str:
         f"the workspace {display(journal.workspace)} is held by another agent{who} that started "
         f"first; see `localagent status -w {display(journal.workspace)}`"
     )
-
-
-def follow(path: Path, write: Any, poll: float = 0.5) -> None:
-    """Print the log and then what is appended to it, across rotations, until Ctrl-C.
-
-    The file is held open and told apart by its identity, so when it is rotated the
-    rest of the old file is read to its end before the new one is followed: no line is
-    lost. (Windows cannot rotate a file held open, so there it is reopened each time.)
-    """
-    from localagent import safefs
-
-    reader = _LogReader(path, write, hold=sys.platform != "win32")
-    try:
-        while True:
-            reader.poll()
-            time.sleep(poll)
-    except KeyboardInterrupt:
-        return
-    except safefs.UnsafeFile as exc:
-        raise AgentError(str(exc)) from None
-    finally:
-        reader.close()
-
-
-class _LogReader:
-    def __init__(self, path: Path, write: Any, hold: bool) -> None:
-        self.path, self.write, self.hold = path, write, hold
-        self.fh: Any = None
-        self.identity: tuple[int, int] | None = None
-        self.position = 0
-        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def _current(self) -> tuple[int, int] | None:
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            return None
-        return st.st_ino, st.st_dev
-
-    def poll(self) -> None:
-        from localagent import safefs
-
-        if self.fh is None:
-            try:
-                self.fh = safefs.open_file(self.path, "rb")
-            except FileNotFoundError:
-                return
-            st = os.fstat(self.fh.fileno())
-            if (st.st_ino, st.st_dev) != self.identity:
-                self.identity, self.position = (st.st_ino, st.st_dev), 0
-            elif st.st_size < self.position:
-                self.position = 0  # cut or replaced in place
-            self.fh.seek(self.position)
-        self._drain()
-        if not self.hold or self._current() != self.identity:
-            self.close()  # rotated (or reopened each time): what was left has been read
-
-    def _drain(self) -> None:
-        while chunk := self.fh.read(65536):
-            self.position += len(chunk)
-            self.write(self.decoder.decode(chunk))
-
-    def close(self) -> None:
-        if self.fh is not None:
-            self.fh.close()
-            self.fh = None
-
-
-def resumable(notes: list[str]) -> list[Path]:
-    """Workspaces whose goal is unfinished and was not stopped by the user: the agent
-    died, was suspended waiting for the server, or was ended by a logout or shutdown."""
-    from localagent.registry import workspaces
-
-    found = []
-    for path in workspaces(notes):
-        workspace = Path(path)
-        journal = Journal(workspace)
-        try:
-            if not journal.exists() or owner(journal.dir) is not None:
-                continue
-            state = journal.load(repair=False)
-        except AgentError as exc:
-            notes.append(f"skipped {display(workspace)}: {exc.message}")
-            continue
-        except (OSError, ValueError) as exc:
-            notes.append(f"skipped {display(workspace)}: cannot read its journal ({exc})")
-            continue
-        if state.goal is None:
-            continue
-        if state.goal.status == "in_progress" or (
-            state.goal.status == "stopped" and state.stopped_by != "user"
-        ):
-            found.append(workspace)
-    return found
-
-
-def resume_all(settings: Any, flags: dict[str, Any], wait: Any = time.sleep) -> str:
-    """Resume every goal a crash or reboot interrupted, each in its own background process."""
-    from localagent.models import make_model
-
-    notes: list[str] = []
-    targets = resumable(notes)
-    if not targets:
-        return "\n".join([*notes, "nothing to resume"])
-    make_model(settings, wait=wait).wait_for_server()
-    lines = list(notes)
-    # One after another: each waits until its agent has passed the preflight, so the
-    # server is not asked to load a model for every goal at the same moment.
-    for workspace in targets:
-        try:
-            started = spawn(workspace, None, flags, preflight_wait=None)
-            lines.append(started.replace("\n", "; "))
-        except AgentError as exc:
-            lines.append(f"{display(workspace)}: {exc.message}")
-    return "\n".join(lines)
