@@ -1,4 +1,5 @@
-"""What `status`, `history` and `list` show, built from the journal without touching it.
+"""What `status` and `history` show (and `list`, in `observe/listing.py`), built from
+the journal without touching it.
 
 Every text that came from a model, a tool or a file is shown with its control
 characters escaped (`\\x1b` rather than a live terminal escape), and formatting never
@@ -176,18 +177,18 @@ def format_status(info: dict[str, Any]) -> str:
 # ---- history ---------------------------------------------------------------------------
 
 
-def _short(value: Any, limit: int = 70) -> str:
+def short(value: Any, limit: int = 70) -> str:
     text = visible(" ".join((value if isinstance(value, str) else _REPR.repr(value)).split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _args(args: Any) -> str:
     if not isinstance(args, dict):
-        return _short(args, 80)
+        return short(args, 80)
     shown = {str(k): v for k, v in args.items() if k != "content"}
     if "content" in args:
         shown["content"] = f"<{len(str(args['content']))} chars>"
-    return _short(", ".join(f"{k}={_REPR.repr(v)}" for k, v in shown.items()), 80)
+    return short(", ".join(f"{k}={_REPR.repr(v)}" for k, v in shown.items()), 80)
 
 
 def _number(value: Any) -> float:
@@ -208,16 +209,16 @@ def _plan(rec: dict[str, Any]) -> str:
 
 def _detail(kind: str, rec: dict[str, Any]) -> str:
     if kind in ACTIONS:
-        detail = f"{_short(rec.get('tool', '?'), 40)}({_args(rec.get('args', {}))})"
+        detail = f"{short(rec.get('tool', '?'), 40)}({_args(rec.get('args', {}))})"
         if kind == "action_finished":
             outcome = "ok" if rec.get("ok") is True else "error"
-            detail += f" -> {outcome}: {_short(rec.get('result', ''), 60)}"
+            detail += f" -> {outcome}: {short(rec.get('result', ''), 60)}"
         if kind == "action_blocked":
-            detail += f" -> {_short(rec.get('pattern', 'blocked'), 30)}"
+            detail += f" -> {short(rec.get('pattern', 'blocked'), 30)}"
         return detail
     if kind == "llm_call":
         return (
-            f"{_short(rec.get('purpose', ''), 20)} {_number(rec.get('prompt_tokens')):.0f}+"
+            f"{short(rec.get('purpose', ''), 20)} {_number(rec.get('prompt_tokens')):.0f}+"
             f"{_number(rec.get('completion_tokens')):.0f} tokens, "
             f"{_number(rec.get('duration_ms')):.0f} ms"
         )
@@ -225,13 +226,13 @@ def _detail(kind: str, rec: dict[str, Any]) -> str:
         return _plan(rec)
     for key in ("goal", "reason", "text", "signature"):
         if rec.get(key):
-            return _short(rec[key])
+            return short(rec[key])
     return ""
 
 
 def format_record(rec: dict[str, Any]) -> str:
     """One line per record; any dict formats (a good checksum does not make a body good)."""
-    kind = _short(rec.get("type", "?"), 30)
+    kind = short(rec.get("type", "?"), 30)
     ts = rec.get("ts")
     clock = visible(ts[11:19]) if isinstance(ts, str) else ""
     seq = rec.get("seq")
@@ -240,84 +241,9 @@ def format_record(rec: dict[str, Any]) -> str:
     return f"{head} {detail}" if detail else head
 
 
-# ---- list ------------------------------------------------------------------------------
-
-
-def _row(path: str, entry: dict[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "workspace": display(path),
-        "goal": entry.get("goal", ""),
-        "status": None,
-        "verification": "",
-        "alive": False,
-        "pid": None,
-    }
-    workspace = Path(path)
-    try:
-        if not workspace.is_dir():
-            row["status"] = "missing"
-            return row
-        journal = Journal(workspace)
-        if not journal.exists():
-            row["status"] = "no journal"
-            return row
-        text, status = journal.peek()
-        row.update(goal=text or row["goal"], status=status or "no goal")
-        if status in ("completed", "failed"):
-            row["verification"] = final_verification(journal)
-        row["alive"], row["pid"] = running(journal)
-        if status == "in_progress":
-            row["status"] = _in_progress(journal.tail(1), row["alive"])
-    except Exception as exc:  # one unreadable workspace never hides the others
-        row["status"] = "damaged"
-        row["error"] = getattr(exc, "message", None) or f"cannot be read: {exc!r}"
-    return row
-
-
-def _in_progress(last: list[dict[str, Any]], alive: bool) -> str:
-    """What a goal in progress is doing, from its last record: waiting for the model
-    server (while its agent runs), suspended (when no agent does), or just working."""
-    kind = last[0]["type"] if last else ""
-    if kind == "waiting" and alive:
-        return f"waiting for the model server since {local_time(str(last[0].get('ts', '')))}"
-    if kind == "suspended" and not alive:
-        return "suspended"
-    return "in_progress"
-
-
 def local_time(ts: str) -> str:
     """A record's time (UTC, ISO 8601) as the user's wall clock, HH:MM."""
     try:
         return datetime.fromisoformat(ts).astimezone().strftime("%H:%M")
     except ValueError:
         return "?"
-
-
-def listing() -> tuple[list[dict[str, Any]], list[str]]:
-    """One row per registered workspace; vanished or damaged ones are shown as such.
-
-    Each is read cheaply: the snapshot and the end of the history, never all of it.
-    """
-    from localagent.registry import workspaces
-
-    notes: list[str] = []
-    rows = [_row(path, entry) for path, entry in sorted(workspaces(notes).items())]
-    return rows, notes
-
-
-def format_listing(rows: list[dict[str, Any]]) -> str:
-    if not rows:
-        return 'no workspaces yet; start a goal with: localagent start "GOAL"'
-    table = [("STATUS", "PROCESS", "WORKSPACE", "GOAL")]
-    for row in rows:
-        process = "-" if not row["alive"] else (f"pid {row['pid']}" if row["pid"] else "running")
-        goal = _short(row.get("error") or row["goal"] or "-", 60)
-        status = row["status"] + (f", {row['verification']}" if row.get("verification") else "")
-        table.append((visible(status), process, visible(row["workspace"]), goal))
-    widths = [max(len(cells[i]) for cells in table) for i in range(3)]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=False))
-        + "  "
-        + cells[3]
-        for cells in table
-    )

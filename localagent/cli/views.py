@@ -40,7 +40,7 @@ def list_workspaces(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
 ) -> None:
     """Every workspace this user has run goals in, with its status."""
-    from localagent.report import format_listing, listing
+    from localagent.observe.listing import format_listing, listing
 
     rows, notes = listing()
     if as_json:
