@@ -1,0 +1,5 @@
+import sys
+
+from localagent.models.fake.command import main
+
+sys.exit(main())
