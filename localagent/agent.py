@@ -4,40 +4,35 @@ Read top to bottom: `run` loops over `step`, and `step` does the next piece of o
 work the state names (`next_due`): the plan, a replan, an action a crash interrupted,
 a tool call of the latest reply, or a new round. Every state change is a journal record
 written before the next model call, so a resumed run does exactly what the crashed run
-would have done.
+would have done. How one tool call is run, settled after a crash, blocked or accepted
+as done is `localagent.actions`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from localagent import context, loopguard, planner, tools
-from localagent.fingerprint import fingerprint
+from localagent import actions, context, loopguard, planner, tools
 from localagent.journal import Journal
 from localagent.models import Model, Reply
-from localagent.process import kill_recorded
 from localagent.prompts import (
     INSISTED,
     MAX_ROUNDS,
-    REFUSED_TOO_OFTEN,
     TOO_MANY_FORMAT_ERRORS,
     render,
 )
 from localagent.promptset import PromptSet
 from localagent.settings import Settings
-from localagent.state import Action, ReplanDue, State, Verifying, current, next_due
+from localagent.state import ReplanDue, State, Verifying, current, next_due
 from localagent.stopping import StopRequested, StopSignal
-from localagent.textcalls import ToolCall, given_arguments, parse_reply
-from localagent.textcap import clip
-from localagent.verify import checks, evidence, verdict
+from localagent.textcalls import ToolCall, parse_reply
+from localagent.verify import checks, verdict
 
 log = logging.getLogger("localagent.agent")
 MAX_CALLS_PER_REPLY = 5
-ARGS_KEPT = 300  # `action_started` holds the arguments in full; the finish needs no copy
 
 
 def _failures(state: State) -> str:
@@ -46,19 +41,6 @@ def _failures(state: State) -> str:
     last = failed[-1]
     more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
     return f"subtask '{last.description}' failed: {last.reason}{more}"
-
-
-def _brief(args: dict[str, Any]) -> str:
-    return " ".join(f"{k}={str(v)[:60]!r}" for k, v in clip(args, 60).items())
-
-
-def _what(action: Action) -> str:
-    """An interrupted action as its notice names it: a command, or a call with arguments."""
-    cmd = action.args.get("cmd")
-    if isinstance(cmd, str):
-        return f"the command `{cmd}`"
-    shown = ", ".join(f"{k}={str(v)[:80]!r}" for k, v in action.args.items())
-    return f"the call `{action.tool}({shown})`"
 
 
 class Agent:
@@ -85,6 +67,7 @@ class Agent:
         # Rendered once per run (per tool-calling mode), so the front of every prompt
         # stays byte-identical and the model server reuses its KV cache.
         self.system: dict[bool, str] = {}
+        self.actions = actions.Actions(journal, self.tools, ctx, self.prompts, settings.max_blocked)
 
     @property
     def state(self) -> State:
@@ -105,7 +88,7 @@ class Agent:
         elif kind == "replan":
             self.replan(item)
         elif kind == "recover":
-            self.recover(item)
+            self.notice = self.actions.recover(item) or self.notice
         elif kind == "call":
             self.act(item)
         elif kind == "verify":
@@ -289,67 +272,17 @@ class Agent:
         name, args, call_id = str(call["name"]), call["arguments"], call["id"]
         tool = self.tools.get(name)
         if tool is not None and tool.policy.control:
-            self._complete(tool.name, args, call_id)
+            if (failed := self.actions.complete(tool.name, args, call_id)) is not None:
+                self.fail_subtask(failed, call_id)
             return
         sig = loopguard.signature(*self.tools.canonical(name, args))
         block = loopguard.check(self.state.guard, sig)
         if block is None:
-            self._execute(name, args, call_id, sig)
+            self.actions.execute(name, args, call_id, sig)
             return
-        self._blocked(name, args, call_id, block)
+        self.actions.blocked(name, args, call_id, block)
         if self.state.guard.insisted >= self.settings.max_blocked:
             self.fail_subtask(render(INSISTED, count=self.state.guard.insisted))
-
-    def _complete(self, name: str, args: dict[str, Any], call_id: str) -> None:
-        result = self.tools.execute(self.ctx, name, given_arguments(args))
-        if result.verdict is None:
-            self.journal.append("feedback", text=result.text, tool=name, call=call_id)
-        elif result.verdict[0]:
-            self._claim(result.verdict[1], call_id)
-        else:
-            self.fail_subtask(result.verdict[1], call_id)
-
-    def _claim(self, reason: str, call_id: str) -> None:
-        """A "done" is accepted only on the journal's evidence (SPEC §11)."""
-        here = current(self.state)
-        assert here is not None
-        found = evidence.gate(self.state.ledger, self.ctx.root, [here[1].description, reason])
-        ledger = self.state.ledger
-        if found.hard:
-            problems = "; ".join(found.hard)
-            if ledger.refused + 1 >= self.settings.max_blocked:
-                why = "; ".join(found.hard)
-                self.fail_subtask(
-                    render(REFUSED_TOO_OFTEN, count=ledger.refused + 1, problems=why), call_id
-                )
-                return
-            log.info("completion refused: %s", "; ".join(found.hard))
-            self.journal.append(
-                "feedback",
-                text=self.prompts.render("completion_refused", problems=problems),
-                tool="mark_subtask_complete",
-                call=call_id,
-                refused=True,
-                evidence=found.hard,
-            )
-        elif found.soft and not ledger.nudged:
-            self.journal.append(
-                "feedback",
-                text=self.prompts.render("not_accepted_yet", problems="; ".join(found.soft)),
-                tool="mark_subtask_complete",
-                call=call_id,
-                nudged=True,
-                evidence=found.soft,
-            )
-        else:
-            log.info("subtask completed%s: %s", "" if not found.soft else " (unverified)", reason)
-            self.journal.append(
-                "subtask_completed",
-                reason=reason,
-                call=call_id,
-                verified=not found.soft,
-                unverified=found.soft,
-            )
 
     # ---- verifying the goal ----------------------------------------------------
 
@@ -383,142 +316,6 @@ class Agent:
         log.info("goal check `%s`: %s (%s)", check["cmd"], outcome["status"], outcome["summary"])
         self.journal.append(
             "check_finished", id=check["id"], cmd=check["cmd"], source=check["source"], **outcome
-        )
-
-    def _execute(self, name: str, args: dict[str, Any], call_id: str, sig: str) -> None:
-        started = False
-        given = given_arguments(args)
-        tool = self.tools.get(name)
-        # The seq `action_started` gets: nothing else is journaled until it is written.
-        output_id = self.state.seq + 1
-
-        def journal_start(pid: int | None = None, create_time: float | None = None) -> None:
-            nonlocal started
-            if started:
-                return
-            process = {"pid": pid, "create_time": create_time} if pid else {}
-            before = self.tools.digest(self.ctx, name, given)
-            self.journal.append(
-                "action_started",
-                tool=name,
-                args=args,
-                signature=sig,
-                round=self.state.rounds,
-                call=call_id,
-                **process,
-                **({"before": before} if before is not None else {}),
-            )
-            started = True
-
-        if tool is None or not tool.policy.spawns:
-            journal_start()
-        ctx = dataclasses.replace(self.ctx, on_launch=journal_start, output_id=output_id)
-        result = self.tools.execute(ctx, name, given)
-        journal_start()  # a command refused before it started
-        self._finish(name, args, call_id, result)
-
-    def _finish(
-        self,
-        name: str,
-        args: dict[str, Any],
-        call_id: str | None,
-        result: tools.ToolResult,
-        **extra: Any,
-    ) -> None:
-        print_ = fingerprint(self.ctx.root)
-        changed = result.changed or bool(
-            self.state.fingerprint and print_ != self.state.fingerprint
-        )
-        log.info(
-            "round %d: %s %s -> %s",
-            self.state.rounds,
-            name,
-            _brief(args),
-            result.text.split("\n", 1)[0][:120],
-        )
-        self.journal.append(
-            "action_finished",
-            tool=name,
-            args=clip(args, ARGS_KEPT),
-            ok=result.ok,
-            result=result.text,
-            changed=changed,
-            fingerprint=print_,
-            returncode=result.returncode,
-            call=call_id,
-            **({"facts": result.facts} if result.facts else {}),
-            **({"output": result.output.id} if result.output else {}),
-            **extra,
-        )
-
-    def recover(self, action: Action) -> None:
-        """Settle an action a crash interrupted as its tool's policy says: redo it, redo it
-        unless it was applied, or tell the model its effect is unknown."""
-        tool = self.tools.get(action.tool)
-        resume = "never" if tool is None else tool.policy.resume
-        given = given_arguments(action.args)
-        if resume == "check" and action.before is not None:
-            applied = self.tools.applied(self.ctx, action.tool, given, action.before)
-            if applied is not None:
-                log.info("interrupted %s %s was applied", action.tool, _brief(action.args))
-                self._finish(action.tool, action.args, action.call, applied, applied=True)
-                return
-        if resume != "never":
-            log.info("redoing interrupted %s %s", action.tool, _brief(action.args))
-            ctx = dataclasses.replace(self.ctx, output_id=action.seq)
-            result = self.tools.execute(ctx, action.tool, given)
-            self._finish(action.tool, action.args, action.call, result, redone=True)
-            return
-        killed = bool(action.pid) and kill_recorded(action.pid or 0, action.create_time or 0.0)
-        notice = "interrupted_killed" if killed else "interrupted_cmd"
-        text = self.prompts.render(notice, what=_what(action))
-        log.warning(
-            "interrupted %s %s (still running: %s)", action.tool, _brief(action.args), killed
-        )
-        self.journal.append(
-            "action_interrupted",
-            tool=action.tool,
-            args=action.args,
-            text=text,
-            call=action.call,
-            killed=killed,
-        )
-        self.notice = text
-
-    def _blocked(
-        self, name: str, args: dict[str, Any], call_id: str, block: loopguard.Block
-    ) -> None:
-        reason = loopguard.explain(block, self.prompts)
-        log.warning(
-            "blocked %s (%s, attempt %d)", block.signature[:120], block.pattern, block.count
-        )
-        start = self.state.seq + 1
-        self.journal.append(
-            "action_blocked",
-            tool=name,
-            args=args,
-            signature=block.signature,
-            pattern=block.pattern,
-            reason=reason,
-            call=call_id,
-        )
-        self.journal.append(
-            "loop_detected",
-            signature=block.signature,
-            tool=name,
-            args=args,
-            count=block.count,
-            pattern=block.pattern,
-        )
-        self.journal.record_loop(
-            {
-                "signature": block.signature,
-                "tool": name,
-                "args": args,
-                "count": block.count,
-                "pattern": block.pattern,
-                "seq_range": [start, self.state.seq],
-            }
         )
 
     def fail_subtask(self, reason: str, call_id: str | None = None) -> None:

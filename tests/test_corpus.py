@@ -51,7 +51,7 @@ from typing import Any
 
 import pytest
 
-from localagent.agent import ARGS_KEPT
+from localagent.actions import ARGS_KEPT
 from localagent.journal import decode
 from localagent.models.fake import FakeServer
 from localagent.settings import ENV_NAMES
