@@ -36,6 +36,17 @@ class JournalCorrupt(AgentError):
     exit_code = 2
 
 
+class ForeignJournal(UsageError):
+    """The workspace's journal was not written by this user's agent: what it names runs
+    only once the user adopts it (`--adopt`)."""
+
+
+class RecordRefused(AgentError):
+    """A record the journal could not read back was about to be written; nothing was."""
+
+    exit_code = 1
+
+
 class JournalWriteFailed(AgentError):
     """The disk refused a write or fsync; the run stops rather than carry on unjournaled."""
 

@@ -14,13 +14,24 @@ import secrets
 from functools import cache
 from pathlib import Path
 
+from localagent.errors import AgentError
+
 KEY_NAME = "secret.key"
 KEY_BYTES = 32
 TAG_HEX = 32  # 128 bits of HMAC-SHA256: forging one is out of reach, and lines stay short
 
 
-class KeyUnavailable(Exception):
-    """The per-user key can be neither read nor created."""
+class KeyUnavailable(AgentError):
+    """The per-user key can be neither read nor created (exit 2: fix the folder)."""
+
+    exit_code = 2
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(
+            f"{problem}. localagent seals the journals it writes with this key: make its "
+            f"folder readable and writable (a damaged key can be moved away; journals sealed "
+            f"with it then count as another agent's, to adopt with --adopt)"
+        )
 
 
 def key_path() -> Path:
@@ -86,3 +97,20 @@ def tag(data: bytes, purpose: bytes = b"") -> str:
 def is_ours(data: bytes, given: object, purpose: bytes = b"") -> bool:
     """Whether `given` is this user's tag of `data` (compared in constant time)."""
     return isinstance(given, str) and hmac.compare_digest(tag(data, purpose), given)
+
+
+class Sealer:
+    """`tag` and `is_ours` for one purpose, with the key read once: the journal seals
+    every record it appends, and a lookup of the key per record would cost more than
+    the MAC itself."""
+
+    def __init__(self, purpose: bytes) -> None:
+        self._start = hmac.new(user_key(), purpose + b"\0", hashlib.sha256)
+
+    def tag(self, data: bytes) -> str:
+        mac = self._start.copy()
+        mac.update(data)
+        return mac.hexdigest()[:TAG_HEX]
+
+    def is_ours(self, data: bytes, given: object) -> bool:
+        return isinstance(given, str) and hmac.compare_digest(self.tag(data), given)

@@ -64,7 +64,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A workspace whose run was killed mid-call: 12 records, a snapshot of 9."""
     workspace = tmp_path_factory.mktemp("template")
     env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
-    env["LOCALAGENT_HOME"] = str(tmp_path_factory.mktemp("template-home"))
+    env["LOCALAGENT_HOME"] = str(workspace.with_name(workspace.name + "-home"))
     replies = [write("a.txt"), COMPLETE, write("b.txt"), {**COMPLETE, "delay": 30}]
     scenario = {"rules": [{"kind": "plan", "reply": {"content": PLAN}}], "replies": replies}
     with FakeServer(scenario) as fake:
@@ -89,9 +89,15 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def workspace(template: Path, tmp_path: Path) -> Path:
+def workspace(template: Path, tmp_path: Path, isolated_home: Path) -> Path:
+    """A copy of the template, resumed by the user whose agent wrote it (the same key)."""
     copy = tmp_path / "ws"
     shutil.copytree(template, copy)
+    shutil.copytree(
+        template.with_name(template.name + "-home") / "data",
+        isolated_home / "data",
+        dirs_exist_ok=True,
+    )
     return copy
 
 

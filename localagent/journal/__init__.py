@@ -15,9 +15,12 @@ a FIFO or a device.
 The package: `codec` turns records into checksummed lines and back, `disk` is the seam
 every write goes through, `files` is the folder itself (planted-file checks, the files
 other modules open, stop requests), `replay` loads and repairs, `reading` reads the
-history without loading it, and `journal` holds the `Journal`.
+history without loading it, `seals` says whose journal it is (and seals it anew when the
+user adopts another agent's), `archive` puts a finished goal's files away, and `journal`
+holds the `Journal`.
 """
 
+from localagent.journal.archive import KEPT_BY_ARCHIVE
 from localagent.journal.codec import (
     MAX_DEPTH,
     MAX_TORN,
@@ -28,16 +31,24 @@ from localagent.journal.codec import (
     now_iso,
 )
 from localagent.journal.disk import Disk
-from localagent.journal.files import CONTEXT_DIR, JOURNAL_FILES, TEMP_FILES
-from localagent.journal.journal import KEPT_BY_ARCHIVE, SNAPSHOT_AFTER, Journal
+from localagent.journal.files import (
+    ARCHIVE_DIR,
+    CONTEXT_DIR,
+    JOURNAL_FILES,
+    QUESTIONS_DIR,
+    TEMP_FILES,
+)
+from localagent.journal.journal import SNAPSHOT_AFTER, Journal
 from localagent.journal.replay import SNAPSHOT_EVERY
 
 __all__ = [
+    "ARCHIVE_DIR",
     "CONTEXT_DIR",
     "JOURNAL_FILES",
     "KEPT_BY_ARCHIVE",
     "MAX_DEPTH",
     "MAX_TORN",
+    "QUESTIONS_DIR",
     "SNAPSHOT_AFTER",
     "SNAPSHOT_EVERY",
     "TEMP_FILES",

@@ -11,13 +11,17 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import IO, Literal
 
-from localagent import safefs
-from localagent.journal.codec import now_iso
+from localagent import safefs, userkey
+from localagent.journal.codec import now_iso, sealer
 from localagent.journal.disk import Disk
 from localagent.outputstore import FOLDER as OUTPUTS_FOLDER
 from localagent.outputstore import OutputStore
 
 CONTEXT_DIR = ".agent_context"
+# Research (`localagent ask`) keeps its own journal here, beside the goal's, so a question
+# never puts a goal away; it has its own lock, so it can run while the goal's agent does.
+QUESTIONS_DIR = "ask"
+ARCHIVE_DIR = "archive"
 # Files that must be regular files when present; temp files are removed instead.
 JOURNAL_FILES = frozenset(
     {
@@ -32,7 +36,7 @@ JOURNAL_FILES = frozenset(
         "agent.lock",
     }
 )
-TEMP_FILES = ("state.json.tmp", "loops.json.tmp")
+TEMP_FILES = ("state.json.tmp", "loops.json.tmp", "history.jsonl.tmp")
 _ROTATED_LOG = re.compile(r"agent\.log\.\d+")
 
 
@@ -48,11 +52,16 @@ class _SafeRotatingHandler(RotatingFileHandler):
 
 
 class Folder:
-    """The journal's folder and the disk it is written through; `Journal` builds on it."""
+    """The journal's folder and the disk it is written through; `Journal` builds on it.
 
-    def __init__(self, workspace: Path, disk: Disk | None = None) -> None:
+    `part` is a folder below `.agent_context/` that holds a journal of its own: the
+    questions' (`ask`) or an archived goal's (`archive/<timestamp>`)."""
+
+    def __init__(self, workspace: Path, disk: Disk | None = None, part: str = "") -> None:
         self.workspace = workspace
-        self.dir = workspace / CONTEXT_DIR
+        self.part = part
+        self.top = workspace / CONTEXT_DIR
+        self.dir = self.top / part if part else self.top
         self.history_path = self.dir / "history.jsonl"
         self.state_path = self.dir / "state.json"
         self.loops_path = self.dir / "loops.json"
@@ -60,14 +69,27 @@ class Folder:
         self.broken_path = self.dir / "history.jsonl.broken"
         self.stop_path = self.dir / "stop.request"
         self.out_path = self.dir / "agent.out"
+        self.ready_path = self.dir / "agent.ready"
         self.disk = disk or Disk()
         self.notes: list[str] = []  # what loading found and repaired, for the user
+        self._sealer: userkey.Sealer | None = None
+
+    def seal(self) -> userkey.Sealer:
+        """What seals this user's records and checks seals (KeyUnavailable: exit 2)."""
+        if self._sealer is None:
+            self._sealer = sealer()
+        return self._sealer
 
     # ---- planted files ---------------------------------------------------------------
 
     def check_dir(self) -> None:
-        """Refuse a `.agent_context` that is a symlink (the journal would live elsewhere)."""
-        safefs.check_dir(self.dir)
+        """Refuse a `.agent_context` (or a folder below it on the way to this journal)
+        that is a symlink: the journal would live elsewhere."""
+        path = self.top
+        safefs.check_dir(path)
+        for name in self.dir.relative_to(self.top).parts:
+            path = path / name
+            safefs.check_dir(path)
 
     def check_files(self) -> None:
         """Refuse a symlink, FIFO, socket or device under any journal file's name, and an
@@ -130,7 +152,7 @@ class Folder:
         """`index/` (the code index) or `answers/` (research answers), created as a plain
         folder; a link or anything else planted under the name is refused."""
         self.ensure_dir()
-        path = self.dir / name
+        path = self.top / name  # shared by the goal and the questions
         safefs.check_dir(path)
         path.mkdir(exist_ok=True)
         safefs.check_dir(path)
@@ -150,6 +172,23 @@ class Folder:
                 return fh.read().decode("utf-8", errors="replace")
         except FileNotFoundError:
             return ""
+
+    # ---- the start signal (a background run tells its starter it passed its preflight) ----
+
+    def signal_ready(self, what: str) -> None:
+        """Say "preflight" (the run is working) or "suspended" (it cannot), with our pid."""
+        safefs.write_atomic(self.ready_path, f"{os.getpid()} {what}".encode())
+
+    def ready(self) -> tuple[int, str] | None:
+        """The pid and word of the signal, or None while there is none (or it is unreadable)."""
+        try:
+            pid, what = safefs.read_bytes(self.ready_path, 100).decode().split()
+            return int(pid), what
+        except (OSError, ValueError):
+            return None
+
+    def clear_ready(self) -> None:
+        safefs.unlink(self.ready_path)
 
     # ---- stop requests (`localagent stop` asks, the running agent checks) ------------------
 

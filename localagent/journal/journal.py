@@ -7,27 +7,28 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
 import orjson
 
 from localagent import safefs
-from localagent.errors import JournalCorrupt, JournalWriteFailed
-from localagent.journal.codec import _line, encodable, now_iso
+from localagent.errors import JournalCorrupt, JournalWriteFailed, RecordRefused
+from localagent.journal import seals
+from localagent.journal.archive import archive
+from localagent.journal.codec import _line, encodable, now_iso, seal_snapshot
 from localagent.journal.disk import Disk
 from localagent.journal.reading import History
 from localagent.journal.replay import (
     SNAPSHOT_EVERY,
     Scan,
     cut_tail,
-    read_snapshot,
+    load_snapshot,
     replay_history,
     shorter,
     terminate,
 )
-from localagent.state import State, apply
+from localagent.state import MalformedRecord, State, check, fold
 
 # Records after which the snapshot is rewritten: plan changes, subtask boundaries, run ends.
 SNAPSHOT_AFTER = frozenset(
@@ -42,19 +43,20 @@ SNAPSHOT_AFTER = frozenset(
         "goal_failed",
     }
 )
-# What archive() leaves in place: the live process's lock and the workspace-wide caches.
-KEPT_BY_ARCHIVE = frozenset({"archive", "agent.lock", "agent.pid", "index", "answers"})
 
 
 class Journal(History):
     """The owner of `.agent_context/`: one per workspace and process."""
 
-    def __init__(self, workspace: Path, disk: Disk | None = None) -> None:
-        super().__init__(workspace, disk)
+    def __init__(self, workspace: Path, disk: Disk | None = None, part: str = "") -> None:
+        super().__init__(workspace, disk, part)
         self.state = State()
         self._fh: IO[bytes] | None = None
         self.failure: str | None = None
         self._since_snapshot = 0
+        # Why this user's agent did not write the loaded journal ("" when it did): its
+        # settings and owed calls then run only once the user adopts it (`adopt`).
+        self.foreign = ""
         # Called with each record once it is durable and folded in (the Python API's
         # `on_event`); what it raises is logged, never the end of the run.
         self.on_record: Callable[[dict[str, Any]], None] | None = None
@@ -72,8 +74,13 @@ class Journal(History):
         self.check_files()
         if repair:
             self._remove_temp_files()
-        state = read_snapshot(self)
+        state, sealed = load_snapshot(self, sealed=True)
         said = state.seq  # how many records the snapshot says were written
+        if sealed is not True:
+            self.notes.append(seals.UNSEALED_SNAPSHOT)
+            state = State()  # only this user's own snapshot stands for the records it covers
+        if repair and accept_loss and state.history_offset:
+            state.history_offset = seals.mend_prefix(self, state)
         scan = Scan(0)
         if os.path.lexists(self.history_path):
             state, scan = replay_history(self, state)
@@ -84,6 +91,7 @@ class Journal(History):
             problems.append(shorter(self, state.seq, said))
         if problems and not accept_loss:
             raise JournalCorrupt(" ".join(problems) + " " + self._how_to_repair())
+        self.foreign = seals.why_foreign(scan)
         last = said
         try:
             if repair and scan.cut_at is not None:
@@ -120,22 +128,31 @@ class Journal(History):
     # ---- writing -----------------------------------------------------------------------
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
-        """Write one record durably, then fold it into the state."""
+        """Write one record durably, sealed with this user's key, then fold it into the
+        state. A record the reducer could not read back is refused (RecordRefused) and
+        nothing is written."""
         self._usable()
         record = {"seq": self.state.seq + 1, "ts": now_iso(), "type": type_, **fields}
         try:
-            line = _line(record)
+            line = _line(record, self.seal())
         except (TypeError, orjson.JSONEncodeError):
             # Fold what was written, so the live state equals a replay of the history.
             record = encodable(record)
-            line = _line(record)
+            line = _line(record, self.seal())
+        try:
+            check(record)
+        except MalformedRecord as exc:
+            raise RecordRefused(
+                f"the agent stopped rather than journal a {type_} record it could not read "
+                f"back ({exc}); nothing of it was written"
+            ) from None
         try:
             fh = self._open()
             self.disk.write(fh, line)
             self.disk.fsync(fh)
         except OSError as exc:
             self._fail(self.history_path, exc)
-        apply(self.state, record)
+        fold(self.state, record)
         self.state.history_offset += len(line)
         self._since_snapshot += 1
         if type_ in SNAPSHOT_AFTER or self._since_snapshot >= SNAPSHOT_EVERY:
@@ -148,6 +165,25 @@ class Journal(History):
                     "the event callback failed on %s record %d: %r", type_, record["seq"], exc
                 )
         return record
+
+    def refuse_foreign(self) -> None:
+        """ForeignJournal (saying what resuming would run) if another agent wrote it."""
+        if self.foreign:
+            raise seals.refusal(self, self.state, self.foreign)
+
+    def adopt(self) -> None:
+        """Make a journal another agent wrote this user's own, as the user asked: the
+        adoption is journaled, then every record and the snapshot are sealed anew."""
+        if not self.foreign:
+            return
+        self.append("adopted", was=self.foreign, would_run=seals.would_run(self.state))
+        self.close()
+        try:
+            self.state.history_offset = seals.reseal(self)
+        except OSError as exc:
+            self._fail(self.history_path, exc)
+        self.foreign = ""
+        self.snapshot()
 
     def _open(self) -> IO[bytes]:
         if self._fh is None:
@@ -164,10 +200,14 @@ class Journal(History):
     def _fail(self, path: Path, exc: OSError) -> NoReturn:
         # After a failed fsync the page cache may no longer match the disk; nothing more
         # is written by this process. The next load repairs the tail and carries on.
+        again = (
+            f"localagent resume -w {self.workspace}"
+            if self.state.goal is not None
+            else "the same localagent start again (nothing of the goal was journaled yet)"
+        )
         self.failure = (
             f"could not write {path}: {exc.strerror or exc}; the agent stopped without "
-            f"going further. Fix the disk (free space?), then run: localagent resume "
-            f"-w {self.workspace}"
+            f"going further. Fix the disk (free space?), then run: {again}"
         )
         with contextlib.suppress(OSError):
             self.close()
@@ -180,6 +220,8 @@ class Journal(History):
             body = orjson.dumps(data, option=orjson.OPT_INDENT_2)
         except (TypeError, orjson.JSONEncodeError):
             body = orjson.dumps(encodable(data), option=orjson.OPT_INDENT_2)
+        if not self.foreign:  # a state folded from another agent's records stays unsealed
+            body = seal_snapshot(body, self.seal())
         self._write_atomic(self.state_path, body)
         self._since_snapshot = 0
 
@@ -228,39 +270,12 @@ class Journal(History):
                 self.close()
 
     def archive(self) -> Path | None:
-        """Move a previous goal's files to `archive/<timestamp>/`; nothing is deleted.
-
-        Everything of the goal goes (history, snapshot, loops, logs and their rotations,
-        outputs); only `archive/`, the live process's lock and pid file and the
-        workspace-wide caches stay.
-        """
+        """Move a previous goal's files to `archive/<timestamp>/` (see `archive.archive`)."""
         self.close()
-        self.check_files()
-        if not self.dir.is_dir():
-            return None
-        names = sorted(
-            n for n in os.listdir(self.dir) if n not in KEPT_BY_ARCHIVE and ".tmp" not in n
-        )
-        if not names:
-            return None
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        safefs.check_dir(self.dir / "archive")
-        target = self.dir / "archive" / stamp
         try:
-            target.mkdir(parents=True)
-            for name in names:
-                self._archive_one(self.dir / name, target / name)
-            self.disk.fsync_dir(self.dir)
+            target = archive(self)
         except OSError as exc:
-            self._fail(target, exc)
+            self._fail(Path(exc.filename or self.dir / "archive"), exc)
         self.state = State()
+        self.foreign = ""
         return target
-
-    def _archive_one(self, path: Path, dest: Path) -> None:
-        if path == self.out_path:
-            # The background process writes its own output there: copy it, then empty it.
-            with safefs.open_file(path, "r+b") as fh, safefs.open_file(dest, "xb") as copy:
-                copy.write(fh.read())
-                fh.truncate(0)
-            return
-        self.disk.replace(path, dest)

@@ -13,6 +13,7 @@ from localagent.journal.codec import MAX_TORN, decode, is_torn
 from localagent.journal.files import Folder
 from localagent.journal.replay import SNAPSHOT_EVERY, read_snapshot
 
+TAIL_CHUNK = 1 << 16
 _STATUS_AFTER = {
     "goal_started": "in_progress",
     "resumed": "in_progress",
@@ -38,25 +39,35 @@ class History(Folder):
         the history goes on from: just after the record, or at its start while its line has
         no newline yet (the reader sees the record again, so it skips seqs it has seen).
         A torn or half-appended last line ends the stream quietly; any other damage raises
-        JournalCorrupt."""
+        JournalCorrupt.
+
+        A line with no newline is the end of the file as it was read: what a writer
+        appends meanwhile is never judged with it (a healthy history beside a running
+        agent is never called damaged)."""
         self.check_files()
         if not os.path.lexists(self.history_path):
             return
         last = 0
+        bad = b""  # the undecodable lines after the last record, as first read
         with safefs.open_file(self.history_path, "rb") as fh:
             fh.seek(offset)
             for line in fh:
                 record = decode(line)
                 if record is None:
-                    fh.seek(offset)
-                    tail = fh.read(MAX_TORN + 1)
-                    if len(tail) <= MAX_TORN and is_torn(tail):
-                        return
+                    bad += line
+                    if len(bad) > MAX_TORN or not line.endswith(b"\n"):
+                        break
+                    continue
+                if bad:
                     raise JournalCorrupt(self._damaged_somewhere(offset, last))
                 last = record["seq"]
-                if line.endswith(b"\n"):
-                    offset += len(line)
+                if not line.endswith(b"\n"):
+                    yield record, offset
+                    return
+                offset += len(line)
                 yield record, offset
+        if bad and (len(bad) > MAX_TORN or not is_torn(bad)):
+            raise JournalCorrupt(self._damaged_somewhere(offset, last))
 
     def _damaged_somewhere(self, at: int, after: int) -> str:
         return (
@@ -87,15 +98,24 @@ class History(Folder):
         self.check_files()
         if n <= 0 or not os.path.lexists(self.history_path):
             return []
+        chunks: list[bytes] = []
+        newlines = 0
         with safefs.open_file(self.history_path, "rb") as fh:
-            end = fh.seek(0, os.SEEK_END)
-            data = b""
-            pos = end
-            while pos > 0 and data.count(b"\n") <= n:
-                step = min(65536, pos)
+            pos = end = fh.seek(0, os.SEEK_END)
+            # Each chunk is counted once and joined once: linear even in a history with
+            # few or no newlines.
+            while pos > 0 and newlines <= n:
+                step = min(TAIL_CHUNK, pos)
                 pos -= step
                 fh.seek(pos)
-                data = fh.read(step) + data
+                chunks.append(fh.read(step))
+                newlines += chunks[-1].count(b"\n")
+                if newlines == 0 and end - pos > MAX_TORN:
+                    # Longer than any torn write: damage, as records_after says too.
+                    raise JournalCorrupt(
+                        f"{self.history_path} is damaged near its end. {self._how_to_repair()}"
+                    )
+        data = b"".join(reversed(chunks))
         lines = data.split(b"\n")
         if pos > 0:
             lines = lines[1:]

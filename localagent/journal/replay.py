@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from typing import IO
 
 import orjson
-from pydantic import ValidationError
 
 from localagent import safefs
 from localagent.errors import JournalCorrupt
-from localagent.journal.codec import MAX_TORN, _seq_of, decode, is_torn
+from localagent.journal.codec import MAX_TORN, _seq_of, decode_sealed, is_torn, snapshot_sealed
 from localagent.journal.files import Folder
 from localagent.state import State, apply, migrate
 
@@ -30,6 +29,8 @@ class Scan:
     cut_at: int | None = None  # where the torn or damaged part starts
     damage: str = ""  # why the part from cut_at is damage, not a torn write
     unterminated: bool = False  # the last record is whole but lost its newline
+    unsealed: int = 0  # the first replayed record this user's agent did not seal
+    forged: bool = False  # it carries a seal, but not this user's (or was edited)
 
 
 class _Mismatch(Exception):
@@ -38,22 +39,31 @@ class _Mismatch(Exception):
 
 def read_snapshot(folder: Folder) -> State:
     """The snapshot, or an empty state (with a note) when it is missing or unreadable."""
+    return load_snapshot(folder)[0]
+
+
+def load_snapshot(folder: Folder, sealed: bool = False) -> tuple[State, bool | None]:
+    """The snapshot, and (when `sealed` is asked) whether this user's agent sealed it:
+    True, False, or None when it carries no seal. A missing or unreadable snapshot is an
+    empty state, and True: there is nothing in it to trust."""
     try:
-        data = orjson.loads(safefs.read_bytes(folder.state_path))
+        raw = safefs.read_bytes(folder.state_path)
+        data = orjson.loads(raw)
     except FileNotFoundError:
         if os.path.lexists(folder.history_path):
             folder.notes.append("state.json was missing; rebuilt from history.jsonl")
-        return State()
+        return State(), True
     except (OSError, ValueError):
         folder.notes.append("state.json was unreadable; rebuilt from history.jsonl")
-        return State()
+        return State(), True
     try:
-        return State.model_validate(migrate(data))
+        state = State.model_validate(migrate(data))
     except ValueError as exc:
         if "newer than" in str(exc):
             raise JournalCorrupt(f"{folder.state_path}: {exc}") from None
         folder.notes.append("state.json had an unexpected shape; rebuilt from history.jsonl")
-        return State()
+        return State(), True
+    return state, snapshot_sealed(raw, folder.seal()) if sealed else True
 
 
 def replay_history(folder: Folder, snapshot: State) -> tuple[State, Scan]:
@@ -70,48 +80,61 @@ def replay_history(folder: Folder, snapshot: State) -> tuple[State, Scan]:
 
 
 def _replay(folder: Folder, fh: IO[bytes], state: State) -> Scan:
-    """Apply the records after the snapshot; find where the intact part ends."""
+    """Apply the records after the snapshot; find where the intact part ends.
+
+    A line with no newline yet is the end of the file as it was read: a writer may be
+    appending it now, so what follows it is never judged (a reader beside a running
+    agent must not call a healthy history damaged)."""
     start = good_end = state.history_offset
     if start:
         fh.seek(start - 1)
         if fh.read(1) != b"\n":
             raise _Mismatch
     fh.seek(start)
-    bad_at: int | None = None
-    unterminated = False
+    scan = Scan(start)
+    bad = b""  # the undecodable lines after the last record, as first read
+    seal = folder.seal()
     for line in fh:
-        record = decode(line)
+        record, sealed = decode_sealed(line, seal)
         if record is None:
-            bad_at = good_end if bad_at is None else bad_at
+            bad += line
+            if len(bad) > MAX_TORN or not line.endswith(b"\n"):
+                break
             continue
-        if bad_at is not None:
-            if state.seq and bad_at == start:
-                raise _Mismatch
-            return Scan(good_end, bad_at, _damaged(folder, bad_at, state.seq, record["seq"]))
-        if record["seq"] != state.seq + 1:
+        if bad or record["seq"] != state.seq + 1:
             if state.seq and good_end == start:
                 raise _Mismatch
+            if bad:
+                return _stop(scan, good_end, _damaged(folder, good_end, state.seq, record["seq"]))
             gap = f"{folder.history_path}: record {record['seq']} follows {state.seq}."
-            return Scan(good_end, good_end, gap)
+            return _stop(scan, good_end, gap)
         try:
             apply(state, record)
-        except (KeyError, TypeError, ValueError, ValidationError) as exc:
+        except (LookupError, TypeError, ValueError, AttributeError) as exc:
             malformed = (
-                f"{folder.history_path}: record {record['seq']} ({record.get('type')}) "
-                f"is malformed: {exc!r}."
+                f"{folder.history_path}: record {record['seq']} ({record.get('type')!r}) "
+                f"is malformed: {exc}."
             )
-            return Scan(good_end, good_end, malformed)
+            return _stop(scan, good_end, malformed)
+        if sealed is not True and not scan.unsealed:
+            scan.unsealed, scan.forged = record["seq"], sealed is False
         good_end += len(line)
-        unterminated = not line.endswith(b"\n")
-    if bad_at is None:
-        return Scan(good_end, unterminated=unterminated)
-    fh.seek(bad_at)
-    tail = fh.read(MAX_TORN + 1)
-    if len(tail) <= MAX_TORN and is_torn(tail):
-        return Scan(good_end, bad_at)
-    if state.seq and bad_at == start:
+        if not line.endswith(b"\n"):
+            scan.unterminated = True
+            break
+    scan.end = good_end
+    if not bad or (len(bad) <= MAX_TORN and is_torn(bad)):
+        scan.cut_at = good_end if bad else None
+        return scan
+    if state.seq and good_end == start:
         raise _Mismatch
-    return Scan(good_end, bad_at, _damaged_end(folder, bad_at, state.seq))
+    return _stop(scan, good_end, _damaged_end(folder, good_end, state.seq))
+
+
+def _stop(scan: Scan, at: int, damage: str) -> Scan:
+    scan.end = scan.cut_at = at
+    scan.damage = damage
+    return scan
 
 
 def _damaged(folder: Folder, at: int, after: int, before: int) -> str:

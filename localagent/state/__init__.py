@@ -1,8 +1,9 @@
 """The run's state: the Goal → Task → Subtask → Action tree, built from history records.
 
 `model` holds the pydantic models and the queries over them, `reduce` the reducer
-(`apply` folds one record into the state; `rounds` holds what a round does), and
-`migrations` brings older snapshots to the current schema.
+(`apply` folds one record into the state; `rounds` holds what a round does), `records`
+the shape of each record type, and `migrations` brings older snapshots to the current
+schema.
 """
 
 from localagent.state.migrations import MIGRATIONS, migrate
@@ -16,6 +17,7 @@ from localagent.state.model import (
     SCHEMA_VERSION,
     Action,
     Attempt,
+    Claim,
     Exchange,
     Goal,
     GoalStatus,
@@ -36,7 +38,8 @@ from localagent.state.model import (
     pending_calls,
     verification_due,
 )
-from localagent.state.reduce import REDUCERS, Reducer, apply
+from localagent.state.records import MalformedRecord, check
+from localagent.state.reduce import REDUCERS, Reducer, apply, fold
 
 __all__ = [
     "CALL_CHARS",
@@ -50,10 +53,12 @@ __all__ = [
     "SCHEMA_VERSION",
     "Action",
     "Attempt",
+    "Claim",
     "Exchange",
     "Goal",
     "GoalStatus",
     "GuardState",
+    "MalformedRecord",
     "Reducer",
     "ReplanDue",
     "State",
@@ -65,8 +70,10 @@ __all__ = [
     "Verifying",
     "Waiting",
     "apply",
+    "check",
     "counts",
     "current",
+    "fold",
     "migrate",
     "next_due",
     "next_open_subtask",

@@ -15,6 +15,8 @@ RECENT_LIMIT = 8
 RESULT_CHARS = 6000  # the tools' own cap: one rule (head and tail) everywhere
 CALL_CHARS = 1500  # longest argument string kept once a reply is no longer the latest
 GUARD_WINDOW = 10
+CLAIMS_KEPT = 20  # distinct failure claims the loop guard remembers
+PAST_WINDOWS = 8  # windows of earlier subtasks kept, by subtask text
 
 Status = Literal["pending", "in_progress", "completed", "failed"]
 GoalStatus = Literal["in_progress", "completed", "failed", "stopped"]
@@ -44,7 +46,10 @@ class Action(BaseModel):
     tool: str
     args: dict[str, Any]
     call: str | None = None  # the id of the tool call it answers
-    pid: int | None = None  # a command's process, to stop it after a crash
+    # The environment marker its processes carry, to stop them after a crash (journals
+    # from before markers recorded the process itself: pid and create time).
+    marker: str | None = None
+    pid: int | None = None
     create_time: float | None = None
     before: dict[str, str] | None = None  # an edit's paths when it started (policy "check")
     ok: bool | None = None
@@ -61,6 +66,7 @@ class Exchange(BaseModel):
 
     round: int
     cursor: tuple[int, int] = (0, 0)  # task and subtask index when the model replied
+    subtask: int = 0  # the serial number of that subtask (the ledger's), 0 in older states
     probe: dict[str, Any] = Field(default_factory=dict)  # the facts the model saw first
     content: str = ""
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
@@ -81,6 +87,13 @@ class Attempt(BaseModel):
     obs: str = ""  # a checksum of the observation, once there is one
 
 
+class Claim(BaseModel):
+    """One failure claim as the loop guard remembers it, over all subtasks."""
+
+    count: int = 0
+    first: int = 0  # the serial number of the subtask it was first made in
+
+
 class GuardState(BaseModel):
     """What the loop guard remembers: this subtask's recent attempts, with the workspace
     epoch each ran in (a change to the workspace starts a new epoch)."""
@@ -88,6 +101,12 @@ class GuardState(BaseModel):
     epoch: int = 0
     window: list[Attempt] = Field(default_factory=list)
     insisted: int = 0
+    # The window belongs to the subtask with this text; a replan that gives a subtask the
+    # same text gets its window back (`past`), so a command that failed is not run anew
+    # while nothing changed. Epochs still tell a changed workspace apart.
+    subtask: str = ""
+    past: dict[str, list[Attempt]] = Field(default_factory=dict)
+    claims: dict[str, Claim] = Field(default_factory=dict)  # failure claims, by signature
 
 
 class Waiting(BaseModel):
@@ -123,6 +142,7 @@ class Verdict(BaseModel):
     evidence: list[int] = Field(default_factory=list)
     then: Literal["complete", "replan", "fail"] = "complete"
     verification: str = ""  # what the goal's end will say: verified, partial, unverified, failed
+    note: str = ""  # why it is not verified, said loudly at the end
 
 
 class State(BaseModel):
@@ -163,6 +183,9 @@ class State(BaseModel):
     verdict: Verdict | None = None  # on the current plan; a new plan clears it
     verify_replans: int = 0
     verification: str = ""  # at the end: verified, partial, unverified or failed
+    stuck: str = ""  # why the goal cannot go on (the model repeats one failure claim)
+    replanned: bool = False  # a revised plan the model has not been told of yet
+    parameters: float | None = None  # the model's size in billions, when the server said
 
 
 # ---- queries over the tree -------------------------------------------------------

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from localagent.state import rounds
+from localagent.state import records, rounds
 from localagent.state.model import (
+    PAST_WINDOWS,
     Goal,
     GoalStatus,
+    GuardState,
     ReplanDue,
     State,
     Status,
@@ -51,9 +53,21 @@ def _advance(state: State) -> None:
     if sub.status == "pending":  # a new subtask: the guard's memory starts afresh
         sub.status = "in_progress"
         new_subtask(state.ledger)
-        state.guard.window.clear()
-        state.guard.insisted = 0
+        _new_window(state.guard, sub.description)
         state.format_errors = 0
+
+
+def _new_window(guard: GuardState, text: str) -> None:
+    """The guard's window for a new subtask: empty, or the one an earlier subtask with
+    the same text left (a replan that repeats a subtask does not rerun what failed)."""
+    if guard.subtask:
+        guard.past.pop(guard.subtask, None)
+        guard.past[guard.subtask] = list(guard.window)
+        while len(guard.past) > PAST_WINDOWS:
+            del guard.past[next(iter(guard.past))]
+    guard.window = guard.past.pop(text, [])
+    guard.subtask = text
+    guard.insisted = 0
 
 
 def _finish_subtask(state: State, rec: dict[str, Any], status: Status) -> None:
@@ -61,6 +75,9 @@ def _finish_subtask(state: State, rec: dict[str, Any], status: Status) -> None:
     if here is not None:
         here[1].status = status
         here[1].reason = str(rec.get("reason", ""))[:300]
+    rounds.count_claim(state, rec)
+    if rec.get("stuck"):
+        state.stuck = str(rec.get("reason", ""))
     if status == "failed":
         state.unresolved += 1
         if here is not None and rec.get("replan", False):
@@ -98,6 +115,9 @@ def _plan(state: State, rec: dict[str, Any]) -> None:
     state.goal.tasks = keep + new
     state.plan_due = False
     state.verdict = None
+    if rec.get("unmet") or rec.get("replace_from", 0):
+        state.errors.clear()  # they belong to the old plan: no longer the latest news
+        state.replanned = True
     if rec.get("unmet"):  # tasks added for what the verdict found unmet
         state.verify_replans += 1
         state.replan_due = None
@@ -171,10 +191,15 @@ def _resumed(state: State, rec: dict[str, Any]) -> None:
 
 
 def _preflight(state: State, rec: dict[str, Any]) -> None:
-    """A tool set chosen from the model's size is the run's from then on."""
+    """A profile and a tool set chosen from the model's size are the run's from then on."""
     state.waiting = None
     if isinstance(rec.get("tools"), list) and not state.settings.get("tools"):
         state.settings["tools"] = [str(name) for name in rec["tools"]]
+    size = rec.get("parameters")
+    if isinstance(size, (int, float)) and not isinstance(size, bool):
+        state.parameters = float(size)
+    if rec.get("profile") in ("small", "full") and state.settings.get("profile", "auto") == "auto":
+        state.settings["profile"] = rec["profile"]
 
 
 def _suspended(state: State, rec: dict[str, Any]) -> None:
@@ -215,7 +240,15 @@ REDUCERS: dict[str, Reducer] = {
 
 
 def apply(state: State, rec: dict[str, Any]) -> None:
-    """Fold one history record into the state. Unknown types only advance `seq`."""
+    """Fold one history record into the state. Unknown types only advance `seq`; a
+    record whose fields cannot be read raises MalformedRecord (a ValueError) before
+    anything changes."""
+    records.check(rec)
+    fold(state, rec)
+
+
+def fold(state: State, rec: dict[str, Any]) -> None:
+    """`apply` for a record already checked."""
     reducer = REDUCERS.get(rec["type"])
     if reducer is not None and (state.goal is not None or rec["type"] == "goal_started"):
         reducer(state, rec)

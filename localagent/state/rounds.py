@@ -8,6 +8,7 @@ from typing import Any
 
 from localagent.state.model import (
     CALL_CHARS,
+    CLAIMS_KEPT,
     EXCHANGES_KEPT,
     GUARD_WINDOW,
     RECENT_ACTIONS,
@@ -15,6 +16,7 @@ from localagent.state.model import (
     RESULT_CHARS,
     Action,
     Attempt,
+    Claim,
     Exchange,
     State,
 )
@@ -69,6 +71,7 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
         state.call_format = str(rec.get("recogniser") or state.call_format)
         state.rounds += 1
         state.last_probe = rec.get("probe", {})
+        state.replanned = False  # the probe of this round told of it
         if state.exchanges:  # only the latest reply may still have calls to run in full
             last = state.exchanges[-1]
             last.tool_calls = [
@@ -77,6 +80,7 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
         exchange = Exchange(
             round=state.rounds,
             cursor=(state.task_index, state.subtask_index),
+            subtask=state.ledger.subtask,
             probe=state.last_probe,
             content=rec.get("content", ""),
             tool_calls=[
@@ -100,6 +104,7 @@ def action_started(state: State, rec: dict[str, Any]) -> None:
         tool=rec["tool"],
         args=rec["args"],
         call=rec.get("call"),
+        marker=rec.get("marker"),
         pid=rec.get("pid"),
         create_time=rec.get("create_time"),
         before=rec.get("before"),
@@ -146,6 +151,7 @@ def action_blocked(state: State, rec: dict[str, Any]) -> None:
         _push(state.blocked, sig, 50)
     state.blocked_total += 1
     state.guard.insisted += 1
+    state.ledger.tried += 1
     add_result(state, rec["tool"], rec["reason"], rec)
 
 
@@ -156,6 +162,7 @@ def feedback(state: State, rec: dict[str, Any]) -> None:
         state.ledger.refused += 1
     if rec.get("nudged"):
         state.ledger.nudged = True
+    count_claim(state, rec)
     add_result(state, rec.get("tool", ""), rec["text"], rec)
 
 
@@ -169,3 +176,14 @@ def action_interrupted(state: State, rec: dict[str, Any]) -> None:
         state.guard.window.pop()
     state.open_action = None
     add_result(state, rec["tool"], rec["text"], rec)
+
+
+def count_claim(state: State, rec: dict[str, Any]) -> None:
+    """A failure claim the record answers counts for the loop guard, across subtasks."""
+    claim = rec.get("claim")
+    if isinstance(claim, str) and claim:
+        claims = state.guard.claims
+        claims[claim] = claims.pop(claim, None) or Claim(first=state.ledger.subtask)
+        claims[claim].count += 1
+        while len(claims) > CLAIMS_KEPT:
+            del claims[next(iter(claims))]
