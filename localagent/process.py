@@ -14,9 +14,10 @@ import secrets
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -133,7 +134,11 @@ def _platform_options(suspended: bool) -> dict[str, object]:
 
 
 def _launch(
-    argv: list[str], cwd: Path, env: Mapping[str, str | None], suspended: bool = False
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str | None],
+    suspended: bool = False,
+    stdin: IO[bytes] | None = None,
 ) -> subprocess.Popen[bytes]:
     if not argv:
         raise LaunchError("empty command")
@@ -143,7 +148,7 @@ def _launch(
         return subprocess.Popen(
             argv,
             cwd=cwd,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             bufsize=0,
@@ -257,12 +262,18 @@ class _Tree:
 
 
 def _launch_watched(
-    argv: list[str], cwd: Path, env: Mapping[str, str | None] | None
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str | None] | None,
+    marker: str | None = None,
+    stdin: bytes | None = None,
 ) -> tuple[subprocess.Popen[bytes], _Tree | None]:
-    marker = secrets.token_hex(8)
+    marker = marker or secrets.token_hex(8)
     job = KillOnCloseJob() if sys.platform == "win32" else None
+    env = {**(env or {}), MARKER_VARIABLE: marker}
     try:
-        proc = _launch(argv, cwd, {**(env or {}), MARKER_VARIABLE: marker}, job is not None)
+        with _input(stdin) as source:  # the child holds its own handle once it runs
+            proc = _launch(argv, cwd, env, job is not None, source)
     except BaseException:
         if job is not None:
             job.close()
@@ -277,6 +288,19 @@ def _launch_watched(
         return proc, None
 
 
+@contextlib.contextmanager
+def _input(data: bytes | None) -> Iterator[IO[bytes] | None]:
+    """A file holding what the program reads as its input (None: it reads nothing). A file,
+    not a pipe: a program that never reads it cannot block the writer."""
+    if data is None:
+        yield None
+        return
+    with tempfile.TemporaryFile() as source:
+        source.write(data)
+        source.seek(0)
+        yield source
+
+
 def run_process(
     argv: list[str],
     cwd: Path,
@@ -286,9 +310,16 @@ def run_process(
     on_start: Callable[[int, float], None] | None = None,
     env: Mapping[str, str | None] | None = None,
     spill: Callable[[bytes], None] | None = None,
+    marker: str | None = None,
+    stdin: bytes | None = None,
 ) -> ProcessResult:
     """Runs argv in cwd without a shell, keeping at most about output_limit bytes of output
     (`spill`, if given, gets every chunk as it arrives, on the reader thread).
+
+    `marker` is the value of MARKER_VARIABLE the program and its descendants carry (a
+    fresh one when None): a caller that journals it before the call can find and kill
+    them after a crash, whenever the crash came. `stdin` is the program's input (None:
+    none, it reads end of file).
 
     `on_start(pid, create_time)` is called as soon as the program runs, so the caller can
     record it; if it raises, the program is killed and the error propagates. `env` adds
@@ -298,7 +329,7 @@ def run_process(
     and killed when it ends, even those that left its session, so nothing started here
     outlives the call.
     """
-    proc, tree = _launch_watched(argv, cwd, env)
+    proc, tree = _launch_watched(argv, cwd, env, marker, stdin)
     capture = _BoundedCapture(output_limit)
     reader = threading.Thread(target=_pump, args=(proc.stdout, capture, spill), daemon=True)
     returncode: int | None = None

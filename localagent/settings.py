@@ -10,10 +10,11 @@ import os
 import re
 import tomllib
 from pathlib import Path, PureWindowsPath
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -45,7 +46,14 @@ ENV_NAMES: dict[str, str] = {
     "backend": "LOCALAGENT_BACKEND",
     "base_url": "LOCALAGENT_BASE_URL",
     "embed_model": "LOCALAGENT_EMBED_MODEL",
+    "sandbox": "LOCALAGENT_SANDBOX",
+    "network": "LOCALAGENT_NETWORK",
+    "pass_env": "LOCALAGENT_PASS_ENV",
+    "profile": "LOCALAGENT_PROFILE",
 }
+# Variables that also set a field and win over its ENV_NAMES one: LOCALAGENT_MODEL means
+# something to users of any server, OLLAMA_MODEL stays for Ollama's users.
+ENV_ALIASES: dict[str, str] = {"LOCALAGENT_MODEL": "model"}
 
 # Settings that belong to a run: journaled when the goal starts, reused on resume.
 RUN_SETTINGS = (
@@ -68,9 +76,32 @@ RUN_SETTINGS = (
     "mode",
     "prompts",
     "mcp",
+    "sandbox",
+    "network",
+    "pass_env",
+    "profile",
 )
 DELEGATE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 DELEGATE_EXAMPLE = 'e.g. [delegates.aider] command = ["aider", "--message", "{task}", "--yes"]'
+
+
+VARIABLE_PATTERN = re.compile(r"[A-Za-z0-9_().*-]+")
+
+
+def _variable_names(value: Any) -> Any:
+    """pass_env as a tuple of names or `NAME_*` patterns (a string: comma-separated)."""
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(name, str) and VARIABLE_PATTERN.fullmatch(name) for name in value
+    ):
+        raise ValueError(
+            'pass_env is a list of variable names or patterns, e.g. ["HTTPS_PROXY", "AWS_*"]'
+        )
+    return tuple(value)
+
+
+PassEnv = Annotated[tuple[str, ...], BeforeValidator(_variable_names)]
 
 
 class Delegate(BaseModel):
@@ -80,6 +111,10 @@ class Delegate(BaseModel):
 
     command: tuple[str, ...]
     timeout_sec: float = Field(600.0, gt=0)
+    # A coding agent talks to its model: the network and its key's variable, by default.
+    network: bool = True
+    pass_env: PassEnv = ()
+    sandbox: bool = True  # false: it runs outside the sandbox (one that brings its own)
 
     @field_validator("command", mode="before")
     @classmethod
@@ -130,6 +165,12 @@ class Settings(BaseModel):
     prompts: dict[str, str] = Field(default_factory=dict)  # prompt name: the text replacing it
     embed_model: str = ""  # the embedding model of research search; "": lexical only
     mode: Literal["goal", "ask"] = "goal"  # what a run does: work on a goal, or research
+    # Commands in an OS sandbox: where one works (auto), never without one, or never.
+    sandbox: Literal["auto", "require", "off"] = "auto"
+    network: Literal["off", "pip", "on"] = "pip"  # which sandboxed commands reach the network
+    pass_env: PassEnv = ()  # variables (or NAME_* patterns) commands get beyond the list
+    # small: the short tool set and prompts; auto: small for a model under 8B parameters.
+    profile: Literal["auto", "small", "full"] = "auto"
 
     @field_validator("prompts")
     @classmethod
@@ -261,13 +302,25 @@ def _from_file(path: Path) -> dict[str, Any]:
         data["prompts"] = from_table(data["prompts"], path)
     unknown = sorted(set(data) - set(Settings.model_fields))
     if unknown:
-        known = ", ".join(sorted(ENV_NAMES))
-        raise UsageError(f"unknown setting {unknown[0]!r} in {path}; known settings: {known}")
+        said = "; ".join(_unknown(name) for name in unknown)
+        known = ", ".join(sorted(Settings.model_fields))
+        raise UsageError(f"{said} in {path}; known settings: {known}")
     return data
 
 
+def _unknown(name: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(Settings.model_fields), n=1, cutoff=0.6)
+    return f"unknown setting {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
 def _from_env() -> dict[str, Any]:
-    return {field: os.environ[env] for field, env in ENV_NAMES.items() if os.environ.get(env)}
+    found = {field: os.environ[env] for field, env in ENV_NAMES.items() if os.environ.get(env)}
+    for env, field in ENV_ALIASES.items():
+        if os.environ.get(env):
+            found[field] = os.environ[env]
+    return found
 
 
 def load_settings(**flags: Any) -> Settings:
@@ -283,9 +336,14 @@ def load_settings(**flags: Any) -> Settings:
     try:
         return Settings(**merged)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else "?"
-        source = next((name for name, layer in reversed(layers) if field in layer), "defaults")
-        env = f" ({ENV_NAMES[field]})" if field in ENV_NAMES else ""
-        where = ".".join(str(part) for part in error["loc"]) or "?"  # delegates.NAME.command
-        raise UsageError(f"invalid setting {where}{env} from {source}: {error['msg']}") from None
+        said = [_invalid(error, layers) for error in exc.errors()]
+        raise UsageError("; ".join(dict.fromkeys(said))) from None
+
+
+def _invalid(error: Any, layers: list[tuple[str, dict[str, Any]]]) -> str:
+    """One validation error, naming the setting, its variable and where its value came from."""
+    field = str(error["loc"][0]) if error["loc"] else "?"
+    source = next((name for name, layer in reversed(layers) if field in layer), "defaults")
+    env = f" ({ENV_NAMES[field]})" if field in ENV_NAMES else ""
+    where = ".".join(str(part) for part in error["loc"]) or "?"  # delegates.NAME.command
+    return f"invalid setting {where}{env} from {source}: {error['msg']}"

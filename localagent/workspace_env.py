@@ -8,6 +8,7 @@ of the workspace, created as `.venv/` when there is none, so a model's
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
 from collections.abc import Callable
@@ -20,6 +21,18 @@ CREATED_VENV = ".venv"
 WINDOWS = sys.platform == "win32"
 # Windows Store "app execution aliases" live here; the python one opens the Store.
 STORE_ALIASES = "windowsapps"
+# What a command inherits from localagent's environment (the `pass_env` setting adds
+# more): what programs need to find themselves, the user, the language and the temporary
+# folder; never keys, tokens or localagent's own settings.
+PASSED_VARIABLES = (
+    *("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "LANG", "LANGUAGE", "LC_*"),
+    *("TMPDIR", "TEMP", "TMP", "SSL_CERT_FILE", "SSL_CERT_DIR"),
+    # Windows: what its programs, Python's among them, cannot start without.
+    *("SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "USERNAME", "USERPROFILE"),
+    *("HOMEDRIVE", "HOMEPATH", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "ALLUSERSPROFILE"),
+    *("PROGRAMFILES", "PROGRAMFILES(X86)", "PROGRAMW6432", "COMMONPROGRAMFILES"),
+    *("COMMONPROGRAMFILES(X86)", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE", "OS"),
+)
 
 
 class WorkspaceEnvError(Exception):
@@ -52,37 +65,60 @@ def find_venv(root: Path) -> Path | None:
     return None
 
 
-def which(name: str, root: Path) -> str | None:
-    """`name` found on PATH, never in the workspace, the current folder or a relative entry.
+def which(name: str, root: Path | None = None) -> str | None:
+    """`name` found on PATH, never inside the workspace `root` nor through a relative entry.
 
-    On Windows only `NAME.exe` counts: a `.bat` or `.cmd` would run through cmd.exe.
+    What is found depends only on PATH and the workspace, never on the current folder:
+    the background agent runs in the workspace, a foreground one wherever the user is,
+    and both must run the same programs. So a relative entry (`.`, `bin`), which names
+    another folder from each current folder, never counts, and an absolute one counts
+    wherever localagent was started. On Windows only `NAME.exe` counts: a `.bat` or
+    `.cmd` would run through cmd.exe.
     """
     filename = f"{name}.exe" if WINDOWS else name
-    unsafe = [root.resolve(), Path.cwd().resolve()]
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
-        folder = Path(entry)
-        if not entry or not folder.is_absolute() or STORE_ALIASES in entry.casefold():
-            continue
-        try:
-            resolved = folder.resolve()
-        except OSError:
-            continue
-        if any(resolved == bad or resolved.is_relative_to(bad) for bad in unsafe):
-            continue
+    for folder in path_folders(root)[0]:
         candidate = folder / filename
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
     return None
 
 
+def path_folders(root: Path | None = None) -> tuple[list[Path], list[str]]:
+    """The PATH entries programs are looked up in, and the entries skipped, each with why."""
+    inside = root.resolve() if root is not None else None
+    usable: list[Path] = []
+    skipped: list[str] = []
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        folder = Path(entry)
+        if not entry or STORE_ALIASES in entry.casefold():
+            continue
+        if not folder.is_absolute():
+            skipped.append(f"{entry!r} (relative)")
+            continue
+        try:
+            resolved = folder.resolve()
+        except OSError:
+            continue
+        if inside is not None and resolved.is_relative_to(inside):
+            skipped.append(f"{entry!r} (inside the workspace)")
+            continue
+        usable.append(folder)
+    return usable, skipped
+
+
 def path_python(root: Path) -> str:
     """The interpreter a workspace without a virtual environment uses: PATH's, else the
     one localagent's own environment was made from."""
+    return _path_python(root)[0]
+
+
+def _path_python(root: Path) -> tuple[str, bool]:
+    """path_python, and whether it was found on PATH."""
     for name in ("python",) if WINDOWS else ("python3", "python"):
         found = which(name, root)
         if found is not None:
-            return found
-    return getattr(sys, "_base_executable", "") or sys.executable
+            return found, True
+    return getattr(sys, "_base_executable", "") or sys.executable, False
 
 
 def program_argv(root: Path, name: str) -> list[str]:
@@ -108,14 +144,24 @@ def program_argv(root: Path, name: str) -> list[str]:
     raise WorkspaceEnvError(f"program {name!r} was not found on PATH")
 
 
-def command_env(root: Path) -> dict[str, str]:
-    """Variables a command gets so that what it starts finds the workspace's environment."""
+def command_env(root: Path, pass_env: tuple[str, ...] = ()) -> dict[str, str | None]:
+    """The changes to localagent's environment that a command gets: every variable that is
+    neither on PASSED_VARIABLES nor matched by `pass_env` removed (None), so no API key or
+    token reaches it, and the workspace's environment first on PATH."""
+    wanted = [*PASSED_VARIABLES, *pass_env]
+    env: dict[str, str | None] = {name: None for name in os.environ if not _passed(name, wanted)}
     venv = find_venv(root)
-    if venv is None:
-        return {}
-    scripts = venv_program(venv, "python").parent
-    path = os.pathsep.join([str(scripts), os.environ.get("PATH", "")])
-    return {"VIRTUAL_ENV": str(venv), "PATH": path}
+    if venv is not None:
+        scripts = venv_program(venv, "python").parent
+        path = os.pathsep.join([str(scripts), os.environ.get("PATH", "")])
+        env.update(VIRTUAL_ENV=str(venv), PATH=path)
+    return env
+
+
+def _passed(name: str, wanted: list[str]) -> bool:
+    # Windows reads variable names in any case.
+    key = name.upper() if WINDOWS else name
+    return any(fnmatch.fnmatchcase(key, p.upper() if WINDOWS else p) for p in wanted)
 
 
 def pip_python(root: Path, timeout: float, cancelled: Callable[[], bool]) -> str:
@@ -182,7 +228,11 @@ def describe_interpreter(root: Path) -> str:
             f"python, pytest and pip run in the workspace's virtual environment "
             f"{venv.name}/ ({python})"
         )
+    python, on_path = _path_python(root)
+    found = "found on PATH" if on_path else "none on PATH: the one localagent was installed from"
+    skipped = path_folders(root)[1]
+    ignored = f"; PATH entries ignored: {', '.join(skipped)}" if skipped else ""
     return (
-        f"python is {path_python(root)} (found on PATH; the workspace has no .venv/ or venv/); "
-        f"pip first creates {CREATED_VENV}/ in the workspace and installs there"
+        f"python is {python} ({found}; the workspace has no .venv/ or venv/); pip first "
+        f"creates {CREATED_VENV}/ in the workspace and installs there{ignored}"
     )

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from localagent.settings import ENV_NAMES
+from localagent.settings import ENV_ALIASES, ENV_NAMES
 
 
 @pytest.fixture(autouse=True)
@@ -14,6 +14,6 @@ def isolated_home(
     """Point per-user config and data at a temp folder and clear settings from the env."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("LOCALAGENT_HOME", str(home))
-    for name in ENV_NAMES.values():
+    for name in [*ENV_NAMES.values(), *ENV_ALIASES]:
         monkeypatch.delenv(name, raising=False)
     return home

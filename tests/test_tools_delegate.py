@@ -4,6 +4,7 @@ timeout, and off unless one is configured."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import time
@@ -15,7 +16,8 @@ from support import TREE_SCRIPT, call, cli_env, done, plan_rule, records, run_cl
 
 from localagent.errors import UsageError
 from localagent.models.fake import FakeServer
-from localagent.settings import RUN_SETTINGS, config_path, load_settings
+from localagent.sandbox import CommandPolicy
+from localagent.settings import RUN_SETTINGS, Delegate, config_path, load_settings
 from localagent.tools import ToolContext, ToolResult, catalog, execute, run_tools
 
 # A stand-in coding agent: does what the task says to the file it names, in its folder.
@@ -30,28 +32,35 @@ sys.exit(3 if "fail" in task else 0)
 
 
 @pytest.fixture
-def agent_script(tmp_path: Path) -> Path:
-    path = tmp_path / "agent.py"
-    path.write_text(AGENT_SCRIPT)
-    return path
-
-
-@pytest.fixture
 def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     return root
 
 
+@pytest.fixture
+def agent_script(ws: Path) -> Path:
+    # In the workspace: a sandboxed agent sees a /tmp of its own, not the tests' folders.
+    path = ws / "agent.py"
+    path.write_text(AGENT_SCRIPT)
+    return path
+
+
 def run(root: Path, delegates: dict[str, tuple[tuple[str, ...], float]], **args: str) -> ToolResult:
-    return execute(ToolContext(root, delegates=delegates), "delegate", args)
+    agents = {name: Delegate(command=c, timeout_sec=t) for name, (c, t) in delegates.items()}
+    return execute(ToolContext(root, delegates=agents), "delegate", args)
 
 
-def running(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
+def working_in(root: Path) -> list[int]:
+    """The processes that still work in root."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.status() != psutil.STATUS_ZOMBIE and Path(proc.cwd()) == root:
+                found.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    return found
 
 
 def write_config(text: str) -> None:
@@ -72,8 +81,8 @@ def test_the_configured_agent_runs_in_the_workspace_with_the_task(
     assert not result.facts
 
 
-def test_the_placeholder_may_sit_inside_an_argument(ws: Path, tmp_path: Path) -> None:
-    script = tmp_path / "opt.py"
+def test_the_placeholder_may_sit_inside_an_argument(ws: Path) -> None:
+    script = ws / "opt.py"
     script.write_text("import sys\nprint(sys.argv[1:])\n")
     agents = {"opt": ((sys.executable, str(script), "--message={task}", "--yes"), 30.0)}
     result = run(ws, agents, agent="opt", task="fix it")
@@ -86,8 +95,8 @@ def test_a_failing_agent_gives_its_exit_code(ws: Path, agent_script: Path) -> No
     assert not result.ok and result.returncode == 3 and "exit code 3" in result.text
 
 
-def test_a_timeout_kills_the_agent_and_its_children(ws: Path, tmp_path: Path) -> None:
-    tree = tmp_path / "tree.py"
+def test_a_timeout_kills_the_agent_and_its_children(ws: Path) -> None:
+    tree = ws / "tree.py"
     tree.write_text(TREE_SCRIPT)
     agents = {"slow": ((sys.executable, str(tree), "{task}"), 1.0)}
     started = time.monotonic()
@@ -95,12 +104,12 @@ def test_a_timeout_kills_the_agent_and_its_children(ws: Path, tmp_path: Path) ->
     assert time.monotonic() - started < 8
     assert not result.ok and result.returncode is None
     assert "timed out after 1s" in result.text
-    pids = [int(pid) for pid in re.findall(r"pid=(\d+)", result.text)]
-    assert len(pids) == 3, result.text
+    # Inside a sandbox's PID namespace the printed pids are not this machine's.
+    assert re.findall(r"pid=(\d+)", result.text), result.text
     deadline = time.monotonic() + 3
-    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+    while (left := working_in(ws)) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not any(running(pid) for pid in pids)
+    assert left == []
 
 
 def test_an_unknown_agent_lists_the_configured_ones(ws: Path, agent_script: Path) -> None:
@@ -125,6 +134,34 @@ def test_a_missing_program_is_a_clear_observation(ws: Path) -> None:
     agents = {"gone": (("no-such-agent-4711", "{task}"), 30.0)}
     result = run(ws, agents, agent="gone", task="x")
     assert not result.ok and "no-such-agent-4711" in result.text and "not found" in result.text
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX executables (no .exe)")
+def test_a_program_by_name_is_found_only_outside_the_workspace(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    planted = ws / "bin" / "helper-agent"
+    planted.parent.mkdir()
+    planted.write_text("#!/bin/sh\ntouch pwned\n")
+    planted.chmod(0o755)
+    (ws / "helper-agent").write_bytes(planted.read_bytes())
+    (ws / "helper-agent").chmod(0o755)
+    monkeypatch.chdir(ws)
+    monkeypatch.setenv("PATH", os.pathsep.join([".", "bin", str(ws / "bin"), "/usr/bin", "/bin"]))
+    result = run(ws, {"h": (("helper-agent", "{task}"), 30.0)}, agent="h", task="x")
+    assert not result.ok and "not found" in result.text, result.text
+    assert not (ws / "pwned").exists()
+    installed = tmp_path / "installed"
+    installed.mkdir()
+    (installed / "helper-agent").write_text('#!/bin/sh\necho "ran: $1"\n')
+    (installed / "helper-agent").chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([".", str(installed), "/usr/bin", "/bin"]))
+    # In a sandbox too, whose /tmp is its own: the program's folder stays in view.
+    for sandbox in ("auto", "off"):
+        agents = {"h": Delegate(command=("helper-agent", "{task}"))}
+        ctx = ToolContext(ws, delegates=agents, commands=CommandPolicy(sandbox=sandbox))  # type: ignore[arg-type]
+        found = execute(ctx, "delegate", {"agent": "h", "task": "x"})
+        assert found.ok and "ran: x" in found.text, found.text
 
 
 def test_off_unless_configured() -> None:
@@ -213,7 +250,7 @@ def test_the_model_delegates_through_the_cli(ws: Path, agent_script: Path) -> No
     recs = records(ws)
     assert recs[0]["settings"]["delegates"]["helper"]["command"][-1] == "{task}"
     started = next(r for r in recs if r["type"] == "action_started")
-    assert started["tool"] == "delegate" and started["pid"] > 0
+    assert started["tool"] == "delegate" and started["marker"]
 
 
 def test_a_bad_delegate_in_the_config_file_exits_2(ws: Path) -> None:

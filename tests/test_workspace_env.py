@@ -77,7 +77,7 @@ def test_pip_without_a_venv_creates_one_and_never_touches_localagent(tmp_path: P
 @pytest.mark.skipif(
     sys.platform == "win32", reason="a POSIX shell script stands in (test_windows_programs: .bat)"
 )
-def test_path_lookup_skips_the_workspace_and_the_current_folder(
+def test_path_lookup_skips_the_workspace_and_relative_entries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     planted = tmp_path / "pytest"
@@ -116,3 +116,24 @@ def test_in_a_venv_pytest_uses_its_python_and_ruff_may_come_from_path(tmp_path: 
     assert program_argv(tmp_path, "pytest") == [python, "-m", "pytest"]
     ruff = which("ruff", tmp_path)
     assert program_argv(tmp_path, "ruff") == ([ruff] if ruff else [python, "-m", "ruff"])
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in")
+def test_path_lookup_does_not_depend_on_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The foreground agent runs where the user is, the background one in the workspace:
+    # an absolute entry below the current folder (an activated venv) counts for both.
+    ws, tools = tmp_path / "ws", tmp_path / "home" / "tools"
+    ws.mkdir()
+    tools.mkdir(parents=True)
+    (tools / "ruff").write_text(PLANTED)
+    (tools / "ruff").chmod(0o755)
+    path = os.pathsep.join([str(tools), "tools", os.environ.get("PATH", "")])
+    monkeypatch.setenv("PATH", path)
+    found = []
+    for here in (tmp_path / "home", ws, tmp_path):
+        monkeypatch.chdir(here)
+        found.append(which("ruff", ws))
+    assert found == [str(tools / "ruff")] * 3
+    assert "PATH entries ignored: 'tools' (relative)" in describe_interpreter(ws)

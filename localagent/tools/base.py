@@ -9,8 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from localagent.sandbox import CommandPolicy
+
 if TYPE_CHECKING:
     from localagent.outputstore import OutputStore, Stored
+    from localagent.settings import Delegate
 
 JOURNAL_DIR = ".agent_context"
 BINARY_SNIFF_BYTES = 8192  # a NUL in a file's first bytes makes it binary
@@ -33,13 +36,17 @@ class ToolContext:
     # Called with (pid, create_time) as soon as a command runs, so it can be journaled;
     # if it raises, the command is killed before it can act.
     on_launch: Callable[[int, float], None] | None = None
+    # The environment marker (process.MARKER_VARIABLE) of the call's processes, journaled
+    # in `action_started` before any of them starts, so a crashed run's are found again.
+    marker: str | None = None
     # Where an output longer than `output_limit` is kept whole (None: it is only cut), and
     # the id it gets: the seq of the action's `action_started` record (None: not stored).
     outputs: OutputStore | None = None
     output_id: int | None = None
 
-    # The coding agents delegate may run: name -> (command with `{task}`, timeout seconds).
-    delegates: Mapping[str, tuple[tuple[str, ...], float]] = dataclasses.field(default_factory=dict)
+    delegates: Mapping[str, Delegate] = dataclasses.field(default_factory=dict)  # by name
+    # Commands' sandbox, network and environment (run_cmd, goal checks, delegate).
+    commands: CommandPolicy = dataclasses.field(default_factory=CommandPolicy)
 
     def __post_init__(self) -> None:
         # Against an unresolved root, a workspace reached via a symlink would look like an escape.
@@ -60,6 +67,14 @@ class ToolResult:
     # "removed" and "read", commands under "ran". The loop reads these, not tool names.
     facts: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     output: Stored | None = None  # the whole output, stored, when `text` shows only part
+
+
+class Words:
+    """Marks a string parameter that holds several words quoted as on a command line
+    (`Annotated[str, "what", WORDS]`): a list the model gives for it is joined that way."""
+
+
+WORDS = Words()
 
 
 class ToolError(Exception):

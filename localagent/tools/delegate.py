@@ -2,18 +2,20 @@
 
 The user names each agent's command line in the config file (`[delegates.NAME] command
 = ["aider", "--message", "{task}", "--yes"]`); the task replaces `{task}` inside the
-arguments, never through a shell. It runs in the workspace like run_cmd: its process
-tree is killed at its timeout or when the agent is asked to stop.
+arguments, never through a shell. It runs in the workspace like run_cmd, in the run's
+sandbox, with the same short list of environment variables plus the ones its section
+names: its process tree is killed at its timeout or when the agent is asked to stop.
 """
 
 from __future__ import annotations
 
-import shutil
+import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
 
-from localagent import workspace_env
+from localagent import sandbox, workspace_env
 from localagent.process import LaunchError, run_process
 from localagent.tools.base import ToolContext, ToolError, ToolResult
 
@@ -31,12 +33,22 @@ def delegate(
     if name not in ctx.delegates:
         known = ", ".join(ctx.delegates) or "none (add [delegates.NAME] to the config file)"
         raise ToolError(f"no coding agent named {agent!r}; configured agents: {known}")
-    command, timeout = ctx.delegates[name]
-    argv = _argv(command, task)
+    spec = ctx.delegates[name]
+    timeout = spec.timeout_sec
+    argv = _argv(spec.command, task, ctx.root)
+    # The run's sandbox (unless this agent is configured out of it), with its own network.
+    policy = dataclasses.replace(
+        ctx.commands,
+        sandbox=ctx.commands.sandbox if spec.sandbox else "off",
+        pass_env=(*ctx.commands.pass_env, *spec.pass_env),
+    )
     try:
         limit = max(ctx.output_limit - 200, 200)
-        env = workspace_env.command_env(ctx.root)
-        result = run_process(argv, ctx.root, timeout, limit, ctx.cancelled, ctx.on_launch, env)
+        env = workspace_env.command_env(ctx.root, policy.pass_env)
+        argv = sandbox.confine(argv, ctx.root, policy, spec.network, env)
+        result = run_process(
+            argv, ctx.root, timeout, limit, ctx.cancelled, ctx.on_launch, env, marker=ctx.marker
+        )
     except LaunchError as exc:
         raise ToolError(f"cannot run coding agent {name!r}: {exc}") from exc
     if result.cancelled:
@@ -50,7 +62,7 @@ def delegate(
     return ToolResult(ok, f"{name}: {status}\n{output}", returncode=result.returncode)
 
 
-def _argv(command: tuple[str, ...], task: str) -> list[str]:
+def _argv(command: tuple[str, ...], task: str, root: Path) -> list[str]:
     """The command with the task in place of each `{task}`, or ToolError for a bad task."""
     if not task.strip():
         raise ToolError("the task is empty; say what the coding agent should do")
@@ -59,7 +71,7 @@ def _argv(command: tuple[str, ...], task: str) -> list[str]:
     if task.lstrip().startswith("-") and PLACEHOLDER in command:
         raise ToolError("the task may not start with '-' (it would read as an option); reword it")
     argv = [part.replace(PLACEHOLDER, task) for part in command]
-    program = shutil.which(argv[0])
+    program = _program(argv[0], root)
     if program is None:
         raise ToolError(
             f"program {argv[0]!r} was not found; install it or fix its command in the "
@@ -72,3 +84,13 @@ def _argv(command: tuple[str, ...], task: str) -> list[str]:
             "agent's .exe (or `python -m ...`) in the [delegates] section of the config file"
         )
     return [program, *argv[1:]]
+
+
+def _program(name: str, root: Path) -> str | None:
+    """The configured program: an absolute path as it is, a name only on PATH's absolute
+    entries outside the workspace and the current folder (a planted `aider` never runs)."""
+    if Path(name).is_absolute():
+        return name if Path(name).is_file() and os.access(name, os.X_OK) else None
+    if sys.platform == "win32":
+        name = name.removesuffix(".exe").removesuffix(".EXE")
+    return workspace_env.which(name, root)
