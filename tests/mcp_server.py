@@ -3,7 +3,7 @@
 Tools: echo (read-only), add_note (a nested pydantic argument; writes notes.txt in its
 working folder), fail (an error result), sleep, crash (the process exits), slow_write
 (records each run in runs.txt with its pid, then sleeps on the first), picture (an
-image).
+image), shared_tree (a schema whose shared definitions expand past any bound).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 try:  # mcp 2.x
     from mcp.server.mcpserver import MCPServer as Server
@@ -37,6 +38,17 @@ class Note(BaseModel):
     owner: Owner | None = None
 
 
+def _chain(levels: int, width: int) -> type[BaseModel]:
+    """A model holding the one below it `width` times at every level: its JSON schema is a
+    few hundred bytes of shared definitions, `width ** levels` places once expanded."""
+    model: type[BaseModel] = create_model("L0", v=(str, ...))
+    for level in range(1, levels + 1):
+        fields: dict[str, Any] = {f"f{i}": (model, ...) for i in range(width)}
+        model = create_model(f"L{level}", **fields)
+    return model
+
+
+Tree = _chain(8, 6)
 server = Server("tests")
 
 
@@ -86,6 +98,12 @@ def slow_write(text: str) -> str:
     if first:
         time.sleep(60)
     return "written"
+
+
+@server.tool()
+def shared_tree(tree: Tree) -> str:  # type: ignore[valid-type]
+    """Take a tree no model could fill in."""
+    return "never called"
 
 
 @server.tool()

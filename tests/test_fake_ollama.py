@@ -310,6 +310,8 @@ def test_requests_are_recorded_in_order(serve: Serve) -> None:
         ({"replies": [{"contents": "x"}]}, "replies[0]: unknown key 'contents'"),
         ({"replies": [{"delay": "1"}]}, "replies[0].delay: expected a number"),
         ({"replies": [{"chunks": True}]}, "replies[0].chunks: expected an integer"),
+        ({"replies": [{"keepalive": -1}]}, "replies[0].keepalive: must be at least 0"),
+        ({"replies": [{"drip": 1}]}, "replies[0].drip: expected true or false"),
         ({"replies": [{"status": 200}]}, "replies[0].status: expected an HTTP error status"),
         ({"default": {"tool_calls": [{"arguments": {}}]}}, "default.tool_calls[0]: a tool"),
         ({"default": {"tool_calls": [{"name": "f", "arguments": 3}]}}, "an object or a string"),

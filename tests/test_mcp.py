@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,58 @@ def test_a_recursive_schema_is_cut_not_followed_forever() -> None:
     assert "..." in spec["function"]["parameters"]["properties"]["root"]["description"]
 
 
+def chained(levels: int, width: int) -> dict[str, Any]:
+    """A schema whose every definition names the next one `width` times: small as sent,
+    `width ** levels` places once its references are expanded."""
+    defs: dict[str, Any] = {
+        f"D{i}": {
+            "type": "object",
+            "properties": {f"p{j}": {"$ref": f"#/$defs/D{i + 1}"} for j in range(width)},
+        }
+        for i in range(levels)
+    }
+    defs[f"D{levels}"] = {"type": "string"}
+    return {"type": "object", "$defs": defs, "properties": {"x": {"$ref": "#/$defs/D0"}}}
+
+
+def nested(levels: int) -> dict[str, Any]:
+    inner: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        inner = {"type": "object", "properties": {"a": inner}}
+    return {"type": "object", "properties": {"a": inner}}
+
+
+def test_a_schema_past_the_bound_is_refused_for_its_tool_and_the_others_load(
+    tmp_path: Path,
+) -> None:
+    listing = [
+        {"name": "bomb", "inputSchema": chained(levels=7, width=6)},  # 6**7: 280,000 places
+        {"name": "deep", "inputSchema": nested(2000)},
+        {"name": "shared", "inputSchema": chained(levels=3, width=3)},  # shared, and small
+        {"name": "echo", "inputSchema": {"type": "object", "properties": {"t": {}}}},
+    ]
+    server = Server("s", McpServer(command="x"), tmp_path, None)  # type: ignore[arg-type]
+    started = time.perf_counter()
+    tools, _, refused = make_tools(server, listing)
+    assert time.perf_counter() - started < 2
+    assert [tool.name for tool in tools] == ["s__echo", "s__shared"]
+    assert "expand past 20,000 values" in refused["s__bomb"]
+    assert "nested deeper than 64 levels" in refused["s__deep"]
+    shared = next(tool for tool in tools if tool.name == "s__shared")
+    assert "{p0?: {p0?: {p0?: string" in json.dumps(shared.schema)
+
+
+def test_a_server_whose_schema_explodes_starts_with_that_tool_refused(tmp_path: Path) -> None:
+    """At every start: refused, said to the user and the model, the others kept."""
+    config = McpServer(command=sys.executable, args=(str(SERVER),), tools=("echo", "shared_tree"))
+    with open_servers({"t": config}, tmp_path) as servers:
+        assert [tool.name for tool in servers.tools] == ["t__echo"]
+        (note,) = servers.problems
+        assert "the MCP tool t__shared_tree is not available" in note
+        assert "its references expand past 20,000 values" in note
+        assert "expand past" in servers.records[0]["refused"]["t__shared_tree"]
+
+
 def test_results_become_observations() -> None:
     image = {"type": "image", "data": "A" * 4096, "mimeType": "image/png"}
     ok, text = observation({"content": [{"type": "text", "text": "one"}, image]})
@@ -202,7 +255,7 @@ def test_policies_never_redo_a_call_unless_trusted_and_read_only(tmp_path: Path)
     ]
     for trusted, expected in ((False, "never"), (True, "redo")):
         config = McpServer(command="x", trusted=trusted, tools=("read", "write.file", "nope"))
-        tools, missing = make_tools(Server("s", config, tmp_path, None), listing)  # type: ignore[arg-type]
+        tools, missing, _ = make_tools(Server("s", config, tmp_path, None), listing)  # type: ignore[arg-type]
         policies = {tool.name: tool.policy.resume for tool in tools}
         assert policies == {"s__read": expected, "s__write_file": "never"}
         assert missing == ["nope"]
@@ -214,8 +267,8 @@ def test_without_the_sdk_a_server_is_a_note_naming_the_extra(
     monkeypatch.setitem(sys.modules, "mcp", None)  # as if the extra were not installed
     with open_servers({"t": McpServer(command="x")}, tmp_path) as servers:
         assert servers.tools == []
-        assert "pip install 'localagent[mcp]'" in servers.records[0]["error"]
-        assert "pip install 'localagent[mcp]'" in servers.problems[0]
+        assert "pip install 'localagent-coder[mcp]'" in servers.records[0]["error"]
+        assert "pip install 'localagent-coder[mcp]'" in servers.problems[0]
 
 
 # ---- end to end through the CLI ---------------------------------------------------------
@@ -358,4 +411,6 @@ def test_doctor_without_the_sdk_names_the_extra(ws: Path) -> None:
             timeout=60,
         )
     assert "Traceback" not in result.stderr, result.stderr
-    assert "[fail] mcp t" in result.stdout and "pip install 'localagent[mcp]'" in result.stdout
+    assert (
+        "[fail] mcp t" in result.stdout and "pip install 'localagent-coder[mcp]'" in result.stdout
+    )

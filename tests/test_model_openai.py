@@ -163,13 +163,13 @@ def test_plans_use_response_format_and_fall_back_to_the_schema_in_the_prompt() -
     rule = {"kind": "plan", "reply": {"content": json.dumps(plan)}}
     prompt_rule = {"match": "JSON schema", "in": "system", "reply": {"content": json.dumps(plan)}}
     with FakeServer(scenario(rules=[rule])) as server:
-        tasks = planner.decompose(model_for(server.url), "goal", lambda reply: None)
+        tasks = planner.Planner(model_for(server.url)).decompose("goal", lambda reply: None)
         assert tasks == plan["tasks"]
         sent = server.chat_requests[0]["response_format"]
         assert sent["json_schema"]["schema"] == planner.PLAN_SCHEMA
     with FakeServer(scenario(rules=[prompt_rule], response_format=False)) as server:
         model = model_for(server.url)
-        assert planner.decompose(model, "goal", lambda reply: None) == plan["tasks"]
+        assert planner.Planner(model).decompose("goal", lambda reply: None) == plan["tasks"]
         first, second = server.chat_requests
         assert "response_format" in first and "response_format" not in second
         assert json.dumps(planner.PLAN_SCHEMA) in second["messages"][0]["content"]
@@ -189,13 +189,11 @@ def test_streams_that_break_are_retried_and_cut_offs_are_said() -> None:
 
 
 def test_a_server_that_does_not_stream_is_read_whole() -> None:
-    with FakeServer(scenario(default=call("list_dir", path="."))) as server:
-        model = model_for(server.url)
-        # As a server that ignores `stream` would answer: one JSON body.
-        request = model._request(HELLO, catalog().schemas(), None, None)
-        response = model.http.post("chat/completions", json={**request, "stream": False})
-        reply = model._whole(response.json(), {"list_dir"})
-        assert reply.tool_calls == [ToolCall("list_dir", {"path": "."}, "call0001x0")]
+    # As a server that ignores `stream` would answer: one JSON body.
+    reply = {**call("list_dir", path="."), "whole": True}
+    with FakeServer(scenario(default=reply)) as server:
+        found = model_for(server.url).chat(HELLO, tools=catalog().schemas())
+        assert found.tool_calls == [ToolCall("list_dir", {"path": "."}, "call0001x0")]
 
 
 def test_the_api_key_comes_from_the_environment_only(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -41,9 +41,16 @@ def _check(
         return (label, "fail", f"failed to start: {exc}", _fix(name, config, str(exc), config_file))
     finally:
         server.stop()
-    tools, missing = make_tools(server, listing)
+    tools, missing, refused = make_tools(server, listing)
     shown = ", ".join(tool.name for tool in tools) or "none"
     detail = f"{len(tools)} tools: {shown}"
+    if refused:
+        why = "; ".join(f"{tool}: {reason}" for tool, reason in refused.items())
+        fix = (
+            "fix those tools' schemas in the server, or leave them out with tools = [...] "
+            f"in [mcp.servers.{name}] of {config_file}"
+        )
+        return (label, "warn", f"{detail}; refused {why}", fix)
     if missing:
         fix = f"fix tools = [...] in [mcp.servers.{name}] of {config_file}"
         return (label, "warn", f"{detail}; it offers no {', '.join(missing)}", fix)

@@ -7,6 +7,10 @@ resolved (`$ref` replaced by its target), nullable unions collapsed to their typ
 each top-level parameter sent flat: nested objects and their fields are written into its
 description, so the model still sees their shape. The model's arguments are validated
 against the server's original schema.
+
+A `$ref` is expanded at every place that names it, so a definition shared by many
+places, each naming others, grows exponentially: the expansion is counted, and one past
+MAX_VALUES values or MAX_NESTING levels is refused (SchemaTooLarge) before it is built.
 """
 
 from __future__ import annotations
@@ -16,29 +20,49 @@ from typing import Any
 import orjson
 
 MAX_REF_DEPTH = 8  # a recursive schema is cut here
+MAX_VALUES = 20_000  # of a schema with its references expanded: real tools have hundreds
+MAX_NESTING = 64  # levels of objects and lists
 MAX_SHAPE = 600  # characters of one parameter's shape in its description
 MAX_DESCRIPTION = 1200  # characters of a tool's own description
 PRIMITIVES = ("string", "integer", "number", "boolean")
 
 
-def resolve(schema: Any, root: Any = None, depth: int = 0) -> Any:
-    """The schema with every local `$ref` replaced by what it points to."""
-    root = schema if root is None else root
-    if isinstance(schema, list):
-        return [resolve(item, root, depth) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    if isinstance(schema.get("$ref"), str):
-        rest = {k: v for k, v in schema.items() if k != "$ref"}
-        target = _pointer(root, schema["$ref"])
-        if target is None or depth >= MAX_REF_DEPTH:
-            return resolve(rest, root, depth) if rest else {}
-        return resolve({**target, **rest}, root, depth + 1)
-    return {
-        key: resolve(value, root, depth)
-        for key, value in schema.items()
-        if key not in ("$defs", "definitions")
-    }
+class SchemaTooLarge(ValueError):
+    """A schema whose expansion passes MAX_VALUES values or MAX_NESTING levels."""
+
+
+def resolve(schema: Any, root: Any = None) -> Any:
+    """The schema with every local `$ref` replaced by what it points to; SchemaTooLarge
+    when that is past the bounds."""
+    return _Expansion(schema if root is None else root).expand(schema, 0, 0)
+
+
+class _Expansion:
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.values = 0
+
+    def expand(self, schema: Any, refs: int, nesting: int) -> Any:
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise SchemaTooLarge(f"its references expand past {MAX_VALUES:,} values")
+        if nesting > MAX_NESTING:
+            raise SchemaTooLarge(f"it is nested deeper than {MAX_NESTING} levels")
+        if isinstance(schema, list):
+            return [self.expand(item, refs, nesting + 1) for item in schema]
+        if not isinstance(schema, dict):
+            return schema
+        if isinstance(schema.get("$ref"), str):
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            target = _pointer(self.root, schema["$ref"])
+            if target is None or refs >= MAX_REF_DEPTH:
+                return self.expand(rest, refs, nesting) if rest else {}
+            return self.expand({**target, **rest}, refs + 1, nesting)
+        return {
+            key: self.expand(value, refs, nesting + 1)
+            for key, value in schema.items()
+            if key not in ("$defs", "definitions")
+        }
 
 
 def _pointer(root: Any, ref: str) -> dict[str, Any] | None:

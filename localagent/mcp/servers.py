@@ -31,7 +31,7 @@ from localagent.tools.registry import Policy, Tool, schema_tool
 
 log = logging.getLogger("localagent.mcp")
 START_SECONDS = 30.0  # at least this long for a server to start (npx may download it)
-INSTALL = "pip install 'localagent[mcp]'"
+INSTALL = "pip install 'localagent-coder[mcp]'"
 NO_SDK = f"the MCP SDK is not installed; install it with: {INSTALL}"
 
 
@@ -153,12 +153,16 @@ class McpCall:
         return self.server.call(ctx, self.name, self.tool, args)
 
 
-def make_tools(server: Server, listing: list[dict[str, Any]]) -> tuple[list[Tool], list[str]]:
+def make_tools(
+    server: Server, listing: list[dict[str, Any]]
+) -> tuple[list[Tool], list[str], dict[str, str]]:
     """The registry tools of one server's listing (its `tools` setting applied, sorted),
-    and the names that setting gives which the server does not offer."""
+    the names that setting gives which the server does not offer, and the tools refused
+    (by name, why): a schema too large to send."""
     wanted = server.config.tools
     offered = {str(item.get("name")): item for item in listing if isinstance(item.get("name"), str)}
     made: dict[str, Tool] = {}
+    refused: dict[str, str] = {}
     for original in sorted(offered):
         if wanted is not None and original not in wanted:
             continue
@@ -173,9 +177,14 @@ def make_tools(server: Server, listing: list[dict[str, Any]]) -> tuple[list[Tool
             )
             continue
         function = McpCall(server, name, original, item.get("inputSchema"))
-        spec, function.signature = schema.for_model(
-            name, str(item.get("description") or ""), item.get("inputSchema")
-        )
+        try:
+            spec, function.signature = schema.for_model(
+                name, str(item.get("description") or ""), item.get("inputSchema")
+            )
+        except schema.SchemaTooLarge as exc:
+            refused[name] = f"its input schema is refused: {exc}"
+            log.warning("MCP server %s: tool %s: %s", server.name, name, refused[name])
+            continue
         hints = item.get("annotations") if isinstance(item.get("annotations"), dict) else {}
         read_only = hints.get("readOnlyHint") is True
         if server.config.trusted and read_only:
@@ -184,7 +193,7 @@ def make_tools(server: Server, listing: list[dict[str, Any]]) -> tuple[list[Tool
             policy = Policy(resume="never", changes=not read_only)
         made[name] = schema_tool(name, function, spec, function.signature, policy)
     missing = [name for name in wanted or () if name not in offered]
-    return list(made.values()), missing
+    return list(made.values()), missing, refused
 
 
 class McpServers:
@@ -211,10 +220,17 @@ class McpServers:
                 self._failed(name, config, f"it failed to start: {exc}")
                 continue
             self.servers.append(server)
-            tools, missing = make_tools(server, listing)
+            tools, missing, refused = make_tools(server, listing)
             self.tools += tools
             record: dict[str, Any] = {"name": name, "transport": _transport(config)}
             record["tools"] = [tool.name for tool in tools]
+            if refused:
+                record["refused"] = refused
+            self.problems += [
+                f"NOTE: the MCP tool {tool} is not available in this run ({why}); "
+                "it is not in your tool list."
+                for tool, why in refused.items()
+            ]
             if server.connection is not None and server.connection.pid is not None:
                 record["pid"] = server.connection.pid
             if missing:

@@ -1,8 +1,10 @@
 """The model seam: the `Model` protocol and its adapters, one per kind of server.
 
 `protocol` is what the rest of localagent imports; `ollama` and `openai` are the
-adapters (each the only code that knows its wire format); `fake` is the scripted
-server the tests and the demo run against. Nothing heavy is imported here.
+adapters (each the only code that knows its wire format; `openai_reply` reads that
+one's answers); `base` retries what is worth waiting out; `wire` bounds every exchange
+in bytes and time; `numbers` bounds every number a server reports; `fake` is the
+scripted server the tests and the demo run against. Nothing heavy is imported here.
 """
 
 from __future__ import annotations

@@ -1,58 +1,52 @@
-"""What both HTTP adapters share: retries with backoff, abandoning a call on stop,
-falling back when the server refuses a capability, and reading native calls leniently.
+"""What both HTTP adapters share: retries with backoff, abandoning a call on stop, and
+falling back when the server refuses a capability.
 
 An adapter implements `_stream` (one request, read to its end) and says how to start
 its server and fetch a missing model; failures of the server (down, timing out, busy,
-5xx, a dropped or garbled stream) are retried here until the retry deadline.
+5xx, a dropped or garbled stream, an answer past its byte bound or its deadline) are
+retried here until the retry deadline. Every request goes through `wire.Exchange`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
 from localagent.errors import AgentError, ModelUnavailable
 from localagent.models.protocol import Message, Reply
+from localagent.models.wire import (
+    BODY_BYTES,
+    ERROR_BYTES,
+    Exchange,
+    Overflow,
+    Overtime,
+    http_client,
+)
 from localagent.settings import Settings
 from localagent.stopping import StopSignal, call_abandonably
-from localagent.textcalls import (
-    UNPARSED,
-    ToolCall,
-    clean_tool_name,
-    lenient_arguments,
-    valid_unicode,
-)
 
 log = logging.getLogger("localagent.model")
 
-LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0", "::", "[::]", ""}
 BACKOFF_CAP = 30.0
-
-
-def is_loopback(url: str) -> bool:
-    return (urlsplit(url).hostname or "") in LOOPBACK
-
-
-def http_client(host: str, timeout: Any, headers: dict[str, str] | None = None) -> httpx.Client:
-    """A client for one server. A loopback server is reached directly (no proxy from the
-    environment); over plain http there is no TLS at all then, so the CA bundle is not
-    loaded (about 30 ms at every start of a run)."""
-    loopback = is_loopback(host)
-    plain = loopback and urlsplit(host).scheme == "http"
-    return httpx.Client(
-        base_url=host, timeout=timeout, trust_env=not loopback, headers=headers, verify=not plain
-    )
+# A refused first contact means no server, not a busy one; one that is just starting
+# gets this long before the run says so.
+FIRST_CONTACT_WAIT = 2.0
+UNREACHABLE = (ConnectionError, httpx.ConnectError)
 
 
 class Retry(Exception):
-    """A failure of the server that is worth waiting out."""
+    """A failure of the server that is worth waiting out; `fix` replaces the adapter's
+    advice on how to start its server, where that is not what would help."""
+
+    def __init__(self, reason: str, fix: str = "", unreachable: bool = False) -> None:
+        super().__init__(reason)
+        self.fix = fix
+        self.unreachable = unreachable  # nothing accepted the connection
 
 
 class Refused(Exception):
@@ -68,45 +62,12 @@ class Downgrade(Exception):
     switched it off and the call is made again without it."""
 
 
-def error_text(response: httpx.Response) -> str:
-    """The error a server sent: Ollama's {"error": "..."}, OpenAI's {"error": {"message"}}."""
-    try:
-        data = json.loads(response.read() or b"{}")
-        error = data.get("error") if isinstance(data, dict) else None
-        if isinstance(error, dict):
-            error = error.get("message") or json.dumps(error)
-        if error:
-            return str(error)[:500]
-    except (ValueError, httpx.HTTPError):
-        pass
-    return f"HTTP {response.status_code} {response.reason_phrase}"
-
-
-def read_call(name: Any, arguments: Any, known: set[str]) -> ToolCall:
-    """One native tool call as sent, read leniently: arguments as a JSON string (or an
-    object followed by prose), a `functions.` prefix or leaked markup on the name.
-    Anything still malformed is kept for the tool to refuse with a clear observation."""
-    args = arguments
-    if isinstance(args, str):
-        try:
-            args = lenient_arguments(args)
-        except RecursionError:  # nesting past the parser's limit
-            args = None
-        if args is None:
-            args = {UNPARSED: arguments}
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        args = {UNPARSED: args}
-    return ToolCall(valid_unicode(clean_tool_name(str(name or ""), known)), valid_unicode(args))
-
-
-def unreadable_call(raw: Any) -> ToolCall:
-    return ToolCall(valid_unicode(str(raw)[:100]), {UNPARSED: valid_unicode(str(raw)[:2000])})
-
-
-def count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+def _unreachable(exc: Exception) -> str:
+    """Why nothing took the connection, in the user's words."""
+    text = str(exc).lower()
+    if any(word in text for word in ("name or service", "getaddrinfo", "nodename", "resolve")):
+        return "the host name could not be resolved"
+    return "connection refused"
 
 
 class HttpModel:
@@ -131,6 +92,8 @@ class HttpModel:
         self.num_ctx = settings.num_ctx
         self.on_wait: Callable[[str], None] | None = None
         self.waiting = ""  # why the current call is waiting for the server, once it is
+        self.exchange: Exchange | None = None  # the latest, for `received`
+        self.answered = False  # a server answered at this address in this run
 
     @property
     def missing_fix(self) -> str:
@@ -146,25 +109,67 @@ class HttpModel:
     ) -> Reply:
         raise NotImplementedError
 
+    # ---- one exchange with the server ----------------------------------------------
+
+    def _exchange(
+        self, limit: int, within: float | None = None, abandon: threading.Event | None = None
+    ) -> Exchange:
+        """An exchange that ends by `within` seconds (default: the call deadline)."""
+        within = self.settings.call_deadline if within is None else within
+        self.exchange = Exchange(within, limit, abandon)
+        return self.exchange
+
+    def received(self) -> int:
+        """Bytes of the latest answer read so far: a slow reply is seen to arrive."""
+        return self.exchange.received if self.exchange is not None else 0
+
+    def _fetch(
+        self,
+        method: str,
+        path: str,
+        json: Any = None,
+        within: float | None = None,
+        limit: int = BODY_BYTES,
+    ) -> httpx.Response:
+        """One request read whole: at most `limit` bytes of a success (Overflow), the
+        first bytes of an error, by `within` seconds (default: the request timeout)."""
+        within = self.settings.request_timeout if within is None else within
+        exchange = self._exchange(limit, min(within, self.settings.call_deadline))
+        with exchange.open(self.http, method, path, self.settings.request_timeout, json=json) as r:
+            return exchange.whole(r, None if r.status_code == 200 else ERROR_BYTES)
+
     # ---- calls with retries ------------------------------------------------------
 
-    def _with_retry(self, what: str, call: Callable[[], Any], within: float | None = None) -> Any:
+    def _with_retry(
+        self, what: str, call: Callable[[], Any], within: float | None = None, first: bool = False
+    ) -> Any:
+        """`call` until it succeeds or `within` seconds pass. `first`: the first contact
+        of a run, where a refused connection to a server that never answered ends in
+        FIRST_CONTACT_WAIT seconds: nobody is serving there."""
         within = self.settings.retry_deadline if within is None else within
-        deadline = time.monotonic() + within
+        started = time.monotonic()
         delay = 1.0
         while True:
             try:
                 return self._classify(call)
             except Retry as exc:
-                if time.monotonic() + delay > deadline:
-                    raise ModelUnavailable(
-                        f"the model server at {self.host} did not answer ({exc}) within "
-                        f"{within:.0f} s; {self.start_hint} and run `localagent resume`"
-                    ) from None
+                waited = time.monotonic() - started
+                if first and exc.unreachable and not self.answered:
+                    within = min(within, FIRST_CONTACT_WAIT)
+                if waited + delay > within:
+                    raise self._gave_up(exc, within) from None
                 log.warning("%s failed (%s); retrying in %.0f s", what, exc, delay)
                 self.waiting = self.waiting or str(exc)
                 self.wait(delay)
                 delay = min(delay * 2, BACKOFF_CAP)
+
+    def _gave_up(self, exc: Retry, within: float) -> ModelUnavailable:
+        fix = exc.fix or self.start_hint
+        if exc.unreachable and not self.answered:
+            return ModelUnavailable(f"no model server is running at {self.host} ({exc}); {fix}")
+        return ModelUnavailable(
+            f"the model server at {self.host} did not answer ({exc}) within {within:.0f} s; {fix}"
+        )
 
     def _abandonably(self, work: Callable[[], Any]) -> Any:
         """`work` on a worker thread, abandoned at a stop. When it starts waiting for
@@ -180,15 +185,33 @@ class HttpModel:
 
         return call_abandonably(self.stop, work, tick)
 
+    def _reached(self, call: Callable[[], Any]) -> Any:
+        """`call`, noting that a server is there unless nothing took the connection."""
+        try:
+            result = call()
+        except (*UNREACHABLE, httpx.ConnectTimeout):
+            raise
+        except Exception:
+            self.answered = True
+            raise
+        self.answered = True
+        return result
+
     def _classify(self, call: Callable[[], Any]) -> Any:
         try:
-            return call()
-        except (ConnectionError, httpx.ConnectError):
-            raise Retry("connection refused") from None
+            return self._reached(call)
+        except UNREACHABLE as exc:
+            raise Retry(_unreachable(exc), unreachable=True) from None
         except httpx.TimeoutException:
             raise Retry("timed out") from None
         except httpx.TransportError as exc:
             raise Retry(f"connection lost: {type(exc).__name__}") from None
+        except Overflow as exc:
+            fix = f"check what the server at {self.host} sends (does it honour num_predict?)"
+            raise Retry(str(exc), fix) from None
+        except Overtime as exc:
+            fix = f"check the server at {self.host}, or give it more time (call_deadline)"
+            raise Retry(str(exc), fix) from None
         except Refused as exc:
             if exc.status == 404:
                 raise ModelUnavailable(

@@ -1,9 +1,9 @@
 """The Ollama adapter: the only code that knows Ollama's wire format and errors.
 
-Through the official client for listing models (`resume --all` waiting for the server);
-a run's own calls (the model check and chat streams) are made by this module, which
-keeps the run from importing the client and its models (about 0.1 s at every resume),
-and reads chat streams leniently: tool arguments sent as a JSON string are kept.
+Every request is made by this module, not the official client: that keeps the run from
+importing the client and its models (about 0.1 s at every resume), bounds every answer
+(`wire.Exchange`), and reads chat streams leniently: tool arguments sent as a JSON
+string are kept.
 A missing model is reported with `ollama pull`; a model without native tool calling
 ("does not support tools") is switched to the text tool protocol for the rest of the
 run. Every call has an end: `num_predict` caps the reply, `call_deadline` the call.
@@ -12,28 +12,31 @@ run. Every call has an end: `num_predict` caps the reply, `call_deadline` the ca
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from localagent.models import numbers
 from localagent.models.base import (
     Downgrade,
     HttpModel,
     Refused,
     Retry,
-    count,
-    error_text,
-    http_client,
-    is_loopback,
-    read_call,
-    unreadable_call,
 )
+from localagent.models.calls import read_call, unreadable_call
 from localagent.models.protocol import Health, Message, ModelInfo, Reply
+from localagent.models.wire import (
+    ERROR_BYTES,
+    Overflow,
+    Overtime,
+    embed_bytes,
+    error_text,
+    reply_bytes,
+)
 from localagent.settings import Settings
 from localagent.stopping import StopSignal
 from localagent.textcalls import ToolCall, valid_unicode
@@ -84,14 +87,6 @@ def _tool_call(raw: Any, known: set[str]) -> ToolCall:
     return read_call(function.get("name", ""), function.get("arguments"), known)
 
 
-def _is_int(value: Any) -> bool:
-    try:
-        int(value)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
 class OllamaModel(HttpModel):
     backend = "ollama"
     start_hint = "start it with `ollama serve`"
@@ -113,7 +108,7 @@ class OllamaModel(HttpModel):
         return f"ollama pull {self.settings.model}"
 
     def _show(self) -> dict[str, Any]:
-        r = self.http.post("/api/show", json={"model": self.settings.model})
+        r = self._fetch("POST", "/api/show", json={"model": self.settings.model})
         if r.status_code != 200:
             raise Refused(r.status_code, error_text(r))
         shown = r.json()
@@ -123,51 +118,41 @@ class OllamaModel(HttpModel):
 
     def health(self) -> Health:
         try:
-            with http_client(self.host, 5.0) as http:
-                version = http.get("/api/version").json().get("version", "?")
-        except (httpx.HTTPError, ValueError, AttributeError) as exc:
+            version = self._fetch("GET", "/api/version", within=5.0).json().get("version", "?")
+        except (httpx.HTTPError, ValueError, AttributeError, Overflow, Overtime) as exc:
             fix = "start it with `ollama serve` (or set OLLAMA_HOST to where it runs)"
             return Health(False, f"{self.host} did not answer: {exc}", fix)
-        return Health(True, f"Ollama {version} at {self.host}")
+        return Health(True, f"Ollama {str(version)[:40]} at {self.host}")
 
     def wait_for_server(self) -> str:
-        import ollama
+        def listing() -> list[Any]:
+            r = self._fetch("GET", "/api/tags")
+            if r.status_code != 200:
+                raise Refused(r.status_code, error_text(r))
+            return r.json()["models"]
 
-        client = ollama.Client(
-            host=self.host, timeout=self.timeout, trust_env=not is_loopback(self.host)
-        )
+        return f"{len(self._with_retry('server check', listing))} models"
 
-        def listing() -> Any:
-            try:
-                return client.list()
-            except ollama.ResponseError as exc:
-                raise Refused(exc.status_code, str(exc.error)) from None
-
-        return f"{len(self._with_retry('server check', listing).models)} models"
-
-    def preflight(self, within: float | None = None) -> ModelInfo:
+    def preflight(self, within: float | None = None, patient: bool = False) -> ModelInfo:
         """Check the model exists and learn its capabilities; fix `num_ctx` for the run.
 
         `within` bounds the wait for the server (default: the retry deadline).
         """
-        shown = self._abandonably(lambda: self._with_retry("model check", self._show, within))
+        shown = self._abandonably(
+            lambda: self._with_retry("model check", self._show, within, not patient)
+        )
         info = shown.get("model_info") or {}
         details = shown.get("details") or {}
         if not isinstance(info, dict) or not isinstance(details, dict):
             info, details = {}, {}
-        context = next(
-            (int(v) for k, v in info.items() if k.endswith(".context_length") and _is_int(v)),
-            None,
-        )
-        listed = shown.get("capabilities")
-        caps = [str(c) for c in listed] if isinstance(listed, list) else []
+        sizes = (numbers.context(v) for k, v in info.items() if k.endswith(".context_length"))
+        context = next((size for size in sizes if size), None)
+        caps = numbers.names(shown.get("capabilities"))
         if caps and "tools" not in caps:
             self.native_tools = False
         if context:
             self.num_ctx = min(self.settings.num_ctx, context)
-        count = info.get("general.parameter_count")
-        size = _billions(details.get("parameter_size"))
-        size = count / 1e9 if isinstance(count, int) and count > 0 and not size else size
+        size = numbers.billions(info.get("general.parameter_count"), details.get("parameter_size"))
         self.info = ModelInfo(caps, context, size)
         return self.info
 
@@ -200,10 +185,10 @@ class OllamaModel(HttpModel):
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         request = {"model": self.settings.embed_model, "input": texts}
-        r = self.http.post("/api/embed", json=request)
+        r = self._fetch("POST", "/api/embed", json=request, limit=embed_bytes(len(texts)))
         if r.status_code != 200:
             raise self._embed_refused(Refused(r.status_code, error_text(r)))
-        return [[float(x) for x in vector] for vector in r.json()["embeddings"]]
+        return [numbers.vector(vector) for vector in r.json()["embeddings"]]
 
     def _stream(
         self,
@@ -214,51 +199,49 @@ class OllamaModel(HttpModel):
         temperature: float | None,
     ) -> Reply:
         tools = tools if self.native_tools else None
-        reply = Reply()
         known = {t["function"]["name"] for t in tools or []}
-        content: list[str] = []
-        deadline = time.monotonic() + self.settings.call_deadline
         request = self._request(messages, tools, schema, temperature)
-        with self.http.stream("POST", "/api/chat", json=request) as r:
+        exchange = self._exchange(reply_bytes(self.settings.num_predict), abandon=abandon)
+        idle = self.settings.request_timeout
+        with exchange.open(self.http, "POST", "/api/chat", idle, json=request) as r:
             if r.status_code != 200:
-                error = error_text(r)
+                error = error_text(exchange.whole(r, ERROR_BYTES))
                 if r.status_code == 400 and "does not support tools" in error and tools:
                     self.native_tools = False
                     raise Downgrade(
                         f"{self.settings.model} has no native tool calling; using the text protocol"
                     )
                 raise Refused(r.status_code, error)
-            for line in r.iter_lines():
-                if not line.strip():
-                    continue
-                part = json.loads(line)
-                if not isinstance(part, dict):
-                    raise ValueError("a stream line that is not an object")
-                if part.get("error"):
-                    raise Retry(f"server error mid-stream: {str(part['error'])[:200]}")
-                message = part.get("message") or {}
-                content.append(str(message.get("content") or ""))
-                reply.tool_calls += [_tool_call(c, known) for c in message.get("tool_calls") or []]
-                if part.get("done"):
-                    reply.prompt_tokens = count(part.get("prompt_eval_count"))
-                    reply.completion_tokens = count(part.get("eval_count"))
-                    reply.cut_off = "length" if part.get("done_reason") == "length" else ""
-                    break
-                if time.monotonic() > deadline:
-                    reply.cut_off = "deadline"
-                    break
-                if abandon.is_set():
-                    break
-            else:
-                raise Retry("the stream ended before the reply was done")
-        reply.content = valid_unicode("".join(content))
-        return reply
+            return _read(exchange.lines(r), known)
 
 
-def _billions(size: object) -> float | None:
-    """Ollama's `parameter_size` ("7.6B", "494.03M") in billions; None if unreadable."""
-    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMBT])\s*", str(size or ""), re.IGNORECASE)
-    if not found:
-        return None
-    scale = {"K": 1e-6, "M": 1e-3, "B": 1.0, "T": 1e3}[found[2].upper()]
-    return float(found[1]) * scale
+def _read(lines: Iterator[str], known: set[str]) -> Reply:
+    """A streamed reply. Past its deadline or its byte bound, what came is the reply, cut
+    off; when nothing came, only keep-alives or part of one line, the server failed."""
+    reply, content, answered = Reply(), [], False
+    try:
+        for line in lines:
+            if not line.strip():
+                continue
+            part = json.loads(line)
+            if not isinstance(part, dict):
+                raise ValueError("a stream line that is not an object")
+            if part.get("error"):
+                raise Retry(f"server error mid-stream: {str(part['error'])[:200]}")
+            answered = True
+            message = part.get("message") or {}
+            content.append(str(message.get("content") or ""))
+            reply.tool_calls += [_tool_call(c, known) for c in message.get("tool_calls") or []]
+            if part.get("done"):
+                reply.prompt_tokens = numbers.tokens(part.get("prompt_eval_count"))
+                reply.completion_tokens = numbers.tokens(part.get("eval_count"))
+                reply.cut_off = "length" if part.get("done_reason") == "length" else ""
+                break
+        else:
+            raise Retry("the stream ended before the reply was done")
+    except (Overflow, Overtime) as exc:
+        if not answered:
+            raise
+        reply.cut_off = "deadline" if isinstance(exc, Overtime) else "length"
+    reply.content = valid_unicode("".join(content))
+    return reply

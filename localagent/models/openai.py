@@ -13,36 +13,33 @@ the Authorization header: it is no setting, so it is never journaled or logged.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
 from localagent.errors import ModelUnavailable
-from localagent.models.base import (
-    Downgrade,
-    HttpModel,
-    Refused,
-    Retry,
-    count,
-    error_text,
-    read_call,
-)
+from localagent.models import numbers, openai_info, openai_reply
+from localagent.models.base import Downgrade, HttpModel, Refused
 from localagent.models.protocol import Health, Message, ModelInfo, Reply
+from localagent.models.wire import (
+    ERROR_BYTES,
+    Overflow,
+    Overtime,
+    embed_bytes,
+    error_text,
+    reply_bytes,
+)
 from localagent.settings import Settings
 from localagent.stopping import StopSignal
-from localagent.textcalls import UNPARSED, ToolCall, valid_unicode
+from localagent.textcalls import UNPARSED
 
 KEY_VARIABLES = ("LOCALAGENT_API_KEY", "OPENAI_API_KEY")
 JSON_IN_PROMPT = "Answer with one JSON object only, no other text, matching this JSON schema:\n"
-# Where servers say their context size in /models: vLLM, LM Studio, llama.cpp (trained).
-CONTEXT_KEYS = ("max_model_len", "context_length", "max_context_length")
 
 
 def api_key() -> str:
@@ -95,35 +92,6 @@ def _mentions(error: str, *words: str) -> bool:
     return any(word in error.lower() for word in words)
 
 
-class _Calls:
-    """Tool calls as a stream sends them: pieces by index, arguments in fragments."""
-
-    def __init__(self) -> None:
-        self.parts: dict[int, dict[str, Any]] = {}
-
-    def add(self, deltas: list[Any]) -> None:
-        for position, delta in enumerate(deltas):
-            if not isinstance(delta, dict):
-                continue
-            index = delta.get("index", position)
-            part = self.parts.setdefault(index, {"id": "", "name": "", "arguments": ""})
-            function = delta.get("function") or {}
-            part["id"] = part["id"] or str(delta.get("id") or "")
-            part["name"] += str(function.get("name") or "")
-            args = function.get("arguments")
-            if isinstance(args, str) and isinstance(part["arguments"], str):
-                part["arguments"] += args
-            elif args is not None:  # an object, as some servers send
-                part["arguments"] = args
-
-    def read(self, known: set[str]) -> list[ToolCall]:
-        calls = []
-        for part in (self.parts[i] for i in sorted(self.parts)):
-            call = read_call(part["name"], part["arguments"] or "{}", known)
-            calls.append(dataclasses.replace(call, server_id=valid_unicode(part["id"])))
-        return calls
-
-
 class OpenAIModel(HttpModel):
     backend = "openai"
     start_hint = "start the server (or set LOCALAGENT_BASE_URL to where it runs)"
@@ -154,7 +122,7 @@ class OpenAIModel(HttpModel):
         )
 
     def _get(self, path: str, timeout: float | None = None) -> Any:
-        response = self.http.get(path, timeout=timeout or self.timeout)
+        response = self._fetch("GET", path, within=timeout)
         if response.status_code != 200:
             raise Refused(response.status_code, error_text(response))
         return response.json()
@@ -177,7 +145,7 @@ class OpenAIModel(HttpModel):
     def health(self) -> Health:
         try:
             names = [str(m.get("id")) for m in self._models(timeout=5.0)]
-        except (httpx.HTTPError, ValueError, Refused, ModelUnavailable) as exc:
+        except (httpx.HTTPError, ValueError, Refused, ModelUnavailable, Overflow, Overtime) as exc:
             fix = "start it, or set LOCALAGENT_BASE_URL to where it runs (e.g. .../v1)"
             return Health(False, f"{self.host} did not answer /models: {exc}", fix)
         shown = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
@@ -186,34 +154,21 @@ class OpenAIModel(HttpModel):
     def wait_for_server(self) -> str:
         return f"{len(self._with_retry('server check', self._models))} models"
 
-    def _props(self) -> dict[str, Any]:
-        """llama.cpp's server properties (at the server's root), or {} elsewhere."""
-        root = self.host[: -len("/v1")] if self.host.endswith("/v1") else self.host
+    def _json(self, url: str) -> Any:
+        """What a GET of this side URL answers; None when it fails (it is optional)."""
         try:
-            props = self._get(root + "/props", timeout=5.0)
-        except (httpx.HTTPError, ValueError, Refused):
-            return {}
-        return props if isinstance(props, dict) else {}
-
-    def _lm_studio_context(self) -> int | None:
-        """LM Studio's own REST API (`/api/v0/models/ID`, at the server's root) names the
-        context its model is loaded with (`loaded_context_length`) and the most it takes
-        (`max_context_length`); its /v1/models names neither. None elsewhere."""
-        root = self.host[: -len("/v1")] if self.host.endswith("/v1") else self.host
-        url = f"{root}/api/v0/models/{quote(self.settings.model, safe='')}"
-        try:
-            shown = self._get(url, timeout=5.0)
-        except (httpx.HTTPError, ValueError, Refused):
+            return self._get(url, timeout=5.0)
+        except (httpx.HTTPError, ValueError, Refused, Overflow, Overtime):
             return None
-        if not isinstance(shown, dict):
-            return None
-        sizes = [shown.get("loaded_context_length"), shown.get("max_context_length")]
-        return next((count(size) for size in sizes if count(size)), None)
 
-    def preflight(self, within: float | None = None) -> ModelInfo:
-        """Check the server serves the model; learn its context size; fix `num_ctx`."""
-        models = self._abandonably(lambda: self._with_retry("model check", self._models, within))
-        props = self._props()
+    def preflight(self, within: float | None = None, patient: bool = False) -> ModelInfo:
+        """Check the server serves the model; learn its context size and its size in
+        parameters; fix `num_ctx`."""
+        models = self._abandonably(
+            lambda: self._with_retry("model check", self._models, within, not patient)
+        )
+        props = self._json(openai_info.root(self.host) + "/props")
+        props = props if isinstance(props, dict) else {}
         self.llama_cpp = bool(props)
         entry = next((m for m in models if m.get("id") == self.settings.model), None)
         if entry is None and not self.llama_cpp:  # llama.cpp serves its one model by any name
@@ -222,16 +177,22 @@ class OpenAIModel(HttpModel):
                 f"the model {self.settings.model!r} is not served at {self.host} "
                 f"(it serves: {names}); {self.missing_fix}"
             )
-        settings = props.get("default_generation_settings")
-        sizes = [settings.get("n_ctx") if isinstance(settings, dict) else None, props.get("n_ctx")]
-        sizes += [(entry or {}).get(key) for key in CONTEXT_KEYS]
-        context = next((count(size) for size in sizes if count(size)), None)
+        served = entry or (models[0] if models else {})
+        context = openai_info.context(served, props)
         if context is None and not self.llama_cpp:
-            context = self._lm_studio_context()
+            context = openai_info.lm_studio_context(self._json, self.host, self.settings.model)
         if context:
             self.num_ctx = min(self.settings.num_ctx, context)
-        self.info = ModelInfo([], context)
+        self.info = ModelInfo([], context, self._parameters(served))
         return self.info
+
+    def _parameters(self, served: dict[str, Any]) -> float | None:
+        """The model's size: as the server says it, else as its name says it."""
+        said = openai_info.parameters(served)
+        if said is None and not self.llama_cpp:
+            said = openai_info.lm_studio_parameters(self._json, self.host, self.settings.model)
+        names = (served.get("root"), self.settings.model, served.get("id"))
+        return said or openai_info.named_parameters(*names)
 
     def probe_tools(self) -> str:
         """A one-token call with one tool: llama.cpp without --jinja refuses it at once."""
@@ -243,8 +204,8 @@ class OpenAIModel(HttpModel):
         request.update(stream=False, max_tokens=1)
         request.pop("stream_options")
         try:
-            response = self.http.post("chat/completions", json=request, timeout=30.0)
-        except httpx.HTTPError:
+            response = self._fetch("POST", "chat/completions", json=request, within=30.0)
+        except (httpx.HTTPError, Overflow, Overtime):
             return ""
         if response.status_code != 200:
             self._refused(response.status_code, error_text(response), True, False)
@@ -295,11 +256,11 @@ class OpenAIModel(HttpModel):
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         request = {"model": self.settings.embed_model, "input": texts}
-        r = self.http.post("embeddings", json=request)
+        r = self._fetch("POST", "embeddings", json=request, limit=embed_bytes(len(texts)))
         if r.status_code != 200:
             raise self._embed_refused(Refused(r.status_code, error_text(r)))
         items = sorted(r.json()["data"], key=lambda item: item["index"])
-        return [[float(x) for x in item["embedding"]] for item in items]
+        return [numbers.vector(item["embedding"]) for item in items]
 
     def _stream(
         self,
@@ -312,61 +273,14 @@ class OpenAIModel(HttpModel):
         tools = tools if self.native_tools else None
         request = self._request(messages, tools, schema, temperature)
         structured = "response_format" in request
-        with self.http.stream("POST", "chat/completions", json=request) as r:
+        exchange = self._exchange(reply_bytes(self.settings.num_predict), abandon=abandon)
+        idle = self.settings.request_timeout
+        with exchange.open(self.http, "POST", "chat/completions", idle, json=request) as r:
             if r.status_code != 200:
-                raise self._refused(r.status_code, error_text(r), bool(tools), structured)
+                error = error_text(exchange.whole(r, ERROR_BYTES))
+                raise self._refused(r.status_code, error, bool(tools), structured)
             known = {t["function"]["name"] for t in tools or []}
             if r.headers.get("content-type", "").startswith("application/json"):
-                return self._whole(json.loads(r.read()), known)  # a server that does not stream
-            return self._events(r, known, abandon)
-
-    def _events(self, r: httpx.Response, known: set[str], abandon: threading.Event) -> Reply:
-        reply, calls, content = Reply(), _Calls(), []
-        deadline = time.monotonic() + self.settings.call_deadline
-        finish = None
-        for line in r.iter_lines():
-            if not line.startswith("data:"):
-                continue  # blank lines, comments, event names
-            data = line[len("data:") :].strip()
-            if data == "[DONE]":
-                break
-            part = json.loads(data)
-            if not isinstance(part, dict):
-                raise ValueError("an event that is not an object")
-            if part.get("error"):
-                raise Retry(f"server error mid-stream: {str(part['error'])[:200]}")
-            self._usage(reply, part.get("usage"))
-            for choice in (part.get("choices") or [])[:1]:
-                delta = choice.get("delta") or {}
-                content.append(str(delta.get("content") or ""))
-                calls.add(delta.get("tool_calls") or [])
-                finish = choice.get("finish_reason") or finish
-            if time.monotonic() > deadline:
-                reply.cut_off = "deadline"
-                break
-            if abandon.is_set():
-                break
-        else:
-            if finish is None:
-                raise Retry("the stream ended before the reply was done")
-        reply.cut_off = reply.cut_off or ("length" if finish == "length" else "")
-        reply.content = valid_unicode("".join(content))
-        reply.tool_calls = calls.read(known)
-        return reply
-
-    def _whole(self, body: Any, known: set[str]) -> Reply:
-        choice = body["choices"][0]
-        message = choice.get("message") or {}
-        calls = _Calls()
-        calls.add(message.get("tool_calls") or [])
-        reply = Reply(content=valid_unicode(str(message.get("content") or "")))
-        reply.tool_calls = calls.read(known)
-        reply.cut_off = "length" if choice.get("finish_reason") == "length" else ""
-        self._usage(reply, body.get("usage"))
-        return reply
-
-    @staticmethod
-    def _usage(reply: Reply, usage: Any) -> None:
-        if isinstance(usage, dict):
-            reply.prompt_tokens = count(usage.get("prompt_tokens"))
-            reply.completion_tokens = count(usage.get("completion_tokens"))
+                # a server that does not stream
+                return openai_reply.whole(json.loads(exchange.whole(r).content), known)
+            return openai_reply.events(exchange.lines(r), known)

@@ -72,9 +72,14 @@ class Model(Protocol):
         """Wait (with backoff, up to the retry deadline) until the server answers."""
         ...
 
-    def preflight(self, within: float | None = None) -> ModelInfo:
+    def preflight(self, within: float | None = None, patient: bool = False) -> ModelInfo:
         """Check the model is there, learn its capabilities, fix `num_ctx` for the run;
-        raises ModelUnavailable (with the fix) when it is not."""
+        raises ModelUnavailable (with the fix) when it is not. A server that refuses
+        the connection is waited for only when `patient` (else it is said at once)."""
+        ...
+
+    def received(self) -> int:
+        """Bytes of the latest answer read so far (the live line shows them)."""
         ...
 
     def probe_tools(self) -> str:

@@ -39,10 +39,13 @@ A JSON object; every key is optional:
       "llama_cpp": false, "response_format": true, "api_key": ""
     }
 
-`llama_cpp` serves llama.cpp's `/props`; `lm_studio` serves LM Studio's
-`/api/v0/models/ID` (and leaves the context size out of `/v1/models`, as LM
-Studio does); `response_format: false` refuses OpenAI structured output;
-`api_key` makes the /v1 endpoints demand that key.
+`llama_cpp` serves llama.cpp's `/props` and its `meta` (`n_params`, from the
+model's `parameter_size`) in `/v1/models`; `lm_studio` serves LM Studio's
+`/api/v0/models/ID` and `/api/v1/models` (`params_string`), and leaves the context
+size out of `/v1/models`, as LM Studio does; `response_format: false` refuses OpenAI
+structured output;
+`api_key` makes the /v1 endpoints demand that key; `embed_body` answers every
+embedding request with exactly that text.
 `models` lists the pulled models (default: `gpt-oss:20b` as above). A model
 needs only `name`; `capabilities` defaults to `["completion", "tools"]`,
 `context_length` to 32768, and `family`, `parameter_size`,
@@ -92,6 +95,13 @@ A REPLY is an object; every key is optional:
     chunk_delay        seconds to wait between streamed chunks
     endless            true: stream thinking chunks (every chunk_delay, default 0.05 s)
                        until the client hangs up, as a model that never stops does
+    endless_line       true: stream one line that never ends instead of the reply (64 KB
+                       pieces, every chunk_delay, default none) until the client hangs up
+    drip               true: send a stream's bytes one at a time, every chunk_delay
+                       (default 0.05 s)
+    keepalive          send this many keep-alives first (an SSE comment, a blank NDJSON
+                       line), every chunk_delay (default 0.05 s)
+    whole              true: answer with one JSON body though the request asked to stream
     body               answer with exactly this text instead (status 200 unless
                        `body_status` says otherwise; `content_type` default text/html):
                        a proxy's page, garbage, a shape that is not Ollama's

@@ -7,7 +7,7 @@ import json
 import socketserver
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 from localagent.models.fake import openai as fake_openai
@@ -16,12 +16,12 @@ from localagent.models.fake.ollama import (
     final_fields,
     now,
     show,
-    stream_messages,
     tags,
     toy_embedding,
     wire_message,
 )
 from localagent.models.fake.scenario import EMBED_PATHS
+from localagent.models.fake.streams import Streams
 
 if TYPE_CHECKING:
     from localagent.models.fake.server import FakeServer
@@ -45,7 +45,7 @@ class Server(ThreadingHTTPServer):
         self.server_name, self.server_port = self.server_address[:2]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(Streams):
     # HTTP/1.1 so streams use chunked encoding: a dropped stream then reads
     # as truncated to the client instead of as a clean end of body.
     protocol_version = "HTTP/1.1"
@@ -99,6 +99,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, fake_openai.models(fake.scenario))
         elif self.path == "/props" and fake.scenario["llama_cpp"]:
             self._send_json(200, fake_openai.props(fake.scenario))
+        elif self.path == "/api/v1/models" and fake.scenario["lm_studio"]:
+            self._send_json(200, fake_openai.lm_studio_models(fake.scenario))
         elif self.path.startswith("/api/v0/models/") and fake.scenario["lm_studio"]:
             shown = fake_openai.lm_studio_model(fake.scenario, self.path)
             self._send_json(*((200, shown) if shown else (404, {"error": "model not found"})))
@@ -151,6 +153,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(404, f"model '{name}' not found", openai)
         elif not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             self._send_error(400, "input must be a string or a list of strings", openai)
+        elif fake.scenario["embed_body"] is not None:
+            self._send(200, fake.scenario["embed_body"].encode(), "application/json")
         elif openai:
             data = [
                 {"object": "embedding", "index": i, "embedding": toy_embedding(t)}
@@ -187,9 +191,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(reply.get("body_status", 200), reply["body"].encode(), content_type)
         elif "status" in reply:
             self._send_error(reply["status"], reply["error"], openai)
-        elif body.get("stream", not openai) and openai:
+        elif body.get("stream", not openai) and openai and not reply.get("whole"):
             self._events(body, reply, seq)
-        elif body.get("stream", True) and not openai:
+        elif body.get("stream", True) and not openai and not reply.get("whole"):
             self._stream(body, reply, started)
         elif reply.get("drop"):
             self.close_connection = True
@@ -203,70 +207,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_error(self, status: int, error: str, openai: bool) -> None:
         self._send_json(status, fake_openai.error(status, error) if openai else {"error": error})
-
-    def _events(self, body: dict[str, Any], reply: dict[str, Any], seq: int) -> None:
-        """An OpenAI-style stream of server-sent events."""
-        parts = fake_openai.events(body, reply, seq)
-        broken = reply.get("drop") or "error_line" in reply
-        sent = parts[: max(1, len(parts) // 2)] if broken else parts
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        pause = reply.get("chunk_delay", 0.05 if reply.get("endless") else 0)
-        for event in sent:
-            self._event(event)
-            if pause and self.server.fake._stopping.wait(pause):
-                return
-        while reply.get("endless") and not self.server.fake._stopping.wait(pause):
-            self._event(fake_openai.endless(body, seq))
-        if reply.get("drop"):
-            self.close_connection = True
-            return
-        if "error_line" in reply:
-            self._event(fake_openai.error(500, reply["error_line"]))
-        else:
-            for event in fake_openai.ending(body, reply, seq):
-                self._event(event)
-            self._write_chunk(b"data: [DONE]\n\n")
-        self.wfile.write(b"0\r\n\r\n")
-
-    def _event(self, payload: dict[str, Any]) -> None:
-        self._write_chunk(b"data: " + json.dumps(payload).encode() + b"\n\n")
-
-    def _write_chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-
-    def _stream(self, body: dict[str, Any], reply: dict[str, Any], started: int) -> None:
-        parts = stream_messages(reply)
-        broken = reply.get("drop") or "error_line" in reply
-        sent = parts[: max(1, len(parts) // 2)] if broken else parts
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-ndjson")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        pause = reply.get("chunk_delay", 0.05 if reply.get("endless") else 0)
-        for message in sent:
-            self._chunk({"model": body["model"], "created_at": now(), "message": message})
-            if pause and self.server.fake._stopping.wait(pause):
-                return
-        while reply.get("endless") and not self.server.fake._stopping.wait(pause):
-            thinking = {"role": "assistant", "content": "", "thinking": "and then "}
-            self._chunk({"model": body["model"], "created_at": now(), "message": thinking})
-        if reply.get("drop"):
-            # No terminating chunk: the client sees the body end mid-stream.
-            self.close_connection = True
-            return
-        if "error_line" in reply:
-            self._chunk({"error": reply["error_line"]})
-        else:
-            last = {"role": "assistant", "content": ""}
-            head = {"model": body["model"], "created_at": now(), "message": last}
-            self._chunk(head | final_fields(body, reply, started))
-        self.wfile.write(b"0\r\n\r\n")
-
-    def _chunk(self, payload: dict[str, Any]) -> None:
-        self._write_chunk(json.dumps(payload).encode() + b"\n")
 
     def _send_json(self, status: int, payload: dict[str, Any]) -> None:
         self._send(status, json.dumps(payload).encode(), "application/json; charset=utf-8")

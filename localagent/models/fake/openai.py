@@ -14,6 +14,7 @@ sets `"api_key"`).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import unquote
 
@@ -29,9 +30,34 @@ def models(scenario: dict[str, Any]) -> dict[str, Any]:
     listed = [
         {"id": m["name"], "object": "model", "created": 0, "owned_by": "fake"}
         | ({} if scenario["lm_studio"] else {"max_model_len": m["context_length"]})
+        | ({"meta": _meta(m)} if scenario["llama_cpp"] else {})
         for m in scenario["models"]
     ]
     return {"object": "list", "data": listed}
+
+
+def _meta(model: dict[str, Any]) -> dict[str, Any]:
+    """llama.cpp's `meta` of a /v1/models entry: the trained context and the parameter
+    count, from the model's `parameter_size` ("1.5B", "494.03M")."""
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMBT])\s*", model["parameter_size"], re.I)
+    scale = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+    count = int(float(found[1]) * scale[found[2].upper()]) if found else None
+    return {"n_ctx_train": model["context_length"], "n_params": count}
+
+
+def lm_studio_models(scenario: dict[str, Any]) -> dict[str, Any]:
+    """LM Studio's `/api/v1/models` (0.4 and later): each model's key and `params_string`."""
+    listed = [
+        {
+            "type": "llm",
+            "key": m["name"],
+            "params_string": m["parameter_size"],
+            "max_context_length": m["context_length"],
+            "loaded_instances": [],
+        }
+        for m in scenario["models"]
+    ]
+    return {"models": listed}
 
 
 def lm_studio_model(scenario: dict[str, Any], path: str) -> dict[str, Any] | None:

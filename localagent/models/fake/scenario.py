@@ -31,6 +31,7 @@ _CHECKS: dict[str, Callable[[Any], bool]] = {
     "an object": lambda v: isinstance(v, dict),
     "an object or a string": lambda v: isinstance(v, dict | str),
     "an object or null": lambda v: v is None or isinstance(v, dict),
+    "a string or null": lambda v: v is None or isinstance(v, str),
     "an integer or null": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
 }
 _SCENARIO_FIELDS = {
@@ -44,6 +45,7 @@ _SCENARIO_FIELDS = {
     "lm_studio": "true or false",
     "response_format": "true or false",
     "api_key": "a string",
+    "embed_body": "a string or null",
 }
 _MODEL_FIELDS = {
     "name": "a string",
@@ -76,6 +78,10 @@ _REPLY_FIELDS = {
     "chunks": "an integer",
     "chunk_delay": "a number",
     "endless": "true or false",
+    "endless_line": "true or false",
+    "drip": "true or false",
+    "keepalive": "an integer",
+    "whole": "true or false",
     "body": "a string",
     "body_status": "an integer",
     "content_type": "a string",
@@ -118,6 +124,7 @@ def validate_scenario(data: object) -> dict[str, Any]:
         "lm_studio": spec.get("lm_studio", False),
         "response_format": spec.get("response_format", True),
         "api_key": spec.get("api_key", ""),
+        "embed_body": spec.get("embed_body"),
     }
 
 
@@ -206,7 +213,8 @@ def _strings(value: Any) -> list[str]:
 
 def _reply(value: object, where: str) -> dict[str, Any]:
     reply = _fields(value, where, _REPLY_FIELDS)
-    for key, minimum in (("prompt_eval_count", 0), ("eval_count", 0), ("chunks", 1), ("delay", 0)):
+    minimums = (("prompt_eval_count", 0), ("eval_count", 0), ("chunks", 1), ("delay", 0))
+    for key, minimum in (*minimums, ("keepalive", 0), ("chunk_delay", 0)):
         _at_least(reply, key, minimum, where)
     if "error" in reply or "status" in reply:
         if not 400 <= reply.setdefault("status", 500) <= 599:
