@@ -167,6 +167,22 @@ def read_bytes(path: Path, limit: int | None = None) -> bytes:
         return fh.read() if limit is None else fh.read(limit)
 
 
+def read_inside(folder: Path, path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of the regular file at `path`, which must still lie inside
+    `folder` once every link is resolved (UnsafeFile otherwise): a link planted in a
+    folder a stranger filled (a workspace, a prompts folder) never reads a file elsewhere."""
+    home = os.path.realpath(folder)
+    real = os.path.realpath(path)
+    if os.path.commonpath([home, real]) != home:
+        raise UnsafeFile(
+            f"{path} leads to {real}, outside {folder}; localagent never reads a file "
+            "elsewhere through a link (one may have been planted). Copy the file in instead"
+        )
+    # Every link is resolved now: a link in its place since is refused, not followed.
+    with open_file(Path(real), "rb") as fh:
+        return fh.read(limit)
+
+
 def create_new(path: Path) -> IO[bytes]:
     """A new empty file at `path`, opened for writing; whatever was planted there (a
     symlink, a FIFO, a stale temp file) is removed first, never written through."""

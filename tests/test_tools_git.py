@@ -398,7 +398,7 @@ def test_the_model_looks_commits_and_reads_the_log_through_the_cli(repo: Path) -
     recs = records(repo)
     started = [r for r in recs if r["type"] == "action_started"]
     assert [r["tool"] for r in started] == ["git_status", "git_diff", "git_commit", "git_log"]
-    assert all(r["pid"] > 0 for r in started)
+    assert all(r["marker"] for r in started)  # journaled before each git process starts
     finished = [r for r in recs if r["type"] == "action_finished"]
     assert all(r["ok"] and "facts" not in r for r in finished)
     assert "Update a.py" in finished[2]["result"]
@@ -437,3 +437,179 @@ def test_an_interrupted_commit_is_not_run_again_on_resume(repo: Path) -> None:
     assert not [r for r in recs if r["type"] == "action_finished"]
     assert commits(repo) == ["first"]
     assert " M a.py" in git(repo, "status", "--porcelain")
+
+
+# ---- a planted repository configuration ---------------------------------------------
+
+GIT_TOOL_CALLS = [
+    ("git_status", {}),
+    ("git_diff", {}),
+    ("git_diff", {"staged": True}),
+    ("git_log", {}),
+    ("git_commit", {"message": "Configured", "paths": "a.py lib"}),
+]
+# Every setting with which a repository's own configuration names a program to run.
+PROGRAM_SETTINGS = [
+    "core.fsmonitor",
+    "core.pager",
+    "pager.log",
+    "pager.status",
+    "pager.diff",
+    "core.editor",
+    "sequence.editor",
+    "core.sshCommand",
+    "core.askPass",
+    "core.gitProxy",
+    "credential.helper",
+    "diff.external",
+    "diff.planted.command",
+    "diff.planted.textconv",
+    "merge.planted.driver",
+    "filter.planted.clean",
+    "filter.planted.smudge",
+    "filter.planted.process",
+    "gpg.program",
+    "gpg.openpgp.program",
+    "gpg.ssh.program",
+    "gpg.x509.program",
+    "gpg.ssh.defaultKeyCommand",
+    "core.alternateRefsCommand",
+    "uploadpack.packObjectsHook",
+    "remote.origin.uploadpack",
+    "remote.origin.receivepack",
+]
+PROGRAM_SWITCHES = {
+    "log.showSignature": "true",
+    "commit.gpgSign": "true",
+    "core.hooksPath": ".git/hooks",
+    "filter.planted.required": "true",
+    "status.submoduleSummary": "true",
+    "remote.origin.url": "ssh://example.invalid/repo.git",
+    "protocol.ext.allow": "always",
+    "protocol.ssh.allow": "always",
+    "protocol.planted.allow": "always",
+}
+
+
+def plant_programs(repo: Path, script: Path, *, via_include: bool = False) -> None:
+    """The repository's configuration names the marker script for every program setting;
+    the attributes send every file through the planted drivers, and every hook runs it."""
+    config = repo / ".git" / ("planted.cfg" if via_include else "config")
+    for key in PROGRAM_SETTINGS:
+        git(repo, "config", "--file", str(config), key, str(script))
+    for key, value in PROGRAM_SWITCHES.items():
+        git(repo, "config", "--file", str(config), key, value)
+    if via_include:
+        git(repo, "config", "include.path", "planted.cfg")
+    attributes = "* diff=planted merge=planted filter=planted\n"
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text(attributes)
+    for name in ("pre-commit", "commit-msg", "post-commit", "reference-transaction"):
+        (repo / ".git" / "hooks" / name).write_text(script.read_text())
+        (repo / ".git" / "hooks" / name).chmod(0o755)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the programs are shell scripts")
+@pytest.mark.parametrize("via_include", [False, True])
+def test_a_planted_configuration_runs_no_program_in_any_git_tool(
+    repo: Path, tmp_path: Path, via_include: bool
+) -> None:
+    marker = tmp_path / "program-ran.txt"
+    script = tmp_path / "program.sh"
+    script.write_text(MARKER_SCRIPT.format(marker=marker.as_posix()))
+    script.chmod(0o755)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "second")
+    plant_programs(repo, script, via_include=via_include)
+    # The setup works: git run the ordinary way runs the planted programs.
+    (repo / "a.py").write_text("A = 2\n")
+    subprocess.run(["git", "log", "-1"], cwd=repo, capture_output=True)
+    subprocess.run(["git", "diff"], cwd=repo, capture_output=True)
+    assert marker.exists()
+    marker.unlink()
+    for name, args in GIT_TOOL_CALLS:
+        (repo / "lib" / "b.py").write_text(f"B = {name!r}\n")
+        result = execute(ToolContext(repo), name, args)
+        assert result.ok, (name, result.text)
+        assert not marker.exists(), (name, marker.read_text())
+    assert commits(repo)[0] == "Configured"
+    # The commit stored the files as they are: no filter changed them on the way in.
+    assert git(repo, "show", "HEAD:a.py") == "A = 2\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the programs are shell scripts")
+def test_a_filter_the_user_configured_still_runs(repo: Path, tmp_path: Path) -> None:
+    """git-lfs and the like live in the user's own configuration: they are trusted and a
+    commit stores what they make of a file, even when the repository names the driver."""
+    user_config = tmp_path / "user.gitconfig"
+    upper = tmp_path / "upper.sh"
+    upper.write_text("#!/bin/sh\ntr a-z A-Z\n")
+    upper.chmod(0o755)
+    git(repo, "config", "--file", str(user_config), "filter.shout.clean", str(upper))
+    git(repo, "config", "filter.shout.clean", "false")  # the repository's own is ignored
+    git(repo, "config", "filter.shout.required", "true")
+    (repo / ".gitattributes").write_text("*.txt filter=shout\n")
+    (repo / "note.txt").write_text("quiet\n")
+    env = {"GIT_CONFIG_GLOBAL": str(user_config)}
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in env.items():
+            patch.setenv(key, value)
+        result = run(repo, "git_commit", message="Shout", paths="note.txt .gitattributes")
+    assert result.ok, result.text
+    assert git(repo, "show", "HEAD:note.txt") == "QUIET\n"
+
+
+def outside_repository(tmp_path: Path) -> Path:
+    other = make_repo(tmp_path / "other", {"o.py": "O = 1\n"})
+    return other
+
+
+def assert_refused_as_outside(ws: Path, other: Path) -> None:
+    for name, args in GIT_TOOL_CALLS:
+        result = execute(ToolContext(ws), name, args)
+        assert not result.ok, (name, result.text)
+        assert "outside the workspace" in result.text, (name, result.text)
+    assert commits(other) == ["first"]
+    assert git(other, "status", "--porcelain") == ""
+
+
+def test_a_git_file_naming_another_repository_is_refused(tmp_path: Path) -> None:
+    other = outside_repository(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").write_text(f"gitdir: {other / '.git'}\n")
+    (ws / "a.py").write_text("A = 1\n")
+    (ws / "lib").mkdir()
+    assert_refused_as_outside(ws, other)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need a privilege")
+def test_a_git_link_to_another_repository_is_refused(tmp_path: Path) -> None:
+    other = outside_repository(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").symlink_to(other / ".git", target_is_directory=True)
+    (ws / "a.py").write_text("A = 1\n")
+    (ws / "lib").mkdir()
+    assert_refused_as_outside(ws, other)
+
+
+def test_a_repository_sharing_another_ones_branches_is_refused(repo: Path, tmp_path: Path) -> None:
+    """`.git/commondir` (as a linked worktree has) puts branches in another repository."""
+    other = outside_repository(tmp_path)
+    (repo / ".git" / "commondir").write_text(f"{other / '.git'}\n")
+    (repo / "a.py").write_text("A = 2\n")
+    for name, args in GIT_TOOL_CALLS:
+        result = execute(ToolContext(repo), name, args)
+        assert not result.ok, (name, result.text)
+        assert "outside the workspace" in result.text, (name, result.text)
+    assert commits(other) == ["first"]
+
+
+def test_a_git_file_naming_a_folder_inside_the_workspace_works(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws")
+    (ws / ".git").rename(ws / "repo.git")
+    (ws / ".git").write_text("gitdir: repo.git\n")
+    (ws / "a.py").write_text("A = 2\n")
+    result = run(ws, "git_commit", message="Inside", paths="a.py")
+    assert result.ok, result.text
+    assert commits(ws)[0] == "Inside"

@@ -12,7 +12,8 @@ from typing import Any
 from localagent.tools.base import JOURNAL_DIR, ToolContext, ToolError, ToolResult
 from localagent.tools.catalog import catalog, run_tools
 from localagent.tools.commands import command_argv, split_command
-from localagent.tools.files import clean_stale_temps, syntax_problem
+from localagent.tools.fileio import clean_stale_temps
+from localagent.tools.files import syntax_problem
 from localagent.tools.paths import normalize_path, resolve_in_workspace
 from localagent.tools.registry import Policy, Tool, ToolRegistry, make_tool
 

@@ -9,12 +9,16 @@ from pathlib import Path
 from typing import Annotated
 
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
-from localagent.tools.files import existing_file, syntax_problem, write_atomically
+from localagent.tools.fileio import open_regular, write_atomically
+from localagent.tools.files import existing_file, syntax_note
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
 
+# An edit holds the whole file twice (as it is and as it becomes).
+MAX_EDIT_BYTES = 4_000_000
 CONTEXT_LINES = 2
 SHOWN_LINES = 24
 NEAREST = 3
+SHOWN_PLACES = 10
 
 
 def replace_in_file(
@@ -26,8 +30,8 @@ def replace_in_file(
 ) -> ToolResult:
     """Replace exact text in a file: old must occur exactly count times. Shows the changed
     lines with their numbers."""
-    target = existing_file(ctx, path)
-    text = _text_of(target.read_bytes(), path)
+    target, data = _current(ctx, path)
+    text = _text_of(data, path)
     if not old:
         raise ToolError("old is empty; give the exact text to replace (write_file writes a file)")
     if count < 1:
@@ -41,13 +45,13 @@ def replace_in_file(
         raise ToolError("old and new are the same text; nothing would change")
     first_line = text[: text.index(old)].count("\n") + 1
     edited = text.replace(old, new)
-    write_atomically(target, edited.encode("utf-8"))
+    write_atomically(ctx.root, target, edited.encode("utf-8"))
     changed_lines = new.count("\n") + 1
     summary = f"replaced {found} occurrence{'s' if found > 1 else ''} in {describe(path)}"
     snippet = _numbered(edited, first_line - CONTEXT_LINES, first_line + changed_lines + 1)
     return ToolResult(
         True,
-        f"{summary}{_syntax_note(ctx, target, edited)}; now:\n{snippet}",
+        f"{summary}{syntax_note(edited, relative(ctx.root, target))}; now:\n{snippet}",
         changed=True,
         facts={"wrote": [normalize_path(path)]},
     )
@@ -64,14 +68,13 @@ def append_file(
         raise ToolError(f"{describe(path)} is a folder; give the path of a file inside it")
     before = b""
     if target.exists():
-        before = existing_file(ctx, path).read_bytes()
+        before = _current(ctx, path)[1]
         _text_of(before, path)
     if not content:
         raise ToolError("content is empty; nothing to append")
-    target.parent.mkdir(parents=True, exist_ok=True)
     data = before + content.encode("utf-8", errors="replace")
-    write_atomically(target, data)
-    note = _syntax_note(ctx, target, data.decode("utf-8", errors="replace"))
+    write_atomically(ctx.root, target, data)
+    note = syntax_note(data.decode("utf-8", errors="replace"), relative(ctx.root, target))
     return ToolResult(
         True,
         f"appended {len(data) - len(before)} bytes to {describe(path)} (now {len(data)} bytes)"
@@ -127,6 +130,21 @@ def move_file(
     )
 
 
+def _current(ctx: ToolContext, path: str) -> tuple[Path, bytes]:
+    """The file path names and its content, if it is small enough to edit in memory."""
+    target = existing_file(ctx, path)
+    with open_regular(ctx.root, target) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(MAX_EDIT_BYTES + 1) if size <= MAX_EDIT_BYTES else b""
+    if size > MAX_EDIT_BYTES or len(data) > MAX_EDIT_BYTES:
+        raise ToolError(
+            f"{describe(path)} is {max(size, len(data)):,} bytes; replace_in_file and "
+            f"append_file edit files of up to {MAX_EDIT_BYTES:,} bytes: write it anew with "
+            "write_file, or change it with a command"
+        )
+    return target, data
+
+
 def _text_of(data: bytes, path: str) -> str:
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise ToolError(f"{describe(path)} is a binary file; it cannot be edited as text")
@@ -140,8 +158,12 @@ def _text_of(data: bytes, path: str) -> str:
 
 def _count_problem(text: str, old: str, path: str, found: int, count: int) -> str:
     if found:
-        lines = [text[:at].count("\n") + 1 for at in _positions(text, old)]
-        where = ", ".join(map(str, lines[:10])) + (" ..." if len(lines) > 10 else "")
+        lines, line, seen = [], 1, 0
+        for at in _positions(text, old, SHOWN_PLACES):  # counted on from the last: linear
+            line += text.count("\n", seen, at)
+            seen = at
+            lines.append(line)
+        where = ", ".join(map(str, lines)) + (" ..." if found > SHOWN_PLACES else "")
         return (
             f"old occurs {found} times in {describe(path)} (at lines {where}), not {count}; "
             f"add surrounding lines to old to make it unique, or pass count={found}"
@@ -157,9 +179,9 @@ def _count_problem(text: str, old: str, path: str, found: int, count: int) -> st
     )
 
 
-def _positions(text: str, old: str) -> list[int]:
+def _positions(text: str, old: str, limit: int) -> list[int]:
     found, at = [], text.find(old)
-    while at >= 0:
+    while at >= 0 and len(found) < limit:
         found.append(at)
         at = text.find(old, at + len(old))
     return found
@@ -169,10 +191,3 @@ def _numbered(text: str, first: int, last: int) -> str:
     lines = text.splitlines()
     first, last = max(first, 1), min(last, len(lines), max(first, 1) + SHOWN_LINES - 1)
     return "\n".join(f"{n:>5}| {lines[n - 1]}" for n in range(first, last + 1))
-
-
-def _syntax_note(ctx: ToolContext, path: Path, text: str) -> str:
-    if path.suffix.lower() not in (".py", ".pyw"):
-        return ""
-    problem = syntax_problem(text, relative(ctx.root, path))
-    return f"; but {problem}: fix it before you run it" if problem else ""

@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 import os
-import re
-import secrets
-import stat
-import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
-from localagent.fingerprint import is_skipped
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
-from localagent.tools.paths import (
-    MAX_NAME_SIZE,
-    name_size,
-    normalize_path,
-    relative,
-    resolve_in_workspace,
-    touches_journal,
-)
+from localagent.tools.fileio import open_regular, write_atomically
+from localagent.tools.paths import normalize_path, relative, resolve_in_workspace, touches_journal
 
 MAX_LIST_ENTRIES = 200
 READ_BYTES_RANGE = (1, 1_000_000)
-REPLACE_RETRY_SECONDS = 2.0
-STALE_TEMP_SECONDS = 60.0
-TEMP_SCAN_LIMIT = 20_000  # entries looked at by clean_stale_temps
-_TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{8}\.tmp", re.DOTALL)
+# Counting a range's lines to the end of the file stops here ("of at least N lines").
+COUNT_BYTES = 64 << 20
+CHUNK = 1 << 16
 
 
 def list_dir(
@@ -74,10 +63,12 @@ def read_file(
     their numbers; long files are cut at max_bytes."""
     target = existing_file(ctx, path)
     limit = min(max(max_bytes, READ_BYTES_RANGE[0]), READ_BYTES_RANGE[1])
-    size = target.stat().st_size
-    if start_line or end_line:
-        return _read_lines(target, path, max(start_line, 1), end_line, limit)
-    with target.open("rb") as handle:
+    if end_line and start_line and end_line < start_line:
+        raise ToolError(f"end_line {end_line} is before start_line {start_line}")
+    with open_regular(ctx.root, target) as handle:
+        if start_line or end_line:
+            return _read_lines(handle, path, max(start_line, 1), end_line, limit)
+        size = os.fstat(handle.fileno()).st_size
         data = handle.read(limit)
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         return ToolResult(True, f"{describe(path)} is a binary file ({size} bytes); not shown")
@@ -106,23 +97,50 @@ def existing_file(ctx: ToolContext, path: str) -> Path:
     return target
 
 
-def _read_lines(target: Path, path: str, first: int, last: int, limit: int) -> ToolResult:
-    if last and last < first:
-        raise ToolError(f"end_line {last} is before start_line {first}")
+def _lines(handle: BinaryIO, keep: int) -> Iterator[bytes]:
+    """Each line of the file, cut to its first `keep` bytes: a line of any length is read
+    in chunks and only its start is held."""
+    while line := handle.readline(keep):
+        if not line.endswith(b"\n"):
+            while (rest := handle.readline(CHUNK)) and not rest.endswith(b"\n"):
+                pass
+        yield line
+
+
+def _count_rest(handle: BinaryIO) -> tuple[int, bool]:
+    """The lines left in the file, and whether the count reached its end (else a lower
+    bound: counting stops after COUNT_BYTES)."""
+    count = read = 0
+    chunk = b""
+    while read < COUNT_BYTES and (data := handle.read(CHUNK)):
+        chunk = data
+        count += chunk.count(b"\n")
+        read += len(chunk)
+    whole = read < COUNT_BYTES or not handle.read(1)
+    return count + (whole and chunk != b"" and not chunk.endswith(b"\n")), whole
+
+
+def _read_lines(handle: BinaryIO, path: str, first: int, last: int, limit: int) -> ToolResult:
+    if b"\x00" in handle.read(BINARY_SNIFF_BYTES):
+        raise ToolError(f"{describe(path)} is a binary file; it has no lines to show")
+    handle.seek(0)
     shown: list[str] = []
     used = total = 0
-    with target.open("rb") as handle:
-        if b"\x00" in handle.read(BINARY_SNIFF_BYTES):
-            raise ToolError(f"{describe(path)} is a binary file; it has no lines to show")
-        handle.seek(0)
-        for number, raw in enumerate(handle, 1):
-            total = number
-            if number < first or (last and number > last) or used > limit:
-                continue
-            line = f"{number:>5}| {raw.decode('utf-8', errors='replace').rstrip(chr(13) + chr(10))}"
-            used += len(line) + 1
-            if used <= limit:
-                shown.append(line)
+    for number, raw in enumerate(_lines(handle, limit + 1), 1):
+        total = number
+        if number < first:
+            continue
+        line = f"{number:>5}| {raw.decode('utf-8', errors='replace').rstrip(chr(13) + chr(10))}"
+        used += len(line) + 1
+        if used > limit:
+            if not shown:  # a line longer than max_bytes: its start, rather than nothing
+                shown.append(f"{line[:limit]} [... line cut at max_bytes]")
+            break
+        shown.append(line)
+        if last and number >= last:
+            break
+    more, whole = _count_rest(handle)
+    total += more
     if first > total:
         raise ToolError(f"{describe(path)} has {total} lines; start_line {first} is past its end")
     end = first + len(shown) - 1
@@ -133,7 +151,8 @@ def _read_lines(target: Path, path: str, first: int, last: int, limit: int) -> T
             f"\n[... lines {end + 1}-{wanted_end} not shown (max_bytes); read on with "
             f"start_line={end + 1} ...]"
         )
-    header = f"{describe(path)} lines {first}-{end} of {total}:"
+    of = f"{total}" if whole else f"at least {total}"
+    header = f"{describe(path)} lines {first}-{end} of {of}:"
     return ToolResult(True, f"{header}\n{text}", facts={"read": [normalize_path(path)]})
 
 
@@ -152,106 +171,56 @@ def write_file(
     if target == ctx.root or target.is_dir():
         raise ToolError(f"{describe(path)} is a folder; give the path of a file inside it")
     data = content.encode("utf-8", errors="replace")
-    if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
+    if _holds(ctx, target, data):
         return ToolResult(True, f"{describe(path)} already has this content ({len(data)} bytes)")
-    if not target.parent.is_dir():
-        if not create_dirs:
-            folder = describe(relative(ctx.root, target.parent))
-            raise ToolError(f"folder {folder} does not exist; pass create_dirs=true to create it")
-        target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.parent.is_dir() and not create_dirs:
+        folder = describe(relative(ctx.root, target.parent))
+        raise ToolError(f"folder {folder} does not exist; pass create_dirs=true to create it")
     existed = target.exists()
-    write_atomically(target, data)
+    write_atomically(ctx.root, target, data)
     how = "replaced" if existed else "created"
     text = f"wrote {len(data)} bytes to {describe(path)} ({how})"
-    if target.suffix.lower() in (".py", ".pyw"):
-        problem = syntax_problem(content, relative(ctx.root, target))
-        text += f"; but {problem}: fix it before you run it" if problem else ""
+    text += syntax_note(content, relative(ctx.root, target))
     return ToolResult(True, text, changed=True, facts={"wrote": [normalize_path(path)]})
 
 
+def _holds(ctx: ToolContext, target: Path, data: bytes) -> bool:
+    """Whether the regular file at target already holds exactly data."""
+    if not target.is_file() or target.stat().st_size != len(data):
+        return False
+    with open_regular(ctx.root, target) as handle:
+        return handle.read(len(data) + 1) == data
+
+
 def syntax_problem(source: str | bytes, name: str) -> str | None:
-    """Why Python source does not compile ("syntax error at line 3: ..."), or None."""
+    """Why Python source does not compile ("syntax error at line 3: ..."), or None; also
+    None for source nested too deeply for the compiler to check (see syntax_note)."""
+    return _compile(source, name)[0]
+
+
+def syntax_note(source: str | bytes, name: str) -> str:
+    """What a write of a Python file adds to its result: '' when it compiles, else why
+    it does not, or that it could not be checked."""
+    if not name.lower().endswith((".py", ".pyw")):
+        return ""
+    problem, checked = _compile(source, name)
+    if not checked:
+        return (
+            "; it could not be syntax-checked (nested too deeply for Python's compiler): "
+            "run it to see whether it works"
+        )
+    return f"; but {problem}: fix it before you run it" if problem else ""
+
+
+def _compile(source: str | bytes, name: str) -> tuple[str | None, bool]:
+    """(why the source does not compile or None, whether the compiler could tell)."""
     try:
         compile(source, name, "exec", dont_inherit=True)
     except SyntaxError as exc:
         where = f"line {exc.lineno}" if exc.lineno else "an unknown line"
-        return f"syntax error at {where}: {exc.msg}"
+        return f"syntax error at {where}: {exc.msg}", True
     except ValueError as exc:  # null bytes
-        return f"not Python source: {exc}"
-    return None
-
-
-def _temp_name(name: str) -> str:
-    """`.NAME.1a2b3c4d.tmp`, with NAME shortened so that the whole stays a legal name."""
-    room = MAX_NAME_SIZE - len(".." + "12345678" + ".tmp")
-    while name_size(name) > room:
-        name = name[:-1]
-    return f".{name}.{secrets.token_hex(4)}.tmp"
-
-
-def write_atomically(target: Path, data: bytes) -> None:
-    temp = target.with_name(_temp_name(target.name))
-    # 0o666 lets the umask decide, as for any new file; a replaced file keeps its mode.
-    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        _replace_with_retry(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-
-
-def clean_stale_temps(root: Path, older_than: float = STALE_TEMP_SECONDS) -> int:
-    """Removes write_file temp files (`.NAME.1a2b3c4d.tmp`) that a kill left behind.
-
-    Only regular files older than `older_than` seconds, so a write in progress is never
-    touched; links are not followed and the walk is bounded and skips caches, virtual
-    environments and journals. Returns how many were removed; never raises.
-    """
-    deadline = time.time() - older_than
-    removed = 0
-    seen = 0
-    pending = [root]
-    while pending and seen < TEMP_SCAN_LIMIT:
-        try:
-            with os.scandir(pending.pop()) as scan:
-                entries = list(scan)
-        except OSError:
-            continue
-        seen += len(entries)
-        for entry in entries:
-            removed += _remove_if_stale(entry, deadline, pending)
-    return removed
-
-
-def _remove_if_stale(entry: os.DirEntry[str], deadline: float, pending: list[Path]) -> int:
-    try:
-        if entry.is_dir(follow_symlinks=False):
-            if not is_skipped(entry.name, is_dir=True):
-                pending.append(Path(entry.path))
-            return 0
-        if not _TEMP_NAME.fullmatch(entry.name) or not entry.is_file(follow_symlinks=False):
-            return 0
-        if entry.stat(follow_symlinks=False).st_mtime >= deadline:
-            return 0
-        os.unlink(entry.path)
-    except OSError:
-        return 0
-    return 1
-
-
-def _replace_with_retry(source: Path, target: Path) -> None:
-    # Windows refuses to replace a file that an editor or a virus scanner holds open, briefly.
-    deadline = time.monotonic() + REPLACE_RETRY_SECONDS
-    while True:
-        try:
-            os.replace(source, target)
-            return
-        except PermissionError:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(0.05)
+        return f"not Python source: {exc}", True
+    except (RecursionError, MemoryError):
+        return None, False
+    return None, True
