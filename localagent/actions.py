@@ -1,30 +1,49 @@
 """One tool call as the journal sees it (SPEC §5, §7, §11).
 
-An action runs between `action_started` and `action_finished`; one a crash interrupted
-is settled as its tool's policy says; one the loop guard refuses is journaled as
-blocked; and a "done" from the model is accepted only on the journal's evidence.
+An action runs between `action_started` and `action_finished`, and nothing of it runs
+before its `action_started` is durable: a program started first would run again on
+resume if a crash came before the record. One a crash interrupted is settled as its
+tool's policy says; one the loop guard refuses is journaled as blocked; and a "done"
+from the model is accepted only on the journal's evidence.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import secrets
 from typing import Any
 
 from localagent import loopguard
 from localagent.fingerprint import fingerprint
 from localagent.journal import Journal
-from localagent.process import kill_recorded
-from localagent.prompts import REFUSED_TOO_OFTEN, render
+from localagent.process import kill_marked, kill_recorded
+from localagent.prompts import (
+    CLAIM_LOOP,
+    FAILURE_REPEATED,
+    FAILURE_UNTRIED,
+    REFUSED_TOO_OFTEN,
+    render,
+)
 from localagent.promptset import PromptSet
 from localagent.state import Action, State, current
 from localagent.textcalls import given_arguments
 from localagent.textcap import clip
 from localagent.tools import ToolContext, ToolRegistry, ToolResult
-from localagent.verify import evidence
+from localagent.verify import claims, evidence
 
 log = logging.getLogger("localagent.agent")
 ARGS_KEPT = 300  # `action_started` holds the arguments in full; the finish needs no copy
+
+
+@dataclasses.dataclass(frozen=True)
+class Failed:
+    """How a subtask fails: why, the signature of the model's failure claim when it made
+    one (the loop guard counts them), and whether the goal cannot go on at all."""
+
+    reason: str
+    claim: str = ""
+    stuck: bool = False
 
 
 def _brief(args: dict[str, Any]) -> str:
@@ -38,6 +57,15 @@ def _what(action: Action) -> str:
         return f"the command `{cmd}`"
     shown = ", ".join(f"{k}={str(v)[:80]!r}" for k, v in action.args.items())
     return f"the call `{action.tool}({shown})`"
+
+
+def kill_leftovers(action: Action) -> bool:
+    """Kills what still runs of an interrupted action's processes; True if something did.
+    They carry the marker its `action_started` names; a journal from before markers
+    named the process itself."""
+    if action.marker:
+        return kill_marked(action.marker) > 0
+    return bool(action.pid) and kill_recorded(action.pid or 0, action.create_time or 0.0)
 
 
 class Actions:
@@ -60,35 +88,24 @@ class Actions:
         return self.journal.state
 
     def execute(self, name: str, args: dict[str, Any], call_id: str, sig: str) -> None:
-        started = False
         given = given_arguments(args)
         tool = self.tools.get(name)
-        # The seq `action_started` gets: nothing else is journaled until it is written.
-        output_id = self.state.seq + 1
-
-        def journal_start(pid: int | None = None, create_time: float | None = None) -> None:
-            nonlocal started
-            if started:
-                return
-            process = {"pid": pid, "create_time": create_time} if pid else {}
-            before = self.tools.digest(self.ctx, name, given)
-            self.journal.append(
-                "action_started",
-                tool=name,
-                args=args,
-                signature=sig,
-                round=self.state.rounds,
-                call=call_id,
-                **process,
-                **({"before": before} if before is not None else {}),
-            )
-            started = True
-
-        if tool is None or not tool.policy.spawns:
-            journal_start()
-        ctx = dataclasses.replace(self.ctx, on_launch=journal_start, output_id=output_id)
+        # The processes a tool starts carry this marker, journaled (durably) before any of
+        # them exists: after a crash at any moment they can be found, and killed.
+        marker = secrets.token_hex(8) if tool is not None and tool.policy.spawns else None
+        before = self.tools.digest(self.ctx, name, given)
+        started = self.journal.append(
+            "action_started",
+            tool=name,
+            args=args,
+            signature=sig,
+            round=self.state.rounds,
+            call=call_id,
+            **({"marker": marker} if marker else {}),
+            **({"before": before} if before is not None else {}),
+        )
+        ctx = dataclasses.replace(self.ctx, marker=marker, output_id=started["seq"])
         result = self.tools.execute(ctx, name, given)
-        journal_start()  # a command refused before it started
         self.finish(name, args, call_id, result)
 
     def finish(
@@ -140,11 +157,12 @@ class Actions:
                 return ""
         if resume != "never":
             log.info("redoing interrupted %s %s", action.tool, _brief(action.args))
-            ctx = dataclasses.replace(self.ctx, output_id=action.seq)
+            kill_leftovers(action)  # a read still running from before is not needed
+            ctx = dataclasses.replace(self.ctx, marker=action.marker, output_id=action.seq)
             result = self.tools.execute(ctx, action.tool, given)
             self.finish(action.tool, action.args, action.call, result, redone=True)
             return ""
-        killed = bool(action.pid) and kill_recorded(action.pid or 0, action.create_time or 0.0)
+        killed = kill_leftovers(action)
         notice = "interrupted_killed" if killed else "interrupted_cmd"
         text = self.prompts.render(notice, what=_what(action))
         log.warning(
@@ -196,16 +214,40 @@ class Actions:
             }
         )
 
-    def complete(self, name: str, args: dict[str, Any], call_id: str) -> str | None:
-        """Run a control tool (`mark_subtask_complete`); the reason the subtask fails, if
-        it does."""
+    def complete(self, name: str, args: dict[str, Any], call_id: str) -> Failed | None:
+        """Run a control tool (`mark_subtask_complete`); how the subtask fails, if it does."""
         result = self.tools.execute(self.ctx, name, given_arguments(args))
         if result.verdict is None:
             self.journal.append("feedback", text=result.text, tool=name, call=call_id)
             return None
-        if result.verdict[0]:
-            return self._claim(result.verdict[1], call_id)
-        return result.verdict[1]
+        success, reason = result.verdict
+        if success:
+            refused = self._claim(reason, call_id)
+            return None if refused is None else Failed(refused)
+        return self._failure(name, args, reason, call_id)
+
+    def _failure(self, name: str, args: dict[str, Any], reason: str, call_id: str) -> Failed | None:
+        """A "cannot be done" needs evidence too: an attempt in this subtask, and a reason
+        that is more than an earlier subtask's news. One the model keeps making, whatever
+        the subtask, is a loop that ends the goal."""
+        sig = loopguard.claim_signature(reason)
+        block = loopguard.check_claim(self.state.guard, sig, self.state.ledger.subtask)
+        if block is not None:
+            self.blocked(name, args, call_id, block)
+            why = render(CLAIM_LOOP, count=block.count, reason=reason[:200])
+            return Failed(why, claim=sig, stuck=True)
+        why = claims.refusal(self.state, reason)
+        if why is None:
+            return Failed(reason, claim=sig)
+        problem = render(FAILURE_UNTRIED if why == "untried" else FAILURE_REPEATED)
+        if self.state.ledger.refused + 1 >= self.max_blocked:
+            reason = render(REFUSED_TOO_OFTEN, count=self.max_blocked, problems=problem)
+            return Failed(reason, claim=sig)
+        log.info("failure claim refused (%s): %s", why, reason[:200])
+        self.journal.append(
+            "feedback", text=problem, tool=name, call=call_id, refused=True, claim=sig
+        )
+        return None
 
     def _claim(self, reason: str, call_id: str) -> str | None:
         """A "done" is accepted only on the journal's evidence (SPEC §11); refused too

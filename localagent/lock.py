@@ -4,8 +4,10 @@ The OS releases the lock when its holder dies (even on SIGKILL), so a lock file 
 behind is reclaimed by simply acquiring it. The lock is the truth about whether an agent
 runs (`held`); the pid file only says which process it is (`owner`), and is trusted, so
 that `stop` may signal that process, only when every check passes: a well-formed file,
-not pid 0, 1 or ours, the process alive with the same start time, and its command line
-a localagent one.
+not pid 0, 1 or ours, the process alive with the same start time, its command line a
+localagent one, and this very lock file open in it (the holder keeps it open for the
+whole run). A workspace copied while its agent runs carries the pid file along, and a
+pid file can be planted: either names a process that holds another workspace's lock.
 
 The start time: psutil's `create_time` is boot time plus the process's start offset,
 and on Linux the boot time it reads moves when the wall clock is stepped, so a check
@@ -125,11 +127,27 @@ def owner(context_dir: Path) -> dict[str, Any] | None:
         proc = psutil.Process(info["pid"])
         if not _same_start(proc, info) or proc.status() == psutil.STATUS_ZOMBIE:
             return None
-        if not is_localagent(proc.cmdline()):
+        if not is_localagent(proc.cmdline()) or not _holds(proc, context_dir / LOCK_NAME):
             return None
     except (OSError, psutil.Error):
         return None
     return info
+
+
+def _holds(proc: psutil.Process, lock_path: Path) -> bool:
+    """Whether `proc` has this lock file open: the same file (device and inode), not one
+    of the same name elsewhere, such as the original of a copied workspace."""
+    try:
+        ours = os.stat(lock_path)
+    except OSError:
+        return False
+    for opened in proc.open_files():
+        try:
+            if os.path.samestat(os.stat(opened.path), ours):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def held(context_dir: Path) -> bool:
@@ -184,9 +202,10 @@ class WorkspaceLock:
         while (info := owner(self.dir)) is None and time.monotonic() < end:
             time.sleep(0.05)
         who = f"pid {info['pid']}" if info else "another process"
+        where = display(_workspace_of(self.dir))
         return (
-            f"the workspace {display(self.dir.parent)} is held by a running agent ({who}); "
-            f"use `localagent status` to watch it or `localagent stop` to end it"
+            f"the workspace {where} is held by a running agent ({who}); watch it with "
+            f"`localagent status -w {where}` or end it with `localagent stop -w {where}`"
         )
 
     def _write_pid(self, log_path: Path | None) -> None:
@@ -212,3 +231,12 @@ class WorkspaceLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _workspace_of(folder: Path) -> Path:
+    """The workspace whose `.agent_context/` (or a folder below it: the questions') the
+    lock's folder is."""
+    for path in (folder, *folder.parents):
+        if path.name == ".agent_context":
+            return path.parent
+    return folder.parent

@@ -7,29 +7,60 @@ starts a new epoch: repeats across epochs are progress (`pytest`, edit, `pytest`
 again), repeats within one are a loop. Two rules look at observations instead, so a
 command that touches a file on every run cannot hide a loop: the same action with the
 same observation four times in a row, and A-B-A-B-A-B with identical observations.
+
+Failure claims are remembered across subtasks and replans: a model that answers every
+new subtask with the claim it made before is in a loop no replan can end.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from localagent.journal import encodable
 from localagent.promptset import DEFAULT, PromptSet
 from localagent.state import Attempt, GuardState
+from localagent.textcalls import given_arguments
+from localagent.verify.claims import words
+
+if TYPE_CHECKING:
+    from localagent.tools import ToolRegistry
 
 REPEAT_LIMIT = 3
 SAME_OBSERVATION_LIMIT = 4
 CYCLES = 3
 WINDOW = 10
+CLAIM_LIMIT = 3  # identical failure claims, spanning subtasks, before the goal gives up
 
 
 def signature(tool: str, args: dict[str, Any]) -> str:
     """Tool name plus canonical JSON of the arguments (sorted keys); values JSON cannot
     hold (integers past 64 bits, deep nesting) are signed as the journal writes them."""
     return tool + " " + orjson.dumps(encodable(args), option=orjson.OPT_SORT_KEYS).decode()
+
+
+def sign(tools: ToolRegistry, name: str, args: dict[str, Any]) -> str:
+    """The signature of what a call runs. Arguments the model client kept as unparsed
+    text are read as the tool reads them, not signed as that text: every spelling of one
+    call signs alike, and one the tool would run cannot hide behind a new spelling."""
+    return signature(*tools.canonical(name, given_arguments(args)))
+
+
+def claim_signature(reason: str) -> str:
+    """One failure claim's signature: its words, so "..." or spacing do not tell two apart."""
+    return signature("mark_subtask_complete", {"success": False, "reason": words(reason)})
+
+
+def check_claim(guard: GuardState, sig: str, subtask: int) -> Block | None:
+    """The block for making failure claim `sig` once more in subtask number `subtask`, or
+    None. Repeats within one subtask are the completion gate's to refuse; a claim that
+    follows the model from subtask to subtask is a loop."""
+    seen = guard.claims.get(sig)
+    if seen is None or seen.first == subtask or seen.count < CLAIM_LIMIT - 1:
+        return None
+    return Block(sig, "repeat", seen.count + 1)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ goal was journaled yet) must complete the goal, and:
 - `seq` runs 1..N, every line intact; `state.json` equals a replay of the history;
 - every action is settled once (finished, redone once after a restart if idempotent,
   or reported interrupted if a command), each write started once, each subtask
-  completed once, nothing blocked or failed;
+  completed once, nothing blocked or failed, and each run of `check.py` was journaled
+  before it started and ran once (a crash between a command's start and its durable
+  `action_started` would run it again);
 - after an OSError: the child exits 1 with a one-line message naming the file and how
   to resume (no traceback), performs no disk operation after the failure, and
   `history.jsonl` does not grow after it.
@@ -227,6 +229,14 @@ class Harness:
         self.check_complete(ws, b"", [])
         return report["ops"]
 
+    def command_ops(self, ops: list[str]) -> list[int]:
+        """The operation that writes each command's `action_started` in the clean run (the
+        next one syncs it): a crash before it is durable must leave the command unrun."""
+        records = strict_records(history_bytes(self.root / "clean"))
+        writes = [n for n, op in enumerate(ops, 1) if op == "write history.jsonl"]
+        commands = [r for r in records if r["type"] == "action_started" and r["tool"] == "run_cmd"]
+        return [writes[r["seq"] - 1] for r in commands]
+
     def resume(self, ws: Path) -> None:
         """The real command line, as a user would run it after the crash."""
         base = [sys.executable, "-m", "localagent"]
@@ -273,7 +283,9 @@ class Harness:
             raise Violation(f"the disk failure was not turned into a message; {where}")
         lines = done.stderr.strip().splitlines()
         said = lines[-1] if lines else ""
-        if not said.startswith("localagent: ") or CONTEXT_DIR not in said or "resume" not in said:
+        # The way on: resume, or when nothing of the goal was journaled yet, start again.
+        way_on = "resume" in said or "start again" in said
+        if not said.startswith("localagent: ") or CONTEXT_DIR not in said or not way_on:
             raise Violation(f"the message does not name the file and how to resume; {where}")
         if report.get("failed_at") is None:
             raise Violation(f"the failing operation was never reached; {where}")
@@ -325,11 +337,13 @@ def has_goal(ws: Path) -> bool:
     return any(r["type"] == "goal_started" for r in intact_records(history_bytes(ws)))
 
 
-def choose(ops: list[str], mode: str, every: int, offset: int = 0) -> list[int]:
+def choose(
+    ops: list[str], mode: str, every: int, offset: int = 0, also: Iterable[int] = ()
+) -> list[int]:
     """The N to try in a mode: every `every`-th fitting operation (from `offset`), the
-    first of each kind of operation, and the last."""
+    first of each kind of operation, the last, and those of `also` that fit."""
     fits = [n for n, op in enumerate(ops, 1) if _fits(mode, op)]
-    chosen = set(fits[offset % every :: every])
+    chosen = set(fits[offset % every :: every]) | set(fits).intersection(also)
     first: dict[str, int] = {}
     for n in fits:
         first.setdefault(ops[n - 1], n)

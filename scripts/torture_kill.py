@@ -20,7 +20,8 @@ After every kill:
 At the end of each goal: the goal is completed, every file has its content, `seq` runs
 1..N with every line intact, each write was started once, each subtask completed
 once, nothing was blocked or failed, no interrupted command was run again before the
-model was asked, and `state.json` equals a replay of `history.jsonl`.
+model was asked, every run of a command was journaled (durably) before it started and
+ran once (`check_runs`), and `state.json` equals a replay of `history.jsonl`.
 
     python scripts/torture_kill.py [--kills 200] [--seed S] [--dir FOLDER] [--keep]
 
@@ -52,15 +53,20 @@ from typing import Any
 from localagent.errors import AgentError
 from localagent.journal import CONTEXT_DIR, Journal, decode
 from localagent.models.fake import FakeServer
+from localagent.process import MARKER_VARIABLE
 from localagent.state import State, apply
 from localagent.tools import catalog
 
+# Each run first notes its batch and its environment marker in runs.log (see check_runs).
 CHECK_SCRIPT = """\
+import os
 import sys
 import time
 from pathlib import Path
 
 batch, per = int(sys.argv[1]), {per}
+with open("runs.log", "a", encoding="utf-8") as log:
+    log.write(f"{{batch}} {{os.environ.get('{marker}', '-')}}\\n")
 time.sleep({delay})
 bad = []
 for n in range((batch - 1) * per + 1, batch * per + 1):
@@ -139,7 +145,7 @@ def scenario(batches: int, per_batch: int) -> dict[str, Any]:
 
 def prepare_workspace(ws: Path, per_batch: int, check_delay: float) -> None:
     ws.mkdir(parents=True, exist_ok=True)
-    script = CHECK_SCRIPT.format(per=per_batch, delay=check_delay)
+    script = CHECK_SCRIPT.format(per=per_batch, delay=check_delay, marker=MARKER_VARIABLE)
     (ws / "check.py").write_text(script, encoding="utf-8")
 
 
@@ -360,6 +366,35 @@ def check_commands(records: list[dict[str, Any]]) -> None:
             )
 
 
+def check_runs(ws: Path, records: list[dict[str, Any]]) -> None:
+    """Every run of check.py was journaled before it started, and ran once: its marker
+    (the environment marker of the command's processes) is named by the durable
+    `action_started` of a `python check.py BATCH` of its batch, and by no other run. A
+    command started before its record would run again on resume, under a new record."""
+    path = ws / "runs.log"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    runs = [line.split() for line in text.splitlines()]
+    started = [
+        (r.get("marker"), r["args"]["cmd"].split()[-1]) for r in records if _started(r, "run_cmd")
+    ]
+    for batch in sorted({batch for batch, _ in runs}):
+        ran, journaled = sum(b == batch for b, _ in runs), sum(b == batch for _, b in started)
+        if ran > journaled:
+            raise Violation(
+                f"`python check.py {batch}` ran {ran} times for {journaled} action_started "
+                "record(s): a command started before its record was durable"
+            )
+    starts = dict(started)
+    seen: set[str] = set()
+    for batch, marker in runs:
+        if starts.get(marker) != batch or marker in seen:
+            raise Violation(
+                f"the run of `python check.py {batch}` marked {marker} has no action_started "
+                "of its own (it started before its record was durable, or ran twice)"
+            )
+        seen.add(marker)
+
+
 def check_finished(ws: Path, records: list[dict[str, Any]], batches: int, per_batch: int) -> None:
     """The end state of a completed goal of the scripted plan."""
     kinds = Counter(r["type"] for r in records)
@@ -384,6 +419,7 @@ def check_finished(ws: Path, records: list[dict[str, Any]], batches: int, per_ba
     for record in records:
         if _finished(record, "run_cmd") and record["returncode"] != 0:
             raise Violation(f"command at seq {record['seq']} failed: {record['result']}")
+    check_runs(ws, records)
 
 
 def _started(record: dict[str, Any], tool: str) -> bool:

@@ -4,7 +4,9 @@ recovery (`scripts/crash_every_op.py` tries every operation).
 A child process runs the goal with a `Disk` that dies or raises at operation N; the
 real command line resumes it against the fake Ollama server. The sample takes every
 few operations plus the first of each kind (history write and fsync, snapshot write,
-fsync, replace and folder fsync), so each kind is crashed in each mode.
+fsync, replace and folder fsync), so each kind is crashed in each mode; and in a few
+modes the write (for `after`: the fsync) of the first command's `action_started`: a
+command must not start before that record is durable, or a crash there runs it twice.
 """
 
 from __future__ import annotations
@@ -49,8 +51,14 @@ def _run(crash: ModuleType, harness: tuple[object, list[str]], trials: list[obje
     assert not failed, f"{len(failed)} of {len(trials)} trials failed:\n" + "\n".join(failed)
 
 
-def _sample(crash: ModuleType, ops: list[str], mode: str, offset: int) -> list[object]:
-    return [crash.Trial(mode, n, ops[n - 1]) for n in crash.choose(ops, mode, EVERY, offset)]
+def _sample(
+    crash: ModuleType, harness: tuple[object, list[str]], mode: str, offset: int
+) -> list[object]:
+    runner, ops = harness
+    first = runner.command_ops(ops)[0]  # type: ignore[attr-defined]
+    also = {"before": [first], "torn": [first], "ENOSPC": [first], "after": [first + 1]}
+    chosen = crash.choose(ops, mode, EVERY, offset, also.get(mode, []))
+    return [crash.Trial(mode, n, ops[n - 1]) for n in chosen]
 
 
 def test_a_clean_run_uses_every_kind_of_disk_operation(
@@ -74,16 +82,14 @@ def test_a_clean_run_uses_every_kind_of_disk_operation(
 def test_a_crash_at_any_operation_is_resumed_without_loss(
     crash: ModuleType, harness: tuple[object, list[str]], mode: str
 ) -> None:
-    _, ops = harness
-    _run(crash, harness, _sample(crash, ops, mode, crash.MODES.index(mode)))
+    _run(crash, harness, _sample(crash, harness, mode, crash.MODES.index(mode)))
 
 
 @pytest.mark.parametrize("mode", ["ENOSPC", "EIO"])
 def test_a_failing_disk_stops_the_run_with_a_message_and_resume_recovers(
     crash: ModuleType, harness: tuple[object, list[str]], mode: str
 ) -> None:
-    _, ops = harness
-    _run(crash, harness, _sample(crash, ops, mode, crash.MODES.index(mode)))
+    _run(crash, harness, _sample(crash, harness, mode, crash.MODES.index(mode)))
 
 
 @pytest.mark.parametrize("mode", ["torn+ENOSPC", "unterminated+EIO"])

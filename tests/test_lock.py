@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
@@ -20,26 +20,39 @@ from localagent.lock import LOCK_NAME, PID_NAME, WorkspaceLock, held, identity, 
 SLEEP = "import time; time.sleep(60)"
 
 
-def _sleeper(*argv: str) -> Iterator[psutil.Process]:
+def _sleeper(*argv: str, ready: Callable[[], bool] = lambda: True) -> Iterator[psutil.Process]:
     proc = subprocess.Popen([sys.executable, *argv])
     try:
         child = psutil.Process(proc.pid)
         end = time.monotonic() + 10
         while child.cmdline()[:1] != [sys.executable] and time.monotonic() < end:
             time.sleep(0.01)  # until exec has given the child its own command line
+        while not ready() and time.monotonic() < end:
+            time.sleep(0.01)
         yield child
     finally:
         proc.kill()
         proc.wait()
 
 
+# Holds the workspace's lock as an agent does, for as long as the test needs.
+HOLD_LOCK = (
+    "import sys, time; from filelock import FileLock; lock = FileLock(sys.argv[2]); "
+    "lock.acquire(); time.sleep(60)"
+)
+
+
 @pytest.fixture
 def agent_like(tmp_path: Path) -> Iterator[psutil.Process]:
-    """A live process whose command line is a `localagent` script (as a venv runs it)."""
+    """A live process whose command line is a `localagent` script (as a venv runs it),
+    holding the workspace's lock."""
     script = tmp_path / "bin" / "localagent"
     script.parent.mkdir()
-    script.write_text(SLEEP)
-    yield from _sleeper(str(script), "run-agent")
+    script.write_text(HOLD_LOCK)
+    context = tmp_path / ".agent_context"
+    context.mkdir()
+    lock = str(context / LOCK_NAME)
+    yield from _sleeper(str(script), "run-agent", lock, ready=lambda: held(context))
 
 
 @pytest.fixture
@@ -68,6 +81,12 @@ def test_owner_trusts_only_a_live_localagent_process_with_its_start(
         assert owner(context) is None
         plant(context, {**info, "boot_id": "another boot"})
         assert owner(context) is None
+    plant(context, identity(agent_like))
+    elsewhere = tmp_path / "copy" / ".agent_context"  # its pid file copied along
+    elsewhere.mkdir(parents=True)
+    (elsewhere / LOCK_NAME).write_bytes((context / LOCK_NAME).read_bytes())
+    plant(elsewhere, identity(agent_like))
+    assert owner(context) is not None and owner(elsewhere) is None
 
 
 def test_owner_refuses_a_process_that_is_not_localagent(

@@ -1,5 +1,17 @@
-from localagent.loopguard import check, explain, signature
-from localagent.state import Attempt, GuardState
+from pathlib import Path
+from typing import Any
+
+from localagent.agent import Agent
+from localagent.journal import Journal
+from localagent.loopguard import check, check_claim, claim_signature, explain, signature
+from localagent.mcp import schema
+from localagent.models import make_model
+from localagent.models.fake import FakeServer
+from localagent.settings import Settings
+from localagent.state import Attempt, Claim, GuardState
+from localagent.stopping import StopSignal
+from localagent.tools import ToolContext, ToolResult
+from localagent.tools.registry import Policy, schema_tool
 
 
 def run(guard: GuardState, sig: str, changed: bool = False, obs: str = "") -> None:
@@ -96,3 +108,65 @@ def test_abab_that_changes_the_workspace_with_new_output_is_progress() -> None:
         run(guard, a, changed=True, obs=f"gen{i}")
         assert check(guard, b) is None
         run(guard, b, changed=True, obs="check")
+
+
+# Nested deeper than Python's JSON reader goes but not past the tools' own: the model
+# client keeps such arguments as unparsed text, and the tool still runs what they say.
+DEEP = "[" * 1005 + "]" * 1005
+SPELLINGS = [
+    f'{{"text":"x","pad":{DEEP}}}',
+    f'{{ "text": "x", "pad": {DEEP} }}',
+    f'{{"pad": {DEEP}, "text": "x"}}',
+]
+
+
+def test_the_same_action_in_other_spellings_is_blocked_as_a_repeat(tmp_path: Path) -> None:
+    """The guard signs the call the tool runs, not the text the model wrote it in."""
+    ran: list[dict[str, Any]] = []
+
+    def note(ctx: ToolContext, /, **args: Any) -> ToolResult:
+        ran.append(args)
+        return ToolResult(True, "noted")
+
+    spec, described = schema.for_model("note", "Take a note.", {"type": "object"})
+    tool = schema_tool("note", note, spec, described, Policy(resume="never"))
+    replies = [{"tool_calls": [{"name": "note", "arguments": text}]} for text in SPELLINGS]
+    with FakeServer({"replies": replies}) as server:
+        settings = Settings(ollama_host=server.url, tools=(), verify=False, retry_deadline=5.0)
+        model = make_model(settings, StopSignal())
+        model.preflight()
+        journal = Journal(tmp_path)
+        journal.load()
+        journal.append("goal_started", goal="take notes", model=settings.model, settings={})
+        journal.append("plan", tasks=[{"description": "Notes", "subtasks": ["take notes"]}])
+        ctx = ToolContext(root=tmp_path)
+        agent = Agent(journal, model, settings, ctx, StopSignal(), extra_tools=[tool])
+        try:
+            for _ in SPELLINGS:
+                agent.step()  # the model's reply
+                agent.step()  # its call
+        finally:
+            journal.close()
+    records = list(Journal(tmp_path).records())
+    asked = [r for r in records if r["type"] == "llm_call" and r["purpose"] == "round"]
+    assert [c["arguments"] for r in asked for c in r["tool_calls"]] == [
+        {"__unparsed__": text} for text in SPELLINGS
+    ]
+    assert len(ran) == 2 and [sorted(args) for args in ran] == [["pad", "text"]] * 2
+    blocked = [r for r in records if r["type"] == "action_blocked"]
+    assert len(blocked) == 1 and blocked[0]["pattern"] == "repeat"
+    started = {r["signature"] for r in records if r["type"] == "action_started"}
+    assert started == {blocked[0]["signature"]}
+
+
+def test_a_failure_claim_is_a_loop_once_it_follows_the_model_across_subtasks() -> None:
+    guard = GuardState()
+    sig = claim_signature("unknown tool 'create_dir'; available tools: ...")
+    assert sig == claim_signature("Unknown tool  'create_dir' -- available tools...")
+    guard.claims[sig] = Claim(count=2, first=1)
+    # Repeats within the subtask it was first made in are the completion gate's business.
+    assert check_claim(guard, sig, subtask=1) is None
+    block = check_claim(guard, sig, subtask=2)
+    assert block is not None and block.count == 3
+    guard.claims[sig] = Claim(count=1, first=1)
+    assert check_claim(guard, sig, subtask=2) is None

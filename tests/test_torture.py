@@ -103,6 +103,24 @@ def test_a_command_rerun_without_asking_the_model_is_caught(torture: ModuleType)
     torture.check_commands([*records[:3], asked, {**records[3], "seq": 5}])
 
 
+def test_a_command_run_before_its_record_or_twice_is_caught(
+    finished: Path, torture: ModuleType, tmp_path: Path
+) -> None:
+    records = _records(finished, torture)
+    torture.check_runs(finished, records)
+    runs = (finished / "runs.log").read_text(encoding="utf-8")
+    batch, marker = runs.split()
+    assert marker in {r.get("marker") for r in records}
+    copy = tmp_path / "copy"
+    shutil.copytree(finished, copy)
+    (copy / "runs.log").write_text(runs * 2, encoding="utf-8")
+    with pytest.raises(torture.Violation, match="ran 2 times for 1 action_started"):
+        torture.check_runs(copy, records)
+    (copy / "runs.log").write_text(f"{batch} 0123456789abcdef\n", encoding="utf-8")
+    with pytest.raises(torture.Violation, match="has no action_started of its own"):
+        torture.check_runs(copy, records)
+
+
 def test_a_snapshot_that_disagrees_with_the_history_is_caught(
     finished: Path, torture: ModuleType, tmp_path: Path
 ) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import psutil
 
 from localagent.errors import AgentError, WorkspaceBusy
-from localagent.journal import Journal
+from localagent.journal import QUESTIONS_DIR, Journal
 from localagent.lock import WorkspaceLock, held, owner
 from localagent.names import display
 
@@ -31,8 +31,7 @@ RELEASE_WAIT = 5.0  # Windows may release a dead process's lock a moment late
 def stop(workspace: Path, grace: float = 15.0) -> str:
     """Ask the agent to stop between steps; force it only if it has not ended after
     `grace` seconds (terminate, then kill)."""
-    journal = Journal(workspace)
-    journal.check_dir()
+    journal = _running_journal(workspace)
     info = _running_owner(journal)
     if info is None:
         if not held(journal.dir):
@@ -58,6 +57,17 @@ def stop(workspace: Path, grace: float = 15.0) -> str:
         f"the agent (pid {info['pid']}) did not stop within {grace:g} s and was ended by "
         f"force; the journal is intact; {_resume_hint(journal)}"
     )
+
+
+def _running_journal(workspace: Path) -> Journal:
+    """The goal's journal, or the questions' (`ask`) when only a question is researched."""
+    journal = Journal(workspace)
+    journal.check_dir()
+    if held(journal.dir):
+        return journal
+    questions = Journal(workspace, part=QUESTIONS_DIR)
+    questions.check_dir()
+    return questions if held(questions.dir) else journal
 
 
 def _running_owner(journal: Journal, wait: float = 2.0) -> dict[str, Any] | None:
@@ -107,7 +117,10 @@ def _final_status(journal: Journal) -> str | None:
 
 
 def _resume_hint(journal: Journal) -> str:
-    return f"resume with: localagent resume -w {display(journal.workspace)}"
+    where = display(journal.workspace)
+    if journal.part == QUESTIONS_DIR:
+        return f"ask the same question again to go on (localagent ask ... -w {where})"
+    return f"resume with: localagent resume -w {where}"
 
 
 def _not_running(journal: Journal) -> str:
@@ -170,10 +183,10 @@ def record_stop(journal: Journal, reason: str, wait: float = RELEASE_WAIT) -> No
     try:
         state = journal.load()
         if state.goal is not None and state.goal.status == "in_progress":
-            if state.open_action is not None and state.open_action.pid:
-                from localagent.process import kill_recorded
+            if state.open_action is not None:
+                from localagent.actions import kill_leftovers
 
-                kill_recorded(state.open_action.pid, state.open_action.create_time or 0.0)
+                kill_leftovers(state.open_action)
             journal.append("stopped", reason=reason, by="user")
         journal.clear_stop()
     except (AgentError, OSError) as exc:
