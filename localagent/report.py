@@ -8,37 +8,38 @@ fails on a record of an unexpected shape.
 
 from __future__ import annotations
 
-import re
 import reprlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from localagent.console import printable
 from localagent.errors import UsageError
 from localagent.journal import Journal
+from localagent.journal.archive import archived
+from localagent.journal.reading import History
 from localagent.lock import held, owner
 from localagent.names import display
+from localagent.sandbox import status_line
 from localagent.state import counts, current
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _REPR = reprlib.Repr()
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 200, 200
 ACTIONS = ("action_started", "action_finished", "action_blocked")
+JSON_SCHEMA = 1  # the version of what `status --json` and `list --json` print
 
 
 def visible(value: Any) -> str:
     """`value` as text that cannot drive a terminal: controls shown as escapes."""
-    text = value if isinstance(value, str) else _REPR.repr(value)
-    return _CONTROL.sub(
-        lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 256 else f"\\u{ord(m[0]):04x}", text
-    )
+    return printable(value if isinstance(value, str) else _REPR.repr(value), one_line=True)
 
 
 def open_journal(workspace: Path) -> Journal:
     journal = Journal(workspace)
     if not journal.exists():
+        why = "" if journal.top.is_dir() else " (no .agent_context/ there)"
         raise UsageError(
-            f"no goal in {display(workspace)} (no .agent_context/ there); "
+            f"no goal in {display(workspace)}{why}; "
             f'start one with: localagent start "GOAL" -w {display(workspace)}'
         )
     return journal
@@ -53,41 +54,45 @@ def running(journal: Journal) -> tuple[bool, int | None]:
     return held(journal.dir), None
 
 
+def shown_status(status: str | None, suspended: bool, alive: bool) -> str | None:
+    """The status word `status --json` and `list --json` share: the goal's own
+    (in_progress, stopped, completed, failed), or "suspended" for a goal in progress
+    whose last run gave up waiting for the model server and that no agent runs now."""
+    if status == "in_progress" and suspended and not alive:
+        return "suspended"
+    return status
+
+
+def last_activity(journal: History) -> str | None:
+    """When the journal's last record was written (ISO 8601, UTC), or None."""
+    last = journal.tail(1)
+    ts = last[0].get("ts") if last else None
+    return ts if isinstance(ts, str) else None
+
+
 def status_info(workspace: Path) -> dict[str, Any]:
+    """`status --json`: absent values are null; `schema` is the version of the shape."""
     journal = open_journal(workspace)
     state = journal.load(repair=False)
     alive, pid = running(journal)
-    here = current(state)
     goal = state.goal
-    task = subtask = None
-    if goal is not None and here is not None:
-        task = {
-            "index": state.task_index + 1,
-            "of": len(goal.tasks),
-            "description": here[0].description,
-        }
-        subtask = {
-            "index": state.subtask_index + 1,
-            "of": len(here[0].subtasks),
-            "description": here[1].description,
-        }
     return {
+        "schema": JSON_SCHEMA,
         "workspace": display(workspace),
         "goal": goal.text if goal else None,
-        "status": goal.status if goal else None,
-        "reason": goal.reason if goal else "",
-        "verification": _verification(state),
-        "suspended": state.suspended,
+        "status": shown_status(goal.status if goal else None, bool(state.suspended), alive),
+        "reason": (goal.reason if goal else "") or None,
+        "verification": _verification(state) or None,
+        "suspended": state.suspended or None,
         "waiting": state.waiting.model_dump() if state.waiting and alive else None,
-        "stopped_by": state.stopped_by,
-        "tool_calls": state.call_format,
+        "stopped_by": state.stopped_by or None,
+        "tool_calls": state.call_format or None,
         "backend": str(state.settings.get("backend") or "ollama"),
         "model": state.settings.get("model"),
         "settings": state.settings,
         "alive": alive,
         "pid": pid,
-        "task": task,
-        "subtask": subtask,
+        **_position(state),
         "progress": counts(state),
         "rounds": state.rounds,
         "llm_calls": state.llm_calls,
@@ -96,8 +101,29 @@ def status_info(workspace: Path) -> dict[str, Any]:
         "blocked_signatures": state.blocked,
         "loops": state.loops_total,
         "records": state.seq,
+        "last_activity": last_activity(journal),
+        "archived": len(archived(journal)),
         "log": display(journal.log_path),
         "notes": journal.notes,
+    }
+
+
+def _position(state: Any) -> dict[str, Any]:
+    """The task and subtask the goal is at (each null when there is none)."""
+    here = current(state)
+    if state.goal is None or here is None:
+        return {"task": None, "subtask": None}
+    return {
+        "task": {
+            "index": state.task_index + 1,
+            "of": len(state.goal.tasks),
+            "description": here[0].description,
+        },
+        "subtask": {
+            "index": state.subtask_index + 1,
+            "of": len(here[0].subtasks),
+            "description": here[1].description,
+        },
     }
 
 
@@ -127,6 +153,12 @@ def _process(info: dict[str, Any]) -> str:
     return f"running (pid {info['pid']})" if info["pid"] else "running"
 
 
+def _tools(chosen: Any) -> str:
+    if not chosen:
+        return "the default set"
+    return ", ".join(map(str, chosen)) if isinstance(chosen, list) else str(chosen)
+
+
 def format_status(info: dict[str, Any]) -> str:
     status = info["status"] or "no goal"
     if info.get("verification") and info["status"] in ("completed", "failed"):
@@ -142,7 +174,8 @@ def format_status(info: dict[str, Any]) -> str:
     if info.get("model"):
         rows.append(("model", f"{info['model']} ({info['backend']} backend)"))
     if info.get("suspended"):
-        rows.append(("suspended", f"{info['suspended']}; run `localagent resume`"))
+        then = f"once it answers, continue with: localagent resume -w {info['workspace']}"
+        rows.append(("suspended", f"{info['suspended']}; {then}"))
     if info.get("waiting"):
         since, why = local_time(info["waiting"]["since"]), info["waiting"]["reason"]
         rows.append(("waiting", f"for the model server since {since} ({why})"))
@@ -152,8 +185,9 @@ def format_status(info: dict[str, Any]) -> str:
         how = info["tool_calls"]
         rows.append(("tool calls", how if how == "native" else f"written as text ({how} format)"))
     if info.get("settings"):
-        chosen = info["settings"].get("tools")
-        rows.append(("tools", ", ".join(chosen) if chosen else "the default set"))
+        rows.append(("profile", str(info["settings"].get("profile") or "auto")))
+        rows.append(("tools", _tools(info["settings"].get("tools"))))
+        rows.append(("commands", status_line(info["settings"])))
     for key in ("task", "subtask"):
         item = info[key]
         if item:
@@ -168,8 +202,13 @@ def format_status(info: dict[str, Any]) -> str:
             f"completion ({info['llm_calls']} model calls)",
         ),
         ("blocked", f"{info['blocked']} actions, {info['loops']} loops"),
+        ("activity", f"last at {local_datetime(info.get('last_activity'))}"),
         ("log", info["log"]),
     ]
+    if count := info.get("archived"):
+        earlier = "1 earlier goal" if count == 1 else f"{count} earlier goals"
+        see = f"localagent history --archive N -w {info['workspace']} (1: the latest)"
+        rows.append(("archived", f"{earlier}; see one with: {see}"))
     rows += [("note", note) for note in info["notes"]]
     return "\n".join(f"{k:<10} {visible(v)}" for k, v in rows)
 
@@ -245,5 +284,16 @@ def local_time(ts: str) -> str:
     """A record's time (UTC, ISO 8601) as the user's wall clock, HH:MM."""
     try:
         return datetime.fromisoformat(ts).astimezone().strftime("%H:%M")
+    except ValueError:
+        return "?"
+
+
+def local_datetime(ts: Any) -> str:
+    """A record's time (UTC, ISO 8601) as the user's wall clock, YYYY-MM-DD HH:MM; "-"
+    when there is none."""
+    if not isinstance(ts, str):
+        return "-"
+    try:
+        return datetime.fromisoformat(ts).astimezone().strftime("%Y-%m-%d %H:%M")
     except ValueError:
         return "?"

@@ -155,7 +155,7 @@ def test_fifos_under_journal_names_never_hang_a_command(tmp_path: Path) -> None:
     (home / "data" / "workspaces.json").write_bytes(orjson.dumps({"workspaces": registry}))
     listed = prompt_cli(env, "list", "--json")
     assert listed.returncode == 0, listed.stderr
-    rows = {Path(row["workspace"]).name: row for row in json.loads(listed.stdout)}
+    rows = {Path(row["workspace"]).name: row for row in json.loads(listed.stdout)["workspaces"]}
     for name in FIFO_NAMES:
         if name in JOURNAL_FILES or name == "agent.log.1":
             assert rows[name]["status"] == "damaged" and "FIFO" in rows[name]["error"], name

@@ -61,8 +61,10 @@ def test_history_survives_a_malformed_body_with_a_good_checksum(tmp_path: Path) 
     with journal.history_path.open("ab") as fh:
         fh.write(encode({"seq": 4, "ts": "2026-01-01T00:00:00.000Z", "type": "action_finished"}))
     done = run_cli(env(tmp_path / "home"), "history", "-w", str(tmp_path / "ws"), "-n", "0")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 2, done.stderr  # damage, as `status` and `resume` say too
     assert done.stdout.splitlines()[-1].split()[:3] == ["4", "00:00:00", "action_finished"]
+    assert "record 4 is malformed (tool: Field required)" in done.stdout
+    assert "is damaged: record 4 is malformed" in done.stderr
 
 
 def test_history_escapes_terminal_control_characters(tmp_path: Path) -> None:
@@ -104,7 +106,7 @@ def test_list_goes_on_past_damaged_entries_and_workspaces(tmp_path: Path) -> Non
     )
     done = run_cli(env(home), "list", "--json")
     assert done.returncode == 0, done.stderr
-    rows = {row["workspace"]: row for row in orjson.loads(done.stdout)}
+    rows = {row["workspace"]: row for row in orjson.loads(done.stdout)["workspaces"]}
     assert rows[str(good)]["status"] == "completed"
     assert rows[str(planted)]["status"] == "damaged"
     assert "symbolic link" in rows[str(planted)]["error"]
@@ -125,9 +127,10 @@ def test_list_aligns_its_columns(tmp_path: Path) -> None:
     done = run_cli(env(home), "list")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["STATUS", "PROCESS", "WORKSPACE", "GOAL"]
+    assert lines[0].split() == ["LAST", "ACTIVE", "STATUS", "PROCESS", "WORKSPACE", "GOAL"]
+    # The most recently active first: the second goal's line, then the first's.
     starts = {
-        line.index(word) for line, word in zip(lines, ["GOAL", "first", "second"], strict=True)
+        line.index(word) for line, word in zip(lines, ["GOAL", "second", "first"], strict=True)
     }
     assert len(starts) == 1, done.stdout
 
@@ -145,7 +148,7 @@ def test_list_reads_only_the_end_of_a_journal(tmp_path: Path) -> None:
     register(home, {str(workspace): {"goal": "long goal"}})
     done = run_cli(env(home), "list", "--json")
     assert done.returncode == 0, done.stderr
-    (row,) = orjson.loads(done.stdout)
+    (row,) = orjson.loads(done.stdout)["workspaces"]
     assert row["status"] == "completed" and row["goal"] == "long goal"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from research_support import make_package
-from support import call, cli_env, messages_text, records, run_cli, wait_for
+from support import call, cli_env, messages_text, read_history, run_cli, wait_for
 
 from localagent.models.fake import FakeServer
 
@@ -61,6 +61,11 @@ def scenario(
     return {"rules": rules, "replies": replies}
 
 
+def records(root: Path) -> list[dict[str, Any]]:
+    """The questions' journal: beside the goal's, never in its place."""
+    return read_history(root / ".agent_context" / "ask" / "history.jsonl")
+
+
 def snapshot(root: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(root)): p.read_bytes()
@@ -110,7 +115,7 @@ def test_an_interrupted_ask_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert [r["type"] for r in records(root)].count("subtask_completed") == 1
     with FakeServer(scenario(STEP_2, plan=False)) as fake:
         env = cli_env(fake.url, LOCALAGENT_HOME=home)
-        done = run_cli(env, "resume", "-w", str(root), "--foreground")
+        done = run_cli(env, "ask", QUESTION, "-w", str(root), "--foreground")  # the same
         chats = fake.chat_requests
     assert done.returncode == 0, done.stderr
     assert "You plan research" not in messages_text(chats[0])  # the plan was kept
@@ -143,7 +148,7 @@ def test_bad_usage_of_ask(tmp_path: Path) -> None:
     empty = run_cli(env, "ask", " ", "-w", str(tmp_path))
     assert empty.returncode == 2 and "question is empty" in empty.stderr
     missing = run_cli(env, "ask", "why?", "-w", str(tmp_path / "nowhere"), "--foreground")
-    assert missing.returncode == 2 and "not a folder" in missing.stderr
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
     assert not (tmp_path / "nowhere").exists()
 
 

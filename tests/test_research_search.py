@@ -177,3 +177,43 @@ def test_search_on_the_command_line(tmp_path: Path) -> None:
 
 def test_an_empty_workspace_has_no_results(tmp_path: Path) -> None:
     assert search(tmp_path, "anything", 5, Settings()).hits == []
+
+
+def test_a_shipped_index_is_ignored_and_built_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_package(tmp_path / "ws")
+    folder = root / ".agent_context/index"
+    folder.mkdir(parents=True)
+    info = (root / "shop/auth.py").stat()
+    # What a repository can ship: chunks never read from its files, matching their stat.
+    chunk = [1, 2, "planted", "function", "k", "PLANTED", {"basic": 9, "auth": 9, "header": 9}]
+    entry = {"mtime": info.st_mtime_ns, "size": info.st_size, "sha": "x", "chunks": [chunk]}
+    shipped = {"version": 2, "files": {"shop/auth.py": entry}}
+    (folder / "files.json").write_bytes(json.dumps(shipped).encode())
+    index = open_index(root)
+    assert index.counts["chunked"] == 7
+    assert any("ignored the index" in note for note in index.notes)
+    assert search(root, "basic auth header", 1, Settings()).hits[0].symbol == "basic_auth_header"
+    assert open_index(root).counts == {}  # the new one is this user's, made here: used
+    copy = make_package(tmp_path / "copy")  # this user's index, but not built in this workspace
+    (copy / ".agent_context/index").mkdir(parents=True)
+    (copy / ".agent_context/index/files.json").write_bytes((folder / "files.json").read_bytes())
+    assert open_index(copy).counts["chunked"] == 7
+    monkeypatch.setenv("LOCALAGENT_HOME", str(tmp_path / "another-user"))
+    assert open_index(root).counts["chunked"] == 7
+
+
+def test_a_shipped_vector_cache_is_embedded_anew(tmp_path: Path) -> None:
+    root = make_package(tmp_path)
+    with FakeServer({"models": [{"name": "coder"}, {"name": EMBED}]}) as fake:
+        settings = Settings(ollama_host=fake.url, model="coder", embed_model=EMBED)
+        search(root, "basic auth", 3, settings)
+        documents = len(fake.requests) - 1
+        cache = root / f".agent_context/index/vectors-{EMBED}.json"
+        keys = [row[4] for _, row in open_index(root).chunk_rows()]
+        cache.write_text(json.dumps({key: [1.0, 0.0] for key in keys}))  # steered vectors
+        before = len(fake.requests)
+        found = search(root, "where are redirects followed", 3, settings)
+        assert len(fake.requests) - before == documents + 1  # every chunk embedded again
+        assert "Session.resolve_redirects" in [hit.symbol for hit in found.hits]

@@ -1,13 +1,42 @@
-"""Seeing goals: status, list, logs, history, trace, graph, search."""
+"""Seeing goals: status, list, logs, history, trace, graph, search.
+
+Everything these commands print can hold text from outside (a goal from a planted
+journal, a model's reply, a tool's output, a file name), so all of it goes out through
+`_say`, and JSON through `json_line`: nothing printed can drive the terminal.
+"""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from localagent.cli.app import WorkspaceOpt, _usage, _workspace, app
+from localagent.cli.app import WorkspaceOpt, _need_folder, _usage, _workspace, app
+from localagent.console import say as _say
+
+
+def _say_json(value: Any) -> None:
+    from localagent.observe.events import json_line
+
+    _say(json_line(value))
+
+
+@contextlib.contextmanager
+def _json_errors(as_json: bool) -> Iterator[None]:
+    """Under --json an error is JSON too, on stdout: {"error": "...", "exit": N}, with
+    N as the exit code; a program reading the output never parses plain text."""
+    from localagent.errors import AgentError
+
+    try:
+        yield
+    except AgentError as exc:
+        if not as_json:
+            raise
+        _say_json({"error": exc.message, "exit": exc.exit_code})
+        raise typer.Exit(exc.exit_code) from None
 
 
 @app.command()
@@ -24,33 +53,42 @@ def status(
     if watch:
         from localagent.observe.watch import show
 
-        show(_workspace(workspace), typer.echo)
+        show(_workspace(workspace), _say)
         return
-    info = status_info(_workspace(workspace))
+    with _json_errors(as_json):
+        info = status_info(_workspace(workspace))
     if as_json:
-        import orjson
-
-        typer.echo(orjson.dumps(info).decode())
+        _say_json(info)
     else:
-        typer.echo(format_status(info))
+        _say(format_status(info))
 
 
 @app.command("list")
 def list_workspaces(
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object (schema, workspaces, notes).")
+    ] = False,
+    prune: Annotated[
+        bool,
+        typer.Option("--prune", help="First forget the workspaces whose folders are gone."),
+    ] = False,
 ) -> None:
-    """Every workspace this user has run goals in, with its status."""
+    """Every workspace this user has run goals in, with its status, the most recently
+    active first."""
+    from localagent.observe.listing import as_json as listing_json
     from localagent.observe.listing import format_listing, listing
 
-    rows, notes = listing()
+    with _json_errors(as_json):
+        gone = _prune() if prune else []
+        rows, notes = listing()
     if as_json:
-        import orjson
-
-        typer.echo(orjson.dumps(rows).decode())
+        _say_json(listing_json(rows, notes))
         return
+    for path in gone:
+        _say(f"forgot {path} (its folder or its journal is gone)", err=True)
     for note in notes:
-        typer.echo(f"note: {note}", err=True)
-    typer.echo(format_listing(rows))
+        _say(f"note: {note}", err=True)
+    _say(format_listing(rows))
 
 
 @app.command()
@@ -63,21 +101,28 @@ def logs(
 ) -> None:
     """The run's log; -f follows it. --events: the journal's records, one JSON per line."""
     from localagent.daemon.logs import follow as follow_log
+    from localagent.names import display
     from localagent.report import open_journal
 
     if events:
         from localagent.observe.events import show
 
-        show(_workspace(workspace), 0, follow, typer.echo)
+        show(_workspace(workspace), 0, follow, _say)
         return
     journal = open_journal(_workspace(workspace))
     path = journal.log_path
     if follow:
-        follow_log(path, lambda text: typer.echo(text, nl=False))
+        follow_log(path, lambda text: _say(text, nl=False))
     elif text := journal.read_text(path):
-        typer.echo(text, nl=False)
+        _say(text, nl=False)
     else:
-        typer.echo(f"no log yet at {path}", err=True)
+        _say(f"no log yet at {display(path)}", err=True)
+
+
+def _prune() -> list[str]:
+    from localagent.registry import prune
+
+    return prune()
 
 
 @app.command()
@@ -85,19 +130,47 @@ def history(
     workspace: WorkspaceOpt = Path("."),
     n: Annotated[int, typer.Option("-n", help="Show the last N records (0: all).", min=0)] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per record.")] = False,
+    archive: Annotated[
+        int | None,
+        typer.Option(
+            "--archive",
+            metavar="N",
+            help="An archived (put away) goal's history instead: 1 the latest, 2 the one "
+            "before, ...",
+            min=1,
+        ),
+    ] = None,
 ) -> None:
     """The action history, human-readable."""
-    from localagent.report import format_record, open_journal
+    from localagent.report import open_journal
 
-    if as_json:
-        from localagent.observe.events import show
+    with _json_errors(as_json):
+        if archive is None:
+            _history(open_journal(_workspace(workspace)), n, as_json)
+            return
+        from localagent.observe.archives import open_archive
 
-        show(_workspace(workspace), n, False, typer.echo)
-        return
-    journal = open_journal(_workspace(workspace))
-    records = journal.tail(n) if n else journal.records()
-    for record in records:
-        typer.echo(format_record(record))
+        found, head = open_archive(_workspace(workspace), archive)
+        if not as_json:
+            _say(head)
+        _history(found, n, as_json)
+
+
+def _history(journal: Any, n: int, as_json: bool) -> None:
+    from localagent.journal.salvage import Damage, damaged, intact
+    from localagent.observe.events import json_line
+    from localagent.report import format_record
+
+    found: list[Damage] = []
+    for item in intact(journal, n):
+        if isinstance(item, Damage):
+            found.append(item)
+            if not as_json:  # JSON lines stay records only; the damage is said at the end
+                _say(f"{'!':>6} {'':<8} {'damaged':<17} {item.text}")
+        else:
+            _say(json_line(item) if as_json else format_record(item))
+    if found:
+        raise damaged(journal, found)
 
 
 @app.command()
@@ -112,8 +185,9 @@ def trace(
     """The run as a transcript: plan, rounds, tool calls and results, verdicts, timings."""
     from localagent.observe.trace import show
 
-    for line in show(_workspace(workspace), round_, full, as_json):
-        typer.echo(line)
+    with _json_errors(as_json):
+        for line in show(_workspace(workspace), round_, full, as_json):
+            _say(line)
 
 
 @app.command()
@@ -125,7 +199,7 @@ def graph(
     state machine)."""
     from localagent.observe.graph import show
 
-    typer.echo(show(_workspace(workspace), flow), nl=False)
+    _say(show(_workspace(workspace), flow), nl=False)
 
 
 @app.command()
@@ -140,14 +214,12 @@ def search(
     from localagent.settings import load_settings
 
     ws = _workspace(workspace)
-    if not query.strip():
-        raise _usage("the query is empty; say what to look for")
-    if not ws.is_dir():
-        raise _usage(f"the workspace {ws} is not a folder")
-    found = run_search(ws, query, k, load_settings())
+    with _json_errors(as_json):
+        if not query.strip():
+            raise _usage("the query is empty; say what to look for")
+        _need_folder(ws)
+        found = run_search(ws, query, k, load_settings())
     if as_json:
-        import orjson
-
-        typer.echo(orjson.dumps(found.as_dict()).decode())
+        _say_json({"schema": 1, **found.as_dict()})
     else:
-        typer.echo(found.text())
+        _say(found.text())

@@ -1,5 +1,5 @@
 """Mermaid text (`flowchart TD`) of a goal's plan tree and the path its run took, and of
-the agent's state machine. Both render on GitHub as they are.
+the agent's state machine (`flow`). Both render on GitHub as they are.
 
 Goal, task and subtask text is user and model input: it only ever appears inside a
 quoted label, with every character that means something to Mermaid or to HTML written as
@@ -80,6 +80,7 @@ class PlanGraph:
         self.steps = 0
         self.note = ""  # said on the next path edge (a resume)
         self.end: Node | None = None
+        self.skipped: list[str] = []  # the records the reducer refused, as Mermaid comments
 
     def _new(self, prefix: str, text: str, **kw: Any) -> Node:
         self.count += 1
@@ -91,11 +92,14 @@ class PlanGraph:
         try:
             apply(self.state, rec)
         except (KeyError, TypeError, ValueError, AssertionError, ValidationError):
-            return  # a malformed record changed nothing the graph can show
+            what = f"record {rec.get('seq')} ({label(kind, 40)})"
+            self.skipped.append(f"%% {what} is malformed; skipped")
+            return
         if kind == "goal_started":  # a history holds one goal (a new goal archives it)
             self.goal.text = f"Goal: {rec.get('goal', '')}"
-        elif kind == "plan":
-            self._plan(int(rec.get("replace_from") or 0), due)
+        elif kind == "plan" and self.state.goal is not None:
+            keep = rec.get("replace_from")
+            self._plan(keep if isinstance(keep, int) and keep > 0 else 0, due)
         elif kind == "verdict":
             self._verdict(rec)
         elif kind == "resumed":
@@ -113,7 +117,7 @@ class PlanGraph:
             task.status = "replaced"
             for sub in task.children:
                 sub.status = "replaced" if sub.status in ("pending", "in_progress") else sub.status
-        assert self.state.goal is not None
+        assert self.state.goal is not None  # feed plans only once the goal has started
         new = []
         for i, task in enumerate(self.state.goal.tasks[keep:], keep + 1):
             node = self._new("t", f"{i} {task.description}")
@@ -130,7 +134,8 @@ class PlanGraph:
             self.edges.append(Edge(self.last.id, new[0].id, "-.->", why))
 
     def _verdict(self, rec: dict[str, Any]) -> None:
-        unmet = "; ".join(str(u) for u in rec.get("unmet") or [])
+        found = rec.get("unmet")
+        unmet = "; ".join(str(u) for u in found) if isinstance(found, list) else ""
         text = f"verdict {rec.get('verdict')}" + (f": {unmet}" if unmet else "")
         ok = rec.get("verdict") == "VERIFIED"
         self._step(self._new("v", text, status="completed" if ok else "failed", shape="hexagon"))
@@ -197,11 +202,11 @@ def plan_graph(records: Iterable[dict[str, Any]]) -> str:
     for task in graph.tasks:
         nodes += [task, *task.children]
     nodes += graph.extra
-    return _draw(nodes, graph.edges)
+    return draw(nodes, graph.edges, graph.skipped)
 
 
-def _draw(nodes: list[Node], edges: list[Edge]) -> str:
-    lines = ["flowchart TD"]
+def draw(nodes: list[Node], edges: list[Edge], comments: list[str] | None = None) -> str:
+    lines = ["flowchart TD", *(comments or [])]
     lines += [_node(n) for n in nodes]
     lines += [_edge(e) for e in edges]
     used: dict[str, list[str]] = {}
@@ -212,92 +217,12 @@ def _draw(nodes: list[Node], edges: list[Edge]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# ---- the agent's state machine ---------------------------------------------------------
-
-# (id, shape, text): what `Agent.step` does next, as `state.next_due` names it.
-FLOW_NODES = (
-    ("f0", "stadium", "start or resume"),
-    ("f1", "box", "preflight: the model server and model"),
-    ("f2", "box", "plan: decompose the goal"),
-    ("f3", "box", "round: ask the model"),
-    ("f4", "box", "run the tool"),
-    ("f5", "hexagon", "loop guard"),
-    ("f6", "hexagon", "evidence gate"),
-    ("f7", "box", "replan the rest"),
-    ("f8", "box", "verify: goal checks, verdict"),
-    ("f9", "stadium", "goal completed"),
-    ("f10", "stadium", "goal failed"),
-    ("f11", "stadium", "stopped or suspended: resumable"),
-)
-FLOW_EDGES = (
-    ("f0", "f1", ""),
-    ("f1", "f2", "new goal"),
-    ("f1", "f3", "plan exists"),
-    ("f1", "f11", "no model server"),
-    ("f2", "f3", ""),
-    ("f3", "f5", "each tool call"),
-    ("f3", "f3", "no usable call: feedback"),
-    ("f3", "f10", "round limit"),
-    ("f5", "f4", "allowed"),
-    ("f5", "f3", "blocked: the model is told why"),
-    ("f4", "f3", "result"),
-    ("f4", "f6", "mark_subtask_complete"),
-    ("f6", "f3", "next subtask, or refused"),
-    ("f6", "f7", "subtask failed"),
-    ("f7", "f3", ""),
-    ("f6", "f8", "last subtask done"),
-    ("f8", "f9", "VERIFIED"),
-    ("f8", "f7", "NOT_VERIFIED: plan what is unmet"),
-    ("f8", "f10", "checks fail at the replan cap"),
-    ("f3", "f11", "stop"),
-    ("f11", "f0", "localagent resume"),
-)
-# Which records count a pass through a node, for a flow drawn over a journal.
-FLOW_COUNTS = {
-    "f0": ("goal_started", "resumed"),
-    "f1": ("preflight",),
-    "f2": ("plan",),
-    "f3": ("llm_call:round",),
-    "f4": ("action_finished", "action_interrupted"),
-    "f5": ("action_started", "action_blocked"),
-    "f6": ("subtask_completed", "subtask_failed", "feedback:mark_subtask_complete"),
-    "f7": ("replan", "replan_skipped"),
-    "f8": ("verdict",),
-    "f9": ("goal_completed",),
-    "f10": ("goal_failed",),
-    "f11": ("stopped", "suspended"),
-}
-
-
-def flow_counts(records: Iterable[dict[str, Any]]) -> dict[str, int]:
-    """How often the run went through each node of the state machine."""
-    seen: dict[str, int] = {}
-    for rec in records:
-        kind = str(rec.get("type"))
-        if kind in ("llm_call", "feedback"):
-            kind += f":{rec.get('purpose') or rec.get('tool')}"
-        elif kind == "plan" and rec.get("replace_from"):
-            kind = "replan"
-        seen[kind] = seen.get(kind, 0) + 1
-    return {node: sum(seen.get(k, 0) for k in kinds) for node, kinds in FLOW_COUNTS.items()}
-
-
-def flow(counts: dict[str, int] | None = None) -> str:
-    """The agent's state machine; with `counts`, each node says how often the run was there."""
-    nodes = []
-    for node_id, shape, text in FLOW_NODES:
-        times = (counts or {}).get(node_id)
-        status = "in_progress" if times else "pending"
-        nodes.append(Node(node_id, text + (f" ×{times}" if times else ""), status, shape))
-    edges = [Edge(a, b, "-->", text) for a, b, text in FLOW_EDGES]
-    return _draw(nodes, edges)
-
-
 def show(workspace: Path, state_machine: bool) -> str:
     """What `localagent graph` prints: the goal's plan tree, or (`--flow`) the agent's
     state machine, with how often the run went through each step when there is a run."""
     from localagent.journal import Journal
     from localagent.observe.events import history
+    from localagent.observe.flow import flow, flow_counts
 
     if not state_machine:
         return plan_graph(history(workspace))

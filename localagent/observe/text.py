@@ -20,12 +20,21 @@ _FULL_REPR = reprlib.Repr()
 _FULL_REPR.maxlevel, _FULL_REPR.maxstring, _FULL_REPR.maxother = 10, 10**9, 10**9
 
 
+def _listed(value: Any) -> list[Any]:
+    """A field that should hold a list, as one (a planted record may hold anything)."""
+    return value if isinstance(value, list) else []
+
+
 def _clock(t: Any) -> str:
     return f"{t:>8.1f}s " if isinstance(t, int | float) else f"{'?':>9} "
 
 
 def _secs(ms: Any) -> str:
     return f"{ms / 1000:.1f}s" if isinstance(ms, int | float) else "?s"
+
+
+def _count(value: Any) -> str:
+    return str(value) if isinstance(value, int | float) else "?"
 
 
 def _one_line(value: Any, limit: int) -> str:
@@ -67,18 +76,17 @@ def _block(
 
 def _tokens(entry: dict[str, Any]) -> str:
     took = _secs(entry.get("duration_ms"))
-    cut = f", cut off ({entry['cut_off']})" if entry.get("cut_off") else ""
-    return (
-        f"{entry.get('prompt_tokens', 0)}+{entry.get('completion_tokens', 0)} tokens in {took}{cut}"
-    )
+    cut = f", cut off ({visible(entry['cut_off'])})" if entry.get("cut_off") else ""
+    tokens = f"{_count(entry.get('prompt_tokens', 0))}+{_count(entry.get('completion_tokens', 0))}"
+    return f"{tokens} tokens in {took}{cut}"
 
 
 def _tasks(tasks: Any, first: int) -> list[str]:
     lines = []
-    for i, task in enumerate(tasks if isinstance(tasks, list) else [], first):
+    for i, task in enumerate(_listed(tasks), first):
         task = task if isinstance(task, dict) else {}
         lines.append(f"{i}  {_one_line(task.get('description', ''), 200)}")
-        for j, sub in enumerate(task.get("subtasks") or [], 1):
+        for j, sub in enumerate(_listed(task.get("subtasks")), 1):
             lines.append(f"  {i}.{j}  {_one_line(sub, 200)}")
     return lines
 
@@ -87,18 +95,20 @@ def _goal(e: dict[str, Any]) -> list[str]:
     s = e.get("settings") if isinstance(e.get("settings"), dict) else {}
     line = f"model {e.get('model', '?')}, {s.get('backend', 'ollama')} backend"
     line += f", at most {s.get('max_rounds', '?')} rounds"
-    if s.get("checks"):
+    if _listed(s.get("checks")):
         line += ", checks: " + "; ".join(str(c) for c in s["checks"])
     return [f"goal: {visible(str(e.get('goal', '')))}", visible(line)]
 
 
 def _round(e: dict[str, Any], full: bool) -> list[str]:
-    where = f" · subtask {e['subtask']} {_one_line(e.get('subtask_text', ''), 50)}"
-    lines = [f"round {e['round']}{where if 'subtask' in e else ''} · {_tokens(e)}"]
+    where = ""
+    if "subtask" in e:
+        where = f" · subtask {e['subtask']} {_one_line(e.get('subtask_text', ''), 50)}"
+    lines = [f"round {e['round']}{where} · {_tokens(e)}"]
     if e.get("reply"):
         said = _block(e["reply"], full, lines=4, chars=REPLY_CHARS)
         lines += [f"  says: {said[0]}"] + [f"        {row}" for row in said[1:]]
-    for c in e.get("calls") or []:
+    for c in _listed(e.get("calls")):
         lines.append(f"  calls {c.get('id')} {call_text(c.get('name'), c.get('arguments'), full)}")
     if not e.get("calls"):
         lines.append("  (no tool call)")
@@ -121,8 +131,8 @@ def _result(e: dict[str, Any], full: bool) -> list[str]:
 
 def _plan(e: dict[str, Any]) -> list[str]:
     if e.get("unmet"):
-        head = "plan for what is unmet: " + "; ".join(_one_line(u, 80) for u in e["unmet"])
-    elif e.get("first", 1) > 1:
+        head = "plan for what is unmet: " + "; ".join(_one_line(u, 80) for u in _listed(e["unmet"]))
+    elif e.get("first", 1) != 1:
         head = f"replan: the tasks from {e['first']} on are now"
     else:
         head = "plan"
@@ -130,8 +140,8 @@ def _plan(e: dict[str, Any]) -> list[str]:
 
 
 def _end(e: dict[str, Any]) -> list[str]:
-    tokens = e.get("tokens") or {}
-    total = tokens.get("prompt", 0) + tokens.get("completion", 0)
+    tokens = e.get("tokens") if isinstance(e.get("tokens"), dict) else {}
+    total = _number(tokens.get("prompt")) + _number(tokens.get("completion"))
     how = f" ({e['verification']})" if e.get("verification") else ""
     return [
         f"goal {e['kind'].split('_')[1]}{how}: {_one_line(e.get('reason', ''), 300)}",
@@ -152,7 +162,7 @@ def _lines(e: dict[str, Any], full: bool) -> list[str]:
     if kind in ("goal_completed", "goal_failed"):
         return _end(e)
     if kind == "model_call":
-        return [f"model call ({e.get('purpose', '?')}): {_tokens(e)}"]
+        return [f"model call ({visible(e.get('purpose', '?'))}): {_tokens(e)}"]
     if kind == "blocked":
         call = call_text(e.get("tool"), e.get("args"), full)
         head = f"  {e.get('call') or ''} BLOCKED {call} ({e.get('pattern', '?')}), not run"
@@ -165,7 +175,7 @@ def _lines(e: dict[str, Any], full: bool) -> list[str]:
         head = f"check `{cmd}` {e.get('status')} in {_secs(e.get('ms'))}: "
         return [head + _one_line(e.get("summary", ""), 100)]
     if kind == "verdict":
-        unmet = "; ".join(_one_line(u, 80) for u in e.get("unmet") or []) or "nothing unmet"
+        unmet = "; ".join(_one_line(u, 80) for u in _listed(e.get("unmet"))) or "nothing unmet"
         return [
             f"verdict {e.get('verdict')} (by the {e.get('source')}): {unmet}; then {e.get('then')}"
         ]
@@ -180,10 +190,11 @@ def _other(e: dict[str, Any], full: bool) -> list[str]:
         how = "native tool calls" if e.get("native_tools") else "tool calls written as text"
         return [f"preflight: {e.get('backend', '?')}, num_ctx {e.get('num_ctx')}, {how}"]
     if kind == "resumed":
-        changed = ", ".join(f"{k}={v!r}" for k, v in (e.get("settings") or {}).items())
+        settings = e.get("settings") if isinstance(e.get("settings"), dict) else {}
+        changed = ", ".join(f"{k}={v!r}" for k, v in settings.items())
         return [visible(f"resumed (model {e.get('model')}{'; ' + changed if changed else ''})")]
     if kind == "verify":
-        checks = "; ".join(_one_line(c, 80) for c in e.get("checks") or []) or "none"
+        checks = "; ".join(_one_line(c, 80) for c in _listed(e.get("checks"))) or "none"
         return [f"verify the goal: checks {checks}"]
     if kind in ("feedback", "action_interrupted"):
         head = f"  {e.get('call') or ''} {kind.replace('_', ' ')} ({visible(str(e.get('tool')))})"
@@ -198,6 +209,10 @@ def _other(e: dict[str, Any], full: bool) -> list[str]:
         by = f" by the {e['by']}" if e.get("by") else ""
         return [f"{kind.replace('_', ' ')}{by}: {_one_line(e.get('reason', ''), 300)}"]
     return [f"record {visible(str(e.get('type', kind)))}"]
+
+
+def _number(value: Any) -> float:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
 def render(entry: dict[str, Any], full: bool = False) -> list[str]:

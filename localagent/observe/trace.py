@@ -91,7 +91,8 @@ class Tracer:
         if kind == "llm_call":
             return self._call(rec)
         if kind == "plan":
-            first = rec.get("replace_from", 0)
+            first = rec.get("replace_from")
+            first = first if isinstance(first, int) and not isinstance(first, bool) else 0
             return {"kind": "plan", "first": first + 1, "tasks": rec.get("tasks"), **_some(rec)}
         if kind == "action_finished":
             took, args = self._took(rec.get("call"), at)
@@ -101,7 +102,7 @@ class Tracer:
             status = kind.split("_")[1]
             return {"kind": "subtask", "status": status, **where, **_some(rec)}
         if kind == "verify_started":
-            cmds = [c.get("cmd") for c in rec.get("checks") or [] if isinstance(c, dict)]
+            cmds = [c.get("cmd") for c in _listed(rec.get("checks")) if isinstance(c, dict)]
             return {"kind": "verify", "checks": cmds}
         if kind == "check_finished":
             took, _ = self._took(rec.get("id"), at)
@@ -118,11 +119,15 @@ class Tracer:
             return entry
         calls = [
             {"id": c.get("id"), "name": c.get("name"), "arguments": c.get("arguments")}
-            for c in rec.get("tool_calls") or []
+            for c in _listed(rec.get("tool_calls"))
             if isinstance(c, dict)
         ]
         reply = rec.get("content", "")
         return {**entry, "kind": "round", **self._where(), "reply": reply, "calls": calls}
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _some(rec: dict[str, Any]) -> dict[str, Any]:

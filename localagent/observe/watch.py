@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localagent.console import printable
 from localagent.journal import Journal
 from localagent.observe import text, trace
 from localagent.observe.events import ENDS, Follower, seconds
@@ -67,6 +68,8 @@ def _doing(state: State, records: list[dict[str, Any]], alive: bool, now: float)
     if state.open_action is not None:
         call = text.call_text(state.open_action.tool, state.open_action.args, False)
         return f"running {call}{_since(records, now, state.open_action.seq)}"
+    if state.waiting is not None:
+        return _retrying(state.waiting.reason, state.waiting.since, now)
     kind, item = next_due(state)
     waiting = _since(records, now)
     if kind in ("plan", "replan"):
@@ -78,6 +81,15 @@ def _doing(state: State, records: list[dict[str, Any]], alive: bool, now: float)
     if kind == "verify":
         return f"verifying the goal{waiting}"
     return f"about to run {text.call_text(item.get('name'), item.get('arguments'), False)}"
+
+
+def _retrying(reason: str, since: str, now: float) -> str:
+    """A model call waiting out a failing server: what the server did, not "waiting"."""
+    at = seconds(since)
+    lasting = "" if at is None else f", for {max(0.0, now - at):.1f}s"
+    status = reason.removeprefix("server error ")
+    said = f"answered {status}" if status != reason else f"failed: {reason}"
+    return f"the model server {said} (retrying{lasting})"
 
 
 def _speed(records: list[dict[str, Any]]) -> str:
@@ -107,6 +119,8 @@ def _action(rec: dict[str, Any]) -> str:
         return f"BLOCKED {call} ({rec.get('pattern', '?')})"
     if kind == "action_interrupted":
         return f"interrupted {call}"
+    if kind == "feedback":
+        return f"REFUSED {rec.get('tool', '?')}: {str(rec.get('text', '')).split(chr(10), 1)[0]}"
     if kind == "check_finished":
         return f"goal check `{rec.get('cmd')}` {rec.get('status')}: {rec.get('summary', '')}"
     return f"subtask {str(kind).split('_')[1]}: {rec.get('reason', '')}"
@@ -117,7 +131,7 @@ def _recent(records: list[dict[str, Any]], now: float) -> list[str]:
     kinds = (*ACTIONS, "subtask_completed", "subtask_failed", "check_finished")
     found = []
     for rec in records:
-        if rec.get("type") in kinds:
+        if rec.get("type") in kinds or (rec.get("type") == "feedback" and rec.get("refused")):
             at = seconds(rec.get("ts"))
             ago = "?" if at is None else f"{max(0.0, now - at):.0f}s"
             found.append(f"{ago:>6} ago  {visible(' '.join(_action(rec).split()))}")
@@ -171,7 +185,8 @@ def snapshot(journal: Journal, now: float | None = None) -> View:
 
 
 def rows(shown: View) -> list[tuple[str, str]]:
-    return [
+    """The facts of the view, each made printable (a rich Text shows controls as they are)."""
+    facts = [
         ("goal", shown.goal or "-"),
         ("status", f"{shown.status} · {shown.process}"),
         ("task", shown.task),
@@ -182,6 +197,7 @@ def rows(shown: View) -> list[tuple[str, str]]:
         ("speed", shown.speed),
         ("blocked", shown.blocked),
     ]
+    return [(key, printable(value, one_line=True)) for key, value in facts]
 
 
 def renderable(shown: View) -> Any:
@@ -199,7 +215,7 @@ def renderable(shown: View) -> Any:
     recent = Table.grid()
     recent.add_column(overflow="ellipsis", no_wrap=True)
     for line in shown.recent or ["(none yet)"]:
-        recent.add_row(Text(line))
+        recent.add_row(Text(printable(line, one_line=True)))
     return Group(
         Panel(facts, title="localagent", title_align="left"),
         Panel(recent, title="last actions", title_align="left"),
@@ -241,7 +257,9 @@ def lines(workspace: Path, write: Callable[[str], None], poll: float = 0.5) -> N
                 if entry is not None and record["seq"] > show_from:
                     for line in text.render(entry):
                         write(line)
-            if any(r.get("type") in ENDS for r in found) or (not found and not running(journal)[0]):
+            if any(str(r.get("type")) in ENDS for r in found) or (
+                not found and not running(journal)[0]
+            ):
                 return
             time.sleep(poll)
     except KeyboardInterrupt:

@@ -78,7 +78,8 @@ def write_answer(research: Research) -> Path:
         "answer", path=path.name, citations=count, unverified=sorted(bad), text=answer[:4000]
     )
     verification = "partial" if bad else "verified"
-    reason = f"answered with {count} citations ({len(bad)} unverified); saved as {path.name}"
+    cited = f"{count} citation" + ("" if count == 1 else "s")
+    reason = f"answered with {cited} ({len(bad)} unverified); saved as {path.name}"
     research.journal.append("goal_completed", reason=reason, verification=verification)
     return path
 

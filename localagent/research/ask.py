@@ -3,9 +3,10 @@ read-only tool loop per sub-question, a refinery that may add sub-questions (at 
 twice), and a synthesized Markdown answer whose citations are checked against the code
 the run retrieved or read.
 
-Everything is journaled with the goal's own records (goal_started with `mode: ask`,
-plan, llm_call, action_started/finished, subtask_completed with the step's findings),
-so `status`, `history` and `resume` work as for any goal; a resumed run keeps the
+Everything is journaled with a goal's records (goal_started with `mode: ask`, plan,
+llm_call, action_started/finished, subtask_completed with the step's findings) in the
+questions' own journal, `.agent_context/ask/`, beside the workspace's goal, which a
+question never touches. Asking the same question again resumes it: the run keeps the
 sub-questions already answered and starts the open one afresh (its tools only read).
 """
 

@@ -6,6 +6,11 @@ unchanged is not re-chunked; so a re-index after one edit costs about one file. 
 is the one search_files uses (no .git, journals, virtual environments, binary files,
 links or what .gitignore ignores); a folder that cannot be written gets an index held in
 memory only, and says so.
+
+A repository can ship any `.agent_context/index/`: an index whose chunks and call-graph
+facts were never read from its files would steer every search. So the file is sealed: a
+MAC under this user's key (`userkey`) over the folder it lies in and its bytes. One that
+does not carry this user's seal for this folder is ignored, and the index is built anew.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from localagent import safefs
+from localagent import safefs, userkey
 from localagent.errors import JournalCorrupt
 from localagent.research.chunks import chunk_file, parse
 from localagent.research.tokens import term_counts
@@ -31,6 +36,7 @@ VERSION = 2
 FILE_NAME = "files.json"
 INDEX_SECONDS = 300.0  # a walk longer than this saves what it has and says so
 HEAD_CHARS = 120
+PURPOSE = b"research index"
 
 
 def _never() -> bool:
@@ -57,12 +63,40 @@ class Index:
         return [(path, row) for path, entry in self.files.items() for row in entry["chunks"]]
 
 
-def load(folder: Path | None) -> dict[str, dict[str, Any]]:
+def sealed(folder: Path, body: bytes, purpose: bytes) -> bytes:
+    """`body` with this user's seal for `folder` as a first line."""
+    seal = userkey.tag(os.fsencode(folder) + b"\0" + body, purpose)
+    return orjson.dumps({"seal": seal}) + b"\n" + body
+
+
+def unsealed(folder: Path, data: bytes, purpose: bytes) -> bytes | None:
+    """The body of what `sealed` wrote in `folder`, or None when this user's agent did
+    not write it there (a shipped or copied file, or one edited since)."""
+    head, _, body = data.partition(b"\n")
+    try:
+        seal = orjson.loads(head)
+    except orjson.JSONDecodeError:
+        return None
+    given = seal.get("seal") if isinstance(seal, dict) else None
+    return body if userkey.is_ours(os.fsencode(folder) + b"\0" + body, given, purpose) else None
+
+
+def load(folder: Path | None, notes: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The saved index, or nothing when there is none this user's agent made here (a
+    note says when one was ignored)."""
     if folder is None:
         return {}
     try:
-        data = orjson.loads(safefs.read_bytes(folder / FILE_NAME))
+        body = unsealed(folder, safefs.read_bytes(folder / FILE_NAME), PURPOSE)
+        data = orjson.loads(body) if body is not None else None
     except (FileNotFoundError, orjson.JSONDecodeError):
+        return {}
+    if body is None:
+        if notes is not None:
+            notes.append(
+                f"ignored the index in {FILE_NAME}: this user's agent did not build it in this "
+                f"workspace (a copied or shipped one); it is built anew"
+            )
         return {}
     ok = isinstance(data, dict) and data.get("version") == VERSION
     return data.get("files", {}) if ok and isinstance(data.get("files"), dict) else {}
@@ -71,7 +105,7 @@ def load(folder: Path | None) -> dict[str, dict[str, Any]]:
 def save(folder: Path, files: dict[str, dict[str, Any]]) -> None:
     """Written under a temp name of this process and renamed: two searches at once never
     mix their writes, and a reader sees the old index or the new one."""
-    data = orjson.dumps({"version": VERSION, "files": files})
+    data = sealed(folder, orjson.dumps({"version": VERSION, "files": files}), PURPOSE)
     temp = folder / f"{FILE_NAME}.{os.getpid()}.tmp"
     safefs.write_new(temp, data)
     safefs.replace(temp, folder / FILE_NAME)
@@ -84,7 +118,8 @@ def update(
     seconds: float = INDEX_SECONDS,
 ) -> Index:
     """The index of `root`, brought up to date and saved in `folder` (None: not saved)."""
-    index = Index(root, load(folder))
+    index = Index(root)
+    index.files = load(folder, index.notes)
     walk = Walk(root, time.monotonic() + seconds, cancelled)
     seen = set()
     for path in walk.files(root):

@@ -1,6 +1,7 @@
 """Semantic search: chunk vectors from the configured embedding model (through the model
 seam), cached in `.agent_context/index/vectors-<model>.json` by chunk content, and the
-chunks ranked by cosine similarity to the query's vector.
+chunks ranked by cosine similarity to the query's vector. The cache is sealed as the
+index is (`index.sealed`): vectors a repository ships are never used, only embedded anew.
 
 Plain Python, not numpy: a query is one dot product per chunk (about 20 us for 768
 dimensions, so 0.1 s for 6,000 chunks), small beside the model call that embeds the
@@ -20,10 +21,11 @@ import orjson
 from localagent import safefs
 from localagent.models.protocol import Model
 from localagent.research.chunks import chunk_file, parse
-from localagent.research.index import Index, digest
+from localagent.research.index import Index, digest, sealed, unsealed
 from localagent.tools.walk import Walk
 
 BATCH = 32
+PURPOSE = b"research vectors"
 MAX_EMBED_CHARS = 2000
 # Models trained with instructions embed documents and queries with these prefixes
 # (matched on the start of the model's name, tag and namespace left out).
@@ -113,7 +115,8 @@ def _load(path: Path | None) -> dict[str, list[float]]:
     if path is None:
         return {}
     try:
-        data = orjson.loads(safefs.read_bytes(path))
+        body = unsealed(path.parent, safefs.read_bytes(path), PURPOSE + path.name.encode())
+        data = orjson.loads(body) if body is not None else {}
     except (FileNotFoundError, orjson.JSONDecodeError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -122,7 +125,9 @@ def _load(path: Path | None) -> dict[str, list[float]]:
 def _save(path: Path, table: dict[str, list[float]]) -> None:
     temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        safefs.write_new(temp, orjson.dumps(table))
+        safefs.write_new(
+            temp, sealed(path.parent, orjson.dumps(table), PURPOSE + path.name.encode())
+        )
         safefs.replace(temp, path)
     except OSError:
         pass  # a cache: the next search embeds again
