@@ -62,8 +62,12 @@ class Agent:
         self.on_progress = on_progress
         self.notice = ""
         # Fixed for the whole run: the tool list sits at the front of every prompt.
-        self.tools = tools.run_tools(settings.tools, list(settings.delegates), extra_tools)
-        self.prompts = PromptSet(settings.prompts)
+        small = settings.profile == "small"
+        delegates = list(settings.delegates)
+        self.tools = tools.run_tools(settings.tools, delegates, extra_tools, essential=small)
+        self.prompts = PromptSet(settings.prompts, small=small)
+        steps = [tool.name for tool in self.tools if not tool.policy.control]
+        self.planner = planner.Planner(model, self.prompts, steps, small)
         # Rendered once per run (per tool-calling mode), so the front of every prompt
         # stays byte-identical and the model server reuses its KV cache.
         self.system: dict[bool, str] = {}
@@ -104,6 +108,8 @@ class Agent:
             return "stopped"
         if next_due(state)[0] != "round":
             return None
+        if state.stuck:
+            return self._end("goal_failed", state.stuck, "unverified")
         if current(state) is None:
             if state.unresolved:
                 return self._end("goal_failed", _failures(state), "unverified")
@@ -126,6 +132,9 @@ class Agent:
             reason += " and the goal is verified"
         elif found.unmet:
             reason += "; still unmet: " + "; ".join(found.unmet)
+        if found.note:
+            log.warning("%s", found.note)
+            reason += "; " + found.note
         return self._end("goal_completed", reason, found.verification)
 
     def _end(self, kind: str, reason: str, verification: str) -> str:
@@ -137,26 +146,20 @@ class Agent:
 
     def plan(self) -> None:
         assert self.state.goal is not None
-        tasks = planner.decompose(
-            self.model, self.state.goal.text, self._recorder("plan"), self.prompts
-        )
+        tasks = self.planner.decompose(self.state.goal.text, self._recorder("plan"))
         log.info("plan: %s", "; ".join(t["description"] for t in tasks))
         self.journal.append("plan", tasks=tasks)
 
     def replan(self, due: ReplanDue) -> None:
         if due.unmet:
-            tasks = planner.plan_unmet(
-                self.model, self.state, due.unmet, self._recorder("replan"), self.prompts
-            )
+            tasks = self.planner.unmet(self.state, due.unmet, self._recorder("replan"))
             log.info("plan for what is unmet: %s", "; ".join(t["description"] for t in tasks))
             self.journal.append(
                 "plan", tasks=tasks, replace_from=due.task_index + 1, unmet=due.unmet
             )
             return
         failed = (due.task, due.subtask)
-        tasks = planner.replan(
-            self.model, self.state, failed, due.reason, self._recorder("replan"), self.prompts
-        )
+        tasks = self.planner.replan(self.state, failed, due.reason, self._recorder("replan"))
         if tasks:
             log.info("replan: %s", "; ".join(t["description"] for t in tasks))
             self.journal.append("plan", tasks=tasks, replace_from=due.task_index + 1)
@@ -272,10 +275,10 @@ class Agent:
         name, args, call_id = str(call["name"]), call["arguments"], call["id"]
         tool = self.tools.get(name)
         if tool is not None and tool.policy.control:
-            if (failed := self.actions.complete(tool.name, args, call_id)) is not None:
-                self.fail_subtask(failed, call_id)
+            if (failed := self.actions.complete(name, args, call_id)) is not None:
+                self.fail_subtask(failed.reason, call_id, failed.claim, failed.stuck)
             return
-        sig = loopguard.signature(*self.tools.canonical(name, args))
+        sig = loopguard.sign(self.tools, name, args)
         block = loopguard.check(self.state.guard, sig)
         if block is None:
             self.actions.execute(name, args, call_id, sig)
@@ -304,7 +307,8 @@ class Agent:
                 self.model, self.state, found, self._recorder("verify"), self.prompts
             )
         replans_left = self.state.verify_replans < self.settings.max_replans
-        record = verdict.decide(found, answer, replans_left)
+        small = verdict.small_verifier(self.settings.profile, self.state.parameters)
+        record = verdict.decide(found, answer, replans_left, small)
         log.info("verdict %s (%s): %s", record["verdict"], record["source"], record["unmet"])
         self.journal.append("verdict", **record)
 
@@ -318,9 +322,16 @@ class Agent:
             "check_finished", id=check["id"], cmd=check["cmd"], source=check["source"], **outcome
         )
 
-    def fail_subtask(self, reason: str, call_id: str | None = None) -> None:
+    def fail_subtask(
+        self, reason: str, call_id: str | None = None, claim: str = "", stuck: bool = False
+    ) -> None:
+        """Fail the active subtask; a replan follows while replans are left, unless the
+        goal is `stuck` (it then ends failed)."""
         here = current(self.state)
         assert here is not None
         log.warning("subtask failed: %s: %s", here[1].description, reason)
-        replan = self.state.replans < self.settings.max_replans
-        self.journal.append("subtask_failed", reason=reason, call=call_id, replan=replan)
+        replan = self.state.replans < self.settings.max_replans and not stuck
+        extra = {"claim": claim} if claim else {}
+        self.journal.append(
+            "subtask_failed", reason=reason, call=call_id, replan=replan, stuck=stuck, **extra
+        )

@@ -20,10 +20,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localagent.prompts import render
+from localagent.prompts import REPLANNED, render
 from localagent.promptset import DEFAULT, PromptSet
 from localagent.state import CALL_CHARS, Exchange, State, current
 from localagent.textcap import cap_text, clip
+from localagent.verify.where import locate
 
 if TYPE_CHECKING:
     from localagent.tools import ToolRegistry
@@ -165,7 +166,10 @@ def probe(state: State, root: Path, max_rounds: int, notice: str = "") -> dict[s
         filter(None, [state.goal.text if state.goal else "", here[1].description if here else ""])
     )
     mentioned = sorted({m.rstrip(".") for m in _FILE.findall(text)})[:12]
-    existing = [name for name in mentioned if _is_file(root, name)]
+    found = {name: locate(root, name) for name in mentioned}
+    existing = [name if at == name else f"{at} (for {name})" for name, at in found.items() if at]
+    if state.replanned:  # the failure before the new plan is no longer the latest news
+        notice = "\n".join(filter(None, [render(REPLANNED), notice]))
     return {
         "round": state.rounds + 1,
         "max_rounds": max_rounds,
@@ -174,18 +178,11 @@ def probe(state: State, root: Path, max_rounds: int, notice: str = "") -> dict[s
         "subtask": here[1].description if here else "-",
         "written": state.files_written[-4:],
         "existing": existing,
-        "missing": [name for name in mentioned if name not in existing],
+        "missing": [name for name, at in found.items() if at is None],
         "commands": [f"{c['cmd']} -> {c['returncode']}" for c in state.commands[-3:]],
         "errors": state.errors[-3:],
         "notice": notice,
     }
-
-
-def _is_file(root: Path, name: str) -> bool:
-    try:
-        return (root / name).is_file()
-    except (OSError, ValueError):  # a name too long for the file system, say
-        return False
 
 
 def _listing(items: list[str]) -> str:

@@ -1,20 +1,30 @@
 """Decomposition: one structured-output call for the plan, validated, retried, with a
-fallback of a single task equal to the goal (SPEC §6.1)."""
+fallback of a single task equal to the goal (SPEC §6.1).
+
+Every plan, replan and plan for unmet requirements is checked before it is used
+(`localagent.plancheck`): a plan with steps no tool can do gets one request to mend it,
+naming each problem; a plan still unusable after that is not used. In the small-model
+profile a goal about one named file is planned as one task.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
+from localagent import plancheck
 from localagent.models import Model, Reply
 from localagent.promptset import DEFAULT, PromptSet
 from localagent.state import State
 
 log = logging.getLogger("localagent.planner")
 ATTEMPTS = 3
+OnCall = Callable[[Reply], None]
 
 
 class PlannedTask(BaseModel):
@@ -45,29 +55,115 @@ PLAN_SCHEMA: dict[str, Any] = {
 }
 
 
-def _ask(model: Model, prompt: str, on_call: Any, prompts: PromptSet) -> Plan | None:
-    system = prompts.render("plan_system")
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-    for attempt in range(1, ATTEMPTS + 1):
-        reply: Reply = model.chat(messages, schema=PLAN_SCHEMA)
-        on_call(reply)
-        try:
-            plan = Plan.model_validate(orjson.loads(reply.content))
-            if all(s.strip() for t in plan.tasks for s in t.subtasks):
-                return plan
-        except (ValueError, ValidationError) as exc:
-            log.warning("plan attempt %d was not valid: %s", attempt, str(exc)[:200])
-    return None
+@dataclass(frozen=True)
+class Planner:
+    """Plans for one run: its model and prompts, the tools a subtask may use and whether
+    the small-model profile is on."""
+
+    model: Model
+    prompts: PromptSet = DEFAULT
+    tools: Sequence[str] = ()  # the run's tools, but not mark_subtask_complete
+    small: bool = False
+
+    def decompose(self, goal: str, on_call: OnCall) -> list[dict[str, Any]]:
+        """The goal's tasks; without a usable plan, one task that is the goal. In the
+        small profile a goal about one named file is one task, whatever the plan says."""
+        tasks = _usable(self._ask(self.prompts.render("plan_user", goal=goal), goal, on_call))
+        if tasks is None:
+            log.warning("no usable plan; working on the goal as one task")
+            return _goal_task(goal)
+        if self.small and len(tasks) > 1 and (name := plancheck.one_file(goal)):
+            log.info("a goal about one file (%s): its plan as one task", name)
+            return [plancheck.one_task(tasks, goal)]
+        return tasks
+
+    def replan(
+        self, state: State, failed: tuple[str, str], reason: str, on_call: OnCall
+    ) -> list[dict[str, Any]] | None:
+        """The remaining work planned again; None when no reply was a plan (the replan is
+        skipped), the goal as one task when the plan is unusable even after a repair."""
+        assert state.goal is not None
+        goal = state.goal.text
+        prompt = self.prompts.render(
+            "replan_user",
+            goal=goal,
+            task=failed[0],
+            subtask=failed[1],
+            reason=reason,
+            done="\n".join(_done(state)) or "- nothing yet",
+        )
+        checked = self._ask(prompt, goal, on_call)
+        return None if checked is None else _usable(checked) or _goal_task(goal)
+
+    def unmet(self, state: State, unmet: list[str], on_call: OnCall) -> list[dict[str, Any]]:
+        """Tasks for what a verdict found unmet; without a usable plan, one task made of
+        them."""
+        assert state.goal is not None
+        prompt = self.prompts.render(
+            "unmet_user",
+            goal=state.goal.text,
+            unmet="\n".join(f"- {item}" for item in unmet),
+            done="\n".join(_done(state)) or "- nothing yet",
+        )
+        tasks = _usable(self._ask(prompt, state.goal.text, on_call))
+        if tasks is None:
+            log.warning("no usable plan for the unmet requirements; working on them as one task")
+            return [
+                {"description": "Meet what the verification found unmet", "subtasks": unmet[:8]}
+            ]
+        return tasks
+
+    def _ask(self, prompt: str, goal: str, on_call: OnCall) -> plancheck.Checked | None:
+        """The plan the model gives, checked; None when no reply was a plan at all. A plan
+        with problems gets one request to mend it; what comes back then is final."""
+        names = list(self.tools) or _default_tools()
+        listed = ", ".join(names)
+        system = self.prompts.render("plan_system", tools=listed)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        checked = None
+        for attempt in range(1, ATTEMPTS + 1):
+            reply = self.model.chat(messages, schema=PLAN_SCHEMA)
+            on_call(reply)
+            try:
+                plan = Plan.model_validate(orjson.loads(reply.content))
+            except (ValueError, ValidationError) as exc:
+                log.warning("plan attempt %d was not valid: %s", attempt, str(exc)[:200])
+                continue
+            checked = plancheck.check([t.model_dump() for t in plan.tasks], goal, names)
+            if checked.dropped:
+                log.info("dropped as write_file makes folders: %s", "; ".join(checked.dropped))
+            if not checked.problems or len(messages) > 2:
+                break
+            log.warning("the plan cannot be used: %s", "; ".join(checked.problems))
+            problems = "\n".join(f"- {problem}" for problem in checked.problems)
+            messages += [
+                {"role": "assistant", "content": reply.content},
+                {
+                    "role": "user",
+                    "content": self.prompts.render("plan_repair", problems=problems, tools=listed),
+                },
+            ]
+        return checked
 
 
-def decompose(
-    model: Model, goal: str, on_call: Any, prompts: PromptSet = DEFAULT
-) -> list[dict[str, Any]]:
-    plan = _ask(model, prompts.render("plan_user", goal=goal), on_call, prompts)
-    if plan is None:
-        log.warning("no valid plan after %d attempts; working on the goal as one task", ATTEMPTS)
-        return [{"description": goal, "subtasks": [goal]}]
-    return [t.model_dump() for t in plan.tasks]
+def _default_tools() -> list[str]:
+    from localagent.tools.catalog import catalog
+
+    return [t.name for t in catalog() if t.policy.default and not t.policy.control]
+
+
+def _usable(checked: plancheck.Checked | None) -> list[dict[str, Any]] | None:
+    """The checked plan's tasks, or None when there was no plan or it is unusable."""
+    if checked is None:
+        return None
+    if checked.problems:
+        log.warning("the plan is unusable: %s", "; ".join(checked.problems))
+        return None
+    return checked.tasks
+
+
+def _goal_task(goal: str) -> list[dict[str, Any]]:
+    return [{"description": goal, "subtasks": [goal]}]
 
 
 def _done(state: State) -> list[str]:
@@ -78,43 +174,3 @@ def _done(state: State) -> list[str]:
         for s in t.subtasks
         if s.status == "completed"
     ]
-
-
-def replan(
-    model: Model,
-    state: State,
-    failed: tuple[str, str],
-    reason: str,
-    on_call: Any,
-    prompts: PromptSet = DEFAULT,
-) -> list[dict[str, Any]] | None:
-    assert state.goal is not None
-    done = _done(state)
-    prompt = prompts.render(
-        "replan_user",
-        goal=state.goal.text,
-        task=failed[0],
-        subtask=failed[1],
-        reason=reason,
-        done="\n".join(done) or "- nothing yet",
-    )
-    plan = _ask(model, prompt, on_call, prompts)
-    return [t.model_dump() for t in plan.tasks] if plan else None
-
-
-def plan_unmet(
-    model: Model, state: State, unmet: list[str], on_call: Any, prompts: PromptSet = DEFAULT
-) -> list[dict[str, Any]]:
-    """Tasks for what a verdict found unmet; without a valid plan, one task made of them."""
-    assert state.goal is not None
-    prompt = prompts.render(
-        "unmet_user",
-        goal=state.goal.text,
-        unmet="\n".join(f"- {item}" for item in unmet),
-        done="\n".join(_done(state)) or "- nothing yet",
-    )
-    plan = _ask(model, prompt, on_call, prompts)
-    if plan is None:
-        log.warning("no valid plan for the unmet requirements; working on them as one task")
-        return [{"description": "Meet what the verification found unmet", "subtasks": unmet[:8]}]
-    return [t.model_dump() for t in plan.tasks]

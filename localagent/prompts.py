@@ -9,6 +9,14 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from localagent.plan_prompts import (
+    PLAN_REPAIR,
+    PLAN_SYSTEM,
+    PLAN_SYSTEM_SMALL,
+    PLAN_USER,
+    REPLAN_USER,
+    UNMET_USER,
+)
 from localagent.templates import Spec
 from localagent.templates import render as fill
 
@@ -34,20 +42,14 @@ Tools and their parameters:
 {tools}
 """
 
-PLAN_SYSTEM = """\
-You plan work for a coding agent that acts only through file and command tools inside
-one workspace folder. Break the goal into 1 to 3 tasks; each task into 1 to 4 concrete
-subtasks, each of which needs a tool (write a file, run a program, read a file).
-Answer with JSON only: {{"tasks": [{{"description": "...", "subtasks": ["...", "..."]}}]}}"""
-
-PLAN_USER = "Goal: {goal}"
-
-REPLAN_USER = """\
-Goal: {goal}
-The subtask "{subtask}" of task "{task}" failed: {reason}
-Done so far:
-{done}
-Plan the remaining work again as JSON, avoiding what failed."""
+SYSTEM_SMALL = """\
+You are a coding agent in one workspace folder. Work on the active subtask only.
+Tools: {names}.
+- Reply with one tool call and nothing else.
+- Paths are relative to the workspace. Writing a file makes its folders.
+{guides}
+- Never repeat a call that failed; change something.
+{protocol}"""
 
 SUMMARY = """\
 GOAL: {goal}
@@ -127,6 +129,34 @@ without checking is accepted, but recorded as unverified)."""
 
 REFUSED_TOO_OFTEN = "completion was refused {count} times: {problems}"
 
+FAILURE_UNTRIED = """\
+NOT ACCEPTED: nothing was tried in this subtask, so nothing shows it cannot be done. \
+Try it with a tool first: write_file creates a file (and its folders), run_cmd runs a \
+program, read_file and list_dir look at the workspace. Then report what the tool showed."""
+
+FAILURE_REPEATED = """\
+NOT ACCEPTED: that reason only repeats what an earlier subtask saw; this is a new \
+subtask. Try it with a tool (write_file creates a file and its folders, run_cmd runs a \
+program) and report what that shows."""
+
+CLAIM_LOOP = "the model made the same failure claim {count} times across subtasks: {reason}"
+
+WAITED_FOR_INPUT = """\
+NOTE: the program waited for input and got none. Run it again with its input in \
+stdin, e.g. run_cmd(cmd="python game.py", stdin="rock\\n")."""
+
+REPLANNED = """\
+NOTE: the plan was revised. What failed before belongs to the old plan: work on the \
+active subtask with the tools."""
+
+UNPROVEN = """\
+NOT VERIFIED: nothing shows that {programs} work: no run after the last change \
+printed anything, and no tests of it passed"""
+
+SMALL_VERIFIER = """\
+NOT VERIFIED: the verifier model is small ({size}) and nothing deterministic shows the \
+goal works (a goal check, tests that pass, or a program run that printed something)"""
+
 VERIFY_SYSTEM = """\
 You check whether a coding agent achieved its goal. You see the goal, the plan with the \
 status of each step, and a ledger of evidence (each line starts with its seq number). \
@@ -146,14 +176,6 @@ PLAN:
 
 EVIDENCE:
 {ledger}"""
-
-UNMET_USER = """\
-Goal: {goal}
-The work so far did not achieve the goal. What is still unmet:
-{unmet}
-Done so far:
-{done}
-Plan only the work that is still needed, as JSON."""
 
 OUTPUT_STORED = """\
 [output {id} stored whole ({lines} lines); read more with read_output(id={id}, start_line=.., \
@@ -205,7 +227,24 @@ PROMPTS: dict[str, Prompt] = {
         "the round's facts (active subtask, files, errors, notices), sent last",
         _spec("subtask notice", "max_rounds " + _FACTS),
     ),
-    "plan_system": Prompt(PLAN_SYSTEM, "how to break a goal into tasks (decompose)", _spec()),
+    "system_small": Prompt(
+        SYSTEM_SMALL,
+        "the system prompt of the small-model profile (replaces system there)",
+        _spec("protocol", "names guides", prefix=True),
+    ),
+    "plan_system": Prompt(
+        PLAN_SYSTEM, "how to break a goal into tasks (decompose)", _spec("", "tools")
+    ),
+    "plan_system_small": Prompt(
+        PLAN_SYSTEM_SMALL,
+        "how to plan in the small-model profile (replaces plan_system there)",
+        _spec("", "tools"),
+    ),
+    "plan_repair": Prompt(
+        PLAN_REPAIR,
+        "the one request to mend a plan no tool can carry out",
+        _spec("problems", "tools"),
+    ),
     "plan_user": Prompt(PLAN_USER, "the goal to decompose", _spec("goal")),
     "replan_user": Prompt(
         REPLAN_USER,

@@ -11,25 +11,36 @@ from __future__ import annotations
 
 import difflib
 import os
-import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from localagent import safefs
 from localagent.errors import UsageError
 from localagent.prompts import PROMPTS
 from localagent.templates import Problem, check, render
 
 SUFFIXES = (".txt", ".md")
 MAX_BYTES = 64 * 1024
+SMALL = "_small"  # the suffix of a prompt's variant for the small-model profile
 
 
 class PromptSet:
-    """The texts a run sends: the defaults with the user's replacements (checked)."""
+    """The texts a run sends: the defaults with the user's replacements (checked).
 
-    def __init__(self, replaced: Mapping[str, str] | None = None) -> None:
+    In the small-model profile a prompt with a `NAME_small` variant is sent as that
+    variant, unless the user replaced NAME and not the variant: a replacement is never
+    silently passed over."""
+
+    def __init__(self, replaced: Mapping[str, str] | None = None, small: bool = False) -> None:
+        replaced = replaced or {}
         self.texts = {name: prompt.text for name, prompt in PROMPTS.items()}
-        self.texts.update(replaced or {})
+        self.texts.update(replaced)
+        if small:
+            for name in PROMPTS:
+                variant = name + SMALL
+                if variant in PROMPTS and (variant in replaced or name not in replaced):
+                    self.texts[name] = self.texts[variant]
 
     def render(self, name: str, **values: Any) -> str:
         return render(self.texts[name], values)
@@ -106,7 +117,7 @@ def read_folder(folder: Path) -> tuple[dict[str, str], list[Problem]]:
             found.append(Problem(str(path), 0, message))
             continue
         files[stem] = path
-        text, problem = _read(path)
+        text, problem = _read(folder, path)
         if problem:
             found.append(Problem(str(path), 0, problem))
         else:
@@ -117,17 +128,20 @@ def read_folder(folder: Path) -> tuple[dict[str, str], list[Problem]]:
     return texts, found
 
 
-def _read(path: Path) -> tuple[str, str]:
-    """A prompt file's text, or why it cannot be one."""
+def _read(folder: Path, path: Path) -> tuple[str, str]:
+    """A prompt file's text, or why it cannot be one (a link that leads out of the
+    folder is refused, never read: its text would go to the model server)."""
+    home, real = os.path.realpath(folder), os.path.realpath(path)
+    if os.path.commonpath([home, real]) != home:
+        return "", f"is a link to {real}, outside the prompts folder; copy the file in instead"
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            return "", "not a regular file"
-        if info.st_size > MAX_BYTES:
-            return "", f"over {MAX_BYTES // 1024} KiB; a prompt that long is a mistake"
-        data = path.read_bytes()
+        data = safefs.read_inside(folder, path, MAX_BYTES + 1)
+    except safefs.UnsafeFile:
+        return "", "not a regular file"
     except OSError as exc:
         return "", f"cannot be read: {exc.strerror or exc}"
+    if len(data) > MAX_BYTES:
+        return "", f"over {MAX_BYTES // 1024} KiB; a prompt that long is a mistake"
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

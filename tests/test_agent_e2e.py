@@ -204,8 +204,9 @@ def test_a_model_insisting_on_a_repeated_command_is_blocked(ws: Path, backend: s
     recs = records(ws)
     assert_contiguous(recs)
     kinds = [r["type"] for r in recs]
-    # Twice per subtask: the first attempt and the two replanned ones each start afresh.
-    assert sum(r["type"] == "action_started" and r["tool"] == "run_cmd" for r in recs) == 6
+    # Twice in all: the replanned subtasks have the same text and nothing changed, so the
+    # guard's memory of the first one stays (issue 25, item 6).
+    assert sum(r["type"] == "action_started" and r["tool"] == "run_cmd" for r in recs) == 2
     assert sum(r["type"] == "plan" for r in recs) == 3
     blocked = [r for r in recs if r["type"] == "action_blocked"]
     assert blocked and blocked[0]["tool"] == "run_cmd"
@@ -371,7 +372,7 @@ def test_a_model_without_tool_support_is_driven_by_the_text_protocol(ws: Path) -
         "rules": [plan_rule(("Hello", ["Write hello.py", "Run python hello.py"]))],
         "replies": [
             fenced("write_file", path="hello.py", content="print('hi')\n"),
-            fenced("read_file", path="hello.py"),
+            fenced("run_cmd", cmd="python hello.py"),
             fenced("mark_subtask_complete", success=True, reason="written"),
             {"content": '{"tool": "run_cmd", "args": {"cmd": "python hello.py"}}'},
             fenced("mark_subtask_complete", success=True, reason="it printed hi"),

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from localagent import planner
+import pytest
+from support import call, cli_env, done, plan_rule, records, run_cli
+
+from localagent import plancheck, planner
 from localagent.models import Reply
 from localagent.models.fake import FakeServer
 from localagent.models.ollama import OllamaModel
@@ -25,7 +29,7 @@ def planned(replies: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[R
     with FakeServer({"models": [{"name": "m:1"}], "replies": replies}) as server:
         model = OllamaModel(Settings(ollama_host=server.url, model="m:1", retry_deadline=1))
         seen: list[Reply] = []
-        tasks = planner.decompose(model, GOAL, seen.append)
+        tasks = planner.Planner(model).decompose(GOAL, seen.append)
         return tasks, seen, server.chat_requests
 
 
@@ -71,8 +75,171 @@ def test_replan_names_the_failure_and_what_is_done() -> None:
     with FakeServer({"models": [{"name": "m:1"}], "default": {"content": json.dumps(better)}}) as f:
         model = OllamaModel(Settings(ollama_host=f.url, model="m:1"))
         failed = ("Write the converter", "Run conv.py 100")
-        tasks = planner.replan(model, state, failed, "exit code 2", lambda reply: None)
+        tasks = planner.Planner(model).replan(state, failed, "exit code 2", lambda reply: None)
         prompt = f.chat_requests[0]["messages"][-1]["content"]
     assert tasks == better["tasks"]
     assert '"Run conv.py 100"' in prompt and "exit code 2" in prompt
     assert "- Write conv.py" in prompt
+
+
+# ---- plans checked before they are used (the real loop, the fake server) -----------------
+
+HELLO = "Write a hello world script"
+# Verbatim from the issue's journals (Qwen2.5-Coder-1.5B behind llama-server).
+DESK_PLAN = [
+    "Open a text editor or an IDE.",
+    "Navigate to the workspace folder.",
+    "Create a new file named 'hello_world.py' and write the code to print Hello, World!",
+]
+CODE_SUBTASK = (
+    "Create a file named 'hello_world.py' with this content:\n```python\n"
+    'print("Hello, World!")\n```'
+)
+REPAIRED = ["write_file hello_world.py that prints Hello, World!", "Run python hello_world.py"]
+REPAIR_ASKED = "That plan cannot be used"
+
+
+def plan_reply(*tasks: tuple[str, list[str]], match: str = "") -> Any:
+    return plan_rule(*tasks, match=match)
+
+
+def run_goal(ws: Path, goal: str, rules: list[Any], **env: str) -> tuple[list[Any], list[Any]]:
+    """One round of the goal through the real CLI; the plan records and plan requests."""
+    scenario = {"rules": [*rules, {"kind": "chat", "reply": done()}]}
+    with FakeServer(scenario) as server:
+        environ = cli_env(server.url, LOCALAGENT_VERIFY="0", LOCALAGENT_MAX_ROUNDS="1", **env)
+        result = run_cli(environ, "start", goal, "-w", str(ws), "--foreground")
+        asked = [r for r in server.chat_requests if r.get("format")]
+    assert result.returncode in (0, 1), result.stderr
+    return [r for r in records(ws) if r["type"] == "plan"], asked
+
+
+def test_a_plan_of_desk_work_gets_one_repair_request_naming_each_problem(tmp_path: Path) -> None:
+    rules = [
+        plan_reply(("Hello", REPAIRED), match=REPAIR_ASKED),
+        plan_reply(("Write the script", DESK_PLAN)),
+    ]
+    plans, asked = run_goal(tmp_path, HELLO, rules)
+    assert plans[0]["tasks"] == [{"description": "Hello", "subtasks": REPAIRED}]
+    assert len(asked) == 2
+    bad, repair = asked[1]["messages"][-2:]
+    assert bad["role"] == "assistant" and "Open a text editor" in bad["content"]
+    assert repair["role"] == "user" and repair["content"].startswith(REPAIR_ASKED)
+    problems = [line for line in repair["content"].splitlines() if line.startswith("- ")]
+    assert problems == [
+        '- subtask "Open a text editor or an IDE." opens an editor, IDE or terminal: files '
+        "are written with write_file, run with run_cmd",
+        '- subtask "Navigate to the workspace folder." navigates: every tool already works '
+        "in the workspace folder",
+    ]
+    assert "The agent's only tools: list_dir, read_file," in repair["content"]
+
+
+def test_a_plan_still_unusable_after_the_repair_is_the_goal_as_one_task(tmp_path: Path) -> None:
+    rules = [
+        plan_reply(("Hello", [CODE_SUBTASK, "Run it"]), match=REPAIR_ASKED),
+        plan_reply(("Write the script", DESK_PLAN)),
+    ]
+    plans, asked = run_goal(tmp_path, HELLO, rules)
+    assert plans[0]["tasks"] == [{"description": HELLO, "subtasks": [HELLO]}]
+    assert len(asked) == 2  # one repair request, no more
+
+
+def test_a_subtask_that_only_makes_a_folder_is_dropped(tmp_path: Path) -> None:
+    """write_file makes the folders of the file it writes: "Create a directory named
+    'mathx'" is folded into the next write, with no repair asked."""
+    goal = "Create a mathx package with add and sub, and pytest tests"
+    package = ["Create a directory named 'mathx'", "write_file mathx/__init__.py with add and sub"]
+    rules = [plan_reply(("Package", package), ("Tests", ["Run python -m pytest -q"]))]
+    scenario_write = {
+        "kind": "chat",
+        "times": 1,
+        "reply": call("write_file", path="mathx/__init__.py", content="def add(a, b):\n"),
+    }
+    plans, asked = run_goal(tmp_path, goal, [*rules, scenario_write])
+    assert len(asked) == 1
+    assert plans[0]["tasks"][0]["subtasks"] == ["write_file mathx/__init__.py with add and sub"]
+    assert (tmp_path / "mathx" / "__init__.py").is_file()
+
+
+def test_invented_tools_thinking_steps_and_copies_of_the_goal_are_named(tmp_path: Path) -> None:
+    goal = "Create a rock-paper-scissors game"
+    bad = [
+        "Choose a language",
+        "Think about the design",
+        "create_file game_logic.py with the game",
+        "create_dir game",
+        goal,
+        goal,
+    ]
+    good = ["write_file rps_game.py with the game logic", "Run python rps_game.py"]
+    rules = [plan_reply(("Game", good), match=REPAIR_ASKED), plan_reply(("Game", bad))]
+    plans, asked = run_goal(tmp_path, goal, rules)
+    assert plans[0]["tasks"] == [{"description": "Game", "subtasks": good}]
+    repair = asked[1]["messages"][-1]["content"]
+    assert '"Choose a language" is thinking' in repair
+    assert '"Think about the design" is thinking' in repair
+    assert '"create_file game_logic.py with the game" names the tool create_file' in repair
+    assert "2 subtasks repeat the goal's whole text" in repair
+    assert "create_dir" not in repair  # a folder-only step is dropped, not a problem
+
+
+def test_a_replan_is_checked_too(tmp_path: Path) -> None:
+    """A failed subtask's replan of desk work: one repair, then the goal as one task."""
+    prose = {"kind": "chat", "reply": {"content": "I will think about how to do this."}}
+    rules = [
+        plan_reply(("Again", ["Open the terminal and run python hello.py"]), match=REPAIR_ASKED),
+        plan_reply(("Again", ["Open a text editor or an IDE."]), match="failed:"),
+        plan_reply(("Hello", ["write_file hello.py that prints Hello"])),
+        prose,
+    ]
+    with FakeServer({"rules": rules}) as server:
+        env = cli_env(server.url, LOCALAGENT_VERIFY="0", LOCALAGENT_MAX_REPLANS="1")
+        result = run_cli(env, "start", HELLO, "-w", str(tmp_path), "--foreground")
+        asked = [r for r in server.chat_requests if r.get("format")]
+    assert result.returncode == 1, result.stderr
+    plans = [r for r in records(tmp_path) if r["type"] == "plan"]
+    assert plans[1]["replace_from"] == 1
+    assert plans[1]["tasks"] == [{"description": HELLO, "subtasks": [HELLO]}]
+    assert [REPAIR_ASKED in str(r["messages"][-1]["content"]) for r in asked] == [
+        False,
+        False,
+        True,
+    ]
+
+
+def test_a_plan_for_what_is_unmet_is_checked_too() -> None:
+    state = State()
+    for rec in ({"type": "goal_started", "goal": GOAL}, {"type": "plan", **PLAN}):
+        apply(state, {"seq": state.seq + 1, **rec})
+    desk = {"tasks": [{"description": "Fix", "subtasks": ["Navigate to the workspace folder."]}]}
+    good = {"tasks": [{"description": "Fix", "subtasks": ["Run python conv.py 100"]}]}
+    replies = [{"content": json.dumps(desk)}, {"content": json.dumps(good)}]
+    with FakeServer({"models": [{"name": "m:1"}], "replies": replies}) as server:
+        model = OllamaModel(Settings(ollama_host=server.url, model="m:1"))
+        tasks = planner.Planner(model).unmet(state, ["Run conv.py"], lambda reply: None)
+        repair = server.chat_requests[1]["messages"][-1]["content"]
+    assert tasks == good["tasks"]
+    assert '"Navigate to the workspace folder." navigates' in repair
+
+
+@pytest.mark.parametrize(
+    "subtask",
+    [
+        "write_file rps_game.py with the game logic",
+        "Run python rps_game.py",
+        "Write tests/test_mathx.py with pytest tests for add and sub",
+        "Create the mathx package with __init__.py",
+        "Choose the computer's move at random in rps_game.py",
+        "Choose the computer's move randomly",
+        "Add a menu to navigate the game",
+        "Print the result to the console",
+        "check_winner decides who wins",
+        "Design the game loop in rps_game.py",
+        "Run python -m pytest -q",
+    ],
+)
+def test_steps_a_tool_does_pass_the_check(subtask: str) -> None:
+    tools = ["read_file", "write_file", "run_cmd"]
+    assert plancheck.subtask_problem(subtask, tools) == ""
+    assert not plancheck.folder_only(subtask)

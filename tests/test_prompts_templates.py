@@ -18,6 +18,7 @@ from localagent.runner import effective_settings
 from localagent.settings import config_path, load_settings
 from localagent.state import State
 from localagent.templates import Spec, check, render
+from localagent.tools import catalog
 
 TASK_SPEC = Spec(required=frozenset({"task", "tool_instructions"}))
 
@@ -283,7 +284,8 @@ def test_custom_prompts_reach_the_model_and_are_journaled(tmp_path: Path) -> Non
     sent = server.chat_requests
     plan = next(r for r in sent if r.get("format") and "tasks" in str(r["format"]))
     assert plan["messages"][1]["content"] == f'PLAN THIS >> {goal} << as {{"tasks": [...]}}'
-    assert plan["messages"][0]["content"] == promptset.DEFAULT.render("plan_system")
+    steps = ", ".join(t.name for t in catalog() if t.policy.default and not t.policy.control)
+    assert plan["messages"][0]["content"] == promptset.DEFAULT.render("plan_system", tools=steps)
     rounds = [r for r in sent if not r.get("format")]
     systems = {r["messages"][0]["content"] for r in rounds}
     assert len(rounds) == 4 and len(systems) == 1  # rendered once: the same bytes every round
@@ -306,3 +308,31 @@ def test_start_warns_of_a_volatile_value_before_the_history(tmp_path: Path) -> N
     result = run_cli(env, "start", "Do it", "-w", str(ws), "--foreground", "--prompts", str(folder))
     assert result.returncode == 3  # it ran: the server is down
     assert "localagent: prompt summary:1: warning: {round} changes between rounds" in result.stderr
+
+
+def test_the_small_profile_sends_the_small_variants_unless_only_the_full_one_is_replaced() -> None:
+    small = promptset.PromptSet({}, small=True)
+    assert small.texts["system"] == prompts.SYSTEM_SMALL
+    assert small.texts["plan_system"] == prompts.PLAN_SYSTEM_SMALL
+    assert small.texts["summary"] == prompts.SUMMARY  # no variant: the same text
+    assert promptset.PromptSet({}).texts["system"] == prompts.SYSTEM
+    mine = "MINE {names}\n{guides}\n{protocol}"
+    assert promptset.PromptSet({"system": mine}, small=True).texts["system"] == mine
+    both = {"system": mine, "system_small": "SMALL {protocol}"}
+    assert promptset.PromptSet(both, small=True).texts["system"] == "SMALL {protocol}"
+    assert promptset.PromptSet(both).texts["system"] == mine
+
+
+def test_the_small_prompts_are_listed_shown_and_replaceable(tmp_path: Path) -> None:
+    env = cli_env(f"127.0.0.1:{closed_port()}")
+    listed = run_cli(env, "prompts", "list").stdout
+    for name in ("system_small", "plan_system_small", "plan_repair"):
+        assert name in listed
+    shown = run_cli(env, "prompts", "show", "plan_system_small").stdout
+    assert '"write_file rps_game.py with the game logic"' in shown
+    assert '"Open a text editor"' in shown and '"Choose a language"' in shown
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "plan_repair.txt").write_text("Mend it: {problems} {tools} {goal}\n")
+    bad = run_cli(env, "prompts", "check", str(folder))
+    assert bad.returncode == 2 and "(it takes {problems}, {tools})" in bad.stdout

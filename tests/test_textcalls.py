@@ -268,6 +268,11 @@ def test_a_tool_calls_wrapper_is_unwrapped() -> None:
             '<|message|>{"path": "."}<|call|>',
             "harmony",
         ),
+        (
+            '<function_calls>\n<invoke name="list_dir">\n<parameter name="path" string="true">.'
+            "</parameter>\n</invoke>\n</function_calls>",
+            "invoke",
+        ),
         ('{"name": "list_dir", "arguments": {"path": "."}}', "json"),
     ],
 )
@@ -324,6 +329,14 @@ def test_harmony_stops_at_the_first_call_token() -> None:
         ("functions.launch_rockets", "functions.launch_rockets"),
         ("read_file write_file", "read_file write_file"),
         ("read_fil", "read_fil"),
+        # Letter case and separators are spelling, not another name.
+        ("Mark_subtask_complete", "mark_subtask_complete"),
+        ("READ_FILE", "read_file"),
+        ("readFile", "read_file"),
+        ("Read File", "read_file"),
+        ("functions.Read-File", "read_file"),
+        ("Read_File Write_File", "Read_File Write_File"),
+        ("create_file", "create_file"),  # an alias: the registry runs it and says so
     ],
 )
 def test_clean_tool_name_only_strips_markup(name: str, expected: str) -> None:
@@ -355,3 +368,64 @@ def test_many_unclosed_braces_are_read_quickly() -> None:
     started = time.monotonic()
     assert parse_text_calls(content, KNOWN) == [ToolCall("list_dir", {})]
     assert time.monotonic() - started < 2.0
+
+
+def test_the_small_models_capitalised_python_call_is_a_call() -> None:
+    # Qwen2.5-0.5B answered every round this way (issue "Real local models get the work
+    # done", item 9): true/false/True/False/null/None are the literal values.
+    content = 'Mark_subtask_complete(success=true, reason="Open a terminal")'
+    parsed = parse_reply(content, KNOWN)
+    assert parsed.recogniser == "python"
+    assert parsed.calls == [
+        ToolCall("mark_subtask_complete", {"success": True, "reason": "Open a terminal"})
+    ]
+    assert parse_reply("READ_FILE(path='a.py', max_bytes=None)", KNOWN).calls == [
+        ToolCall("read_file", {"path": "a.py", "max_bytes": None})
+    ]
+
+
+def test_python_calls_joined_by_a_semicolon_are_each_a_call() -> None:
+    content = "write_file(path='a.py', content='x'); run_cmd(cmd='python a.py')"
+    assert parse_reply(content, KNOWN).calls == [
+        ToolCall("write_file", {"path": "a.py", "content": "x"}),
+        ToolCall("run_cmd", {"cmd": "python a.py"}),
+    ]
+    # One statement that is not a call to a tool and the line is code, not calls.
+    assert parse_reply("write_file(path='a.py', content='x'); print('hi')", KNOWN).calls == []
+
+
+def test_an_alias_or_a_title_in_a_call_shape_is_a_call() -> None:
+    assert parse_reply('create_file(path="a.py", content="x")', KNOWN).calls == [
+        ToolCall("create_file", {"path": "a.py", "content": "x"})
+    ]
+    title = '{"name": "Write File", "arguments": {"path": "a.py", "content": "x"}}'
+    assert parse_reply(title, KNOWN).calls == [
+        ToolCall("write_file", {"path": "a.py", "content": "x"})
+    ]
+    assert parse_reply('{"name": "done"}', KNOWN).calls == [ToolCall("done", {})]
+    assert parse_reply("print('hello')\nopen(file='x')", KNOWN).calls == []
+
+
+def test_a_call_inside_a_call_that_could_not_be_read_never_runs() -> None:
+    # A cut-off Qwen3-Coder call whose argument holds a call: what was meant is unclear.
+    content = (
+        "<tool_call>\n<function=write_file>\n<parameter=path>\nplan.json\n</parameter>\n"
+        '<parameter=content>\n[{"name": "run_cmd", "arguments": {"cmd": "pytest"}}]\n'
+    )
+    parsed = parse_reply(content, KNOWN)
+    assert parsed.calls == []
+    assert "Qwen3-Coder XML" in parsed.problem and "That format is exactly" in parsed.problem
+
+
+def test_an_invoke_call_is_read_only_when_complete() -> None:
+    whole = (
+        '<invoke name="read_file">\n<parameter name="path" string="true">a.py</parameter>\n'
+        '<parameter name="max_bytes" string="false">10</parameter>\n</invoke>'
+    )
+    assert parse_reply(whole, KNOWN).calls == [
+        ToolCall("read_file", {"path": "a.py", "max_bytes": 10})
+    ]
+    for end in range(len(whole)):
+        assert parse_reply(whole[:end], KNOWN).calls == [], end
+    broken = parse_reply('<invoke name="read_file">\n<parameter name="path">a.py\n</invoke>', KNOWN)
+    assert broken.calls == [] and '<invoke name="TOOL_NAME">' in broken.problem

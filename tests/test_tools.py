@@ -184,7 +184,7 @@ def test_schemas_are_flat_with_exact_required_lists() -> None:
         "git_diff": ({"path": "string", "staged": "boolean"}, []),
         "git_log": ({"max_count": "integer"}, []),
         "git_commit": ({"message": "string", "paths": "string"}, ["message"]),
-        "run_cmd": ({"cmd": "string", "timeout_sec": "integer"}, ["cmd"]),
+        "run_cmd": ({"cmd": "string", "timeout_sec": "integer", "stdin": "string"}, ["cmd"]),
         "read_output": (
             {"id": "integer", "start_line": "integer", "end_line": "integer"},
             ["id"],
@@ -245,7 +245,12 @@ def test_null_for_an_optional_argument_means_its_default(ws: Workspace) -> None:
     ("name", "args", "words"),
     [
         ("read_file", {}, ["missing required parameter 'path'", "read_file(path: string"]),
-        ("read_file", {"path": 5}, ["'path'", "valid string", "max_bytes: integer = 20000"]),
+        # Two paths for one: no shape of it is obviously meant (one path in a list is).
+        (
+            "read_file",
+            {"path": ["a.py", "b.py"]},
+            ["'path'", "valid string", "max_bytes: integer = 20000"],
+        ),
         ("read_file", {"path": "a", "mode": "r"}, ["unknown parameter 'mode'"]),
         ("run_cmd", {"cmd": "pytest", "timeout_sec": "soon"}, ["'timeout_sec'", "integer"]),
         ("write_file", {"path": "a"}, ["'content'", "write_file(path: string, content: string"]),
@@ -269,7 +274,8 @@ def test_lenient_types_are_accepted(ws: Workspace) -> None:
     assert result.verdict == (True, "done")
 
 
-@pytest.mark.parametrize("name", ["delete_everything", "", "READ_FILE", None])
+# READ_FILE is read_file in another case: tests/test_tool_names.py.
+@pytest.mark.parametrize("name", ["delete_everything", "", "format_disk", None])
 def test_unknown_tool_names_the_available_tools(ws: Workspace, name: Any) -> None:
     result = ws.run(name, {})
     assert not result.ok
@@ -441,12 +447,9 @@ def test_run_cmd_timeout_kills_the_tree(ws: Workspace) -> None:
     assert time.monotonic() - started < 8
     assert not result.ok and result.returncode is None
     assert result.text.startswith("timed out after 1s; the process tree was killed")
-    pids = [int(pid) for pid in re.findall(r"pid=(\d+)", result.text)]
-    assert pids, result.text
-    deadline = time.monotonic() + 3
-    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not any(running(pid) for pid in pids)
+    # Inside a sandbox's PID namespace the printed pids are not this machine's.
+    assert re.findall(r"pid=(\d+)", result.text), result.text
+    assert wait_none_left(ws.root) == []
     assert ws.snapshot() == before
 
 
@@ -510,7 +513,9 @@ HOSTILE: list[tuple[str, dict[str, Any], list[str]]] = [
     ("run_cmd", {"cmd": "python $(echo ../outside.py)"}, [SHELL, "'$('"]),
     ("run_cmd", {"cmd": "python script.py & python ../outside.py"}, [SHELL, "'&'"]),
     ("run_cmd", {"cmd": "python script.py\npython ../outside.py"}, [SHELL, "line break"]),
-    ("run_cmd", {"cmd": "python script.py '>' x"}, [SHELL, "inside quotes"]),
+    ("run_cmd", {"cmd": "python script.py a&python ../outside.py"}, [SHELL, "'&'"]),
+    ("run_cmd", {"cmd": "python script.py 'quoted'>../sentinel/out.txt"}, [SHELL, "'>'"]),
+    ("run_cmd", {"cmd": "python script.py 'a\nb'"}, [SHELL, "line break"]),
     ("run_cmd", {"cmd": "rm -rf /"}, ["'rm'", NOT_ALLOWED, "python, pytest, ruff"]),
     ("run_cmd", {"cmd": "curl http://example.com"}, ["'curl'", NOT_ALLOWED]),
     ("run_cmd", {"cmd": "bash -c 'python ../outside.py'"}, ["'bash'", NOT_ALLOWED]),
@@ -552,6 +557,13 @@ HOSTILE: list[tuple[str, dict[str, Any], list[str]]] = [
     ("run_cmd", {"cmd": "pip install file://{base}/sentinel"}, [OUTSIDE]),
     ("run_cmd", {"cmd": "pip install 'pkg @ file:../sentinel'"}, [OUTSIDE]),
     ("run_cmd", {"cmd": "python -m pip install --prefix ~/x requests"}, [OUTSIDE]),
+    # A value glued to a cluster of one-letter options, or inside a TOML setting.
+    ("run_cmd", {"cmd": "pip install -qt../sentinel requests"}, [OUTSIDE, "-qt../sentinel"]),
+    ("run_cmd", {"cmd": "pip download -qd../sentinel requests"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "ruff check -eo../sentinel/secret.txt ."}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "python -m unittest discover -vs../sentinel"}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "ruff check --config \"cache-dir = '{base}/x'\" ."}, [OUTSIDE]),
+    ("run_cmd", {"cmd": "ruff check --config=cache-dir='{base}/x' ."}, [OUTSIDE]),
     ("run_cmd", {"cmd": "pip config set global.index-url http://x"}, ["pip config set"]),
     ("run_cmd", {"cmd": "python -u -m pip cache purge"}, ["pip cache purge", NOT_ALLOWED]),
     ("run_cmd", {"cmd": "   "}, ["empty"]),
@@ -627,21 +639,43 @@ def test_run_cmd_leaves_no_daemon_behind(ws: Workspace) -> None:
     (ws.root / "daemon.py").write_text(DAEMON)
     result = ws.run("run_cmd", {"cmd": "python daemon.py"})
     assert result.ok, result.text
-    pids = [int(pid) for pid in re.findall(r"pid=(\d+)", result.text)]
-    assert len(pids) == 1, result.text
+    assert len(re.findall(r"pid=(\d+)", result.text)) == 1, result.text
+    assert wait_none_left(ws.root) == []
+
+
+def wait_none_left(root: Path) -> list[int]:
+    """The processes still working in root a moment after the command ended."""
     deadline = time.monotonic() + 3
-    while running(pids[0]) and time.monotonic() < deadline:
+    while (left := working_in(root)) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not running(pids[0])
+    return left
+
+
+def working_in(root: Path) -> list[int]:
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.status() != psutil.STATUS_ZOMBIE and Path(proc.cwd()) == root:
+                found.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    return found
 
 
 def test_run_cmd_reports_the_launch_to_the_context(ws: Workspace) -> None:
-    launched: list[tuple[int, float]] = []
-    ctx = ToolContext(ws.root, on_launch=lambda pid, created: launched.append((pid, created)))
-    (ws.root / "me.py").write_text("import os\nprint(f'pid={os.getpid()}')\n")
+    launched: list[tuple[int, float, list[str]]] = []
+
+    def note(pid: int, created: float) -> None:
+        launched.append((pid, created, psutil.Process(pid).cmdline()))
+
+    ctx = ToolContext(ws.root, on_launch=note)
+    (ws.root / "me.py").write_text("print('ran')\n")
     result = execute(ctx, "run_cmd", {"cmd": "python me.py"})
     assert result.ok and len(launched) == 1
-    assert f"pid={launched[0][0]}" in result.text
+    # The root of the command's process tree: the program itself, or what holds it (a
+    # sandbox, a subreaper), started with it.
+    _, created, cmdline = launched[0]
+    assert cmdline[-1] == "me.py" and abs(created - time.time()) < 30
 
 
 # ----------------------------------------------------- arguments that stay inside
@@ -714,10 +748,26 @@ def test_paths_are_normalised_without_changing_what_they_name(raw: str, canonica
     assert canonical_call("list_dir", {"path": raw}) == ("list_dir", {"path": canonical})
 
 
+@pytest.mark.parametrize(
+    ("cmd", "args"),
+    [
+        ("python script.py ';' \"a | b\"", [";", "a | b"]),
+        ("python script.py '&&' \"> x\" '$(id)' \"`id`\"", ["&&", "> x", "$(id)", "`id`"]),
+        ('python script.py a";"b \'it\'"\'"s', ["a;b", "it's"]),
+    ],
+)
+def test_operators_inside_quotes_reach_the_program_as_they_are(
+    ws: Workspace, cmd: str, args: list[str]
+) -> None:
+    # There is no shell: only an operator outside quotes could be meant for one.
+    assert command_argv(ws.ctx, cmd)[-len(args) :] == args
+
+
 def test_commands_are_respaced_and_defaults_filled() -> None:
     one = canonical_call("run_cmd", {"cmd": "python  -m pytest   -q"})
     other = canonical_call("run_cmd", '{"cmd": "python -m pytest -q", "timeout_sec": 60}')
-    assert one == other == ("run_cmd", {"cmd": "python -m pytest -q", "timeout_sec": 60})
+    filled = {"cmd": "python -m pytest -q", "timeout_sec": 60, "stdin": ""}
+    assert one == other == ("run_cmd", filled)
     assert canonical_call("run_cmd", {"cmd": "python 'a b.py'"})[1]["cmd"] == "python 'a b.py'"
     assert canonical_call("run_cmd", {"cmd": "python 'open"})[1]["cmd"] == "python 'open"
 
@@ -726,7 +776,7 @@ def test_commands_are_respaced_and_defaults_filled() -> None:
     ("name", "args", "expected"),
     [
         ("  no_such_tool ", {"path": "./a"}, ("no_such_tool", {"path": "./a"})),
-        ("read_file", {"path": 5}, ("read_file", {"path": 5})),
+        ("read_file", {"path": {"a": 5}}, ("read_file", {"path": {"a": 5}})),
         ("read_file", {"mode": "r"}, ("read_file", {"mode": "r"})),
         ("read_file", "{not json", ("read_file", {"__raw__": "'{not json'"})),
         ("read_file", [1, 2], ("read_file", {"__raw__": "[1, 2]"})),
@@ -779,19 +829,30 @@ def test_a_write_leaves_a_temp_name_that_the_cleaner_knows(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     names: list[str] = []
-    real = os.replace
 
-    def observe(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
-        names.append(Path(source).name)
-        real(source, target)
+    def observing(real: Any) -> Any:
+        def observe(source: str, target: str, **where: Any) -> None:
+            names.append(Path(source).name)
+            real(source, target, **where)
+
+        return observe
 
     # Only observes the temp file's name; the write itself runs for real.
-    monkeypatch.setattr(os, "replace", observe)
+    monkeypatch.setattr(os, "rename", observing(os.rename))
+    monkeypatch.setattr(os, "replace", observing(os.replace))
     assert ws.run("write_file", {"path": "sub/a.txt", "content": "y"}).ok
     monkeypatch.undo()
-    assert len(names) == 1
-    aged(ws.root / "sub" / names[0], 120)
+    assert len(names) == 1 and "localagent" in names[0]
+    # A kill a moment ago left it: the next run (which holds the workspace) removes it.
+    (ws.root / "sub" / names[0]).write_text("partial")
     assert clean_stale_temps(ws.root) == 1
+
+
+def test_a_fresh_temp_file_in_a_nested_workspace_is_left_to_its_own_run(ws: Workspace) -> None:
+    fresh = aged(ws.root / "nested" / ".mod.py.localagent-0a1b2c3d.tmp", 5)
+    old = aged(ws.root / "nested" / ".old.py.localagent-0a1b2c3d.tmp", 120)
+    assert clean_stale_temps(ws.root) == 1
+    assert fresh.exists() and not old.exists()
 
 
 # ------------------------------------------------------------ over-long names

@@ -94,6 +94,10 @@ def test_which_commands_are_checks(cmd: str, kind: str | None) -> None:
         ("script", 0, "Traceback (most recent call last):\n  ...\nValueError: bad\n", False),
         ("script", 1, "Traceback (most recent call last):\nEOFError: EOF when reading\n", None),
         ("script", None, "still running", None),
+        # A script's exit code is a fact, not a verdict; printing nothing shows nothing.
+        ("script", 2, "usage: greet.py NAME\n", True),
+        ("script", 0, "(no output)", None),
+        ("script", 1, "(no output)", True),
         ("pytest", None, "", False),
         # Nothing was tested: no evidence either way.
         ("pytest", 5, "no tests ran in 0.01s\n", None),
@@ -124,7 +128,11 @@ def test_a_claim_without_the_named_file_is_refused_until_it_exists(ws: Path) -> 
         "rules": [plan_rule(("Game", ["Write game.py with a play() function"]))],
         "replies": [
             done("game.py is written"),
-            call("write_file", path="game.py", content="def play():\n    return 'rock'\n"),
+            call(
+                "write_file",
+                path="game.py",
+                content="def play():\n    return 'rock'\n\n\nprint(play())\n",
+            ),
             call("run_cmd", cmd="python game.py"),
             done("game.py is written and runs"),
         ],
@@ -289,17 +297,19 @@ def test_checks_that_keep_failing_end_the_goal_failed_after_two_replans(ws: Path
     assert (info["status"], info["verification"]) == ("failed", "failed")
 
 
-def test_a_check_the_allow_list_refuses_is_reported_as_not_run(ws: Path) -> None:
+def test_a_check_whose_script_was_never_written_is_reported_as_not_run(ws: Path) -> None:
+    # A check the allow-list refuses never gets this far (test_first_hour): `start` refuses
+    # it. A script the goal was to write can only be found missing at the end.
     scenario = {
         **notes_scenario("written"),
     }
     with FakeServer(scenario) as server:
-        env = cli_env(server.url, LOCALAGENT_ALLOWED_COMMANDS="python")
-        args = ("start", "Notes", "-w", str(ws), "--foreground", "--check", "pytest -q")
+        env = cli_env(server.url)
+        args = ("start", "Notes", "-w", str(ws), "--foreground", "--check", "python check.py")
         result = run_cli(env, *args)
     assert result.returncode == 0, result.stderr
     (check,) = of_type(records(ws), "check_finished")
-    assert check["status"] == "not_run" and "not allowed" in check["summary"]
+    assert check["status"] == "not_run" and "'check.py' does not exist" in check["summary"]
     assert "goal completed (unverified)" in result.stderr
     assert status_json(env, ws)["verification"] == "unverified"
 

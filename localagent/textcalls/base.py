@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 # Special tokens that leak into names: <|channel|>, <|constrain|>, <｜tool▁sep｜>, ...
 _MARKUP = re.compile(r"<[|｜][^<>]{0,40}[|｜]>")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SEPARATORS = re.compile(r"[ _\-]+")  # any other character keeps a name apart
 
 
 # Holds tool arguments that are not a JSON object, so the tool can say what is wrong.
@@ -53,16 +56,36 @@ def valid_unicode(value: Any) -> Any:
     return value
 
 
-def clean_tool_name(name: str, known: set[str]) -> str:
-    """`name` reduced to a known tool name when leaked markup, a `functions.` prefix or a
-    call index (`functions.read_file:0`) is all that differs and exactly one known name is
-    left; otherwise `name` stripped. Never a fuzzy match."""
+def fold_name(name: str) -> str:
+    """A tool name as it is compared: `WriteFile`, `write-file`, `Write File` and
+    `WRITE_FILE` all fold to `write_file`."""
+    return _SEPARATORS.sub("_", _CAMEL.sub("_", name.strip())).lower().strip("_")
+
+
+def clean_tool_name(name: str, known: Collection[str]) -> str:
+    """`name` reduced to a known tool name when leaked markup, a `functions.` prefix, a
+    call index (`functions.read_file:0`), letter case or separators (`Mark_Subtask_Complete`,
+    `Write File`, `readFile`) are all that differs and exactly one known name is left;
+    otherwise `name` stripped. Never a fuzzy match: aliases are the registry's to read."""
     stripped = name.strip()
     if stripped in known:
         return stripped
-    pieces = _MARKUP.sub(" ", stripped).split()
-    candidates = {_bare(piece) for piece in pieces} & known
+    pieces = {_bare(piece) for piece in _MARKUP.sub(" ", stripped).split()}
+    candidates = pieces & set(known)
+    if not candidates:
+        folded = {fold_name(piece) for piece in pieces | {_bare(stripped)}}
+        candidates = {k for k in known if fold_name(k) in folded}
     return candidates.pop() if len(candidates) == 1 else stripped
+
+
+def is_tool_name(name: str, known: Collection[str]) -> bool:
+    """Whether `name` names a tool: a known one in any spelling, or one the registry runs
+    under another name (`create_file` runs write_file)."""
+    # Imported here: the tools package is slow to import and a model client needs it only
+    # once it reads a call.
+    from localagent.tools.aliases import meant
+
+    return meant(name, known) is not None
 
 
 def _bare(piece: str) -> str:
@@ -70,7 +93,7 @@ def _bare(piece: str) -> str:
     return piece.removeprefix("functions.")
 
 
-def make_call(name: str, arguments: Any, known: set[str]) -> ToolCall:
+def make_call(name: str, arguments: Any, known: Collection[str]) -> ToolCall:
     """A call from a name and an arguments object; raises when the arguments are not one."""
     name = clean_tool_name(name, known)
     if arguments is None:

@@ -1,7 +1,7 @@
 """Tool calls in Python call syntax, read with `ast` (literal keyword values only, never
 evaluated): Llama 3.2/4's `[get_weather(city='SF'), other()]`, LFM2's list between
 `<|tool_call_start|>`/`<|tool_call_end|>`, Granite's calls in a ```python fence or on
-lines of their own."""
+lines of their own (several on one line joined by `;`); a tool's name in any case."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import re
 import warnings
 from typing import Any
 
-from localagent.textcalls.base import Found, ToolCall, make_call
+from localagent.textcalls.base import Found, ToolCall, is_tool_name, make_call
 from localagent.textcalls.values import NotLiteral, literal_node
 
 _LIST = re.compile(r"^[ \t]*\[\s*[A-Za-z_][\w.]*\s*\(", re.M)
-_LINE = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)\s*\(.*\)[ \t]*$", re.M)
+_LINE = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)\s*\(.*\)[ \t;]*$", re.M)
 _FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)```", re.S)
 _CODE_LANGUAGES = ("", "python", "py", "tool_code", "tool_call")
 
@@ -63,15 +63,34 @@ def call_list(source: str, known: set[str]) -> list[ToolCall] | None:
     return [call for call in calls if call is not None]
 
 
-def _line_calls(text: str, offset: int, known: set[str]) -> Found:
-    found = []
-    for match in _LINE.finditer(text):
-        if match.group(1) not in known:
-            continue
-        call = _call(_parse(match.group(0)) or ast.Constant(None), known)
-        if call is not None:
-            found.append((offset + match.start(), call))
-    return found
+def _statement_calls(line: str, known: set[str]) -> list[ToolCall]:
+    """A line of one call to a tool, or of several joined by `;` (Llama 3.2's
+    `get_a(x=1); get_b(y=2)`); [] for a line that is anything else."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            body = ast.parse(line.strip(), mode="exec").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    nodes = [statement.value for statement in body if isinstance(statement, ast.Expr)]
+    if not nodes or len(nodes) != len(body):
+        return []
+    if not all(
+        isinstance(node, ast.Call) and is_tool_name(_dotted(node.func) or "", known)
+        for node in nodes
+    ):
+        return []
+    calls = [_call(node, known) for node in nodes]
+    return [call for call in calls if call is not None] if all(calls) else []
+
+
+def _line_calls(text: str, offset: int, known: set[str]) -> list[Found]:
+    """The calls of each line that holds only calls, one list per such line."""
+    return [
+        [(offset + match.start(), call) for call in calls]
+        for match in _LINE.finditer(text)
+        if (calls := _statement_calls(match.group(0), known))
+    ]
 
 
 def _fenced_calls(text: str, known: set[str]) -> Found:
@@ -85,7 +104,7 @@ def _fenced_calls(text: str, known: set[str]) -> Found:
         lines = [line for line in body.splitlines() if line.strip() and line.strip()[0] != "#"]
         calls = _line_calls(body, fence.start(2), known)
         if calls and len(calls) == len(lines):
-            found += calls
+            found += [call for line in calls for call in line]
     return found
 
 
@@ -101,7 +120,7 @@ def python_calls(text: str, known: set[str]) -> Found:
     if fenced:
         return fenced
     outside = _FENCE.sub(lambda fence: " " * len(fence.group(0)), text)
-    return _line_calls(outside, 0, known)
+    return [call for line in _line_calls(outside, 0, known) for call in line]
 
 
 PYTHON_MARKER = _LIST

@@ -9,7 +9,14 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from localagent.textcalls.base import Found, TextCallError, ToolCall, clean_tool_name, make_call
+from localagent.textcalls.base import (
+    Found,
+    TextCallError,
+    ToolCall,
+    clean_tool_name,
+    is_tool_name,
+    make_call,
+)
 from localagent.textcalls.values import json_at, lenient_arguments, value_at
 
 NAME_KEYS = ("name", "tool", "tool_name", "function")
@@ -55,7 +62,7 @@ def as_call(obj: dict[str, Any], known: set[str]) -> ToolCall | None:
         return None
     has_arguments = any(k in obj for k in ARG_KEYS)
     name = clean_tool_name(name, known)
-    if name not in known and not has_arguments:
+    if not has_arguments and not is_tool_name(name, known):
         return None
     arguments = next((obj[k] for k in ARG_KEYS if k in obj), {})
     if _is_schema(arguments):

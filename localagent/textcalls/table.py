@@ -108,6 +108,14 @@ RECOGNISERS = (
         tags.qwen_xml_calls,
     ),
     _entry(
+        "invoke",
+        "DeepSeek XML",
+        tags.INVOKE_MARKER,
+        '<function_calls>\n<invoke name="TOOL_NAME">\n<parameter name="key" string="true">value'
+        "</parameter>\n</invoke>\n</function_calls>",
+        tags.invoke_calls,
+    ),
+    _entry(
         "function-tag",
         "Llama 3.1 / Functionary",
         tags.FUNCTION_TAG_MARKER,
@@ -167,10 +175,13 @@ def _problem(recogniser: Recogniser, marker: str, detail: str) -> str:
 
 def parse_reply(content: str, known: set[str]) -> Parsed:
     """The tool calls written in a reply's text, the format they came in, and, when the
-    reply tried a call that could not be read, what went wrong (for the model)."""
+    reply tried a call that could not be read, what went wrong (for the model). A call
+    that starts after a call that could not be read may be part of it (an argument that
+    holds a call), so then nothing runs: the model is told the format instead."""
     text = after_reasoning(content)
     best: tuple[int, int, Recogniser, Found] | None = None
     problem = ""
+    broken: tuple[int, str] | None = None  # the earliest call that could not be read
     for rank, recogniser in enumerate(RECOGNISERS):
         if not recogniser.trigger.search(text):
             continue
@@ -183,8 +194,13 @@ def parse_reply(content: str, known: set[str]) -> Parsed:
         if found and (best is None or start < best[0]):
             best = (start, rank, recogniser, found)
         marker = recogniser.marker.search(text) if recogniser.marker else None
-        if not found and not problem and (marker or (detail and recogniser.marker is None)):
-            problem = _problem(recogniser, marker.group(0) if marker else "", detail)
+        if not found and (marker or (detail and recogniser.marker is None)):
+            said = _problem(recogniser, marker.group(0) if marker else "", detail)
+            problem = problem or said
+            if marker and detail and (broken is None or marker.start() < broken[0]):
+                broken = (marker.start(), said)
+    if broken is not None and best is not None and broken[0] < best[0]:
+        return Parsed([], None, broken[1])
     if best is None:
         return Parsed([], None, problem)
     return Parsed([call for _, call in best[3]], best[2].name, "")

@@ -5,8 +5,9 @@ A call needs its closing tag or a complete JSON object: a cut-off call is never 
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from localagent.textcalls.base import Found, TextCallError, make_call
+from localagent.textcalls.base import Found, TextCallError, is_tool_name, make_call
 from localagent.textcalls.shapes import calls_in
 from localagent.textcalls.values import object_at, value_at, whole_object
 
@@ -56,6 +57,47 @@ def qwen_xml_calls(text: str, known: set[str]) -> Found:
             )
         found.append((match.start(), make_call(name, arguments, known)))
     return found
+
+
+_DSML = r"(?:[|｜]+DSML[|｜]+)?"  # DeepSeek V3.2's namespace: <｜DSML｜invoke ...>
+_INVOKE = re.compile(rf"<{_DSML}invoke\s+name=\"([^\"<>]+)\"\s*>(.*?)</{_DSML}invoke\s*>", re.S)
+_INVOKE_PARAMETER = re.compile(
+    rf"<{_DSML}parameter\s+name=\"([^\"<>]+)\"([^>]*)>(.*?)</{_DSML}parameter\s*>", re.S
+)
+INVOKE_MARKER = re.compile(rf"<{_DSML}invoke\s+name=")
+
+
+def invoke_calls(text: str, known: set[str]) -> Found:
+    """Family: DeepSeek V3.2 (DSML) and DeepSeek prompted with XML calls. Real examples
+    (ochafik/minja#11): `<｜DSML｜function_calls>\\n<｜DSML｜invoke name="get_datetime">\\n
+    <｜DSML｜parameter name="timezone" string="true">Asia/Shanghai</｜DSML｜parameter>\\n
+    </｜DSML｜invoke>\\n</｜DSML｜function_calls>`; (zed-industries/zed#38412) `<invoke
+    name="list_directory">\\n  <parameter name="path" string="true">site</parameter>\\n
+    </invoke>`. A value marked `string="false"` is JSON; an invoke holding anything but
+    complete parameters is refused."""
+    found: Found = []
+    for match in _INVOKE.finditer(text):
+        body, arguments = match.group(2), {}
+        for parameter in _INVOKE_PARAMETER.finditer(body):
+            arguments[parameter.group(1)] = _invoke_value(parameter.group(3), parameter.group(2))
+        if _INVOKE_PARAMETER.sub("", body).strip():
+            raise TextCallError(
+                f"the <invoke name={match.group(1)!r}> call holds more than "
+                "complete <parameter> elements"
+            )
+        found.append((match.start(), make_call(match.group(1), arguments, known)))
+    if not found:
+        raise TextCallError("an <invoke name=...> call is not closed by </invoke>")
+    return found
+
+
+def _invoke_value(text: str, attributes: str) -> Any:
+    value = text.removeprefix("\n").removesuffix("\n")
+    if re.search(r"\bstring\s*=\s*\"false\"", attributes):
+        decoded = value_at(value.strip(), 0)
+        if decoded is not None and not value.strip()[decoded[1] :].strip():
+            return decoded[0]
+    return value
 
 
 _FUNCTION_TAG = re.compile(
@@ -136,7 +178,7 @@ def functionary_calls(text: str, known: set[str]) -> Found:
         head = _RECIPIENT.match(segment)
         arguments = whole_object(segment[head.end() :]) if head else None
         explicit = index > 0
-        if head and arguments is not None and (explicit or head.group(1) in known):
+        if head and arguments is not None and (explicit or is_tool_name(head.group(1), known)):
             found.append((offset, make_call(head.group(1), arguments, known)))
         elif explicit and head and head.group(1) != "all":
             raise TextCallError(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from localagent.textcalls.base import Found, TextCallError, make_call
+from localagent.textcalls.base import Found, TextCallError, ToolCall, is_tool_name, make_call
 from localagent.textcalls.gemma import GemmaArguments
 from localagent.textcalls.pythonic import call_list
 from localagent.textcalls.reasoning import harmony_messages
@@ -24,7 +24,9 @@ def harmony_calls(text: str, known: set[str]) -> Found:
     for message in harmony_messages(text):
         recipient = message.recipient
         name = recipient.removeprefix("functions.")
-        if message.body is not None and (recipient.startswith("functions.") or name in known):
+        if message.body is not None and (
+            recipient.startswith("functions.") or is_tool_name(name, known)
+        ):
             arguments = whole_object(message.body)
             if arguments is None:
                 raise TextCallError(f"the arguments of {name!r} are not one complete JSON object")
@@ -43,23 +45,32 @@ def mistral_calls(text: str, known: set[str]) -> Found:
     tests/test-chat.cpp, vLLM tests/tool_parsers/test_mistral_tool_parser.py):
     `[TOOL_CALLS]special_function[ARGS]{"arg1":1}`, `[TOOL_CALLS]special_function
     [CALL_ID]123456789[ARGS]{"arg1": 1}`, `[TOOL_CALLS] [{"name": "add", "arguments": …}]`,
-    and `NAME[ARGS]{…}` when the server strips the `[TOOL_CALLS]` token."""
-    if "[TOOL_CALLS]" in text:
-        starts = [match.end() for match in re.finditer(r"\[TOOL_CALLS\]", text)]
-    else:
-        starts = [match.start() for match in _MISTRAL_STRIPPED.finditer(text)]
+    and `NAME[ARGS]{…}` when the server strips the `[TOOL_CALLS]` token, the first one
+    only too (ml-explore/mlx-lm#1448: `get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]
+    get_weather[ARGS]{"city": "Tokyo"}`)."""
+    marked = [match.end() for match in re.finditer(r"\[TOOL_CALLS\]", text)]
+    first = marked[0] - len("[TOOL_CALLS]") if marked else len(text)
+    stripped = [match.start() for match in _MISTRAL_STRIPPED.finditer(text, 0, first)]
     found: Found = []
-    for start in starts:
-        listed = value_at(text, start + len(text[start:]) - len(text[start:].lstrip()))
-        if listed is not None and isinstance(listed[0], list | dict):
-            found += [(start, call) for call in calls_in(listed[0], known)]
-            continue
-        head = _MISTRAL_NAME.match(text, start)
-        arguments = object_at(text, head.end()) if head else None
-        if head is None or arguments is None:
-            raise TextCallError("a [TOOL_CALLS] call has no complete JSON arguments object")
-        found.append((start, make_call(head.group(1), arguments[0], known)))
+    done = 0
+    for start in sorted(stripped + marked):
+        if start < done:
+            continue  # inside a call already read: its arguments may mention `x[ARGS]`
+        calls, done = _mistral_at(text, start, known)
+        found += [(start, call) for call in calls]
     return found
+
+
+def _mistral_at(text: str, start: int, known: set[str]) -> tuple[list[ToolCall], int]:
+    """The calls that start at `start` and the index just past them."""
+    listed = value_at(text, start + len(text[start:]) - len(text[start:].lstrip()))
+    if listed is not None and isinstance(listed[0], list | dict):
+        return calls_in(listed[0], known), listed[1]
+    head = _MISTRAL_NAME.match(text, start)
+    arguments = object_at(text, head.end()) if head else None
+    if head is None or arguments is None:
+        raise TextCallError("a [TOOL_CALLS] call has no complete JSON arguments object")
+    return [make_call(head.group(1), arguments[0], known)], arguments[1]
 
 
 def _deepseek_token(words: str) -> str:

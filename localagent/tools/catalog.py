@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Collection, Iterable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from localagent.tools import commands, delegate, edits, files, git, outputs, search
 from localagent.tools.base import ToolContext, ToolResult
@@ -35,8 +35,9 @@ def mark_subtask_complete(
     return ToolResult(True, f"subtask marked {outcome}: {reason}", verdict=(success, reason))
 
 
-# Models under this size (billions of parameters) get SMALL_MODEL_TOOLS unless the user
-# names the tools: fewer, plainer tools are what small models call correctly.
+# Models under this size (billions of parameters) run the small profile unless the user
+# chooses one: SMALL_MODEL_TOOLS unless the user names the tools (fewer, plainer tools are
+# what small models call correctly), and the short prompts.
 SMALL_MODEL_BILLIONS = 8.0
 SMALL_MODEL_TOOLS = (
     "list_dir",
@@ -47,13 +48,22 @@ SMALL_MODEL_TOOLS = (
     "run_cmd",
     "read_output",
 )
+Profile = Literal["small", "full"]
 
 
-def tools_for_size(billions: float | None) -> tuple[str, ...] | None:
-    """The tool names for a model of this size when the user named none: the short set
-    for a small model, None (the default set) otherwise or when the size is unknown."""
+def choose_profile(setting: str, billions: float | None) -> Profile:
+    """The run's profile: the one set, or for "auto" small when the server says the model
+    is under SMALL_MODEL_BILLIONS, full otherwise or when it does not say."""
+    if setting == "small" or setting == "full":
+        return setting
     small = billions is not None and 0 < billions < SMALL_MODEL_BILLIONS
-    return SMALL_MODEL_TOOLS if small else None
+    return "small" if small else "full"
+
+
+def tools_for_profile(profile: str, named: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The tool names to set for this profile: the short set for the small one when the
+    user named none, None (leave the setting as it is) otherwise."""
+    return SMALL_MODEL_TOOLS if profile == "small" and named is None else None
 
 
 def _respaced(values: dict[str, Any]) -> dict[str, Any]:
@@ -103,13 +113,30 @@ def catalog() -> ToolRegistry:
 
 
 def run_tools(
-    names: Iterable[str] | None, delegates: Collection[str], extra: Sequence[Tool] = ()
+    names: Iterable[str] | None,
+    delegates: Collection[str],
+    extra: Sequence[Tool] = (),
+    essential: bool = False,
 ) -> ToolRegistry:
     """The tools of one run: those named, or with no names the default ones and delegate
     when coding agents are configured; delegate's description names them. `extra` tools
-    (an MCP server's) come last, as given."""
+    (an MCP server's) come last, as given. `essential`: each of ours shows only the
+    arguments a call needs (the small profile)."""
     if names is None and delegates:
         names = [tool.name for tool in catalog() if tool.policy.default] + ["delegate"]
     chosen = catalog().select(names)
     chosen = chosen.described({"delegate": f"Configured agents: {', '.join(delegates)}."})
+    if essential:
+        chosen = ToolRegistry(_essential(tool) for tool in chosen)
     return ToolRegistry([*chosen, *extra]) if extra else chosen
+
+
+def _essential(tool: Tool) -> Tool:
+    """The tool with only its required and path arguments in its schema: a small model
+    fills in what it is shown, and every optional knob is one more way to go wrong. The
+    others keep their defaults and are still accepted."""
+    params = tool.schema["function"]["parameters"]
+    keep = set(params.get("required", ())) | set(tool.policy.paths)
+    shown = {name: spec for name, spec in params["properties"].items() if name in keep}
+    function = {**tool.schema["function"], "parameters": {**params, "properties": shown}}
+    return dataclasses.replace(tool, schema={**tool.schema, "function": function})

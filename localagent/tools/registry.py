@@ -11,6 +11,7 @@ back as observations with `ok=False`; `execute` never raises.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import inspect
 import os
@@ -21,9 +22,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 
 from localagent.textcap import cap_text
+from localagent.tools import aliases
+from localagent.tools.arguments import validated
 from localagent.tools.base import ToolContext, ToolError, ToolResult, clean
 from localagent.tools.outputs import store_text, stored_note
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
@@ -42,7 +45,7 @@ Resume = Literal["redo", "check", "never"]
 class Policy:
     resume: Resume = "redo"
     changes: bool = False  # it may change the workspace
-    spawns: bool = False  # it runs a process: journaled once the process exists, with its pid
+    spawns: bool = False  # it runs processes, marked as its `action_started` says (a crash)
     control: bool = False  # not an action: the loop reads its verdict (mark_subtask_complete)
     default: bool = True  # enabled unless the `tools` setting leaves it out
     paths: tuple[str, ...] = ()  # arguments that name workspace paths
@@ -126,7 +129,15 @@ class ToolRegistry:
         return iter(self._tools.values())
 
     def get(self, name: object) -> Tool | None:
-        return self._tools.get(name.strip()) if isinstance(name, str) else None
+        """The tool `name` runs: this one, or the one it means (see `aliases`)."""
+        found = self._meaning(name)
+        return self._tool(found.tool) if found else None
+
+    def _meaning(self, name: object) -> aliases.Meaning | None:
+        return aliases.meaning(name.strip(), self._tools) if isinstance(name, str) else None
+
+    def _tool(self, name: str) -> Tool:
+        return _folder_step() if name == aliases.FOLDER_STEP else self._tools[name]
 
     def names(self) -> list[str]:
         return list(self._tools)
@@ -159,17 +170,19 @@ class ToolRegistry:
         )
 
     def canonical(self, name: object, args: object) -> tuple[str, dict[str, Any]]:
-        """The call as the loop guard signs it: the trimmed tool name and its validated
+        """The call as the loop guard signs it: the tool it runs and its validated
         arguments with defaults filled, paths normalised and commands re-spaced, so that
-        spellings of the same call compare equal. A call that does not validate comes back
-        with its arguments as given (a dict, else `{"__raw__": repr(args)}`)."""
+        spellings of the same call compare equal (`create_file(file_path=...)` and
+        `write_file(path=...)`). A call that does not validate comes back with its name
+        trimmed and its arguments as given (a dict, else `{"__raw__": repr(args)}`)."""
         stripped = name.strip() if isinstance(name, str) else repr(name)
-        tool = self.get(stripped)
+        found = self._meaning(stripped)
         try:
-            if tool is None:
+            if found is None:
                 raise ToolError(stripped)
-            values = dict(tool.arguments.model_validate(_parse_arguments(args)))
-        except (ToolError, ValidationError):
+            tool = self._tool(found.tool)
+            values, _ = validated(tool, args, found.implied)
+        except ToolError:
             raw = {str(k): v for k, v in args.items()} if isinstance(args, Mapping) else None
             return stripped, raw if raw is not None else {"__raw__": repr(args)}
         for key in tool.policy.paths:
@@ -177,21 +190,28 @@ class ToolRegistry:
                 values[key] = normalize_path(values[key])
         if tool.policy.canonical is not None:
             values = tool.policy.canonical(values)
-        return stripped, values
+        return tool.name, values
 
     def execute(self, ctx: ToolContext, name: object, args: object) -> ToolResult:
-        """Runs tool `name` with the model's arguments; the observation, never an exception."""
+        """Runs the tool `name` means with the model's arguments; the observation (which
+        says what ran when the model named it otherwise), never an exception."""
+        said = ""
         try:
-            tool = self.get(name)
-            if tool is None:
-                raise ToolError(f"unknown tool {name!r}; available tools: {', '.join(self._tools)}")
-            result = tool.function(ctx, **_validated(tool, args))
+            found = self._meaning(name)
+            if found is None:
+                raise ToolError(aliases.unknown_tool(str(name), list(self._tools)))
+            tool = self._tool(found.tool)
+            values, notes = validated(tool, args, found.implied)
+            said = aliases.said(str(name).strip(), tool.name, notes)
+            result = tool.function(ctx, **values)
         except ToolError as exc:
             result = ToolResult(False, str(exc))
         except OSError as exc:
             result = ToolResult(False, _os_error_text(ctx, str(name), exc))
         except Exception as exc:
             result = ToolResult(False, f"tool {name!r} failed: {type(exc).__name__}: {exc}")
+        if said:
+            result = dataclasses.replace(result, text=f"({said})\n{result.text}")
         return _observed(ctx, result)
 
     def digest(self, ctx: ToolContext, name: str, args: object) -> dict[str, str] | None:
@@ -202,7 +222,7 @@ class ToolRegistry:
         if tool is None or tool.policy.resume != "check":
             return None
         try:
-            values = _validated(tool, args)
+            values, _ = validated(tool, args)
             return {
                 str(values[key]): _path_state(resolve_in_workspace(ctx.root, str(values[key])))
                 for key in tool.policy.paths
@@ -223,6 +243,11 @@ class ToolRegistry:
         text = f"{name} had been applied before the agent was interrupted; nothing was redone"
         facts = {"wrote": written, "removed": removed}
         return ToolResult(True, text, changed=True, facts={k: v for k, v in facts.items() if v})
+
+
+@functools.cache
+def _folder_step() -> Tool:
+    return make_tool(aliases.make_folder, Policy(changes=True, paths=("path",)))
 
 
 def _observed(ctx: ToolContext, result: ToolResult) -> ToolResult:
@@ -247,33 +272,6 @@ def _described(tool: Tool, note: str) -> Tool:
     return dataclasses.replace(tool, schema={**tool.schema, "function": described})
 
 
-def _validated(tool: Tool, args: object) -> dict[str, Any]:
-    try:
-        return dict(tool.arguments.model_validate(_parse_arguments(args)))
-    except ValidationError as exc:
-        raise ToolError(_explain(tool, exc)) from exc
-    except ToolError as exc:
-        message = f"invalid arguments for {tool.name}: {exc}. Expected {tool.signature}"
-        raise ToolError(message) from None
-
-
-def _parse_arguments(args: object) -> dict[str, Any]:
-    if isinstance(args, str | bytes):
-        text = args.strip()
-        if not text:
-            return {}
-        try:
-            args = orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            raise ToolError(f"the arguments are not valid JSON ({exc})") from exc
-    if args is None:
-        return {}
-    if not isinstance(args, Mapping):
-        raise ToolError(f"the arguments must be a JSON object, got {type(args).__name__}")
-    # Models often send null for an argument they mean to leave out.
-    return {str(key): value for key, value in args.items() if value is not None}
-
-
 def _path_state(path: Path) -> str:
     try:
         info = path.stat()
@@ -288,20 +286,6 @@ def _path_state(path: Path) -> str:
             if handle.tell() >= DIGEST_LIMIT:
                 break
     return f"{info.st_size}:{digest.hexdigest()[:32]}"
-
-
-def _explain(tool: Tool, error: ValidationError) -> str:
-    problems = []
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        if item["type"] == "missing":
-            problems.append(f"missing required parameter '{where}'")
-        elif item["type"] == "extra_forbidden":
-            problems.append(f"unknown parameter '{where}'")
-        else:
-            got = repr(item.get("input"))[:60]
-            problems.append(f"parameter '{where}': {item['msg']} (got {got})")
-    return f"invalid arguments for {tool.name}: {'; '.join(problems)}. Expected {tool.signature}"
 
 
 def _os_error_text(ctx: ToolContext, name: str, error: OSError) -> str:

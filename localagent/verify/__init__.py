@@ -2,6 +2,8 @@
 
 - `ledger`: what the journal shows was written, read and checked, folded from records;
 - `evidence`: the gate a subtask's completion claim must pass, with no model call;
+- `claims`: when a failure claim is refused (nothing tried, or an earlier subtask's news);
+- `where`: where a file a text names is in the workspace (exact path, else a unique match);
 - `checks`: the goal checks a workspace calls for, and running one through the guarded
   command runner;
 - `verdict`: the deterministic verdict, and the structured model call that can only

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from localagent import tools
+from localagent import safefs, tools
+from localagent.tools.cmdline import check_command
 from localagent.verify.ledger import check_kind, judge, key, split_result
 
 PYTEST = "python -m pytest -q"
@@ -56,6 +58,29 @@ def goal_checks(user_checks: tuple[str, ...] | list[str], root: Path) -> list[di
     return [{"id": f"c{i}", **check} for i, check in enumerate(found, 1)]
 
 
+def unrunnable(
+    checks: Iterable[str], allowed_commands: Iterable[str], root: Path, flagged: Iterable[str] = ()
+) -> str | None:
+    """Why some of the user's checks could never run in root, naming each, or None.
+
+    The checks are judged as run_cmd will judge them, leaving out only what the goal
+    itself may change (a script it is to write), so a check refused here would end up
+    `not_run` after the whole goal. `flagged` are the ones given as --check (the rest
+    come from the config file)."""
+    allowed, given = tuple(allowed_commands), set(flagged)
+    problems = []
+    for cmd in checks:
+        try:
+            check_command(root, allowed, cmd)
+        except tools.ToolError as exc:
+            source = "--check" if cmd in given else "the config file's check"
+            why = str(exc)
+            if why.startswith("program "):
+                why += " (the allowed_commands setting)"
+            problems.append(f"{source} {cmd!r} can never run: {why}")
+    return "; ".join(problems) or None
+
+
 def _normal(text: str) -> list[str]:
     return [line.rstrip() for line in text.replace("\r\n", "\n").strip("\n").split("\n")]
 
@@ -80,8 +105,8 @@ def run_check(ctx: tools.ToolContext, check: dict[str, Any]) -> dict[str, Any]:
     limit = ctx.output_limit
     if check.get("expected"):
         try:
-            raw = (ctx.root / check["expected"]).read_bytes()[:MAX_EXPECTED_BYTES]
-        except OSError as exc:
+            raw = safefs.read_inside(ctx.root, ctx.root / check["expected"], MAX_EXPECTED_BYTES)
+        except (OSError, safefs.UnsafeFile) as exc:
             return {"status": "not_run", "summary": f"cannot read {check['expected']}: {exc}"}
         expected_text = raw.decode("utf-8", errors="replace")
         limit = max(limit, 2 * len(raw) + 1000)
@@ -92,8 +117,10 @@ def run_check(ctx: tools.ToolContext, check: dict[str, Any]) -> dict[str, Any]:
     returncode, output = split_result(result.text)
     kind = check_kind(check["cmd"]) or "command"
     passed, summary = judge(kind, returncode, output)
-    if kind == "command":  # any other program: its exit code is the verdict
-        passed = returncode == 0
+    if kind in ("command", "script"):  # a goal check's exit code is its verdict
+        passed = returncode == 0 and passed is not False
+        if passed and summary.startswith("inconclusive"):
+            summary = "exit code 0"
     if passed and expected_text is not None:
         difference = _compare(expected_text, output)
         if difference:

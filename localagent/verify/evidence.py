@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from localagent import safefs
 from localagent.verify.ledger import Ledger, norm
+from localagent.verify.where import is_folder, locate
 
 OUTPUT_SUFFIXES = (
     "py|pyw|txt|md|rst|json|toml|yaml|yml|cfg|ini|csv|tsv|html|htm|css|js|ts|sh|bat|ps1|"
@@ -26,6 +28,10 @@ _REMOVES = re.compile(r"\b(delete|remove|rename|move|clean|drop|erase|uninstall)
 # Files that run: written and never run or read, nothing shows they work. A data or text
 # file's content is exactly what the write said it wrote.
 RUNNABLE = (".py", ".pyw", ".sh", ".bash", ".ps1", ".bat", ".js", ".mjs", ".ts", ".rb", ".pl")
+IDLE = (
+    "nothing was changed or run in this subtask (rewriting a file with the content it "
+    "already has is no progress): do the subtask's work, or run what shows it is done"
+)
 MAX_NAMED = 12
 MAX_SOURCE_BYTES = 2_000_000
 
@@ -36,6 +42,7 @@ class Gate:
     soft: list[str] = field(default_factory=list)
     evidence: list[int] = field(default_factory=list)  # seqs of the records it relied on
     confirmed: list[str] = field(default_factory=list)  # named outputs found in place
+    unproven: list[str] = field(default_factory=list)  # programs nothing shows to work
 
 
 def named_files(text: str) -> list[str]:
@@ -51,13 +58,14 @@ def named_files(text: str) -> list[str]:
     return names[:MAX_NAMED]
 
 
-def syntax_problem(path: Path) -> str | None:
-    """Why a Python file does not compile, or None (also when it cannot be read)."""
+def syntax_problem(root: Path, path: Path) -> str | None:
+    """Why a Python file does not compile, or None (also when it cannot be read, is
+    a link out of the workspace, or is nested too deeply for the compiler to check)."""
     try:
-        if path.stat().st_size > MAX_SOURCE_BYTES:
-            return None
-        source = path.read_bytes()
-    except OSError:
+        source = safefs.read_inside(root, path, MAX_SOURCE_BYTES + 1)
+    except (OSError, safefs.UnsafeFile):
+        return None
+    if len(source) > MAX_SOURCE_BYTES:
         return None
     try:
         compile(source, str(path.name), "exec", dont_inherit=True)
@@ -65,21 +73,23 @@ def syntax_problem(path: Path) -> str | None:
         return f"syntax error at line {exc.lineno}: {exc.msg}"
     except ValueError as exc:
         return f"not Python source: {exc}"
+    except (RecursionError, MemoryError):
+        return None
     return None
 
 
-def _exists(root: Path, name: str) -> str | None:
-    target = root / name
+def _exists(root: Path, name: str) -> tuple[str | None, str]:
+    """(why the named file is not there, or None; the path it was found at)."""
+    found = locate(root, name)
+    if found is None:
+        return f"{name} does not exist", name
+    target = root / found
     try:
-        if target.is_dir():
-            return None
-        if not target.is_file():
-            return f"{name} does not exist"
         if target.stat().st_size == 0:
-            return f"{name} is empty"
+            return f"{found} is empty", found
     except OSError as exc:
-        return f"{name} cannot be read ({exc.strerror})"
-    return None
+        return f"{found} cannot be read ({exc.strerror})", found
+    return None, found
 
 
 def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None) -> Gate:
@@ -91,18 +101,11 @@ def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None)
         return scope == 0 or serial == scope
 
     result = Gate()
-    names = dict.fromkeys(name for text in texts for name in named_files(text))
-    for name in names:
-        if name in ledger.removed:  # the agent deleted or moved it on purpose
-            continue
-        if problem := _exists(root, name):
-            result.hard.append(problem)
-        else:
-            result.confirmed.append(name)
+    _named(result, ledger, root, texts)
     writes = {path: w for path, w in ledger.writes.items() if mine(w.subtask)}
     for path, write in writes.items():
         target = root / path
-        if path.endswith((".py", ".pyw")) and (problem := syntax_problem(target)):
+        if path.endswith((".py", ".pyw")) and (problem := syntax_problem(root, target)):
             result.hard.append(f"{path}: {problem}")
             result.evidence.append(write.seq)
     for check in ledger.checks.values():
@@ -117,8 +120,35 @@ def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None)
         elif check.passed is False:
             result.hard.append(f"`{check.cmd}` did not pass ({check.summary})")
     for path, write in writes.items():
-        if not path.lower().endswith(RUNNABLE):
-            continue
-        if ledger.seen.get(path, 0) < write.seq and (root / path).is_file():
-            result.soft.append(f"{path} was written but never run or read")
+        runnable = path.lower().endswith(RUNNABLE) and (root / path).is_file()
+        if runnable and (problem := unproven(ledger, path, write.seq)):
+            result.soft.append(problem)
+            result.unproven.append(path)
+    if scope != 0 and not ledger.worked:
+        result.soft.append(IDLE)
     return result
+
+
+def _named(result: Gate, ledger: Ledger, root: Path, texts: list[str]) -> None:
+    """The files the texts name: each must be in the workspace (found where it is)."""
+    for name in dict.fromkeys(name for text in texts for name in named_files(text)):
+        if name in ledger.removed or is_folder(root, name):  # deleted on purpose, or a folder
+            continue
+        problem, found = _exists(root, name)
+        if problem:
+            result.hard.append(problem)
+        else:
+            result.confirmed.append(found)
+
+
+def unproven(ledger: Ledger, path: str, written: int) -> str | None:
+    """Why nothing shows the program at `path` works since its last change, or None: it
+    counts as checked once a run after the change showed something, or its tests passed."""
+    if ledger.shown.get(path, 0) > written:
+        return None
+    seq, why = ledger.blank.get(path, (0, ""))
+    if seq > written:
+        return f"{path} ran after its last change but {why}: run it so that it shows it works"
+    if ledger.seen.get(path, 0) > written:
+        return f"{path} was only read; reading does not check a program: run it, or its tests"
+    return f"{path} was written but never run or read"

@@ -27,6 +27,7 @@ _FAILED = re.compile(r"\b([1-9]\d*) failed\b|^FAILED \(|^FAILED\b", re.M)
 _ERRORS = re.compile(r"\b([1-9]\d*) errors?\b|^ERROR\b", re.M | re.I)
 _TRACEBACK = "Traceback (most recent call last)"
 _NO_TESTS = re.compile(r"\bno tests ran\b|^Ran 0 tests\b|^NO TESTS RAN", re.M | re.I)
+NO_OUTPUT = "(no output)"  # what run_cmd shows for a program that printed nothing
 _PASSED = re.compile(
     r"\b\d+ passed\b[^\n]*|^OK\b[^\n]*|^Ran \d+ tests?[^\n]*|All checks passed!?", re.M
 )
@@ -52,6 +53,13 @@ class Ledger(BaseModel):
     subtask: int = 0  # serial number of the active subtask (starts at 1)
     writes: dict[str, Write] = Field(default_factory=dict)  # path -> its latest write
     seen: dict[str, int] = Field(default_factory=dict)  # path -> seq of its latest read or run
+    # path -> seq of its latest run that showed something (output, an exit code, tests
+    # that passed): a program is checked by this, never by reading it.
+    shown: dict[str, int] = Field(default_factory=dict)
+    # path -> (seq, summary) of its latest run that showed nothing, to say why it is unproven
+    blank: dict[str, tuple[int, str]] = Field(default_factory=dict)
+    tried: int = 0  # tool calls made (run or blocked) in this subtask
+    worked: int = 0  # of them, those that changed the workspace or ran a program
     removed: dict[str, int] = Field(default_factory=dict)  # path -> seq of its deletion or move
     checks: dict[str, CheckRun] = Field(default_factory=dict)  # command -> its latest run
     refused: int = 0  # completion claims refused in this subtask
@@ -96,11 +104,13 @@ def judge(kind: str, returncode: int | None, output: str) -> tuple[bool | None, 
     """Did a check pass? From the exit code and from the summary it printed.
 
     A wrapper that exits 0 while printing "1 failed" did not pass. A script that died
-    waiting for input (EOFError) or ran out of time proves nothing either way.
+    waiting for input (EOFError), ran out of time or printed nothing with exit code 0
+    proves nothing either way. A script's own exit code is a fact, not a verdict ("exits
+    with status 2 without arguments" may be the goal): only a traceback fails it.
     """
     found = _FAILED.search(output) or (_ERRORS.search(output) if kind != "script" else None)
     if kind == "script" and "EOFError" in output and _TRACEBACK in output:
-        return None, "inconclusive: it waited for input"
+        return None, "inconclusive: it waited for input (run it again with stdin)"
     if kind in ("pytest", "unittest") and (returncode == 5 or _NO_TESTS.search(output)):
         return None, "inconclusive: no tests ran"
     if returncode is None:
@@ -109,12 +119,21 @@ def judge(kind: str, returncode: int | None, output: str) -> tuple[bool | None, 
         return False, "timed out"
     if found:
         return False, _line(output, found.start())
-    if kind == "script" and _TRACEBACK in output:
-        return False, _last_line(output)
+    if kind == "script":
+        return _script(returncode, output)
     if returncode != 0:
         return False, f"exit code {returncode}" + (f": {_last_line(output)}" if output else "")
     passed = list(_PASSED.finditer(output))
     return True, passed[-1][0].strip()[:SUMMARY_CHARS] if passed else "exit code 0"
+
+
+def _script(returncode: int, output: str) -> tuple[bool | None, str]:
+    if _TRACEBACK in output:
+        return False, _last_line(output)
+    last = _last_line(output.replace(NO_OUTPUT, ""))
+    if returncode == 0 and not last:
+        return None, "inconclusive: it printed nothing (a program that only defines functions)"
+    return True, f"exit code {returncode}" + (f": {last}" if last else "")
 
 
 def _line(text: str, at: int) -> str:
@@ -154,6 +173,8 @@ def new_subtask(ledger: Ledger) -> None:
     ledger.subtask += 1
     ledger.refused = 0
     ledger.nudged = False
+    ledger.tried = 0
+    ledger.worked = 0
 
 
 def recorded_facts(rec: dict[str, Any]) -> dict[str, list[str]]:
@@ -176,6 +197,9 @@ def recorded_facts(rec: dict[str, Any]) -> dict[str, list[str]]:
 def note_action(ledger: Ledger, rec: dict[str, Any]) -> None:
     """Fold one `action_finished` record into the ledger."""
     facts, seq = recorded_facts(rec), rec["seq"]
+    ledger.tried += 1
+    # An unchanged rewrite ("already has this content") is no work; a program run is.
+    ledger.worked += bool(rec.get("changed") or facts.get("ran"))
     for cmd in facts.get("ran", []):
         _note_command(ledger, cmd, rec)
     for path in map(norm, facts.get("removed", [])):
@@ -203,11 +227,27 @@ def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any]) -> None:
     for path in observed:
         ledger.seen[path] = seq
     _bound(ledger.seen, MAX_SEEN, lambda p: ledger.seen[p])
+    passed, summary = judge(kind or "script", *split_result(result))
+    if kind != "ruff":  # a linter does not run the program
+        _note_shown(ledger, observed, seq, passed, summary)
     if kind is None:
         return
-    passed, summary = judge(kind, *split_result(result))
     ledger.checks.pop(key(cmd), None)
     ledger.checks[key(cmd)] = CheckRun(
         cmd=key(cmd), kind=kind, seq=seq, subtask=ledger.subtask, passed=passed, summary=summary
     )
     _bound(ledger.checks, MAX_CHECKS, lambda k: ledger.checks[k].seq)
+
+
+def _note_shown(
+    ledger: Ledger, paths: list[str], seq: int, passed: bool | None, summary: str
+) -> None:
+    """Which programs a run showed to do something, and which it left unproven."""
+    for path in paths:
+        if passed:
+            ledger.shown[path] = seq
+            ledger.blank.pop(path, None)
+        elif passed is None:
+            ledger.blank[path] = (seq, summary.removeprefix("inconclusive: "))
+    _bound(ledger.shown, MAX_SEEN, lambda p: ledger.shown[p])
+    _bound(ledger.blank, MAX_SEEN, lambda p: ledger.blank[p][0])

@@ -19,6 +19,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from localagent.models import Model
+from localagent.prompts import SMALL_VERIFIER, UNPROVEN, render
 from localagent.promptset import DEFAULT, PromptSet
 from localagent.verify.evidence import gate
 
@@ -53,6 +54,10 @@ class Findings:
     evidence: list[int] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)  # the ledger the model reads
     checked: bool = False  # whether anything at all could be checked
+    unproven: list[str] = field(default_factory=list)  # programs nothing shows to work
+    # Whether something deterministic shows the goal works: a goal check passed, or a
+    # program written ran after its last change and showed something (tests included).
+    proven: bool = False
 
 
 def findings(state: Any, root: Path) -> Findings:
@@ -74,24 +79,34 @@ def findings(state: Any, root: Path) -> Findings:
     found.hard += evidence.hard
     found.notes += evidence.soft + found.not_run
     found.evidence += evidence.evidence
+    found.unproven = evidence.unproven
     ledger = state.ledger
-    for check in sorted(ledger.checks.values(), key=lambda c: c.seq)[-LEDGER_LINES // 2 :]:
-        outcome = {True: "passed", False: "failed", None: "inconclusive"}[check.passed]
-        found.lines.append(f"seq {check.seq}: ran `{check.cmd}`: {outcome} ({check.summary})")
-    for path, write in sorted(ledger.writes.items(), key=lambda item: item[1].seq)[
-        -LEDGER_LINES // 2 :
-    ]:
-        exists = "exists" if (root / path).is_file() else "no longer exists"
-        seen = ledger.seen.get(path, 0)
-        checked = f", read or run at seq {seen}" if seen > write.seq else ""
-        found.lines.append(f"seq {write.seq}: wrote {path} ({exists}{checked})")
-    found.lines += [f"note: {note}" for note in found.notes]
+    found.lines += _ledger_lines(ledger, root) + [f"note: {note}" for note in found.notes]
     found.checked = bool(
         any(r.get("status") in ("passed", "failed") for r in results.values())
         or any(check.passed is not None for check in ledger.checks.values())
         or evidence.confirmed
     )
+    shown = [p for p, w in ledger.writes.items() if ledger.shown.get(p, 0) > w.seq]
+    found.proven = any(r.get("status") == "passed" for r in results.values()) or bool(shown)
     return found
+
+
+def _ledger_lines(ledger: Any, root: Path) -> list[str]:
+    """The latest checks and writes, as the verifier model reads them."""
+    lines = []
+    for check in sorted(ledger.checks.values(), key=lambda c: c.seq)[-LEDGER_LINES // 2 :]:
+        outcome = {True: "passed", False: "failed", None: "inconclusive"}[check.passed]
+        if check.kind == "script" and check.passed:
+            outcome = "ran"  # its exit code is a fact to judge, not a verdict
+        lines.append(f"seq {check.seq}: ran `{check.cmd}`: {outcome} ({check.summary})")
+    writes = sorted(ledger.writes.items(), key=lambda item: item[1].seq)[-LEDGER_LINES // 2 :]
+    for path, write in writes:
+        exists = "exists" if (root / path).is_file() else "no longer exists"
+        seen = ledger.seen.get(path, 0)
+        checked = f", read or run at seq {seen}" if seen > write.seq else ""
+        lines.append(f"seq {write.seq}: wrote {path} ({exists}{checked})")
+    return lines
 
 
 def _plan_lines(state: Any) -> str:
@@ -126,7 +141,31 @@ def ask_model(
     return None
 
 
-def decide(found: Findings, answer: ModelVerdict | None, replans_left: bool) -> dict[str, Any]:
+def small_verifier(profile: str, billions: float | None) -> str:
+    """How small the verifying model is ("1.5B parameters"), or "" when it is not small:
+    the small profile's model (chosen from its size, or set) is no judge of a goal."""
+    if profile != "small":
+        return ""
+    return f"{billions:g}B parameters" if billions else "the small profile"
+
+
+def level(found: Findings, small: str = "") -> tuple[str, str]:
+    """How verified a goal the checks did not refuse can be, and why not, loudly: a
+    program nothing shows to work is not verified, and a small verifier model's word
+    (`small` says how small) is no evidence: it needs something deterministic."""
+    if found.unproven:
+        shown = ", ".join(found.unproven[:3])
+        return "unverified", render(UNPROVEN, programs=shown)
+    if not found.checked or found.not_run:
+        return "unverified", ""
+    if small and not found.proven:
+        return "unverified", render(SMALL_VERIFIER, size=small)
+    return "verified", ""
+
+
+def decide(
+    found: Findings, answer: ModelVerdict | None, replans_left: bool, small: str = ""
+) -> dict[str, Any]:
     """The `verdict` record: what was found, who decided, and what happens next."""
     if found.hard:
         return {
@@ -137,7 +176,7 @@ def decide(found: Findings, answer: ModelVerdict | None, replans_left: bool) -> 
             "then": "replan" if replans_left else "fail",
             "verification": "failed",
         }
-    level = "verified" if found.checked and not found.not_run else "unverified"
+    reached, note = level(found, small)
     if answer is None or answer.verdict == "VERIFIED":
         return {
             "verdict": "VERIFIED",
@@ -145,7 +184,8 @@ def decide(found: Findings, answer: ModelVerdict | None, replans_left: bool) -> 
             "unmet": [],
             "evidence": answer.evidence if answer else found.evidence,
             "then": "complete",
-            "verification": level,
+            "verification": reached,
+            **({"note": note} if note else {}),
         }
     unmet = [item.strip()[:300] for item in answer.unmet if item.strip()][:6]
     return {
@@ -154,5 +194,5 @@ def decide(found: Findings, answer: ModelVerdict | None, replans_left: bool) -> 
         "unmet": unmet or ["the verifier found the goal not achieved"],
         "evidence": answer.evidence,
         "then": "replan" if replans_left else "complete",
-        "verification": "partial" if level == "verified" else "unverified",
+        "verification": "partial" if reached == "verified" else "unverified",
     }

@@ -1,0 +1,168 @@
+"""Plans checked before they are used: every subtask must be a step a tool can do.
+
+A small model plans as it would for a person at a desk: "Open a text editor or an IDE.",
+"Navigate to the workspace folder.", "Choose a language", a subtask that holds the whole
+program in a code block, a tool that does not exist. Each such subtask is named with
+what is wrong, so that one repair request can say it all. A subtask that only makes a
+folder ("Create a directory named 'mathx'") is dropped instead: write_file makes the
+folders of the file it writes, so the next subtask that writes a file there does it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_CHARS = 300  # of one subtask: a step is one line, not a program
+MAX_LINES = 3
+
+_FENCE = re.compile(r"```|~~~")
+_CODE_LINE = re.compile(
+    r"^\s*(?:def |class |import \w|from [\w.]+ import |print\(|if __name__|return\b|"
+    r"for \w+ in .*:|while .*:|#include\b|function \w+\()",
+    re.M,
+)
+_DESK = re.compile(
+    r"\b(?:open|opens|opening|launch|start|fire up|use|switch to|go to|close)\b[^.;:]{0,40}?"
+    r"\b(?:editor|ide|terminal|command prompt|vs ?code|visual studio|"
+    r"notepad(?:\+\+)?|vim|emacs|nano|pycharm|file explorer|finder)\b",
+    re.I,
+)
+_NAVIGATE = re.compile(
+    r"\bnavigate\s+(?:to|into|in)\b|\bcd\s+(?:in)?to\b|"
+    r"\bchange (?:the |your |into the )?(?:working |current )?director(?:y|ies)\b",
+    re.I,
+)
+_THINKING = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:(?:first|then|next|now),?\s+)?"
+    r"(?:(?:choose|pick|decide|select)\b(?:\s+(?:on|upon))?\s+(?:(?:a|an|the|which|what|"
+    r"how|whether|programming|suitable|right|best)\b\s*)*(?:language|framework|library|"
+    r"approach|design|structure|name|format|technology|tool|editor|ide|how|what|which|"
+    r"whether)|think|design|plan|consider|brainstorm|understand|research|learn|outline|"
+    r"imagine|analy[sz]e)\b",
+    re.I,
+)
+_SAVE = re.compile(
+    r"^\W*(?:save|close)\s+(?:the\s+|your\s+|all\s+)?(?:file|files|changes|work|script|"
+    r"program|editor|it)\b(?!\s+(?:to|in|into)\b)",
+    re.I,
+)
+# A first word such as create_file or run_command: a verb, an underscore, a name (a file's
+# or a function's name, `rps_game.py`, `check_winner`, is no tool's).
+_FIRST_TOOL = re.compile(
+    r"^\W*((?:create|make|write|read|run|exec|execute|open|save|edit|modify|update|delete|"
+    r"remove|list|search|find|append|move|copy|rename|mkdir|touch|insert|replace|mark|git|"
+    r"shell|bash|python)(?:_[a-z0-9]+)+)\b(?![./\\-])"
+)
+_NAMED_TOOL = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?\s+tool\b")
+_MKDIR = re.compile(
+    r"^\W*(?:(?:create|make|set up)\s+(?:(?:a|an|the|new|empty|package|project|source|sub|"
+    r"python)\s+)*(?:['\"`]?[\w./-]+['\"`]?\s+)?(?:directory|folder|dir)\b|"
+    r"(?:mkdir|create_dir|make_dir|makedirs|create_directory|create_folder)\b)",
+    re.I,
+)
+_FILE = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+_MORE = re.compile(r"\b(?:and|then|with|containing|inside|holding)\b", re.I)
+
+EDITOR = "opens an editor, IDE or terminal: files are written with write_file, run with run_cmd"
+NAVIGATE = "navigates: every tool already works in the workspace folder"
+THINKING = "is thinking, not a step: plan what to write or to run"
+SAVE = "saving is part of writing the file, not a step"
+CODE = "holds code: name the file and what it must do; the code goes into write_file"
+EMPTY = "is empty"
+
+
+@dataclass
+class Checked:
+    """A plan's tasks as they will be used, and what is wrong with it (empty: usable)."""
+
+    tasks: list[dict[str, Any]]
+    problems: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # subtasks that only made a folder
+
+
+def folder_only(text: str) -> bool:
+    """A subtask that only makes a folder: it names no file and does nothing else."""
+    return bool(_MKDIR.search(text)) and not _FILE.search(text) and not _MORE.search(text)
+
+
+def subtask_problem(text: str, tools: Collection[str]) -> str:
+    """What makes this subtask something no tool does, or "" when it is a step."""
+    line = text.strip()
+    if not line:
+        return EMPTY
+    if _FENCE.search(line) or len(_CODE_LINE.findall(line)) >= 2:
+        return CODE
+    if len(line) > MAX_CHARS or line.count("\n") >= MAX_LINES:
+        return f"is {len(line)} characters long: one short line says a step"
+    if unknown := _unknown_tool(line, tools):
+        return f"names the tool {unknown}, which this run does not have"
+    for pattern, problem in ((_DESK, EDITOR), (_NAVIGATE, NAVIGATE), (_SAVE, SAVE)):
+        if pattern.search(line):
+            return problem
+    if _THINKING.search(line) and not _FILE.search(line):
+        return THINKING
+    return ""
+
+
+def _unknown_tool(line: str, tools: Collection[str]) -> str:
+    named = [m.group(1) for m in (_FIRST_TOOL.match(line), *_NAMED_TOOL.finditer(line)) if m]
+    return next((name for name in named if name not in tools), "")
+
+
+def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Checked:
+    """The plan without its folder-only subtasks, and every problem of what is left."""
+    kept: list[dict[str, Any]] = []
+    found = Checked(kept)
+    for task in tasks:
+        subtasks = []
+        for text in task["subtasks"]:
+            if folder_only(text):
+                found.dropped.append(text)
+            else:
+                subtasks.append(text)
+        if subtasks:
+            kept.append({"description": task["description"], "subtasks": subtasks})
+    if not kept:
+        found.problems.append(
+            "the plan only makes folders: write_file makes the folders of the file it "
+            "writes, so plan the files"
+        )
+    for text in (s for task in kept for s in task["subtasks"]):
+        if problem := subtask_problem(text, tools):
+            found.problems.append(f"subtask {_quoted(text)} {problem}")
+    copies = sum(_same(s, goal) for task in kept for s in task["subtasks"])
+    if copies > 1:
+        found.problems.append(
+            f"{copies} subtasks repeat the goal's whole text: plan its steps, or one task "
+            "whose one subtask is the goal"
+        )
+    return found
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()).rstrip(".") == " ".join(b.lower().split()).rstrip(".")
+
+
+def _quoted(text: str, limit: int = 80) -> str:
+    line = " ".join(text.split())
+    return f'"{line if len(line) <= limit else line[: limit - 1] + "…"}"'
+
+
+_MANY_FILES = re.compile(
+    r"\b(?:tests?|pytest|package|modules|files|project|director(?:y|ies)|folders?)\b", re.I
+)
+
+
+def one_file(goal: str) -> str:
+    """The file a goal is about when it names exactly one and nothing suggests more
+    (tests, a package, folders); "" otherwise."""
+    named = {m.group().rstrip(".") for m in _FILE.finditer(goal)}
+    return named.pop() if len(named) == 1 and not _MANY_FILES.search(goal) else ""
+
+
+def one_task(tasks: list[dict[str, Any]], goal: str) -> dict[str, Any]:
+    """The plan's subtasks, in order, as one task that is the goal (at most 8 of them)."""
+    return {"description": goal, "subtasks": [s for task in tasks for s in task["subtasks"]][:8]}

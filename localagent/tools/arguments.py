@@ -1,0 +1,143 @@
+"""The model's arguments as a tool takes them: read from JSON, renamed from the names
+models use for them, reshaped where they came in the other obvious shape, validated
+against the tool's argument model, and explained when they still do not fit.
+
+Reshaping is driven by the tool's schema, never by its name: a list for a parameter that
+holds several words (`git_commit(paths=["a.txt"])`), one item in a list for a single
+value, a number given as text or text given as a number."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from pydantic import ValidationError
+
+from localagent.textcalls.values import NotLiteral, literal
+from localagent.tools.aliases import renamed
+from localagent.tools.base import ToolError, Words
+
+if TYPE_CHECKING:
+    from localagent.tools.registry import Tool
+
+_INTEGER = re.compile(r"\s*[-+]?\d+\s*")
+_BOOLEANS = {"true": True, "false": False}
+
+
+def validated(
+    tool: Tool, args: object, implied: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The arguments the tool runs with, and what was read under another name (for the
+    observation); ToolError with the problems and the expected signature otherwise."""
+    try:
+        given, notes = prepared(tool, args, implied)
+        return dict(tool.arguments.model_validate(given)), notes
+    except ValidationError as exc:
+        raise ToolError(explain(tool, exc)) from exc
+    except ToolError as exc:
+        message = f"invalid arguments for {tool.name}: {exc}. Expected {tool.signature}"
+        raise ToolError(message) from None
+
+
+def prepared(
+    tool: Tool, args: object, implied: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The model's arguments renamed and reshaped for the tool, not yet validated."""
+    given = {**(implied or {}), **parse_arguments(args)}
+    properties = tool.schema["function"]["parameters"].get("properties") or {}
+    names = renamed(given, properties)
+    given = {names.get(key, key): value for key, value in given.items()}
+    words = {key for key, field in tool.arguments.model_fields.items() if _words(field.metadata)}
+    for key, spec in properties.items():
+        if key in given and isinstance(spec, Mapping):
+            given[key] = _shaped(given[key], spec.get("type"), key in words)
+    return given, [f"{old} as {new}" for old, new in names.items()]
+
+
+def _words(metadata: list[Any]) -> bool:
+    return any(isinstance(item, Words) for item in metadata)
+
+
+def _shaped(value: Any, wanted: object, words: bool) -> Any:
+    """`value` in the shape `wanted` (a JSON schema type) where that shape is obvious."""
+    if not isinstance(wanted, str):
+        return value  # a union of types (an MCP server's schema): any of them may be meant
+    if words and isinstance(value, str):
+        value = _listed(value) or value
+    if isinstance(value, list) and wanted != "array":
+        if words and value and all(_scalar(item) for item in value):
+            return shlex.join(str(item) for item in value)
+        if len(value) != 1:
+            return value
+        value = value[0]
+    if wanted == "array" and not isinstance(value, list):
+        return _listed(value) if isinstance(value, str) and _listed(value) else [value]
+    if wanted == "string" and _scalar(value):
+        return str(value)
+    if isinstance(value, str):
+        return _from_text(value, wanted)
+    return value
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _listed(text: str) -> list[Any] | None:
+    """A JSON or Python list of plain values written as text (`["a.txt", "b.txt"]`)."""
+    stripped = text.strip()
+    if not (stripped.startswith("[") and stripped.endswith("]")):
+        return None
+    try:
+        value = literal(stripped)
+    except NotLiteral:
+        return None
+    return value if isinstance(value, list) and all(_scalar(v) for v in value) else None
+
+
+def _from_text(text: str, wanted: object) -> Any:
+    if wanted == "integer" and _INTEGER.fullmatch(text):
+        return int(text)
+    if wanted == "number":
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    if wanted == "boolean":
+        return _BOOLEANS.get(text.strip().lower(), text)
+    return text
+
+
+def parse_arguments(args: object) -> dict[str, Any]:
+    """The arguments as an object: decoded when they came as JSON text; nulls left out."""
+    if isinstance(args, str | bytes):
+        text = args.strip()
+        if not text:
+            return {}
+        try:
+            args = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise ToolError(f"the arguments are not valid JSON ({exc})") from exc
+    if args is None:
+        return {}
+    if not isinstance(args, Mapping):
+        raise ToolError(f"the arguments must be a JSON object, got {type(args).__name__}")
+    # Models often send null for an argument they mean to leave out.
+    return {str(key): value for key, value in args.items() if value is not None}
+
+
+def explain(tool: Tool, error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] == "missing":
+            problems.append(f"missing required parameter '{where}'")
+        elif item["type"] == "extra_forbidden":
+            problems.append(f"unknown parameter '{where}'")
+        else:
+            got = repr(item.get("input"))[:60]
+            problems.append(f"parameter '{where}': {item['msg']} (got {got})")
+    return f"invalid arguments for {tool.name}: {'; '.join(problems)}. Expected {tool.signature}"
