@@ -100,6 +100,25 @@ def _workspace(workspace: Path) -> Check:
     return Check("workspace", OK, f"{workspace} is writable")
 
 
+def _version_control(workspace: Path) -> Check:
+    """Whether the agent's changes can be reviewed and undone with git; where the
+    workspace itself is too wide a place to work."""
+    from localagent.placement import ALLOW_FLAG, repository, too_wide
+
+    if what := too_wide(workspace):
+        fix = f"give a project folder with -w DIR (or pass {ALLOW_FLAG} to start)"
+        return Check("location", WARN, f"{workspace} is {what}; a goal there is refused", fix)
+    if (top := repository(workspace)) is not None:
+        return Check("git", OK, f"under version control (the repository at {top})")
+    return Check(
+        "git",
+        WARN,
+        f"{workspace} is not under version control: the agent's changes cannot be "
+        "reviewed or undone with git",
+        "run `git init` in the workspace and commit, before starting a goal",
+    )
+
+
 def _call_format(workspace: Path) -> Check | None:
     """How the model's tool calls arrived in this workspace's goal, when it has one."""
     from localagent.errors import AgentError
@@ -128,12 +147,29 @@ def _interpreter(workspace: Path) -> Check:
     return Check("interpreter", OK, describe_interpreter(workspace))
 
 
+def _sandbox(settings: Settings) -> Check:
+    from localagent.sandbox import CommandPolicy, describe
+
+    policy = CommandPolicy(settings.sandbox, settings.network, settings.pass_env)
+    sandboxed, how = describe(policy)
+    if sandboxed:
+        return Check("sandbox", OK, f"commands are {how}")
+    result = FAIL if settings.sandbox == "require" else WARN
+    fix = (
+        "" if settings.sandbox == "off" else "on Linux, install bubblewrap (apt install bubblewrap)"
+    )
+    return Check("sandbox", result, f"commands are {how}", fix)
+
+
 def _goal_checks(settings: Settings, workspace: Path) -> Check:
-    """The checks a goal verification would run here (SPEC §11)."""
-    from localagent.verify.checks import goal_checks
+    """The checks a goal verification would run here (SPEC §11), or the configured ones
+    that could never run (`start` refuses them)."""
+    from localagent.verify.checks import goal_checks, unrunnable
 
     if not settings.verify:
         return Check("goal checks", WARN, "verification is off (verify = false)")
+    if why := unrunnable(settings.checks, settings.allowed_commands, workspace.resolve()):
+        return Check("goal checks", FAIL, why, "fix or remove it in the config file")
     found = goal_checks(settings.checks, workspace)
     if not found:
         return Check(
@@ -173,7 +209,8 @@ def _registry() -> Check:
         )
     if notes:
         return Check("registry", WARN, notes[0])
-    return Check("registry", OK, f"{count} workspaces in {registry_path()}")
+    listed = "1 workspace" if count == 1 else f"{count} workspaces"
+    return Check("registry", OK, f"{listed} in {registry_path()}")
 
 
 def _autostart() -> Check:
@@ -186,6 +223,8 @@ def _autostart() -> Check:
         return Check("autostart", WARN, exc.message)
     if status.installed:
         return Check("autostart", OK, f"installed ({status.mechanism}): {status.detail}")
+    if not status.available:
+        return Check("autostart", WARN, f"not available: {status.detail}")
     return Check(
         "autostart", WARN, f"not installed ({status.mechanism})", "localagent autostart install"
     )
@@ -200,20 +239,31 @@ def _mcp(settings: Settings, workspace: Path) -> list[Check]:
     return [Check(*finding) for finding in found]
 
 
+def _version() -> Check:
+    import platform
+
+    from localagent import __version__
+
+    detail = f"{__version__} on Python {platform.python_version()} ({platform.platform()})"
+    return Check("localagent", OK, detail)
+
+
 def run_checks(settings: Settings, workspace: Path) -> list[Check]:
     from localagent.models import make_model
 
     model = make_model(settings.model_copy(update={"retry_deadline": 0}))
     server, up = _server(model)
-    checks = [Check("backend", OK, _backend(settings)), server]
+    checks = [_version(), Check("backend", OK, _backend(settings)), server]
     if up:
         checks += _model(model, settings)
-    found = [*checks, _workspace(workspace)]
-    if workspace.is_dir():
+    found = [*checks, _workspace(workspace), _sandbox(settings)]
+    if workspace.is_dir() or not workspace.exists():  # what a run there would use
         found.append(_interpreter(workspace))
         found.append(_goal_checks(settings, workspace))
-        if (how := _call_format(workspace)) is not None:
-            found.append(how)
+    if workspace.is_dir():
+        found.append(_version_control(workspace))
+    if workspace.is_dir() and (how := _call_format(workspace)) is not None:
+        found.append(how)
     found += _mcp(settings, workspace)
     detach = _detach()
     return [*found, *([detach] if detach else []), _registry(), _autostart()]

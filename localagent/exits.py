@@ -10,19 +10,26 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from localagent.console import utf8_streams
+from localagent.console import printable, utf8_streams
 from localagent.errors import AgentError
 
 
 def _crash_report(exc: BaseException) -> str:
     """Save the traceback of one of our own bugs where the user can find it."""
     try:
+        import platform
+        from datetime import UTC, datetime
+
+        from localagent import __version__
         from localagent.settings import user_data_dir
 
         path = user_data_dir() / "crash.log"
         path.parent.mkdir(parents=True, exist_ok=True)
+        when = datetime.now(UTC).isoformat(timespec="seconds")
+        head = f"{when} localagent {__version__}, Python {platform.python_version()}, "
+        head += f"{platform.platform()}\n"
         with path.open("a", encoding="utf-8") as fh:
-            fh.write("".join(traceback.format_exception(exc)) + "\n")
+            fh.write(head + "".join(traceback.format_exception(exc)) + "\n")
         return f" (details in {path})"
     except Exception:  # a broken install (pydantic missing) must not crash the crash report
         return ""
@@ -37,11 +44,12 @@ def guarded(body: Callable[[], object]) -> None:
     try:
         body()
     except AgentError as exc:
-        print(f"localagent: {exc.message}", file=sys.stderr)
+        print(f"localagent: {printable(exc.message)}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         print("localagent: interrupted", file=sys.stderr)
         sys.exit(130)
     except Exception as exc:
-        print(f"localagent: internal error: {exc!r}{_crash_report(exc)}", file=sys.stderr)
+        what = printable(f"{exc!r}{_crash_report(exc)}")
+        print(f"localagent: internal error: {what}", file=sys.stderr)
         sys.exit(1)

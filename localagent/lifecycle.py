@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
+from localagent.console import PrintableFormatter, printable
 from localagent.errors import AgentError, disk_error
 from localagent.journal import Disk, Journal
 from localagent.lock import WorkspaceLock
@@ -29,9 +30,14 @@ class Run:
     """
 
     def __init__(
-        self, workspace: Path, disk: Disk | None = None, signals: bool = True, verbose: bool = False
+        self,
+        workspace: Path,
+        disk: Disk | None = None,
+        signals: bool = True,
+        verbose: bool = False,
+        part: str = "",
     ) -> None:
-        self.journal = Journal(workspace, disk)
+        self.journal = Journal(workspace, disk, part)
         self.lock = WorkspaceLock(self.journal.dir)
         self.stop = StopSignal(self.journal.stop_requested)
         self.signals = signals
@@ -125,7 +131,7 @@ class Run:
         self.open_log()
         if self.verbose:
             self._console = logging.StreamHandler(sys.stderr)
-            self._console.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+            self._console.setFormatter(PrintableFormatter("%(levelname)s %(message)s"))
             self._console.setLevel(logging.WARNING)
             logging.getLogger("localagent").addHandler(self._console)
 
@@ -133,4 +139,4 @@ class Run:
 def say(message: str) -> None:
     """A note on stderr that a closed or full terminal cannot turn into an error."""
     with contextlib.suppress(OSError, ValueError):
-        print(f"localagent: {message}", file=sys.stderr, flush=True)
+        print(f"localagent: {printable(message)}", file=sys.stderr, flush=True)

@@ -17,7 +17,7 @@ from filelock import FileLock, Timeout
 
 from localagent import fsretry, safefs
 from localagent.errors import AgentError
-from localagent.journal import now_iso
+from localagent.journal import CONTEXT_DIR, now_iso
 from localagent.names import clean_text, display
 from localagent.settings import user_data_dir
 
@@ -149,3 +149,37 @@ def workspaces(notes: list[str] | None = None) -> dict[str, dict[str, Any]]:
         goal = entry.get("goal")
         found[path] = {**entry, "goal": goal if isinstance(goal, str) else ""}
     return found
+
+
+def _vanished(path: str, entry: Any) -> bool:
+    """An entry `list` can show nothing for: unusable, its folder gone, or no journal
+    left in it."""
+    if _usable(path, entry) is not None:
+        return True
+    return not os.path.isdir(path) or not os.path.lexists(os.path.join(path, CONTEXT_DIR))
+
+
+def prune() -> list[str]:
+    """Remove the entries whose folders vanished (or hold no `.agent_context/` any
+    more, or cannot be used at all); their display paths. AgentError, with the fix, when
+    the registry stays locked or cannot be written."""
+    path = registry_path()
+    try:
+        with _lock(LOCK_WAIT):
+            entries = _read()
+            gone = [
+                key for key, entry in entries.items() if _vanished(_real_path(key, entry), entry)
+            ]
+            if gone:
+                _write({k: v for k, v in entries.items() if k not in gone})
+    except Timeout:
+        raise AgentError(
+            f"the registry lock {path}.lock has been held by another process for "
+            f"{LOCK_WAIT:g} s, so nothing was pruned; try again in a moment"
+        ) from None
+    except OSError as exc:
+        raise AgentError(
+            f"cannot update the registry {path}: {exc.strerror or exc}, so nothing was "
+            f"pruned; make {path.parent} writable (or free space on its disk)"
+        ) from None
+    return [display(_real_path(key, entries[key]))[:300] for key in gone]

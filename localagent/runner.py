@@ -10,71 +10,31 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from localagent.console import live_line_supported
 from localagent.errors import (
     AgentError,
     GoalFailed,
     Interrupted,
     JournalCorrupt,
     ModelUnavailable,
-    UsageError,
 )
-from localagent.journal import CONTEXT_DIR, Disk, Journal
+from localagent.journal import CONTEXT_DIR, QUESTIONS_DIR, Disk, Journal
 from localagent.lifecycle import Run, say
+from localagent.liveline import LiveLine
 from localagent.names import clean_text, display
+from localagent.placement import keep_out_of_git, refuse_wide
+from localagent.prepare import over, prepare, resume_hint
 from localagent.settings import RUN_SETTINGS, Settings
-from localagent.state import State, counts, current
+from localagent.state import State
 from localagent.stopping import StopRequested
 
 log = logging.getLogger("localagent")
 REGISTER_WAIT = 1.0  # for the registry lock at the start; tried again at the end
-
-
-def resume_mode(journal: Journal, state: State) -> str:
-    """ "resume", or the final status of a goal that is over; nothing at all is bad usage."""
-    if state.goal is None:
-        raise UsageError(
-            f"nothing to resume in {display(journal.workspace)}; start a goal with: "
-            f'localagent start "GOAL"'
-        )
-    if state.goal.status in ("completed", "failed"):
-        return state.goal.status
-    return "resume"
-
-
-def prepare(
-    journal: Journal,
-    goal: str | None,
-    repair: bool = False,
-    archiving: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
-) -> str:
-    """Load or create the goal; returns "new", "resume", or the final status if it is over.
-
-    A new goal moves the previous one's files to the archive, inside `archiving()`: the
-    caller closes what it holds open among them (the log) and opens it anew after."""
-    state = journal.load(accept_loss=repair) if repair else journal.load()
-    if goal is None:
-        return resume_mode(journal, state)
-    if (
-        state.goal is not None
-        and state.goal.text == goal
-        and state.goal.status in ("in_progress", "stopped")
-    ):
-        return "resume"
-    if journal.exists():
-        with archiving():
-            target = journal.archive()
-        if target is not None:
-            log.info("archived the previous goal to %s", display(target))
-    return "new"
 
 
 def effective_settings(
@@ -117,38 +77,89 @@ def run(
     repair: bool = False,
     signals: bool = True,
     preflight_deadline: float | None = None,
+    patient: bool = False,
+    on_ready: Callable[[str], None] | None = None,
     on_event: Callable[[dict[str, Any]], None] | None = None,
+    adopt: bool = False,
+    new: bool = False,
+    allow_home: bool = False,
 ) -> str:
     """Run the goal to its end in this process; returns the final goal status.
 
+    `adopt` resumes a journal another agent wrote (otherwise refused: ForeignJournal);
+    `new` puts an unfinished goal away for this one (otherwise refused); `allow_home`
+    lets a goal work in the home folder or a drive root (otherwise refused). `patient`
+    waits for a server that refuses connections (`resume --all` at logon, before the
+    server is up); otherwise that ends the run in seconds. `on_ready` is told "preflight"
+    once the server and model answered, or "suspended" when the run cannot go on. A question
+    (`flags["mode"] == "ask"`) keeps its own journal, beside the goal's.
     Raises GoalFailed (exit 1), Interrupted (exit 130) and the errors of the pieces.
     """
     if goal is not None and (text := clean_text(goal)) != goal:
         say("the goal is not valid UTF-8 text; its undecodable bytes are read as \ufffd")
         goal = text
-    with Run(workspace, disk, signals=signals, verbose=progress) as lifecycle:
+    if goal is not None and not allow_home:
+        refuse_wide(workspace)
+    part = QUESTIONS_DIR if (flags or {}).get("mode") == "ask" else ""
+    with Run(workspace, disk, signals=signals, verbose=progress, part=part) as lifecycle:
         journal = lifecycle.journal
         journal.on_record = on_event
-        mode = prepare(journal, goal, repair, archiving=lifecycle.log_closed)
+        mode = prepare(journal, goal, repair, lifecycle.log_closed, adopt=adopt, new=new)
         for note in journal.notes:
             log.warning("%s", note)
         if mode in ("completed", "failed"):
             return over(journal.state)
+        keep_out_of_git(workspace)
         settings, changed = effective_settings(base, journal.state, flags or {})
         text = journal.state.goal.text if journal.state.goal else goal or ""
-        registered = _remember(workspace, text, REGISTER_WAIT)
-        if mode == "new":
-            journal.append(
-                "goal_started", goal=goal, model=settings.model, settings=run_settings(settings)
-            )
-        log.info("%s goal: %s (model %s)", mode, journal.state.goal.text, settings.model)
-        try:
-            outcome = _work(lifecycle, settings, mode, changed, progress, preflight_deadline)
-        finally:
-            if not registered:  # a registry that was busy at the start may be free now
-                _remember(workspace, text, 0.0, quiet=True)
+        with _registered(journal, text):
+            if mode == "new":
+                journal.append(
+                    "goal_started", goal=goal, model=settings.model, settings=run_settings(settings)
+                )
+            log.info("%s goal: %s (model %s)", mode, journal.state.goal.text, settings.model)
+            try:
+                preflight = _Preflight(preflight_deadline, patient, on_ready or _nobody)
+                outcome = _work(lifecycle, settings, mode, changed, progress, preflight)
+            except ModelUnavailable as exc:
+                error = _suspended(journal, exc)
+                (on_ready or _nobody)("suspended")
+                raise error from None
         journal.finish()
         return _finish(journal, outcome)
+
+
+@contextlib.contextmanager
+def _registered(journal: Journal, goal: str) -> Iterator[None]:
+    """The workspace in the registry for `list` and `resume --all` (a question is no
+    goal of theirs): a registry that was busy at the start is tried again at the end."""
+    if journal.part == QUESTIONS_DIR:
+        yield
+        return
+    registered = _remember(journal.workspace, goal, REGISTER_WAIT)
+    try:
+        yield
+    finally:
+        if not registered:
+            _remember(journal.workspace, goal, 0.0, quiet=True)
+
+
+def _suspended(journal: Journal, exc: ModelUnavailable) -> ModelUnavailable:
+    """The model server is gone (at the preflight or mid-run): journaled, so `status`
+    and `list` say why, and said with the command that goes on, in this workspace."""
+    log.error("suspended: %s", exc.message)
+    journal.append("suspended", reason=exc.message)
+    return ModelUnavailable(f"{exc.message}; {resume_hint(journal)}")
+
+
+class _Preflight(NamedTuple):
+    deadline: float | None  # how long to wait for the server (None: the retry deadline)
+    patient: bool
+    on_ready: Callable[[str], None]
+
+
+def _nobody(what: str) -> None:
+    """Nobody waits for the run to pass its preflight (a foreground run)."""
 
 
 def _remember(workspace: Path, goal: str, wait: float, quiet: bool = False) -> bool:
@@ -172,31 +183,28 @@ def _work(
     mode: str,
     changed: dict[str, Any],
     progress: bool,
-    preflight_deadline: float | None,
+    preflight: _Preflight,
 ) -> str:
     from localagent.agent import Agent
     from localagent.mcp import open_servers
     from localagent.models import make_model
+    from localagent.sandbox import CommandPolicy, run_start
     from localagent.tools import ToolContext, clean_stale_temps
-    from localagent.tools.catalog import tools_for_size
 
     journal, stop = lifecycle.journal, lifecycle.stop
+    commands = CommandPolicy(settings.sandbox, settings.network, settings.pass_env)
+    confined, warning = run_start(commands)  # UsageError when it is required and missing
+    if warning:
+        log.warning("%s", warning)
     model = make_model(settings, stop)
     # `status` says "waiting for the model server since HH:MM" until the next call ends.
     model.on_wait = lambda reason: journal.append("waiting", reason=reason)
     try:
-        info = model.preflight(preflight_deadline)
-    except ModelUnavailable as exc:
-        log.error("suspended: %s", exc.message)
-        journal.append("suspended", reason=exc.message)
-        raise
+        info = model.preflight(preflight.deadline, preflight.patient)
     except StopRequested:
         journal.append("stopped", reason=stop.reason or "stopped", by=stop.by)
         return "stopped"
-    sized = tools_for_size(info.parameters) if settings.tools is None else None
-    if sized:
-        settings = settings.model_copy(update={"tools": sized})
-        log.info("a %.1fB model: the short tool set (%s)", info.parameters, ", ".join(sized))
+    settings, sized = _profiled(settings, info.parameters)
     journal.append(
         "preflight",
         backend=model.backend,
@@ -205,7 +213,10 @@ def _work(
         capabilities=info.capabilities,
         **({"parameters": round(info.parameters, 2)} if info.parameters else {}),
         **({"tools": list(sized)} if sized else {}),
+        profile=settings.profile,
+        sandbox=confined,
     )
+    preflight.on_ready("preflight")
     if mode == "resume":
         journal.append("resumed", model=settings.model, settings=changed)
     removed = clean_stale_temps(journal.workspace)
@@ -216,14 +227,17 @@ def _work(
         allowed_commands=settings.allowed_commands,
         cancelled=lambda: stop.requested() is not None,
         outputs=journal.output_store(settings.output_store_mb << 20),
-        delegates={n: (d.command, d.timeout_sec) for n, d in settings.delegates.items()},
+        delegates=settings.delegates,
+        commands=commands,
     )
     if settings.mode == "ask":
         from localagent.research.ask import Research
 
         return Research(journal, model, settings, ctx, stop).run()
-    show = Progress(settings).show if progress else lambda state: None
-    with open_servers(settings.mcp.servers, journal.workspace) as mcp:
+    with (
+        _live(journal, settings, progress, model.received) as show,
+        open_servers(settings.mcp.servers, journal.workspace) as mcp,
+    ):
         if mcp.records:
             journal.append("mcp_servers", servers=mcp.records)
         for problem in mcp.problems:
@@ -234,16 +248,40 @@ def _work(
         return agent.run()
 
 
-def over(state: State) -> str:
-    """The outcome of a goal that already ended: completed, or GoalFailed."""
-    assert state.goal is not None
-    if state.goal.status == "failed":
-        raise GoalFailed(
-            f"the goal already failed ({state.goal.reason}); to try again, run "
-            f"localagent start with the same goal"
-        )
-    log.info("the goal is already completed; nothing to resume")
-    return "completed"
+@contextlib.contextmanager
+def _live(
+    journal: Journal, settings: Settings, progress: bool, received: Callable[[], int]
+) -> Iterator[Callable[[State], None]]:
+    """The live line's update for the agent's steps, told every record as well (the
+    step it starts); a no-op without `progress`."""
+    if not progress:
+        yield lambda state: None
+        return
+    line, told = LiveLine(settings, received), journal.on_record
+
+    def record(rec: dict[str, Any]) -> None:
+        if told is not None:
+            told(rec)
+        line.record(rec)
+
+    journal.on_record = record
+    try:
+        yield line.show
+    finally:
+        journal.on_record = told
+        line.close()
+
+
+def _profiled(settings: Settings, billions: float | None) -> tuple[Settings, tuple[str, ...]]:
+    """The settings with the run's profile chosen, and the short tool set when the small
+    profile chose it (empty when it did not)."""
+    from localagent.tools.catalog import choose_profile, tools_for_profile
+
+    profile = choose_profile(settings.profile, billions)
+    sized = tools_for_profile(profile, settings.tools) or ()
+    size = f"{billions:.1f}B parameters" if billions else "no model size"
+    log.info("the %s profile (the server says %s)", profile, size)
+    return settings.model_copy(update={"profile": profile, "tools": sized or settings.tools}), sized
 
 
 def _finish(journal: Journal, outcome: str) -> str:
@@ -258,34 +296,3 @@ def _finish(journal: Journal, outcome: str) -> str:
             f"{display(journal.workspace)}"
         )
     return outcome
-
-
-class Progress:
-    """A live line on stderr: round, task, subtask, tokens."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.tty = live_line_supported(sys.stderr)
-        self.last = ""
-
-    def show(self, state: State) -> None:
-        here = current(state)
-        c = counts(state)
-        where = (
-            (f"task {state.task_index + 1}/{len(state.goal.tasks)} · {here[1].description[:50]}")
-            if here and state.goal
-            else "finishing"
-        )
-        tokens = state.tokens.prompt + state.tokens.completion
-        line = (
-            f"round {state.rounds}/{self.settings.max_rounds} · {c['completed']}/"
-            f"{c['subtasks']} done · {where} · {tokens:,} tokens"
-        )
-        if line == self.last:
-            return
-        self.last = line
-        try:
-            sys.stderr.write(("\r\x1b[2K" if self.tty else "") + line + ("" if self.tty else "\n"))
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass  # a closed terminal must not end the run

@@ -409,8 +409,12 @@ def test_cron_read_failure_is_reported(tmp_path: Path) -> None:
 
 def test_no_systemd_and_no_cron_is_a_clear_error(tmp_path: Path) -> None:
     system = make_system(tmp_path, "linux", systemd_booted=False, programs=set())
-    with pytest.raises(AgentError, match="Neither a systemd user session nor crontab"):
+    with pytest.raises(
+        autostart.AutostartUnavailable, match="neither a systemd user session nor crontab"
+    ) as refused:
         autostart.install(system)
+    assert refused.value.exit_code == 2  # not the code of a failed goal
+    assert not autostart.status(system).available
     assert "nothing to remove" in autostart.uninstall(system)
 
 

@@ -207,7 +207,7 @@ def test_list_and_status_survive_damage(tmp_path: Path, isolated_home: Path) -> 
 
     done = cli("list", "--json", env=env)
     assert done.returncode == 0, done.stderr
-    rows = {row["workspace"]: row for row in orjson.loads(done.stdout)}
+    rows = {row["workspace"]: row for row in orjson.loads(done.stdout)["workspaces"]}
     assert rows[str(kept)]["status"] == "completed"
     assert rows[str(gone)]["status"] == "missing"
     assert rows[str(broken)]["status"] == "damaged" and "damaged" in rows[str(broken)]["error"]
@@ -278,3 +278,15 @@ def test_the_background_agent_is_started_out_of_the_terminals_reach(tmp_path: Pa
     finally:
         proc.kill()
         proc.wait(10)
+
+
+@pytest.mark.parametrize("goal", ["-x", "--help", "-w elsewhere"])
+def test_a_background_goal_may_begin_with_a_dash(tmp_path: Path, goal: str) -> None:
+    with FakeServer(QUICK) as server:
+        env = env_for(server)
+        done = cli("start", "-w", str(tmp_path), "--", goal, env=env)
+        assert done.returncode == 0, done.stderr
+        wait_for(lambda: status(tmp_path, env)["status"] == "completed")
+    started = next(r for r in Journal(tmp_path).records() if r["type"] == "goal_started")
+    assert started["goal"] == goal
+    assert not (tmp_path / "elsewhere").exists()

@@ -14,7 +14,29 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from localagent import __version__
+
+        typer.echo(f"localagent {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", help="Print the version and exit.", callback=_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """A local-first autonomous coding agent driven by a local model (Ollama or an
+    OpenAI-compatible server)."""
 
 
 WorkspaceOpt = Annotated[
@@ -27,6 +49,14 @@ WorkspaceOpt = Annotated[
 
 def _workspace(path: Path) -> Path:
     return path.expanduser().resolve()
+
+
+def _need_folder(workspace: Path) -> None:
+    """A usage error unless the (resolved) workspace is an existing folder."""
+    if not workspace.exists():
+        raise _usage(f"the workspace {workspace} does not exist")
+    if not workspace.is_dir():
+        raise _usage(f"the workspace {workspace} is not a folder")
 
 
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Model name on the server.")]
@@ -58,6 +88,15 @@ BackendOpt = Annotated[
     typer.Option(
         "--backend",
         help="The model server's API: ollama or openai (an OpenAI-compatible server).",
+    ),
+]
+ProfileOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--profile",
+        metavar="auto|small|full",
+        help="small: the short tool set and prompts for a small model; auto (the default): "
+        "small when the server says the model has under 8B parameters.",
     ),
 ]
 PromptsOpt = Annotated[

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,16 +13,47 @@ from localagent.cli.app import (
     ForegroundOpt,
     ModelOpt,
     NoVerifyOpt,
+    ProfileOpt,
     PromptsOpt,
     RepairOpt,
     RoundsOpt,
     ToolsOpt,
     WorkspaceOpt,
+    _need_folder,
     _usage,
     _workspace,
     app,
 )
+from localagent.console import say
 from localagent.errors import AgentError
+
+if TYPE_CHECKING:
+    from localagent.settings import Settings
+
+AdoptOpt = Annotated[
+    bool,
+    typer.Option(
+        "--adopt",
+        help="Resume a journal this user's agent did not write (a cloned or copied "
+        "workspace): its settings and owed calls run, and it counts as yours from then on.",
+    ),
+]
+NewOpt = Annotated[
+    bool,
+    typer.Option(
+        "--new",
+        help="Start GOAL afresh even if the workspace holds an unfinished goal (that goal "
+        "is put away in .agent_context/archive/; see `history --archive`).",
+    ),
+]
+AllowHomeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-home",
+        help="Let the workspace be your home folder or the root of a drive (refused "
+        "otherwise: a goal there may read and change all of it).",
+    ),
+]
 
 
 @app.command()
@@ -36,12 +67,18 @@ def start(
     no_verify: NoVerifyOpt = False,
     tools: ToolsOpt = None,
     backend: BackendOpt = None,
+    profile: ProfileOpt = None,
     prompts: PromptsOpt = None,
+    adopt: AdoptOpt = False,
+    new: NewOpt = False,
+    allow_home: AllowHomeOpt = False,
 ) -> None:
-    """Start work on GOAL (or resume it if the workspace holds it unfinished)."""
+    """Start work on GOAL (or resume it if the workspace holds it unfinished).
+
+    A workspace that holds another unfinished goal is refused unless --new."""
     if not goal.strip():
         raise _usage("the goal is empty; say what to achieve")
-    verification = _run_flags(check, no_verify, tools, backend)
+    verification = {**_run_flags(check, no_verify, tools, backend), "profile": profile}
     _run(
         workspace,
         goal.strip(),
@@ -50,6 +87,9 @@ def start(
         foreground,
         verification=verification,
         prompts=prompts,
+        adopt=adopt,
+        new=new,
+        allow_home=allow_home,
     )
 
 
@@ -73,24 +113,32 @@ def resume(
     repair: RepairOpt = False,
     tools: ToolsOpt = None,
     backend: BackendOpt = None,
+    profile: ProfileOpt = None,
     prompts: PromptsOpt = None,
+    adopt: AdoptOpt = False,
 ) -> None:
     """Resume the unfinished goal of the workspace (--all: of every workspace).
 
-    A flag given here (--model, --max-rounds, --tools, --backend, --prompts) changes the
-    run's journaled setting.
+    A flag given here (--model, --max-rounds, --tools, --backend, --profile, --prompts)
+    changes the run's journaled setting.
     """
     if all_ and prompts is not None:
         raise _usage("--prompts applies to one workspace; it cannot be given with --all")
-    given = {k: v for k, v in _run_flags(None, False, tools, backend).items() if v is not None}
+    if all_ and adopt:
+        raise _usage("--adopt applies to one workspace, after reading what it would run")
+    named = {**_run_flags(None, False, tools, backend), "profile": profile}
+    given = {k: v for k, v in named.items() if v is not None}
     if all_:
         from localagent.daemon.resume import resume_all
         from localagent.settings import load_settings
 
         flags = {"model": model, "max_rounds": max_rounds, **given}
-        typer.echo(resume_all(load_settings(**flags), flags))
+        if code := resume_all(load_settings(**flags), flags, say):
+            raise typer.Exit(code)  # a goal could not start: the code of the first
         return
-    _run(workspace, None, model, max_rounds, foreground, repair, given, prompts=prompts)
+    _run(
+        workspace, None, model, max_rounds, foreground, repair, given, prompts=prompts, adopt=adopt
+    )
 
 
 @app.command()
@@ -99,29 +147,30 @@ def ask(
     workspace: WorkspaceOpt = Path("."),
     model: ModelOpt = None,
     foreground: ForegroundOpt = False,
+    allow_home: AllowHomeOpt = False,
 ) -> None:
     """Research a question about the code; the answer (saved under .agent_context/answers/)
-    cites the code it read, and never changes the workspace."""
+    cites the code it read, and never changes the workspace. It keeps its own journal
+    (.agent_context/ask/), so it runs beside the workspace's goal without touching it."""
     from localagent.settings import load_settings
 
     ws = _workspace(workspace)
     if not question.strip():
         raise _usage("the question is empty; ask something about the code")
-    if not ws.is_dir():
-        raise _usage(f"the workspace {ws} is not a folder")
+    _need_folder(ws)
     flags = {"model": model, "mode": "ask"}
     settings = load_settings(**flags)
     if not foreground:
         from localagent.daemon.spawn import spawn
 
-        typer.echo(spawn(ws, question, flags, settings))
+        say(spawn(ws, question, {**flags, "allow_home": allow_home}, settings))
         return
-    from localagent.journal import Journal
+    from localagent.journal import QUESTIONS_DIR, Journal
     from localagent.research.answer import saved_answer
     from localagent.runner import run
 
-    run(ws, question, settings, flags, progress=True)
-    typer.echo(saved_answer(Journal(ws)) or "")
+    run(ws, question, settings, flags, progress=True, allow_home=allow_home)
+    say(saved_answer(Journal(ws, part=QUESTIONS_DIR)) or "")
 
 
 @app.command()
@@ -134,7 +183,7 @@ def stop(
     """Stop the running agent after its current step; the goal stays resumable."""
     from localagent.daemon.stop import stop as stop_agent
 
-    typer.echo(stop_agent(_workspace(workspace), grace))
+    say(stop_agent(_workspace(workspace), grace))
 
 
 def _run(
@@ -146,6 +195,9 @@ def _run(
     repair: bool = False,
     verification: dict[str, Any] | None = None,
     prompts: Path | None = None,
+    adopt: bool = False,
+    new: bool = False,
+    allow_home: bool = False,
 ) -> None:
     from localagent.settings import load_settings
 
@@ -156,22 +208,44 @@ def _run(
     if goal is not None or folder is not None:
         _warn_prompts(settings.prompts)
     ws = _workspace(workspace)
+    if goal is not None:
+        _refuse_unrunnable_checks(settings, flags, ws)
     if goal is not None and not ws.exists():
         try:
             ws.mkdir(parents=True)
         except OSError as exc:
             raise _usage(f"cannot create the workspace {ws}: {exc.strerror}") from None
-    if not ws.is_dir():
-        raise _usage(f"the workspace {ws} is not a folder")
+    _need_folder(ws)
     if foreground:
         from localagent.runner import run
 
-        outcome = run(ws, goal, settings, flags, progress=True, repair=repair)
-        typer.echo(f"\ngoal {outcome}{_verified(ws)}: {ws}", err=True)
+        outcome = run(
+            ws,
+            goal,
+            settings,
+            flags,
+            progress=True,
+            repair=repair,
+            adopt=adopt,
+            new=new,
+            allow_home=allow_home,
+        )
+        say(f"\ngoal {outcome}{_verified(ws)}: {ws}", err=True)
         return
     from localagent.daemon.spawn import spawn
 
-    typer.echo(spawn(ws, goal, {**flags, "prompts_dir": folder}, settings, repair=repair))
+    where = {"prompts_dir": folder, "new": new, "allow_home": allow_home}
+    say(spawn(ws, goal, {**flags, **where}, settings, repair=repair, adopt=adopt))
+
+
+def _refuse_unrunnable_checks(settings: Settings, flags: dict[str, Any], workspace: Path) -> None:
+    """Checks that could never run are found out now, not after the whole goal."""
+    from localagent.verify.checks import unrunnable
+
+    if settings.verify:
+        given = flags.get("checks") or ()
+        if why := unrunnable(settings.checks, settings.allowed_commands, workspace, given):
+            raise _usage(why)
 
 
 def _prompt_flags(folder: Path | None) -> dict[str, Any]:
@@ -187,7 +261,7 @@ def _warn_prompts(texts: dict[str, str]) -> None:
     from localagent.promptset import warnings
 
     for line in warnings(texts):
-        typer.echo(f"localagent: {line}", err=True)
+        say(f"localagent: {line}", err=True)
 
 
 def _verified(workspace: Path) -> str:

@@ -7,17 +7,37 @@ from typing import Annotated
 
 import typer
 
-from localagent.cli.app import ModelOpt, WorkspaceOpt, _workspace, app
+from localagent.cli.app import BackendOpt, ModelOpt, WorkspaceOpt, _workspace, app
+from localagent.console import say
+
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        metavar="URL",
+        help="The server to check: Ollama's address, or the OpenAI-compatible server's "
+        "base URL with --backend openai (the config is not changed).",
+    ),
+]
 
 
 @app.command()
-def doctor(workspace: WorkspaceOpt = Path("."), model: ModelOpt = None) -> None:
+def doctor(
+    workspace: WorkspaceOpt = Path("."),
+    model: ModelOpt = None,
+    backend: BackendOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
     """Check the model server, the model, tool calling, context size, the workspace."""
     from localagent import doctor as checks
     from localagent.settings import load_settings
 
-    found = checks.run_checks(load_settings(model=model), _workspace(workspace))
-    typer.echo(checks.render(found))
+    settings = load_settings(model=model, backend=backend)
+    if base_url is not None:
+        where = "base_url" if settings.backend == "openai" else "ollama_host"
+        settings = load_settings(model=model, backend=backend, **{where: base_url})
+    found = checks.run_checks(settings, _workspace(workspace))
+    say(checks.render(found))
     raise typer.Exit(checks.exit_code(found))
 
 
@@ -30,7 +50,7 @@ def autostart_install() -> None:
     """Run `localagent resume --all` at every logon of this user."""
     from localagent.daemon import autostart
 
-    typer.echo(autostart.install())
+    say(autostart.install())
 
 
 @autostart_app.command("uninstall")
@@ -38,7 +58,7 @@ def autostart_uninstall() -> None:
     """Remove the logon registration."""
     from localagent.daemon import autostart
 
-    typer.echo(autostart.uninstall())
+    say(autostart.uninstall())
 
 
 @autostart_app.command("status")
@@ -48,7 +68,7 @@ def autostart_status() -> None:
 
     found = autostart.status()
     state = "installed" if found.installed else "not installed"
-    typer.echo(f"{state} ({found.mechanism}) {found.detail}".rstrip())
+    say(f"{state} ({found.mechanism}) {found.detail}".rstrip())
 
 
 prompts_app = typer.Typer(
@@ -63,7 +83,7 @@ def prompts_list() -> None:
     """Every prompt by name, what it is for, and its placeholders."""
     from localagent import promptset
 
-    typer.echo(promptset.listing())
+    say(promptset.listing())
 
 
 @prompts_app.command("show")
@@ -71,7 +91,7 @@ def prompts_show(name: Annotated[str, typer.Argument(help="A name from `prompts 
     """The default text of prompt NAME, to copy into NAME.txt and change."""
     from localagent import promptset
 
-    typer.echo(promptset.show(name))
+    say(promptset.show(name))
 
 
 @prompts_app.command("check")
@@ -87,7 +107,7 @@ def prompts_check(
     from localagent.settings import config_path
 
     report, code = promptset.check_report(folder, config_path())
-    typer.echo(report)
+    say(report)
     raise typer.Exit(code)
 
 
@@ -100,4 +120,4 @@ def demo(
     """Run a scripted goal end to end against the bundled fake model server."""
     from localagent.demo import run_demo
 
-    typer.echo(run_demo(workspace))
+    say(run_demo(workspace))

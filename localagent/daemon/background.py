@@ -9,6 +9,8 @@ quickly (a run killed again within half a second must still make progress).
 from __future__ import annotations
 
 import argparse
+import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +31,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-rounds", type=int)
     parser.add_argument("--repair", action="store_true")
     parser.add_argument("--preflight-deadline", type=float)
+    parser.add_argument("--wait-for-server", action="store_true")
     parser.add_argument("--check", action="append")
     parser.add_argument("--no-verify", action="store_true")
     parser.add_argument("--tools")
     parser.add_argument("--backend")
+    parser.add_argument("--profile")
     parser.add_argument("--prompts", type=Path)
     parser.add_argument("--ask", action="store_true")
+    parser.add_argument("--adopt", action="store_true")
+    parser.add_argument("--new", action="store_true")
+    parser.add_argument("--allow-home", action="store_true")
     return parser
 
 
@@ -69,9 +76,27 @@ def flags(args: argparse.Namespace) -> dict[str, Any]:
         "model": args.model,
         "max_rounds": args.max_rounds,
         **setting_flags(args.check, args.no_verify, args.tools, args.backend),
+        "profile": args.profile,
         "prompts": prompts,
         "mode": "ask" if args.ask else None,
     }
+
+
+def _signal(workspace: Path, given: dict[str, Any]) -> Callable[[str], None]:
+    """How the run tells `start`, which waits for it, that it passed its preflight."""
+    from localagent.journal import QUESTIONS_DIR, Journal
+
+    journal = Journal(workspace, part=QUESTIONS_DIR if given.get("mode") == "ask" else "")
+
+    def signal(what: str) -> None:
+        try:
+            journal.signal_ready(what)
+        except OSError as exc:  # the starter then says the run is still starting
+            logging.getLogger("localagent").warning(
+                "could not tell the starter the run is %s: %s", what, exc
+            )
+
+    return signal
 
 
 def _run(argv: list[str]) -> None:
@@ -89,6 +114,11 @@ def _run(argv: list[str]) -> None:
         given,
         repair=args.repair,
         preflight_deadline=args.preflight_deadline,
+        patient=args.wait_for_server,
+        on_ready=_signal(workspace, given),
+        adopt=args.adopt,
+        new=args.new,
+        allow_home=args.allow_home,
     )
 
 

@@ -73,13 +73,13 @@ def run_at_logon(poll: float = POLL_SECONDS) -> int:
 
         write_log("resuming unfinished goals")
         try:
-            write_log(resume_all(load_settings(), {"model": None, "max_rounds": None}))
+            code = resume_all(load_settings(), {"model": None, "max_rounds": None}, write_log)
         except AgentError as exc:
             write_log(f"localagent: {exc.message}")
             return exc.exit_code
         wait_for_agents(workspaces(), poll)
         write_log("no agent runs any more; the logon task ends")
-        return 0
+        return code
     except Exception:  # the log is the only place anyone will see it
         write_log("internal error:\n" + traceback.format_exc())
         return 1

@@ -16,23 +16,25 @@ from typing import Any
 
 import psutil
 
-from localagent.errors import AgentError, WorkspaceBusy, disk_error
-from localagent.journal import Journal
+from localagent.errors import AgentError, JournalCorrupt, WorkspaceBusy, disk_error
+from localagent.journal import QUESTIONS_DIR, Journal
 from localagent.lock import owner
 from localagent.names import display
+from localagent.placement import refuse_wide
 
 STARTUP_WAIT = 30.0  # for the lock and the preflight; the server check is bounded below
 PREFLIGHT_WAIT = 15.0  # how long an interactive start waits for a model server that is down
-READY = frozenset({"preflight", "suspended"})
 SUSPENDED_EXIT_WAIT = 10.0  # a suspended child is ending; Windows takes a moment
 
 
 def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list[str]:
     argv = [sys.executable, "-m", "localagent", "run-agent", "-w", str(workspace)]
+    # Free text is joined to its option with `=`: a goal such as "-x" or "--help" must
+    # never be read as an option of its own.
     if goal is not None:
-        argv += ["--goal", goal]
+        argv.append(f"--goal={goal}")
     if flags.get("model"):
-        argv += ["--model", str(flags["model"])]
+        argv.append(f"--model={flags['model']}")
     if flags.get("max_rounds"):
         argv += ["--max-rounds", str(flags["max_rounds"])]
     for check in flags.get("checks") or ():
@@ -45,12 +47,22 @@ def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list
         argv += ["--ask"]
     if flags.get("backend"):
         argv += ["--backend", str(flags["backend"])]
+    if flags.get("profile"):
+        argv += ["--profile", str(flags["profile"])]
     if flags.get("prompts_dir"):
         argv += ["--prompts", str(flags["prompts_dir"])]
     if flags.get("repair"):
         argv += ["--repair"]
+    if flags.get("adopt"):
+        argv += ["--adopt"]
+    if flags.get("new"):
+        argv += ["--new"]
+    if flags.get("allow_home"):
+        argv += ["--allow-home"]
     if flags.get("preflight_deadline") is not None:
         argv += ["--preflight-deadline", str(flags["preflight_deadline"])]
+    if flags.get("patient"):
+        argv += ["--wait-for-server"]
     return argv
 
 
@@ -109,30 +121,42 @@ def spawn(
     settings: Any = None,
     repair: bool = False,
     preflight_wait: float | None = PREFLIGHT_WAIT,
+    adopt: bool = False,
 ) -> str:
     """Start the agent in the background and wait until it holds the workspace and has
     passed its preflight (server answering, model present); return what to tell the user.
 
     A run that cannot work (model missing, server down past `preflight_wait`) exits 3
-    here with the reason; a second agent on a busy workspace exits 4.
+    here with the reason; a second agent on a busy workspace exits 4; a goal to resume
+    from a journal another agent wrote exits 2 here, saying what it would run, unless
+    `adopt`; so does a new goal in place of an unfinished one (unless `flags["new"]`)
+    and a goal in the home folder or a drive root (unless `flags["allow_home"]`). A
+    question (`flags["mode"] == "ask"`) runs in its own journal, beside the goal's.
     """
-    journal = Journal(workspace)
+    journal = Journal(workspace, part=QUESTIONS_DIR if flags.get("mode") == "ask" else "")
+    if goal is not None and not flags.get("allow_home"):
+        refuse_wide(workspace)  # before `.agent_context/` is made there
     if (info := owner(journal.dir)) is not None:
         raise WorkspaceBusy(
             f"the workspace {display(workspace)} is held by a running agent "
             f"(pid {info['pid']}); see `localagent status -w {display(workspace)}`"
         )
-    if goal is None and not repair:
-        from localagent.runner import over, resume_mode
-
-        if resume_mode(journal, journal.load(repair=False)) != "resume":
-            ended = over(journal.state)
-            return f"the goal in {display(workspace)} is already {ended}; nothing to resume"
+    if (ended := _before_start(journal, goal, repair, adopt, bool(flags.get("new")))) is not None:
+        return f"the goal in {display(workspace)} is already {ended}; nothing to resume"
     argv = child_argv(
-        workspace, goal, {**flags, "repair": repair, "preflight_deadline": preflight_wait}
+        workspace,
+        goal,
+        {
+            **flags,
+            "repair": repair,
+            "adopt": adopt,
+            "preflight_deadline": preflight_wait,
+            "patient": preflight_wait is None,
+        },
     )
     try:
         journal.ensure_dir()
+        journal.clear_ready()  # a signal an earlier run left must not read as this one's
         before = _Mark(journal)
         proc, note = _popen(argv, workspace, journal)
     except OSError as exc:
@@ -142,7 +166,7 @@ def spawn(
         if (code := proc.poll()) is not None:
             return _early_exit(journal, code, before)
         info = owner(journal.dir)
-        ready = _ready(before) if info is not None and _ours(info, proc) else None
+        ready = _ready(journal, proc) if info is not None and _ours(info, proc) else None
         if ready == "suspended":
             # It could not work (server down, model missing) and is ending: say why.
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -157,9 +181,35 @@ def spawn(
     return f"starting in the background (pid {proc.pid})\nlog        {display(journal.log_path)}"
 
 
-def _ready(before: _Mark) -> str | None:
-    """The child's first READY record since the mark: "preflight" or "suspended"."""
-    return next((r["type"] for r in before.since() if r["type"] in READY), None)
+def _before_start(
+    journal: Journal, goal: str | None, repair: bool, adopt: bool, new: bool
+) -> str | None:
+    """What the child would refuse, said here where the whole message reaches the user: a
+    foreign journal to resume (ForeignJournal), an unfinished goal another would put away
+    (UsageError), or a goal already over (its status)."""
+    from localagent.prepare import mode_of, over
+
+    if goal is not None and not journal.exists():
+        return None
+    try:
+        state = journal.load(repair=False)
+    except JournalCorrupt:
+        if repair:
+            return None  # the child repairs it, then decides
+        raise
+    mode = mode_of(journal, state, goal, new)
+    if mode == "resume" and not adopt:
+        journal.refuse_foreign()
+    return over(state) if mode in ("completed", "failed") and goal is None else None
+
+
+def _ready(journal: Journal, proc: subprocess.Popen[bytes]) -> str | None:
+    """What our child signalled: "preflight" (it is working) or "suspended" (it cannot
+    and is ending); None while it has signalled nothing."""
+    signal = journal.ready()
+    if signal is None or not _ours({"pid": signal[0]}, proc):
+        return None
+    return signal[1]
 
 
 def _early_exit(journal: Journal, code: int, before: _Mark) -> str:
@@ -168,14 +218,14 @@ def _early_exit(journal: Journal, code: int, before: _Mark) -> str:
     if code == WorkspaceBusy.exit_code:
         # Another start got the workspace first (its agent holds the lock).
         raise WorkspaceBusy(_lost_race(journal))
-    reason = next(
-        (
-            str(r.get("reason", ""))
-            for r in reversed(before.since())
-            if r["type"] in ("suspended", "goal_failed")
-        ),
-        "",
+    from localagent.prepare import resume_hint
+
+    ended = next(
+        (r for r in reversed(before.since()) if r["type"] in ("suspended", "goal_failed")), None
     )
+    reason = str(ended.get("reason", "")) if ended else ""
+    if reason and ended and ended["type"] == "suspended":
+        reason = f"{reason}; {resume_hint(journal)}"  # the goal is journaled: it goes on
     if not reason:
         reason = _last_output(journal) or (
             f"it ended at once (exit code {code}) and could not even write its error to "

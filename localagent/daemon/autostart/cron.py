@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from localagent.daemon.autostart.system import (
     AutostartFailed,
     AutostartStatus,
+    AutostartUnavailable,
     System,
     carried_env,
     check,
@@ -18,6 +19,10 @@ from localagent.daemon.autostart.system import (
 from localagent.errors import AgentError
 
 CRON_MARKER = "# localagent-resume"
+NOTHING_HERE = (
+    "neither a systemd user session nor crontab is available here, so nothing can run "
+    "`localagent resume --all` at startup; run it by hand after each logon"
+)
 
 
 def cron_line(argv: Sequence[str]) -> str:
@@ -47,10 +52,7 @@ class Cron:
 
     def install(self, system: System) -> str:
         if system.which("crontab") is None:
-            raise AgentError(
-                "Neither a systemd user session nor crontab is available, so nothing can "
-                "run `localagent resume --all` at startup. Run it by hand after a reboot."
-            )
+            raise AutostartUnavailable(NOTHING_HERE)
         argv = resume_argv(system)
         env = carried_env(system.env)
         if env:  # cron starts commands with an almost empty environment
@@ -70,7 +72,7 @@ class Cron:
 
     def status(self, system: System) -> AutostartStatus:
         if system.which("crontab") is None:
-            return AutostartStatus(False, self.name, "crontab is not available here.")
+            return AutostartStatus(False, self.name, NOTHING_HERE, available=False)
         ours = [line for line in _read_crontab(system).splitlines() if _is_ours(line)]
         if ours:
             return AutostartStatus(True, self.name, f"Your crontab runs it at boot: {ours[0]}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from localagent.errors import AgentError
+from localagent.errors import AgentError, UsageError
 
 # Settings set in the installing shell are carried into the definition, so the resumed
 # agents talk to the same server with the same settings; secrets never go into a file.
@@ -48,11 +48,17 @@ class AutostartFailed(AgentError):
         super().__init__(f"{message}\n{hint}" if hint else message)
 
 
+class AutostartUnavailable(UsageError):
+    """Nothing on this machine can run a command at logon (exit 2: not a failed goal, and
+    nothing to retry until the machine changes)."""
+
+
 @dataclass(frozen=True)
 class AutostartStatus:
     installed: bool
     mechanism: str  # "schtasks", "systemd", "cron" or "launchd"
     detail: str
+    available: bool = True  # whether `install` can use the mechanism on this machine
 
 
 @dataclass
