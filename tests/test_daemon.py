@@ -18,14 +18,23 @@ from localagent.journal import Journal
 from localagent.models.fake import FakeServer
 
 PLAN = '{"tasks": [{"description": "T", "subtasks": ["first step", "second step"]}]}'
-SLOW = {
-    "rules": [{"kind": "plan", "reply": {"content": PLAN}}],
-    "default": {
+
+
+def _note(n: int) -> dict:
+    return {
         "delay": 0.3,
         "tool_calls": [
-            {"name": "write_file", "arguments": {"path": "notes.txt", "content": "round"}}
+            {"name": "write_file", "arguments": {"path": "notes.txt", "content": f"round {n}"}}
         ],
-    },
+    }
+
+
+# A different note each round: real work, never a repeat for the loop guard, so the agent
+# stays busy for the whole test (a repeated identical write is blocked within seconds).
+SLOW = {
+    "rules": [{"kind": "plan", "reply": {"content": PLAN}}],
+    "replies": [_note(n) for n in range(400)],
+    "default": _note(-1),
 }
 QUICK = {
     "rules": [

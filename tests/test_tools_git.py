@@ -369,12 +369,13 @@ COMMIT_ARGS = {"message": "Update a.py", "paths": "a.py"}
 
 def commit_scenario() -> dict[str, object]:
     """A model that looks (status, diff), commits, checks the log, and is done; told that
-    its commit was interrupted, it is done too."""
+    its commit was interrupted, it leaves it as it is, and says so again after the one
+    "not accepted yet" a subtask in which nothing ran gets."""
     subtask = "ACTIVE SUBTASK: Commit"
     return {
         "rules": [
             plan_rule(("Commit", ["Commit the change to a.py with git"])),
-            {"match": "was interrupted", "in": "last", "reply": done("left as it is")},
+            {"match": "was interrupted", "reply": done("left as it is")},
             {"match": r"localagent: Update a\.py", "reply": done("committed a.py")},
             {"match": r"\[main [0-9a-f]+\] Update a\.py", "reply": call("git_log", max_count=1)},
             {"match": r"\+A = 2", "reply": call("git_commit", **COMMIT_ARGS)},
@@ -435,6 +436,8 @@ def test_an_interrupted_commit_is_not_run_again_on_resume(repo: Path) -> None:
     text = interrupted[0]["text"]
     assert "the call `git_commit(message='Update a.py', paths='a.py')` was interrupted" in text
     assert not [r for r in recs if r["type"] == "action_finished"]
+    nudged = [r for r in recs if r["type"] == "feedback" and r.get("nudged")]
+    assert len(nudged) == 1  # nothing ran in the subtask: its "done" is not taken at once
     assert commits(repo) == ["first"]
     assert " M a.py" in git(repo, "status", "--porcelain")
 

@@ -86,8 +86,9 @@ def test_stop_in_a_copied_workspace_leaves_the_original_agent_alone(
         assert alive(pid)
         assert status(original, env)["alive"] and status(original, env)["pid"] == pid
 
-        # The copy is a workspace of its own: a background start there is not refused.
-        done = cli("start", "another goal", "-w", str(copy), env=env)
+        # The copy is a workspace of its own: a background start there is not refused as busy
+        # (its unfinished goal, copied with it, is put away with --new).
+        done = cli("start", "another goal", "-w", str(copy), "--new", env=env)
         assert done.returncode == 0, done.stderr
         other = status(copy, env)["pid"]
         assert other is not None and other != pid
