@@ -24,6 +24,9 @@ SKIPPED_DIRS = frozenset(
         ".pytest_cache",
         ".ruff_cache",
         ".mypy_cache",
+        # pytest plugins (pytest-benchmark, hypothesis) make these on every run in the folder.
+        ".benchmarks",
+        ".hypothesis",
     }
 )
 SKIPPED_SUFFIXES = (".pyc",)

@@ -38,7 +38,15 @@ def test_equal_until_something_changes(tmp_path: Path) -> None:
 def test_caches_environments_and_the_journal_do_not_count(tmp_path: Path) -> None:
     tree(tmp_path)
     before = fingerprint(tmp_path)
-    for folder in (".git", ".agent_context", ".venv", "venv", "node_modules", ".pytest_cache"):
+    for folder in (
+        ".git",
+        ".agent_context",
+        ".venv",
+        "venv",
+        "node_modules",
+        ".pytest_cache",
+        ".benchmarks",
+    ):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "data").write_text("churn")
     for folder in ("__pycache__", ".ruff_cache", ".mypy_cache"):

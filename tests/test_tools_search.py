@@ -459,6 +459,9 @@ def test_the_model_searches_and_the_journal_holds_the_result(root: Path) -> None
         "replies": [
             call("search_files", pattern=r"def greet\(", glob="*.py"),
             done("pkg/util.py defines greet at line 4"),
+            # Nothing was changed or run: the first claim gets its one "not accepted yet",
+            # the second is accepted as unverified (README, "No-op work is no progress").
+            done("pkg/util.py defines greet at line 4"),
         ],
     }
     with FakeServer(scenario) as server:
