@@ -249,9 +249,9 @@ def _version() -> Check:
 
 
 def run_checks(settings: Settings, workspace: Path) -> list[Check]:
-    from localagent.models import make_model
+    from localagent.models import ModelConfig, make_model
 
-    model = make_model(settings.model_copy(update={"retry_deadline": 0}))
+    model = make_model(ModelConfig.of(settings).replace(retry_deadline=0))
     server, up = _server(model)
     checks = [_version(), Check("backend", OK, _backend(settings)), server]
     if up:

@@ -187,7 +187,7 @@ def _work(
 ) -> str:
     from localagent.agent import Agent
     from localagent.mcp import open_servers
-    from localagent.models import make_model
+    from localagent.models import ModelConfig, make_model
     from localagent.sandbox import CommandPolicy, run_start
     from localagent.tools import ToolContext, clean_stale_temps
 
@@ -196,7 +196,7 @@ def _work(
     confined, warning = run_start(commands)  # UsageError when it is required and missing
     if warning:
         log.warning("%s", warning)
-    model = make_model(settings, stop)
+    model = make_model(ModelConfig.of(settings), stop)
     # `status` says "waiting for the model server since HH:MM" until the next call ends.
     model.on_wait = lambda reason: journal.append("waiting", reason=reason)
     try:

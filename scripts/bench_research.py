@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from localagent.models import make_model
+from localagent.models.config import ModelConfig
 from localagent.research.index import Index, update
 from localagent.research.retrieval import PLAIN, Searcher
 from localagent.research.vectors import Vectors
@@ -82,7 +83,7 @@ def run(searcher: Searcher, items: list[tuple[str, set[str]]]) -> tuple[dict[str
 
 def vectors_for(model_name: str, index: Index) -> Vectors:
     settings = load_settings(embed_model=model_name)
-    return Vectors.build(make_model(settings), settings.embed_model, index, None)
+    return Vectors.build(make_model(ModelConfig.of(settings)), settings.embed_model, index, None)
 
 
 def main() -> int:

@@ -29,6 +29,7 @@ from benchlib import FLAT_RATIO, header, median, parse_args, scratch, table, ver
 from localagent.agent import Agent
 from localagent.journal import Journal
 from localagent.models import make_model
+from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.settings import Settings
 from localagent.state import EXCHANGES_KEPT
@@ -84,7 +85,7 @@ def run_once(
         journal = Journal(workspace)
         journal.load()
         journal.append("goal_started", goal=GOAL, model=settings.model)
-        model = make_model(settings)
+        model = make_model(ModelConfig.of(settings))
         model.preflight()
         # A round is its model call and then its tool calls, each a step of the loop; the
         # last step of round N ends when the state still counts N rounds.

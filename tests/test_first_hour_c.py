@@ -31,6 +31,7 @@ from support import (
 
 from localagent.errors import ModelUnavailable
 from localagent.journal import Journal
+from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.models.ollama import OllamaModel
 from localagent.observe import watch
@@ -72,7 +73,9 @@ def test_a_patient_preflight_waits_for_a_server_that_never_answered() -> None:
     recorded waits take no time: only the real clock ends either wait.)"""
     delays: list[float] = []
     host = f"127.0.0.1:{closed_port()}"
-    model = OllamaModel(Settings(ollama_host=host, retry_deadline=20), wait=delays.append)
+    model = OllamaModel(
+        ModelConfig.of(Settings(ollama_host=host, retry_deadline=20)), wait=delays.append
+    )
     with pytest.raises(ModelUnavailable, match="no model server is running"):
         model.preflight(patient=True)
     assert delays == [1.0, 2.0, 4.0, 8.0, 16.0]

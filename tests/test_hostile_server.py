@@ -23,6 +23,7 @@ from support import backend_env, call, done, plan_rule, records, run_cli, start_
 
 from localagent.errors import ModelUnavailable
 from localagent.models import Model, Reply, make_model
+from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.settings import Settings
 
@@ -41,7 +42,7 @@ def scenario(reply: dict[str, Any], **fields: Any) -> dict[str, Any]:
 def model_for(backend: str, url: str, **settings: Any) -> Model:
     where = {"base_url": url + "/v1"} if backend == "openai" else {"ollama_host": url}
     values = {"backend": backend, "model": MODEL, "retry_deadline": 0.0, **where, **settings}
-    return make_model(Settings(**values))
+    return make_model(ModelConfig.of(Settings(**values)))
 
 
 class Guarded:

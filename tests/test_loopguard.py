@@ -6,6 +6,7 @@ from localagent.journal import Journal
 from localagent.loopguard import check, check_claim, claim_signature, explain, signature
 from localagent.mcp import schema
 from localagent.models import make_model
+from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.settings import Settings
 from localagent.state import Attempt, Claim, GuardState
@@ -133,7 +134,7 @@ def test_the_same_action_in_other_spellings_is_blocked_as_a_repeat(tmp_path: Pat
     replies = [{"tool_calls": [{"name": "note", "arguments": text}]} for text in SPELLINGS]
     with FakeServer({"replies": replies}) as server:
         settings = Settings(ollama_host=server.url, tools=(), verify=False, retry_deadline=5.0)
-        model = make_model(settings, StopSignal())
+        model = make_model(ModelConfig.of(settings), StopSignal())
         model.preflight()
         journal = Journal(tmp_path)
         journal.load()

@@ -11,6 +11,7 @@ import pytest
 from support import call, closed_port
 
 from localagent.errors import AgentError, ModelUnavailable
+from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.models.ollama import OllamaModel, normalize_host
 from localagent.planner import PLAN_SCHEMA
@@ -53,7 +54,7 @@ def fake(request: pytest.FixtureRequest) -> Iterator[FakeServer]:
 def model_for(server_url: str, delays: list[float] | None = None, **settings: Any) -> OllamaModel:
     values = {"ollama_host": server_url, "model": MODEL, "retry_deadline": 5.0, **settings}
     wait = delays.append if delays is not None else time.sleep
-    return OllamaModel(Settings(**values), wait=wait)
+    return OllamaModel(ModelConfig.of(Settings(**values)), wait=wait)
 
 
 def scenario(**fields: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from support import backend_env, call, cli_env, closed_port, done, plan_rule, re
 from localagent import planner
 from localagent.errors import AgentError, ModelUnavailable
 from localagent.models import make_model
+from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.models.openai import OpenAIModel
 from localagent.settings import Settings
@@ -34,7 +35,7 @@ def model_for(url: str, delays: list[float] | None = None, **settings: Any) -> O
         "retry_deadline": 5.0,
         **settings,
     }
-    model = make_model(Settings(**values))
+    model = make_model(ModelConfig.of(Settings(**values)))
     assert isinstance(model, OpenAIModel)
     if delays is not None:
         model.wait = delays.append
@@ -84,7 +85,9 @@ def test_a_model_the_server_does_not_serve_is_named_with_what_it_serves() -> Non
 def test_a_base_url_without_the_api_says_to_check_it() -> None:
     with FakeServer(scenario()) as server:
         model = make_model(
-            Settings(backend="openai", base_url=server.url, model=MODEL, retry_deadline=1)
+            ModelConfig.of(
+                Settings(backend="openai", base_url=server.url, model=MODEL, retry_deadline=1)
+            )
         )
         with pytest.raises(ModelUnavailable, match=r"LOCALAGENT_BASE_URL.*/v1"):
             model.preflight()
@@ -210,7 +213,7 @@ def test_the_api_key_comes_from_the_environment_only(monkeypatch: pytest.MonkeyP
         monkeypatch.setenv("OPENAI_API_KEY", "wrong")
         model = model_for(server.url)
         assert model.health().up and model.chat(HELLO).content == "ok"
-        assert "sk-local" not in json.dumps(model.settings.model_dump())
+        assert "sk-local" not in repr(model.config)
 
 
 def test_a_goal_started_on_ollama_resumes_on_an_openai_compatible_server(tmp_path: Any) -> None:

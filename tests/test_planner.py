@@ -11,6 +11,7 @@ from support import call, cli_env, done, plan_rule, records, run_cli
 
 from localagent import plancheck, planner
 from localagent.models import Reply
+from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.models.ollama import OllamaModel
 from localagent.settings import Settings
@@ -27,7 +28,9 @@ PLAN = {
 
 def planned(replies: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[Reply], Any]:
     with FakeServer({"models": [{"name": "m:1"}], "replies": replies}) as server:
-        model = OllamaModel(Settings(ollama_host=server.url, model="m:1", retry_deadline=1))
+        model = OllamaModel(
+            ModelConfig.of(Settings(ollama_host=server.url, model="m:1", retry_deadline=1))
+        )
         seen: list[Reply] = []
         tasks = planner.Planner(model).decompose(GOAL, seen.append)
         return tasks, seen, server.chat_requests
@@ -73,7 +76,7 @@ def test_replan_names_the_failure_and_what_is_done() -> None:
         apply(state, {"seq": state.seq + 1, **rec})
     better = {"tasks": [{"description": "Run it differently", "subtasks": ["Run conv.py 37"]}]}
     with FakeServer({"models": [{"name": "m:1"}], "default": {"content": json.dumps(better)}}) as f:
-        model = OllamaModel(Settings(ollama_host=f.url, model="m:1"))
+        model = OllamaModel(ModelConfig.of(Settings(ollama_host=f.url, model="m:1")))
         failed = ("Write the converter", "Run conv.py 100")
         tasks = planner.Planner(model).replan(state, failed, "exit code 2", lambda reply: None)
         prompt = f.chat_requests[0]["messages"][-1]["content"]
@@ -216,7 +219,7 @@ def test_a_plan_for_what_is_unmet_is_checked_too() -> None:
     good = {"tasks": [{"description": "Fix", "subtasks": ["Run python conv.py 100"]}]}
     replies = [{"content": json.dumps(desk)}, {"content": json.dumps(good)}]
     with FakeServer({"models": [{"name": "m:1"}], "replies": replies}) as server:
-        model = OllamaModel(Settings(ollama_host=server.url, model="m:1"))
+        model = OllamaModel(ModelConfig.of(Settings(ollama_host=server.url, model="m:1")))
         tasks = planner.Planner(model).unmet(state, ["Run conv.py"], lambda reply: None)
         repair = server.chat_requests[1]["messages"][-1]["content"]
     assert tasks == good["tasks"]

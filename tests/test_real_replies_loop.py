@@ -29,6 +29,7 @@ from localagent.agent import MAX_CALLS_PER_REPLY, Agent
 from localagent.journal import Journal
 from localagent.mcp import schema
 from localagent.models import Model, make_model
+from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.promptset import PromptSet
 from localagent.settings import Settings
@@ -92,7 +93,7 @@ def models(server: FakeServer) -> dict[str, Model]:
     """One model client of each kind for every case, as a run keeps one for its rounds."""
     made = {}
     for client in CLIENTS:
-        model = make_model(_settings(server, client, ()), StopSignal())
+        model = make_model(ModelConfig.of(_settings(server, client, ())), StopSignal())
         model.preflight()
         made[client] = model
     assert made["ollama"].native_tools and not made["text"].native_tools

@@ -15,6 +15,7 @@ from support import cli_env, run_cli
 from localagent.errors import ModelUnavailable
 from localagent.journal import Journal
 from localagent.models import make_model
+from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.research.answer import save
 from localagent.research.chunks import chunk_file, parse
@@ -146,7 +147,9 @@ def test_reciprocal_rank_fusion_uses_k_60() -> None:
 def test_a_missing_embedding_model_names_it(tmp_path: Path) -> None:
     index = update(make_package(tmp_path), None)
     with FakeServer({"models": [{"name": "coder"}]}) as fake:
-        model = make_model(Settings(ollama_host=fake.url, model="coder", embed_model=EMBED))
+        model = make_model(
+            ModelConfig.of(Settings(ollama_host=fake.url, model="coder", embed_model=EMBED))
+        )
         with pytest.raises(ModelUnavailable, match=f"ollama pull {EMBED}"):
             Vectors.build(model, EMBED, index, None)
 

@@ -15,6 +15,7 @@ from support import backend_env, call, cli_env, done, plan_rule, records, run_cl
 from localagent.daemon import background
 from localagent.daemon.spawn import child_argv
 from localagent.models import make_model
+from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.prompts import PLAN_SYSTEM_SMALL, SYSTEM_SMALL
 from localagent.runner import effective_settings
@@ -120,7 +121,7 @@ def test_openai_compatible_servers_say_the_size_their_own_way(
     with FakeServer(scenario) as server:
         name = model or server.scenario["models"][0]["name"]
         settings = Settings(backend="openai", base_url=server.url + "/v1", model=name)
-        found = make_model(settings).preflight().parameters
+        found = make_model(ModelConfig.of(settings)).preflight().parameters
     assert found == pytest.approx(billions) if billions else found is None
 
 

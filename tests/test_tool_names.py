@@ -16,6 +16,7 @@ import pytest
 from localagent.agent import Agent
 from localagent.journal import Journal
 from localagent.models import make_model
+from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.settings import Settings
 from localagent.state import next_due
@@ -245,7 +246,7 @@ def _loop(server: FakeServer, root: Path, model: str, goal: str) -> list[dict[st
     journal.load()
     journal.append("goal_started", goal=goal, model=model, settings={})
     journal.append("plan", tasks=[{"description": goal, "subtasks": [goal]}])
-    llm = make_model(settings, StopSignal())
+    llm = make_model(ModelConfig.of(settings), StopSignal())
     agent = Agent(journal, llm, settings, ToolContext(root), StopSignal())
     try:
         agent.step()

@@ -20,26 +20,26 @@ from typing import TYPE_CHECKING
 # reaches its model sooner.
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
+from localagent.models.config import ModelConfig  # noqa: E402
 from localagent.models.protocol import Health, Message, Model, ModelInfo, Reply  # noqa: E402
 
 if TYPE_CHECKING:
-    from localagent.settings import Settings
     from localagent.stopping import StopSignal
 
-__all__ = ["Health", "Message", "Model", "ModelInfo", "Reply", "make_model"]
+__all__ = ["Health", "Message", "Model", "ModelConfig", "ModelInfo", "Reply", "make_model"]
 
 
 def make_model(
-    settings: Settings,
+    config: ModelConfig,
     stop: StopSignal | None = None,
     wait: Callable[[float], None] = time.sleep,
 ) -> Model:
-    """The adapter the `backend` setting names; `wait` sleeps between retries when no
+    """The adapter `config.backend` names; `wait` sleeps between retries when no
     `stop` is given (a stop's own wait ends early)."""
-    if settings.backend == "openai":
+    if config.backend == "openai":
         from localagent.models.openai import OpenAIModel
 
-        return OpenAIModel(settings, wait, stop)
+        return OpenAIModel(config, wait, stop)
     from localagent.models.ollama import OllamaModel
 
-    return OllamaModel(settings, wait, stop)
+    return OllamaModel(config, wait, stop)

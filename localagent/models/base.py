@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from localagent.errors import AgentError, ModelUnavailable
+from localagent.models.config import ModelConfig
 from localagent.models.protocol import Message, Reply
 from localagent.models.wire import (
     BODY_BYTES,
@@ -27,7 +28,6 @@ from localagent.models.wire import (
     Overtime,
     http_client,
 )
-from localagent.settings import Settings
 from localagent.stopping import StopSignal, call_abandonably
 
 log = logging.getLogger("localagent.model")
@@ -76,20 +76,20 @@ class HttpModel:
 
     def __init__(
         self,
-        settings: Settings,
+        config: ModelConfig,
         host: str,
         wait: Callable[[float], None] = time.sleep,
         stop: StopSignal | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        self.settings = settings
+        self.config = config
         self.host = host
-        self.timeout = httpx.Timeout(settings.request_timeout, connect=10.0)
+        self.timeout = httpx.Timeout(config.request_timeout, connect=10.0)
         self.http = http_client(host, self.timeout, headers)
         self.stop = stop or StopSignal()
         self.wait = stop.wait if stop is not None else wait
         self.native_tools = True
-        self.num_ctx = settings.num_ctx
+        self.num_ctx = config.num_ctx
         self.on_wait: Callable[[str], None] | None = None
         self.waiting = ""  # why the current call is waiting for the server, once it is
         self.exchange: Exchange | None = None  # the latest, for `received`
@@ -115,7 +115,7 @@ class HttpModel:
         self, limit: int, within: float | None = None, abandon: threading.Event | None = None
     ) -> Exchange:
         """An exchange that ends by `within` seconds (default: the call deadline)."""
-        within = self.settings.call_deadline if within is None else within
+        within = self.config.call_deadline if within is None else within
         self.exchange = Exchange(within, limit, abandon)
         return self.exchange
 
@@ -133,9 +133,9 @@ class HttpModel:
     ) -> httpx.Response:
         """One request read whole: at most `limit` bytes of a success (Overflow), the
         first bytes of an error, by `within` seconds (default: the request timeout)."""
-        within = self.settings.request_timeout if within is None else within
-        exchange = self._exchange(limit, min(within, self.settings.call_deadline))
-        with exchange.open(self.http, method, path, self.settings.request_timeout, json=json) as r:
+        within = self.config.request_timeout if within is None else within
+        exchange = self._exchange(limit, min(within, self.config.call_deadline))
+        with exchange.open(self.http, method, path, self.config.request_timeout, json=json) as r:
             return exchange.whole(r, None if r.status_code == 200 else ERROR_BYTES)
 
     # ---- calls with retries ------------------------------------------------------
@@ -146,7 +146,7 @@ class HttpModel:
         """`call` until it succeeds or `within` seconds pass. `first`: the first contact
         of a run, where a refused connection to a server that never answered ends in
         FIRST_CONTACT_WAIT seconds: nobody is serving there."""
-        within = self.settings.retry_deadline if within is None else within
+        within = self.config.retry_deadline if within is None else within
         started = time.monotonic()
         delay = 1.0
         while True:
@@ -215,7 +215,7 @@ class HttpModel:
         except Refused as exc:
             if exc.status == 404:
                 raise ModelUnavailable(
-                    f"the model {self.settings.model!r} is not available on {self.host} "
+                    f"the model {self.config.model!r} is not available on {self.host} "
                     f"({exc.error}); fetch it with: {self.missing_fix}"
                 ) from None
             if exc.status >= 500 or exc.status < 0 or exc.status in (408, 429):
@@ -235,14 +235,14 @@ class HttpModel:
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """Vectors for `texts` from the embedding model, retried as a chat call is."""
-        if not self.settings.embed_model:
+        if not self.config.embed_model:
             raise AgentError("no embedding model is configured (embed_model)")
         vectors = self._abandonably(
             lambda: self._with_retry("embedding", lambda: self._embed(texts))
         )
         if len(vectors) != len(texts) or not all(isinstance(v, list) for v in vectors):
             raise AgentError(
-                f"the embedding model {self.settings.embed_model!r} sent {len(vectors)} "
+                f"the embedding model {self.config.embed_model!r} sent {len(vectors)} "
                 f"vectors for {len(texts)} texts"
             )
         return vectors
@@ -251,10 +251,10 @@ class HttpModel:
         """A 404 names the embedding model, not the chat model."""
         if exc.status != 404:
             return exc
-        name = self.settings.embed_model
+        name = self.config.embed_model
         return ModelUnavailable(
             f"the embedding model {name!r} is not available on {self.host} ({exc.error}); "
-            f"fetch it with: {self.missing_fix.replace(self.settings.model, name)}"
+            f"fetch it with: {self.missing_fix.replace(self.config.model, name)}"
         )
 
     def chat(

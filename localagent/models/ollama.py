@@ -28,6 +28,7 @@ from localagent.models.base import (
     Retry,
 )
 from localagent.models.calls import read_call, unreadable_call
+from localagent.models.config import ModelConfig
 from localagent.models.protocol import Health, Message, ModelInfo, Reply
 from localagent.models.wire import (
     ERROR_BYTES,
@@ -37,7 +38,6 @@ from localagent.models.wire import (
     error_text,
     reply_bytes,
 )
-from localagent.settings import Settings
 from localagent.stopping import StopSignal
 from localagent.textcalls import ToolCall, valid_unicode
 
@@ -96,19 +96,19 @@ class OllamaModel(HttpModel):
 
     def __init__(
         self,
-        settings: Settings,
+        config: ModelConfig,
         wait: Callable[[float], None] = time.sleep,
         stop: StopSignal | None = None,
     ) -> None:
-        super().__init__(settings, normalize_host(settings.ollama_host), wait, stop)
+        super().__init__(config, normalize_host(config.url), wait, stop)
         self.info: ModelInfo | None = None
 
     @property
     def missing_fix(self) -> str:
-        return f"ollama pull {self.settings.model}"
+        return f"ollama pull {self.config.model}"
 
     def _show(self) -> dict[str, Any]:
-        r = self._fetch("POST", "/api/show", json={"model": self.settings.model})
+        r = self._fetch("POST", "/api/show", json={"model": self.config.model})
         if r.status_code != 200:
             raise Refused(r.status_code, error_text(r))
         shown = r.json()
@@ -151,13 +151,13 @@ class OllamaModel(HttpModel):
         if caps and "tools" not in caps:
             self.native_tools = False
         if context:
-            self.num_ctx = min(self.settings.num_ctx, context)
+            self.num_ctx = min(self.config.num_ctx, context)
         size = numbers.billions(info.get("general.parameter_count"), details.get("parameter_size"))
         self.info = ModelInfo(caps, context, size)
         return self.info
 
     def probe_tools(self) -> str:
-        return "" if self.native_tools else f"{self.settings.model} has no native tool calling"
+        return "" if self.native_tools else f"{self.config.model} has no native tool calling"
 
     def _request(
         self,
@@ -168,11 +168,11 @@ class OllamaModel(HttpModel):
     ) -> dict[str, Any]:
         options = {
             "num_ctx": self.num_ctx,
-            "temperature": self.settings.temperature if temperature is None else temperature,
-            "num_predict": self.settings.num_predict,
+            "temperature": self.config.temperature if temperature is None else temperature,
+            "num_predict": self.config.num_predict,
         }
         request: dict[str, Any] = {
-            "model": self.settings.model,
+            "model": self.config.model,
             "messages": encode(messages),
             "options": options,
             "stream": True,
@@ -184,7 +184,7 @@ class OllamaModel(HttpModel):
         return request
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
-        request = {"model": self.settings.embed_model, "input": texts}
+        request = {"model": self.config.embed_model, "input": texts}
         r = self._fetch("POST", "/api/embed", json=request, limit=embed_bytes(len(texts)))
         if r.status_code != 200:
             raise self._embed_refused(Refused(r.status_code, error_text(r)))
@@ -201,15 +201,15 @@ class OllamaModel(HttpModel):
         tools = tools if self.native_tools else None
         known = {t["function"]["name"] for t in tools or []}
         request = self._request(messages, tools, schema, temperature)
-        exchange = self._exchange(reply_bytes(self.settings.num_predict), abandon=abandon)
-        idle = self.settings.request_timeout
+        exchange = self._exchange(reply_bytes(self.config.num_predict), abandon=abandon)
+        idle = self.config.request_timeout
         with exchange.open(self.http, "POST", "/api/chat", idle, json=request) as r:
             if r.status_code != 200:
                 error = error_text(exchange.whole(r, ERROR_BYTES))
                 if r.status_code == 400 and "does not support tools" in error and tools:
                     self.native_tools = False
                     raise Downgrade(
-                        f"{self.settings.model} has no native tool calling; using the text protocol"
+                        f"{self.config.model} has no native tool calling; using the text protocol"
                     )
                 raise Refused(r.status_code, error)
             return _read(exchange.lines(r), known)

@@ -25,6 +25,7 @@ import httpx
 from localagent.errors import ModelUnavailable
 from localagent.models import numbers, openai_info, openai_reply
 from localagent.models.base import Downgrade, HttpModel, Refused
+from localagent.models.config import ModelConfig
 from localagent.models.protocol import Health, Message, ModelInfo, Reply
 from localagent.models.wire import (
     ERROR_BYTES,
@@ -34,7 +35,6 @@ from localagent.models.wire import (
     error_text,
     reply_bytes,
 )
-from localagent.settings import Settings
 from localagent.stopping import StopSignal
 from localagent.textcalls import UNPARSED
 
@@ -102,13 +102,13 @@ class OpenAIModel(HttpModel):
 
     def __init__(
         self,
-        settings: Settings,
+        config: ModelConfig,
         wait: Callable[[float], None] = time.sleep,
         stop: StopSignal | None = None,
     ) -> None:
         key = api_key()
         headers = {"Authorization": f"Bearer {key}"} if key else None
-        super().__init__(settings, normalize_base_url(settings.base_url), wait, stop, headers)
+        super().__init__(config, normalize_base_url(config.url), wait, stop, headers)
         self.structured = True  # response_format json_schema, until the server refuses it
         self.llama_cpp = False  # it answered /props: send cache_prompt
         self.tools_note = ""
@@ -117,7 +117,7 @@ class OpenAIModel(HttpModel):
     @property
     def missing_fix(self) -> str:
         return (
-            f"load {self.settings.model} on the server at {self.host}, or set OLLAMA_MODEL "
+            f"load {self.config.model} on the server at {self.host}, or set OLLAMA_MODEL "
             "(or --model) to a model it lists at /models"
         )
 
@@ -170,19 +170,19 @@ class OpenAIModel(HttpModel):
         props = self._json(openai_info.root(self.host) + "/props")
         props = props if isinstance(props, dict) else {}
         self.llama_cpp = bool(props)
-        entry = next((m for m in models if m.get("id") == self.settings.model), None)
+        entry = next((m for m in models if m.get("id") == self.config.model), None)
         if entry is None and not self.llama_cpp:  # llama.cpp serves its one model by any name
             names = ", ".join(str(m.get("id")) for m in models[:10]) or "none"
             raise ModelUnavailable(
-                f"the model {self.settings.model!r} is not served at {self.host} "
+                f"the model {self.config.model!r} is not served at {self.host} "
                 f"(it serves: {names}); {self.missing_fix}"
             )
         served = entry or (models[0] if models else {})
         context = openai_info.context(served, props)
         if context is None and not self.llama_cpp:
-            context = openai_info.lm_studio_context(self._json, self.host, self.settings.model)
+            context = openai_info.lm_studio_context(self._json, self.host, self.config.model)
         if context:
-            self.num_ctx = min(self.settings.num_ctx, context)
+            self.num_ctx = min(self.config.num_ctx, context)
         self.info = ModelInfo([], context, self._parameters(served))
         return self.info
 
@@ -190,8 +190,8 @@ class OpenAIModel(HttpModel):
         """The model's size: as the server says it, else as its name says it."""
         said = openai_info.parameters(served)
         if said is None and not self.llama_cpp:
-            said = openai_info.lm_studio_parameters(self._json, self.host, self.settings.model)
-        names = (served.get("root"), self.settings.model, served.get("id"))
+            said = openai_info.lm_studio_parameters(self._json, self.host, self.config.model)
+        names = (served.get("root"), self.config.model, served.get("id"))
         return said or openai_info.named_parameters(*names)
 
     def probe_tools(self) -> str:
@@ -220,10 +220,10 @@ class OpenAIModel(HttpModel):
     ) -> dict[str, Any]:
         wire = encode(messages)
         request: dict[str, Any] = {
-            "model": self.settings.model,
+            "model": self.config.model,
             "messages": wire,
-            "temperature": self.settings.temperature if temperature is None else temperature,
-            "max_tokens": self.settings.num_predict,
+            "temperature": self.config.temperature if temperature is None else temperature,
+            "max_tokens": self.config.num_predict,
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -255,7 +255,7 @@ class OpenAIModel(HttpModel):
         return Refused(status, error)
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
-        request = {"model": self.settings.embed_model, "input": texts}
+        request = {"model": self.config.embed_model, "input": texts}
         r = self._fetch("POST", "embeddings", json=request, limit=embed_bytes(len(texts)))
         if r.status_code != 200:
             raise self._embed_refused(Refused(r.status_code, error_text(r)))
@@ -273,8 +273,8 @@ class OpenAIModel(HttpModel):
         tools = tools if self.native_tools else None
         request = self._request(messages, tools, schema, temperature)
         structured = "response_format" in request
-        exchange = self._exchange(reply_bytes(self.settings.num_predict), abandon=abandon)
-        idle = self.settings.request_timeout
+        exchange = self._exchange(reply_bytes(self.config.num_predict), abandon=abandon)
+        idle = self.config.request_timeout
         with exchange.open(self.http, "POST", "chat/completions", idle, json=request) as r:
             if r.status_code != 200:
                 error = error_text(exchange.whole(r, ERROR_BYTES))

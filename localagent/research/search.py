@@ -76,11 +76,11 @@ def make_searcher(
     notes = list(index.notes)
     vectors = None
     if settings.embed_model:
-        from localagent.models import make_model
+        from localagent.models import ModelConfig, make_model
         from localagent.research.vectors import Vectors
 
         folder = index_folder(root)
-        embedder = model or make_model(settings)
+        embedder = model or make_model(ModelConfig.of(settings))
         vectors = Vectors.build(embedder, settings.embed_model, index, folder)
     else:
         notes.append("lexical search only: set embed_model (LOCALAGENT_EMBED_MODEL) for semantic")
