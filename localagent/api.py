@@ -60,7 +60,7 @@ def run_goal(
     the run and restores the previous ones after."""
     from localagent.journal import Journal
     from localagent.runner import run
-    from localagent.settings import load_settings
+    from localagent.userconfig import load_settings
 
     root = Path(workspace).expanduser().resolve()
     flags = {key: value for key, value in settings.items() if value is not None}

@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from localagent.models.fake import FakeServer, validate_scenario
-from localagent.settings import load_settings
+from localagent.userconfig import load_settings
 
 GOAL = "Write hello.py that prints Hello, world!"
 

@@ -232,7 +232,7 @@ def _autostart() -> Check:
 
 def _mcp(settings: Settings, workspace: Path) -> list[Check]:
     from localagent.mcp.doctor import check_servers
-    from localagent.settings import config_path
+    from localagent.userconfig import config_path
 
     root = workspace if workspace.is_dir() else Path.cwd()  # a server runs in the workspace
     found = check_servers(settings.mcp.servers, root, config_path())

@@ -21,7 +21,7 @@ def _crash_report(exc: BaseException) -> str:
         from datetime import UTC, datetime
 
         from localagent import __version__
-        from localagent.settings import user_data_dir
+        from localagent.userconfig import user_data_dir
 
         path = user_data_dir() / "crash.log"
         path.parent.mkdir(parents=True, exist_ok=True)

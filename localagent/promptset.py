@@ -180,12 +180,10 @@ def show(name: str) -> str:
     return PROMPTS[name].text
 
 
-def check_report(folder: Path | None, config: Path) -> tuple[str, int]:
-    """The `prompts check` report and its exit code (0: usable, 2: problems)."""
+def check_report(folder: Path | None, config: Path, table: Any) -> tuple[str, int]:
+    """The `prompts check` report and its exit code (0: usable, 2: problems); `table` is
+    the config file's `[prompts]` table as written (None: it has none)."""
     if folder is None:
-        from localagent.settings import prompts_table
-
-        table = prompts_table(config)
         if table is None:
             return f"no [prompts] table in {config}: the default prompts are used", 0
         if not isinstance(table, dict):

@@ -19,7 +19,7 @@ from localagent import fsretry, safefs
 from localagent.errors import AgentError
 from localagent.journal import CONTEXT_DIR, now_iso
 from localagent.names import clean_text, display
-from localagent.settings import user_data_dir
+from localagent.userconfig import user_data_dir
 
 LOCK_WAIT = 10.0
 READ_WAIT = 0.5  # `list` and `resume --all` read past a lock held longer than this

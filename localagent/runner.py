@@ -14,22 +14,20 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import ValidationError
-
 from localagent.errors import (
     AgentError,
     GoalFailed,
     Interrupted,
-    JournalCorrupt,
     ModelUnavailable,
 )
-from localagent.journal import CONTEXT_DIR, QUESTIONS_DIR, Disk, Journal
+from localagent.journal import QUESTIONS_DIR, Disk, Journal
 from localagent.lifecycle import Run, say
 from localagent.liveline import LiveLine
 from localagent.names import clean_text, display
 from localagent.placement import keep_out_of_git, refuse_wide
 from localagent.prepare import over, prepare, resume_hint
-from localagent.settings import RUN_SETTINGS, Settings
+from localagent.runconfig import for_run, journaled, server_moved
+from localagent.settings import Settings
 from localagent.state import State
 from localagent.stopping import StopRequested
 
@@ -37,33 +35,14 @@ log = logging.getLogger("localagent")
 REGISTER_WAIT = 1.0  # for the registry lock at the start; tried again at the end
 
 
-def effective_settings(
+def _configured(
     base: Settings, state: State, flags: dict[str, Any]
 ) -> tuple[Settings, dict[str, Any]]:
-    """The run's settings: journaled ones win over the environment, flags over both.
+    """The run's settings and what a resume journals as changed (see runconfig)."""
+    from localagent.userconfig import environment_fields
 
-    Returns them and the flags that changed a journaled value (journaled on resume).
-    """
-    given = {k: v for k, v in flags.items() if v is not None}
-    journaled = {k: v for k, v in state.settings.items() if k in RUN_SETTINGS}
-    merged = {**base.model_dump(), **journaled, **given}
-    changed = {k: v for k, v in given.items() if journaled.get(k) != v}
-    try:
-        return Settings(**merged), changed
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else "?"
-        if field not in journaled or field in given:
-            raise  # the environment and flags were checked when they were read
-        raise JournalCorrupt(
-            f"the run setting {field} journaled in {CONTEXT_DIR}/history.jsonl is invalid "
-            f"({error['msg']}); give it on the command line to replace it (see `localagent "
-            "resume --help`), or start the goal afresh"
-        ) from None
-
-
-def run_settings(settings: Settings) -> dict[str, Any]:
-    return settings.model_dump(mode="json", include=set(RUN_SETTINGS))
+    settings, changed = for_run(base, state.settings, flags, environment_fields())
+    return settings, {**changed, **server_moved(settings, state.settings)}
 
 
 def run(
@@ -110,13 +89,12 @@ def run(
         if mode in ("completed", "failed"):
             return over(journal.state)
         keep_out_of_git(workspace)
-        settings, changed = effective_settings(base, journal.state, flags or {})
+        settings, changed = _configured(base, journal.state, flags or {})
         text = journal.state.goal.text if journal.state.goal else goal or ""
         with _registered(journal, text):
             if mode == "new":
-                journal.append(
-                    "goal_started", goal=goal, model=settings.model, settings=run_settings(settings)
-                )
+                recorded = journaled(settings)
+                journal.append("goal_started", goal=goal, model=settings.model, settings=recorded)
             log.info("%s goal: %s (model %s)", mode, journal.state.goal.text, settings.model)
             try:
                 preflight = _Preflight(preflight_deadline, patient, on_ready or _nobody)

@@ -35,7 +35,7 @@ class KeyUnavailable(AgentError):
 
 
 def key_path() -> Path:
-    from localagent.settings import user_data_dir
+    from localagent.userconfig import user_data_dir
 
     return user_data_dir() / KEY_NAME
 

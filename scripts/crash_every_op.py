@@ -166,7 +166,7 @@ def child(workspace: Path, at: int, mode: str, report: Path, resume: bool = Fals
     """Start (or resume) the goal in this process; errors end as the command line ends them."""
     from localagent.errors import AgentError
     from localagent.runner import run
-    from localagent.settings import load_settings
+    from localagent.userconfig import load_settings
 
     disk = CrashingDisk(at, mode, workspace / CONTEXT_DIR / "history.jsonl")
     goal = None if resume else goal_text(BATCHES, PER_BATCH)

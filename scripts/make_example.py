@@ -18,7 +18,7 @@ from pathlib import Path
 
 from localagent.models.fake import FakeServer
 from localagent.runner import run
-from localagent.settings import load_settings
+from localagent.userconfig import load_settings
 
 GOAL = "Write a rock-paper-scissors game in Python with a test"
 ROOT = Path(__file__).resolve().parent.parent

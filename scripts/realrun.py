@@ -19,7 +19,7 @@ from realgoals import Goal
 from realstats import Run, read_history, summarize
 
 from localagent.journal import CONTEXT_DIR
-from localagent.settings import ENV_ALIASES, ENV_NAMES
+from localagent.userconfig import ENV_ALIASES, ENV_NAMES
 
 STOP_GRACE = 20.0  # seconds a run past its limit gets to journal its stop
 

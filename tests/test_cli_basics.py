@@ -16,7 +16,7 @@ from support import run_cli
 
 import localagent
 from localagent.errors import UsageError
-from localagent.settings import config_path, load_settings
+from localagent.userconfig import config_path, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).parent / "golden" / "help.txt"

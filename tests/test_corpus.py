@@ -54,7 +54,7 @@ import pytest
 from localagent.actions import ARGS_KEPT
 from localagent.journal import decode
 from localagent.models.fake import FakeServer
-from localagent.settings import ENV_NAMES
+from localagent.userconfig import ENV_NAMES
 from localagent.textcap import clip
 
 CRASH_MARK = "Traceback (most recent call last)"

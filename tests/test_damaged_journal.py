@@ -25,7 +25,7 @@ import pytest
 
 from localagent.journal import decode, encode
 from localagent.models.fake import FakeServer
-from localagent.settings import ENV_NAMES
+from localagent.userconfig import ENV_NAMES
 from localagent.state import SCHEMA_VERSION
 
 PLAN = json.dumps(

@@ -38,7 +38,8 @@ from localagent.mcp.config import McpServer
 from localagent.mcp.results import observation
 from localagent.mcp.servers import Server, make_tools, open_servers
 from localagent.models.fake import FakeServer
-from localagent.settings import RUN_SETTINGS, config_path, load_settings
+from localagent.userconfig import config_path, load_settings
+from localagent.runconfig import RUN_SETTINGS
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX signals")

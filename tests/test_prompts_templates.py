@@ -15,7 +15,7 @@ from localagent.daemon.spawn import child_argv
 from localagent.errors import UsageError
 from localagent.models.fake import FakeServer
 from localagent.runner import effective_settings
-from localagent.settings import config_path, load_settings
+from localagent.userconfig import config_path, load_settings
 from localagent.state import State
 from localagent.templates import Spec, check, render
 from localagent.tools import catalog

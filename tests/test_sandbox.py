@@ -21,7 +21,7 @@ from support import call, cli_env, done, plan_rule, records, run_cli
 
 from localagent.models.fake import FakeServer
 from localagent.sandbox import CommandPolicy, support
-from localagent.settings import config_path
+from localagent.userconfig import config_path
 from localagent.tools import ToolContext, ToolResult, execute
 
 works = support()

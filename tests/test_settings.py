@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from localagent.errors import UsageError
-from localagent.settings import config_path, load_settings
+from localagent.userconfig import config_path, load_settings
 
 
 def write_config(text: str) -> Path:

@@ -17,7 +17,9 @@ from support import TREE_SCRIPT, call, cli_env, done, plan_rule, records, run_cl
 from localagent.errors import UsageError
 from localagent.models.fake import FakeServer
 from localagent.sandbox import CommandPolicy
-from localagent.settings import RUN_SETTINGS, Delegate, config_path, load_settings
+from localagent.settings import Delegate
+from localagent.userconfig import config_path, load_settings
+from localagent.runconfig import RUN_SETTINGS
 from localagent.tools import ToolContext, ToolResult, catalog, execute, run_tools
 
 # A stand-in coding agent: does what the task says to the file it names, in its folder.

@@ -25,7 +25,7 @@ from localagent.journal.codec import decode_sealed, sealer
 from localagent.models.fake import FakeServer
 from localagent.registry import remember
 from localagent.runner import run
-from localagent.settings import load_settings
+from localagent.userconfig import load_settings
 
 GOAL = "Build the thing"
 QUICK = {"rules": [plan_rule(("T", ["one step"]))], "default": done()}

@@ -90,6 +90,15 @@ BackendOpt = Annotated[
         help="The model server's API: ollama or openai (an OpenAI-compatible server).",
     ),
 ]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        metavar="URL",
+        help="The model server: Ollama's address, or the OpenAI-compatible server's base URL "
+        "with --backend openai (journaled with the goal; the config is not changed).",
+    ),
+]
 ProfileOpt = Annotated[
     str | None,
     typer.Option(

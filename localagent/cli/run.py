@@ -9,6 +9,7 @@ import typer
 
 from localagent.cli.app import (
     BackendOpt,
+    BaseUrlOpt,
     CheckOpt,
     ForegroundOpt,
     ModelOpt,
@@ -67,6 +68,7 @@ def start(
     no_verify: NoVerifyOpt = False,
     tools: ToolsOpt = None,
     backend: BackendOpt = None,
+    base_url: BaseUrlOpt = None,
     profile: ProfileOpt = None,
     prompts: PromptsOpt = None,
     adopt: AdoptOpt = False,
@@ -79,6 +81,7 @@ def start(
     if not goal.strip():
         raise _usage("the goal is empty; say what to achieve")
     verification = {**_run_flags(check, no_verify, tools, backend), "profile": profile}
+    verification["server"] = base_url
     _run(
         workspace,
         goal.strip(),
@@ -96,9 +99,19 @@ def start(
 def _run_flags(
     check: list[str] | None, no_verify: bool, tools: str | None, backend: str | None
 ) -> dict[str, Any]:
-    from localagent.daemon.background import setting_flags
-
-    return setting_flags(check, no_verify, tools, backend)
+    """`--check`, `--no-verify`, `--tools` and `--backend` as setting flags (None: not
+    given)."""
+    if check and not all(c.strip() for c in check):
+        raise _usage('--check needs a command, e.g. --check "python -m pytest -q"')
+    names = tuple(n.strip() for n in (tools or "").split(",") if n.strip())
+    if tools is not None and not names:
+        raise _usage("--tools needs tool names, e.g. --tools read_file,write_file,run_cmd")
+    return {
+        "checks": tuple(c.strip() for c in check) if check else None,
+        "verify": False if no_verify else None,
+        "tools": names or None,
+        "backend": backend,
+    }
 
 
 @app.command()
@@ -113,27 +126,28 @@ def resume(
     repair: RepairOpt = False,
     tools: ToolsOpt = None,
     backend: BackendOpt = None,
+    base_url: BaseUrlOpt = None,
     profile: ProfileOpt = None,
     prompts: PromptsOpt = None,
     adopt: AdoptOpt = False,
 ) -> None:
     """Resume the unfinished goal of the workspace (--all: of every workspace).
 
-    A flag given here (--model, --max-rounds, --tools, --backend, --profile, --prompts)
-    changes the run's journaled setting.
+    A flag given here (--model, --max-rounds, --tools, --backend, --base-url, --profile,
+    --prompts) changes the run's journaled setting.
     """
     if all_ and prompts is not None:
         raise _usage("--prompts applies to one workspace; it cannot be given with --all")
     if all_ and adopt:
         raise _usage("--adopt applies to one workspace, after reading what it would run")
-    named = {**_run_flags(None, False, tools, backend), "profile": profile}
+    named = {**_run_flags(None, False, tools, backend), "profile": profile, "server": base_url}
     given = {k: v for k, v in named.items() if v is not None}
     if all_:
         from localagent.daemon.resume import resume_all
-        from localagent.settings import load_settings
+        from localagent.runconfig import base_settings
 
         flags = {"model": model, "max_rounds": max_rounds, **given}
-        if code := resume_all(load_settings(**flags), flags, say):
+        if code := resume_all(base_settings(flags), flags, say):
             raise typer.Exit(code)  # a goal could not start: the code of the first
         return
     _run(
@@ -152,18 +166,18 @@ def ask(
     """Research a question about the code; the answer (saved under .agent_context/answers/)
     cites the code it read, and never changes the workspace. It keeps its own journal
     (.agent_context/ask/), so it runs beside the workspace's goal without touching it."""
-    from localagent.settings import load_settings
+    from localagent.runconfig import base_settings
 
     ws = _workspace(workspace)
     if not question.strip():
         raise _usage("the question is empty; ask something about the code")
     _need_folder(ws)
     flags = {"model": model, "mode": "ask"}
-    settings = load_settings(**flags)
+    settings = base_settings(flags)
     if not foreground:
         from localagent.daemon.spawn import spawn
 
-        say(spawn(ws, question, {**flags, "allow_home": allow_home}, settings))
+        say(spawn(ws, question, flags, allow_home=allow_home))
         return
     from localagent.journal import QUESTIONS_DIR, Journal
     from localagent.research.answer import saved_answer
@@ -199,12 +213,12 @@ def _run(
     new: bool = False,
     allow_home: bool = False,
 ) -> None:
-    from localagent.settings import load_settings
+    from localagent.runconfig import base_settings
 
     folder = prompts.expanduser().resolve() if prompts else None
     flags = {"model": model, "max_rounds": max_rounds, **(verification or {})}
     flags.update(_prompt_flags(folder))
-    settings = load_settings(**flags)
+    settings = base_settings(flags)
     if goal is not None or folder is not None:
         _warn_prompts(settings.prompts)
     ws = _workspace(workspace)
@@ -234,8 +248,7 @@ def _run(
         return
     from localagent.daemon.spawn import spawn
 
-    where = {"prompts_dir": folder, "new": new, "allow_home": allow_home}
-    say(spawn(ws, goal, {**flags, **where}, settings, repair=repair, adopt=adopt))
+    say(spawn(ws, goal, flags, repair=repair, adopt=adopt, new=new, allow_home=allow_home))
 
 
 def _refuse_unrunnable_checks(settings: Settings, flags: dict[str, Any], workspace: Path) -> None:

@@ -7,18 +7,8 @@ from typing import Annotated
 
 import typer
 
-from localagent.cli.app import BackendOpt, ModelOpt, WorkspaceOpt, _workspace, app
+from localagent.cli.app import BackendOpt, BaseUrlOpt, ModelOpt, WorkspaceOpt, _workspace, app
 from localagent.console import say
-
-BaseUrlOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--base-url",
-        metavar="URL",
-        help="The server to check: Ollama's address, or the OpenAI-compatible server's "
-        "base URL with --backend openai (the config is not changed).",
-    ),
-]
 
 
 @app.command()
@@ -30,12 +20,9 @@ def doctor(
 ) -> None:
     """Check the model server, the model, tool calling, context size, the workspace."""
     from localagent import doctor as checks
-    from localagent.settings import load_settings
+    from localagent.runconfig import base_settings
 
-    settings = load_settings(model=model, backend=backend)
-    if base_url is not None:
-        where = "base_url" if settings.backend == "openai" else "ollama_host"
-        settings = load_settings(model=model, backend=backend, **{where: base_url})
+    settings = base_settings({"model": model, "backend": backend, "server": base_url})
     found = checks.run_checks(settings, _workspace(workspace))
     say(checks.render(found))
     raise typer.Exit(checks.exit_code(found))
@@ -104,9 +91,10 @@ def prompts_check(
     """Check prompts as a run would, naming every problem with its file and line; exit 2
     when there are problems."""
     from localagent import promptset
-    from localagent.settings import config_path
+    from localagent.userconfig import config_path, prompts_table
 
-    report, code = promptset.check_report(folder, config_path())
+    table = prompts_table(config_path()) if folder is None else None
+    report, code = promptset.check_report(folder, config_path(), table)
     say(report)
     raise typer.Exit(code)
 

@@ -211,7 +211,7 @@ def search(
 ) -> None:
     """Search the workspace's code: ranked chunks with path, line range, symbol, score."""
     from localagent.research.search import search as run_search
-    from localagent.settings import load_settings
+    from localagent.userconfig import load_settings
 
     ws = _workspace(workspace)
     with _json_errors(as_json):

@@ -12,6 +12,7 @@ Not DETACHED_PROCESS: it gives every command the agent runs a console window.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -26,25 +27,37 @@ _KILL_ON_JOB_CLOSE = 0x2000
 
 
 def popen_detached(
-    argv: list[str], cwd: Path, sink: IO[bytes]
+    argv: list[str], cwd: Path, sink: IO[bytes], given: bytes = b""
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """Start `argv` detached, its output to `sink`; returns it and a note ("" if none)."""
+    """Start `argv` detached, its output to `sink` and `given` on its standard input;
+    returns it and a note ("" if none)."""
     if sys.platform != "win32":
-        return _popen(argv, cwd, sink, start_new_session=True), ""
+        return _popen(argv, cwd, sink, given, start_new_session=True), ""
     flags = subprocess.CREATE_NO_WINDOW | subprocess.CREATE_NEW_PROCESS_GROUP
     try:
         breakaway = flags | subprocess.CREATE_BREAKAWAY_FROM_JOB
-        return _popen(argv, cwd, sink, creationflags=breakaway), ""
+        return _popen(argv, cwd, sink, given, creationflags=breakaway), ""
     except OSError as exc:
         if getattr(exc, "winerror", None) != 5:
             raise
-    return _popen(argv, cwd, sink, creationflags=flags), BREAKAWAY_REFUSED
+    return _popen(argv, cwd, sink, given, creationflags=flags), BREAKAWAY_REFUSED
 
 
-def _popen(argv: list[str], cwd: Path, sink: IO[bytes], **detach: Any) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, **detach
+def _popen(
+    argv: list[str], cwd: Path, sink: IO[bytes], given: bytes, **detach: Any
+) -> subprocess.Popen[bytes]:
+    stdin = subprocess.PIPE if given else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        argv, cwd=cwd, stdin=stdin, stdout=sink, stderr=subprocess.STDOUT, **detach
     )
+    if proc.stdin is not None:
+        # A child that died before reading leaves a broken pipe: its exit code and
+        # agent.out say why, and the starter reports that.
+        with contextlib.suppress(OSError):
+            proc.stdin.write(given)
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+    return proc
 
 
 def job_note() -> str | None:

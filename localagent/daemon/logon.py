@@ -23,7 +23,7 @@ MAX_LOG_BYTES = 256_000
 
 def log_path() -> Path:
     try:
-        from localagent.settings import user_data_dir
+        from localagent.userconfig import user_data_dir
 
         return user_data_dir() / LOG_NAME
     except Exception:  # even a broken install (pydantic missing) must leave a trace
@@ -69,7 +69,7 @@ def run_at_logon(poll: float = POLL_SECONDS) -> int:
         from localagent.daemon.resume import resume_all
         from localagent.errors import AgentError
         from localagent.registry import workspaces
-        from localagent.settings import load_settings
+        from localagent.userconfig import load_settings
 
         write_log("resuming unfinished goals")
         try:

@@ -1,7 +1,9 @@
 """Starting a background run and waiting until it has passed its preflight or failed it.
 
-The background process is `python -m localagent run-agent ...`; it records its own pid
-(a venv launcher's pid differs on Windows), so the pid printed is the one that works.
+The background process is `python -m localagent run-agent -w WS --request`; what it
+runs (a `RunRequest`: the goal, the settings given for it, how to start) comes as JSON
+on its standard input, not as options to parse again. It records its own pid (a venv
+launcher's pid differs on Windows), so the pid printed is the one that works.
 """
 
 from __future__ import annotations
@@ -21,56 +23,28 @@ from localagent.journal import QUESTIONS_DIR, Journal
 from localagent.lock import owner
 from localagent.names import display
 from localagent.placement import refuse_wide
+from localagent.runconfig import RunRequest
 
 STARTUP_WAIT = 30.0  # for the lock and the preflight; the server check is bounded below
 PREFLIGHT_WAIT = 15.0  # how long an interactive start waits for a model server that is down
 SUSPENDED_EXIT_WAIT = 10.0  # a suspended child is ending; Windows takes a moment
 
 
-def child_argv(workspace: Path, goal: str | None, flags: dict[str, Any]) -> list[str]:
-    argv = [sys.executable, "-m", "localagent", "run-agent", "-w", str(workspace)]
-    # Free text is joined to its option with `=`: a goal such as "-x" or "--help" must
-    # never be read as an option of its own.
-    if goal is not None:
-        argv.append(f"--goal={goal}")
-    if flags.get("model"):
-        argv.append(f"--model={flags['model']}")
-    if flags.get("max_rounds"):
-        argv += ["--max-rounds", str(flags["max_rounds"])]
-    for check in flags.get("checks") or ():
-        argv.append(f"--check={check}")
-    if flags.get("verify") is False:
-        argv += ["--no-verify"]
-    if flags.get("tools"):
-        argv.append(f"--tools={','.join(flags['tools'])}")
-    if flags.get("mode") == "ask":
-        argv += ["--ask"]
-    if flags.get("backend"):
-        argv += ["--backend", str(flags["backend"])]
-    if flags.get("profile"):
-        argv += ["--profile", str(flags["profile"])]
-    if flags.get("prompts_dir"):
-        argv += ["--prompts", str(flags["prompts_dir"])]
-    if flags.get("repair"):
-        argv += ["--repair"]
-    if flags.get("adopt"):
-        argv += ["--adopt"]
-    if flags.get("new"):
-        argv += ["--new"]
-    if flags.get("allow_home"):
-        argv += ["--allow-home"]
-    if flags.get("preflight_deadline") is not None:
-        argv += ["--preflight-deadline", str(flags["preflight_deadline"])]
-    if flags.get("patient"):
-        argv += ["--wait-for-server"]
-    return argv
+def child_argv(workspace: Path) -> list[str]:
+    """The background agent's command line; what it runs comes on its standard input."""
+    return [sys.executable, "-m", "localagent", "run-agent", "-w", str(workspace), "--request"]
 
 
-def _popen(argv: list[str], cwd: Path, journal: Journal) -> tuple[subprocess.Popen[bytes], str]:
+def request_bytes(request: RunRequest) -> bytes:
+    return request.model_dump_json().encode()
+
+
+def _popen(request: RunRequest, journal: Journal) -> tuple[subprocess.Popen[bytes], str]:
     from localagent.daemon.detach import popen_detached
 
+    argv = child_argv(request.workspace)
     with journal.open_out() as sink:
-        return popen_detached(argv, cwd, sink)
+        return popen_detached(argv, request.workspace, sink, request_bytes(request))
 
 
 class _Mark:
@@ -117,11 +91,13 @@ def _ours(info: dict[str, Any], proc: subprocess.Popen[bytes]) -> bool:
 def spawn(
     workspace: Path,
     goal: str | None,
-    flags: dict[str, Any],
-    settings: Any = None,
+    given: dict[str, Any],
+    *,
     repair: bool = False,
     preflight_wait: float | None = PREFLIGHT_WAIT,
     adopt: bool = False,
+    new: bool = False,
+    allow_home: bool = False,
 ) -> str:
     """Start the agent in the background and wait until it holds the workspace and has
     passed its preflight (server answering, model present); return what to tell the user.
@@ -129,36 +105,37 @@ def spawn(
     A run that cannot work (model missing, server down past `preflight_wait`) exits 3
     here with the reason; a second agent on a busy workspace exits 4; a goal to resume
     from a journal another agent wrote exits 2 here, saying what it would run, unless
-    `adopt`; so does a new goal in place of an unfinished one (unless `flags["new"]`)
-    and a goal in the home folder or a drive root (unless `flags["allow_home"]`). A
-    question (`flags["mode"] == "ask"`) runs in its own journal, beside the goal's.
+    `adopt`; so does a new goal in place of an unfinished one (unless `new`) and a goal
+    in the home folder or a drive root (unless `allow_home`). `given` are the settings
+    given as flags, by field; a question (`given["mode"] == "ask"`) runs in its own
+    journal, beside the goal's.
     """
-    journal = Journal(workspace, part=QUESTIONS_DIR if flags.get("mode") == "ask" else "")
-    if goal is not None and not flags.get("allow_home"):
+    journal = Journal(workspace, part=QUESTIONS_DIR if given.get("mode") == "ask" else "")
+    if goal is not None and not allow_home:
         refuse_wide(workspace)  # before `.agent_context/` is made there
     if (info := owner(journal.dir)) is not None:
         raise WorkspaceBusy(
             f"the workspace {display(workspace)} is held by a running agent "
             f"(pid {info['pid']}); see `localagent status -w {display(workspace)}`"
         )
-    if (ended := _before_start(journal, goal, repair, adopt, bool(flags.get("new")))) is not None:
+    if (ended := _before_start(journal, goal, repair, adopt, new)) is not None:
         return f"the goal in {display(workspace)} is already {ended}; nothing to resume"
-    argv = child_argv(
-        workspace,
-        goal,
-        {
-            **flags,
-            "repair": repair,
-            "adopt": adopt,
-            "preflight_deadline": preflight_wait,
-            "patient": preflight_wait is None,
-        },
+    request = RunRequest(
+        workspace=workspace,
+        goal=goal,
+        given={k: v for k, v in given.items() if v is not None},
+        repair=repair,
+        adopt=adopt,
+        new=new,
+        allow_home=allow_home,
+        preflight_deadline=preflight_wait,
+        patient=preflight_wait is None,
     )
     try:
         journal.ensure_dir()
         journal.clear_ready()  # a signal an earlier run left must not read as this one's
         before = _Mark(journal)
-        proc, note = _popen(argv, workspace, journal)
+        proc, note = _popen(request, journal)
     except OSError as exc:
         raise disk_error(Path(exc.filename or journal.dir), exc) from None
     deadline = time.monotonic() + STARTUP_WAIT + (preflight_wait or 0)
