@@ -173,7 +173,7 @@ class Agent:
 
     def ask(self) -> None:
         native = self.model.native_tools
-        schemas = self.tools.schemas()
+        schemas = self.tools.specs()
         facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, self.notice)
         if native not in self.system:
             self.system[native] = context.system_prompt(

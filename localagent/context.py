@@ -42,13 +42,7 @@ def system_prompt(
     without native tool calls, the text protocol with each tool's parameters."""
     protocol = ""
     if not native:
-        lines = []
-        for tool in tools:
-            fn = tool.schema["function"]
-            params = ", ".join(
-                f"{name}: {spec['type']}" for name, spec in fn["parameters"]["properties"].items()
-            )
-            lines.append(f"- {fn['name']}({params}): {fn['description']}")
+        lines = [spec.line() for spec in tools.specs()]
         protocol = prompts.render("text_protocol", tools="\n".join(lines))
     shown = ", ".join(allowed)
     guides = "\n".join(render(t.policy.guide, allowed=shown) for t in tools if t.policy.guide)

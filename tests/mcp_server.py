@@ -3,7 +3,8 @@
 Tools: echo (read-only), add_note (a nested pydantic argument; writes notes.txt in its
 working folder), fail (an error result), sleep, crash (the process exits), slow_write
 (records each run in runs.txt with its pid, then sleeps on the first), picture (an
-image), shared_tree (a schema whose shared definitions expand past any bound).
+image), shared_tree (a schema whose shared definitions expand past any bound), pick
+(an untyped parameter: `str | int`, a JSON schema property with anyOf and no type).
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ def _chain(levels: int, width: int) -> type[BaseModel]:
 
 Tree = _chain(8, 6)
 server = Server("tests")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def pick(value: str | int) -> str:
+    """Pick a value."""
+    return f"picked: {value!r}"
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))

@@ -54,8 +54,8 @@ import pytest
 from localagent.actions import ARGS_KEPT
 from localagent.journal import decode
 from localagent.models.fake import FakeServer
-from localagent.userconfig import ENV_NAMES
 from localagent.textcap import clip
+from localagent.userconfig import ENV_NAMES
 
 CRASH_MARK = "Traceback (most recent call last)"
 CORPUS = Path(__file__).parent / "corpus"

@@ -25,8 +25,8 @@ import pytest
 
 from localagent.journal import decode, encode
 from localagent.models.fake import FakeServer
-from localagent.userconfig import ENV_NAMES
 from localagent.state import SCHEMA_VERSION
+from localagent.userconfig import ENV_NAMES
 
 PLAN = json.dumps(
     {"tasks": [{"description": "Write two files", "subtasks": ["write a.txt", "write b.txt"]}]}

@@ -37,9 +37,10 @@ from localagent.mcp import schema
 from localagent.mcp.config import McpServer
 from localagent.mcp.results import observation
 from localagent.mcp.servers import Server, make_tools, open_servers
+from localagent.models.calls import function_tools
 from localagent.models.fake import FakeServer
-from localagent.userconfig import config_path, load_settings
 from localagent.runconfig import RUN_SETTINGS
+from localagent.userconfig import config_path, load_settings
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX signals")
@@ -106,10 +107,10 @@ PYDANTIC_SCHEMA = {
 
 def test_a_pydantic_schema_is_sent_flat_with_its_shape_described() -> None:
     spec, signature = schema.for_model("t__add", "Add a note.", PYDANTIC_SCHEMA)
-    sent = json.dumps(spec)
+    sent = json.dumps(function_tools([spec]))
     for dropped in ("$ref", "$defs", "anyOf", '"default"', '"properties": {"title"'):
         assert dropped not in sent, dropped
-    params = spec["function"]["parameters"]
+    params = spec.parameters
     assert params["required"] == ["note"]
     note = params["properties"]["note"]
     assert note["type"] == "object"
@@ -148,7 +149,7 @@ def test_a_recursive_schema_is_cut_not_followed_forever() -> None:
         "type": "object",
     }
     spec, _ = schema.for_model("t__tree", "", tree)
-    assert "..." in spec["function"]["parameters"]["properties"]["root"]["description"]
+    assert "..." in spec.parameters["properties"]["root"]["description"]
 
 
 def chained(levels: int, width: int) -> dict[str, Any]:
@@ -189,7 +190,7 @@ def test_a_schema_past_the_bound_is_refused_for_its_tool_and_the_others_load(
     assert "expand past 20,000 values" in refused["s__bomb"]
     assert "nested deeper than 64 levels" in refused["s__deep"]
     shared = next(tool for tool in tools if tool.name == "s__shared")
-    assert "{p0?: {p0?: {p0?: string" in json.dumps(shared.schema)
+    assert "{p0?: {p0?: {p0?: string" in json.dumps(shared.spec.parameters)
 
 
 def test_a_server_whose_schema_explodes_starts_with_that_tool_refused(tmp_path: Path) -> None:

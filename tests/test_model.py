@@ -77,7 +77,7 @@ def test_preflight_sees_a_model_without_tools() -> None:
         model = model_for(server.url)
         assert model.preflight().capabilities == ["completion"]
         assert model.native_tools is False
-        model.chat(HELLO, tools=catalog().schemas())
+        model.chat(HELLO, tools=catalog().specs())
         assert not server.chat_requests[0].get("tools")
 
 
@@ -137,12 +137,12 @@ def test_no_tool_support_switches_to_the_text_protocol_and_retries() -> None:
         model = model_for(server.url)
         model.preflight()
         assert model.native_tools is True
-        answer = model.chat(HELLO, tools=catalog().schemas())
+        answer = model.chat(HELLO, tools=catalog().specs())
         assert "list_dir" in answer.content
         assert model.native_tools is False
         first, second = server.chat_requests
         assert first["tools"] and not second.get("tools")
-        model.chat(HELLO, tools=catalog().schemas())
+        model.chat(HELLO, tools=catalog().specs())
         assert not server.chat_requests[2].get("tools")
 
 
@@ -160,12 +160,12 @@ def test_tool_arguments_sent_as_a_json_string_are_recovered() -> None:
     after = call("list_dir", path=".")
     with FakeServer(scenario(rules=[rule], replies=[after])) as server:
         model = model_for(server.url)
-        reply = model.chat(HELLO, tools=catalog().schemas())
+        reply = model.chat(HELLO, tools=catalog().specs())
         assert reply.tool_calls == [ToolCall("write_file", {"path": "notes.txt", "content": "x"})]
         assert reply.completion_tokens == 12
         assert len(server.chat_requests) == 1
         assert server.chat_requests[0].get("stream", True) is True
-        assert model.chat(HELLO, tools=catalog().schemas()).tool_calls == [
+        assert model.chat(HELLO, tools=catalog().specs()).tool_calls == [
             ToolCall("list_dir", {"path": "."})
         ]
 
@@ -173,14 +173,14 @@ def test_tool_arguments_sent_as_a_json_string_are_recovered() -> None:
 def test_unparseable_string_arguments_reach_the_tools_as_a_readable_error() -> None:
     rule = {"reply": {"tool_calls": [{"name": "write_file", "arguments": "{broken"}]}}
     with FakeServer(scenario(rules=[rule])) as server:
-        reply = model_for(server.url).chat(HELLO, tools=catalog().schemas())
+        reply = model_for(server.url).chat(HELLO, tools=catalog().specs())
         assert reply.tool_calls == [ToolCall("write_file", {UNPARSED: "{broken"})]
 
 
 def test_lone_surrogates_from_the_server_become_encodable_text() -> None:
     reply = {"content": "half \ud800 a pair", **call("write_file", path="a\udfff.txt", content="x")}
     with FakeServer(scenario(default=reply)) as server:
-        answer = model_for(server.url).chat(HELLO, tools=catalog().schemas())
+        answer = model_for(server.url).chat(HELLO, tools=catalog().specs())
     orjson.dumps([answer.content, answer.tool_calls[0].arguments])  # what the journal does
     assert answer.content.startswith("half ") and answer.content.endswith(" a pair")
     assert answer.tool_calls[0].arguments["content"] == "x"
@@ -198,7 +198,7 @@ def test_num_ctx_and_temperature_are_identical_on_every_call() -> None:
         model = model_for(server.url, [], num_ctx=16384, temperature=0.35)
         model.preflight()
         model.chat(HELLO, schema=PLAN_SCHEMA)
-        model.chat(HELLO, tools=catalog().schemas())
+        model.chat(HELLO, tools=catalog().specs())
         model.chat(HELLO)
         requests = server.chat_requests
         assert len(requests) == 4
@@ -221,7 +221,7 @@ def test_a_server_that_always_refuses_tools_does_not_spin() -> None:
     with FakeServer(scenario(default=refusal)) as server:
         model = model_for(server.url)
         with pytest.raises(AgentError, match="refused the request"):
-            model.chat(HELLO, tools=catalog().schemas())
+            model.chat(HELLO, tools=catalog().specs())
         assert len(server.chat_requests) == 2  # with tools, then once without
 
 
@@ -246,7 +246,7 @@ def test_a_reply_that_is_not_ollama_is_a_server_error(reply: dict[str, Any]) -> 
     with FakeServer(scenario(default=reply)) as server:
         model = model_for(server.url, retry_deadline=0)
         with pytest.raises(ModelUnavailable, match=r"could not be read|did not answer"):
-            model.chat(HELLO, tools=catalog().schemas())
+            model.chat(HELLO, tools=catalog().specs())
 
 
 def test_tool_calls_that_are_not_objects_reach_the_tools_as_mistakes() -> None:
@@ -255,6 +255,6 @@ def test_tool_calls_that_are_not_objects_reach_the_tools_as_mistakes() -> None:
         '{"message": {"role": "assistant", "content": ""}, "done": true}\n'
     )
     with FakeServer(scenario(default={"body": body, "content_type": "application/x-ndjson"})) as s:
-        reply = model_for(s.url).chat(HELLO, tools=catalog().schemas())
+        reply = model_for(s.url).chat(HELLO, tools=catalog().specs())
     assert [c.name for c in reply.tool_calls] == ["write_file", "7"]
     assert all(UNPARSED in c.arguments for c in reply.tool_calls)

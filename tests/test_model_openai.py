@@ -12,6 +12,7 @@ from support import backend_env, call, cli_env, closed_port, done, plan_rule, re
 from localagent import planner
 from localagent.errors import AgentError, ModelUnavailable
 from localagent.models import make_model
+from localagent.models.calls import function_tools
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.models.openai import OpenAIModel
@@ -111,17 +112,17 @@ def test_tool_calls_arrive_in_pieces_with_the_servers_ids() -> None:
     ]
     with FakeServer(scenario(replies=replies)) as server:
         model = model_for(server.url)
-        first = model.chat(HELLO, tools=catalog().schemas())
+        first = model.chat(HELLO, tools=catalog().specs())
         assert first.content == "writing"
         assert first.tool_calls == [
             ToolCall("write_file", {"path": "a.py", "content": "print(1)\n"}, "call0001x0")
         ]
-        second = model.chat(HELLO, tools=catalog().schemas())
+        second = model.chat(HELLO, tools=catalog().specs())
         assert second.tool_calls[0].arguments == {"path": "src"}
         assert second.completion_tokens == 7 and second.prompt_tokens > 0
-        third = model.chat(HELLO, tools=catalog().schemas())
+        third = model.chat(HELLO, tools=catalog().specs())
         assert third.tool_calls[0].arguments == {UNPARSED: "{broken"}
-        assert server.chat_requests[0]["tools"] == catalog().schemas()
+        assert server.chat_requests[0]["tools"] == function_tools(catalog().specs())
 
 
 def test_past_exchanges_go_back_with_matching_call_ids() -> None:
@@ -153,10 +154,10 @@ def test_a_server_without_tools_is_driven_by_the_text_protocol_once() -> None:
         delays: list[float] = []
         model = model_for(server.url, delays)
         model.preflight()
-        answer = model.chat(HELLO, tools=catalog().schemas())
+        answer = model.chat(HELLO, tools=catalog().specs())
         assert "list_dir" in answer.content and model.native_tools is False
         assert "--jinja" in model.tools_note and "--jinja" in model.tools_fix
-        model.chat(HELLO, tools=catalog().schemas())
+        model.chat(HELLO, tools=catalog().specs())
         assert [bool(r.get("tools")) for r in server.chat_requests] == [True, False, False]
         assert delays == []  # a refusal is not a server failure to wait out
 
@@ -195,7 +196,7 @@ def test_a_server_that_does_not_stream_is_read_whole() -> None:
     # As a server that ignores `stream` would answer: one JSON body.
     reply = {**call("list_dir", path="."), "whole": True}
     with FakeServer(scenario(default=reply)) as server:
-        found = model_for(server.url).chat(HELLO, tools=catalog().schemas())
+        found = model_for(server.url).chat(HELLO, tools=catalog().specs())
         assert found.tool_calls == [ToolCall("list_dir", {"path": "."}, "call0001x0")]
 
 
@@ -239,5 +240,6 @@ def test_a_goal_started_on_ollama_resumes_on_an_openai_compatible_server(tmp_pat
     assert bodies and all("options" not in body and "stream" in body for body in bodies)
     kinds = {r["type"]: r for r in records(tmp_path)}
     assert kinds["goal_started"]["settings"]["backend"] == "ollama"
-    assert kinds["resumed"]["settings"] == {"backend": "openai"}
+    # The flag, and the server the run now talks to (journaled for the next resume).
+    assert kinds["resumed"]["settings"] == {"backend": "openai", "base_url": server.url + "/v1"}
     assert kinds["preflight"]["backend"] == "openai"

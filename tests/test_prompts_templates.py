@@ -11,14 +11,14 @@ import pytest
 from support import call, cli_env, closed_port, done, messages_text, plan_rule, records, run_cli
 
 from localagent import prompts, promptset, templates
-from localagent.daemon.spawn import child_argv
+from localagent.daemon.spawn import request_bytes
 from localagent.errors import UsageError
 from localagent.models.fake import FakeServer
-from localagent.runner import effective_settings
-from localagent.userconfig import config_path, load_settings
+from localagent.runconfig import RunRequest, base_settings, for_run
 from localagent.state import State
 from localagent.templates import Spec, check, render
 from localagent.tools import catalog
+from localagent.userconfig import config_path, load_settings
 
 TASK_SPEC = Spec(required=frozenset({"task", "tool_instructions"}))
 
@@ -201,18 +201,20 @@ def test_the_config_table_is_checked_when_settings_load() -> None:
 def test_a_resume_keeps_the_journaled_prompts_and_a_flag_replaces_them() -> None:
     base = load_settings(prompts={"plan_user": "From the config: {goal}"})
     state = State(settings={"prompts": {"plan_user": "Journaled: {goal}"}})
-    settings, changed = effective_settings(base, state, {"prompts": None})
+    settings, changed = for_run(base, state.settings, {"prompts": None})
     assert settings.prompts == {"plan_user": "Journaled: {goal}"} and changed == {}
     given = {"plan_user": "Given: {goal}"}
-    settings, changed = effective_settings(base, state, {"prompts": given})
+    settings, changed = for_run(base, state.settings, {"prompts": given})
     assert settings.prompts == given and changed == {"prompts": given}
     with pytest.raises(UsageError, match="unknown placeholder"):
         load_settings(prompts={"plan_user": "{goal} {x}"})
 
 
-def test_the_background_run_gets_the_prompts_folder(tmp_path: Path) -> None:
-    argv = child_argv(tmp_path, "g", {"prompts_dir": tmp_path / "p", "prompts": {"a": "b"}})
-    assert argv[argv.index("--prompts") + 1] == str(tmp_path / "p")
+def test_the_background_run_gets_the_prompts_read_from_the_folder(tmp_path: Path) -> None:
+    texts = {"plan_user": "Mine: {goal}"}
+    sent = RunRequest(workspace=tmp_path, goal="g", given={"prompts": texts})
+    given = RunRequest.model_validate_json(request_bytes(sent)).given
+    assert base_settings(given).prompts == texts
 
 
 # ---- the command line ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ import orjson
 import psutil
 from support import cli_env, closed_port, records, run_cli, wait_for
 
+from localagent.journal import encode
 from localagent.models.fake import FakeServer
 
 PLAN = '{"tasks": [{"description": "T", "subtasks": ["first step", "second step"]}]}'
@@ -43,7 +44,10 @@ def _status(env: dict[str, str], ws: Path) -> dict[str, Any]:
 def _start_and_kill(env: dict[str, str], ws: Path, *flags: str) -> None:
     """A background goal that dies (as in a crash) once it has done some work."""
     ws.mkdir()
-    started = run_cli(env, "start", "keep writing notes", "-w", str(ws), *flags)
+    # Far more rounds than the test lasts: the goal must not end before it is killed.
+    started = run_cli(
+        env, "start", "keep writing notes", "-w", str(ws), "--max-rounds", "400", *flags
+    )
     assert started.returncode == 0, started.stdout + started.stderr
     wait_for(lambda: _status(env, ws)["rounds"] >= 1)
     psutil.Process(_status(env, ws)["pid"]).kill()
@@ -58,7 +62,7 @@ def test_resume_all_resumes_a_goal_on_its_journaled_openai_server(tmp_path: Path
     env, ws = _no_ollama(), tmp_path / "ws"
     with FakeServer(SLOW) as server:
         url = server.url + "/v1"
-        _start_and_kill(env, ws, "--backend", "openai", "--base-url", url, "--max-rounds", "200")
+        _start_and_kill(env, ws, "--backend", "openai", "--base-url", url)
         started = next(r for r in records(ws) if r["type"] == "goal_started")
         assert started["settings"]["backend"] == "openai"
         assert started["settings"]["base_url"] == url
@@ -76,12 +80,7 @@ def test_a_goal_started_with_the_server_in_the_environment_resumes_without_it(
     ws = tmp_path / "ws"
     with FakeServer(SLOW) as server:
         url = server.url + "/v1"
-        _start_and_kill(
-            _no_ollama(LOCALAGENT_BACKEND="openai", LOCALAGENT_BASE_URL=url),
-            ws,
-            "--max-rounds",
-            "200",
-        )
+        _start_and_kill(_no_ollama(LOCALAGENT_BACKEND="openai", LOCALAGENT_BASE_URL=url), ws)
         asked, env = len(server.chat_requests), _no_ollama()
         resumed = run_cli(env, "resume", "--all")
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
@@ -98,10 +97,11 @@ def test_resume_all_waits_for_each_goals_server_and_names_the_one_down(tmp_path:
             gone_url = other.url + "/v1"
             _start_and_kill(env, gone, "--backend", "openai", "--base-url", gone_url)
         asked = len(server.chat_requests)
-        resumed = run_cli(env, "resume", "--all")
         listed = run_cli(env, "list", "--json").stdout
+        states = (_status(env, up), _status(env, gone))
+        resumed = run_cli(env, "resume", "--all")
+        assert "resuming 2 goals:" in resumed.stdout, (resumed.stdout, listed, states)
         assert resumed.returncode == 3, resumed.stdout + resumed.stderr
-        assert "resuming 2 goals:" in resumed.stdout, (resumed.stdout, listed, _status(env, up))
         assert f"{up}" in resumed.stdout and "started in the background" in resumed.stdout
         assert gone_url in resumed.stderr and str(gone) in resumed.stderr
         wait_for(lambda: len(server.chat_requests) > asked)
@@ -123,3 +123,19 @@ def test_a_server_address_in_the_environment_wins_over_the_journaled_one(
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         wait_for(lambda: len(moved.chat_requests) > 0)
         _stop(env, ws)
+
+
+def test_a_foreign_journal_names_the_server_it_would_send_the_code_to(tmp_path: Path) -> None:
+    ws, ts, planted = tmp_path / "ws", "2026-01-01T00:00:00.000Z", "http://203.0.113.7:8080/v1"
+    settings = {"backend": "openai", "base_url": planted}
+    started = {"seq": 1, "ts": ts, "type": "goal_started", "goal": "G", "settings": settings}
+    (ws / ".agent_context").mkdir(parents=True)
+    (ws / ".agent_context" / "history.jsonl").write_bytes(encode(started, False))
+    with FakeServer(SLOW) as server:
+        env = cli_env(server.url, LOCALAGENT_BASE_URL=server.url + "/v1")
+        refused = run_cli(env, "resume", "-w", str(ws), "--foreground")
+        asked = len(server.requests)
+    assert refused.returncode == 2, refused.stderr
+    assert "not written by this user's agent" in refused.stderr
+    assert f"model server at {orjson.dumps(planted).decode()}" in refused.stderr, refused.stderr
+    assert asked == 0

@@ -21,8 +21,8 @@ from support import call, cli_env, done, plan_rule, records, run_cli
 
 from localagent.models.fake import FakeServer
 from localagent.sandbox import CommandPolicy, support
-from localagent.userconfig import config_path
 from localagent.tools import ToolContext, ToolResult, execute
+from localagent.userconfig import config_path
 
 works = support()
 needs_sandbox = pytest.mark.skipif(

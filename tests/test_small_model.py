@@ -12,13 +12,12 @@ from typing import Any
 import pytest
 from support import backend_env, call, cli_env, done, plan_rule, records, run_cli
 
-from localagent.daemon import background
-from localagent.daemon.spawn import child_argv
+from localagent.daemon.spawn import request_bytes
 from localagent.models import make_model
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.prompts import PLAN_SYSTEM_SMALL, SYSTEM_SMALL
-from localagent.runner import effective_settings
+from localagent.runconfig import RunRequest, base_settings, for_run
 from localagent.settings import Settings
 from localagent.state import State, apply
 from localagent.tools.catalog import SMALL_MODEL_TOOLS
@@ -153,9 +152,9 @@ def test_a_profile_chosen_by_size_is_the_runs_from_then_on() -> None:
     ):
         apply(state, {"seq": state.seq + 1, **rec})
     assert state.settings["profile"] == "small"
-    kept, _ = effective_settings(Settings(), state, {})
+    kept, _ = for_run(Settings(), state.settings, {})
     assert kept.profile == "small"
-    given, changed = effective_settings(Settings(), state, {"profile": "full"})
+    given, changed = for_run(Settings(), state.settings, {"profile": "full"})
     assert given.profile == "full" and changed == {"profile": "full"}
 
 
@@ -177,7 +176,6 @@ def test_a_one_file_goal_is_one_task_in_the_small_profile(tmp_path: Path) -> Non
 
 
 def test_the_background_run_gets_the_profile(tmp_path: Path) -> None:
-    argv = child_argv(tmp_path, "g", {"profile": "small"})
-    assert argv[argv.index("--profile") + 1] == "small"
-    given = background.flags(background._parser().parse_args(argv[4:]))
-    assert given["profile"] == "small"
+    sent = RunRequest(workspace=tmp_path, goal="g", given={"profile": "small"})
+    given = RunRequest.model_validate_json(request_bytes(sent)).given
+    assert base_settings(given).profile == "small"

@@ -13,6 +13,7 @@ import psutil
 import pytest
 from support import TREE_SCRIPT
 
+from localagent.models.calls import function_tools
 from localagent.textcap import cap_text
 from localagent.tools import (
     ToolContext,
@@ -112,7 +113,8 @@ def tool_names() -> list[str]:
 
 
 def tool_schemas() -> list[dict[str, Any]]:
-    return catalog().schemas()
+    """The tools as the adapters send them."""
+    return function_tools(catalog().specs())
 
 
 def test_tool_names_are_the_contract() -> None:

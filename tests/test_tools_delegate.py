@@ -16,11 +16,11 @@ from support import TREE_SCRIPT, call, cli_env, done, plan_rule, records, run_cl
 
 from localagent.errors import UsageError
 from localagent.models.fake import FakeServer
+from localagent.runconfig import RUN_SETTINGS
 from localagent.sandbox import CommandPolicy
 from localagent.settings import Delegate
-from localagent.userconfig import config_path, load_settings
-from localagent.runconfig import RUN_SETTINGS
 from localagent.tools import ToolContext, ToolResult, catalog, execute, run_tools
+from localagent.userconfig import config_path, load_settings
 
 # A stand-in coding agent: does what the task says to the file it names, in its folder.
 AGENT_SCRIPT = """
@@ -173,9 +173,9 @@ def test_off_unless_configured() -> None:
     chosen = run_tools(None, {"aider": 1, "codex": 1})
     default = [tool.name for tool in catalog() if tool.policy.default]
     assert chosen.names() == [n for n in catalog().names() if n in default or n == "delegate"]
-    schema = next(s for s in chosen.schemas() if s["function"]["name"] == "delegate")
-    assert "aider, codex" in schema["function"]["description"]
-    assert "aider" not in str(catalog().get("delegate").schema)  # type: ignore[union-attr]
+    spec = next(s for s in chosen.specs() if s.name == "delegate")
+    assert "aider, codex" in spec.description
+    assert "aider" not in str(catalog().get("delegate").spec)  # type: ignore[union-attr]
     policy = catalog().get("delegate").policy  # type: ignore[union-attr]
     assert (policy.resume, policy.spawns, policy.default) == ("never", True, False)
 

@@ -22,8 +22,8 @@ from support import (
 )
 
 from localagent.models.fake import FakeServer
+from localagent.state.ledger import check_kind, judge
 from localagent.verify.evidence import named_files
-from localagent.verify.ledger import check_kind, judge
 
 GREETING = "Hello, world!\n"
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from localagent.models.protocol import ToolSpec
+
 MAX_REF_DEPTH = 8  # a recursive schema is cut here
 MAX_VALUES = 20_000  # of a schema with its references expanded: real tools have hundreds
 MAX_NESTING = 64  # levels of objects and lists
@@ -165,8 +167,8 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def for_model(name: str, description: str, input_schema: Any) -> tuple[dict[str, Any], str]:
-    """The tool's schema in the shape the model's `tools=` expects, and its signature."""
+def for_model(name: str, description: str, input_schema: Any) -> tuple[ToolSpec, str]:
+    """The tool as a model is told of it (its parameters flat), and its signature."""
     resolved = simplify(resolve(input_schema if isinstance(input_schema, dict) else {}))
     props = resolved.get("properties") if isinstance(resolved.get("properties"), dict) else {}
     required = [r for r in resolved.get("required") or [] if r in props]
@@ -176,12 +178,9 @@ def for_model(name: str, description: str, input_schema: Any) -> tuple[dict[str,
         for key, sub in props.items()
     ]
     text = " ".join(description.split()) or f"The MCP tool {name}."
-    function = {
-        "name": name,
-        "description": _cut(text, MAX_DESCRIPTION),
-        "parameters": {"type": "object", "properties": properties, "required": required},
-    }
-    return {"type": "function", "function": function}, f"{name}({', '.join(shown)})"
+    parameters = {"type": "object", "properties": properties, "required": required}
+    spec = ToolSpec(name, _cut(text, MAX_DESCRIPTION), parameters)
+    return spec, f"{name}({', '.join(shown)})"
 
 
 def coerce(input_schema: Any, args: dict[str, Any]) -> dict[str, Any]:

@@ -21,12 +21,28 @@ from typing import TYPE_CHECKING
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 from localagent.models.config import ModelConfig  # noqa: E402
-from localagent.models.protocol import Health, Message, Model, ModelInfo, Reply  # noqa: E402
+from localagent.models.protocol import (  # noqa: E402
+    Health,
+    Message,
+    Model,
+    ModelInfo,
+    Reply,
+    ToolSpec,
+)
 
 if TYPE_CHECKING:
     from localagent.stopping import StopSignal
 
-__all__ = ["Health", "Message", "Model", "ModelConfig", "ModelInfo", "Reply", "make_model"]
+__all__ = [
+    "Health",
+    "Message",
+    "Model",
+    "ModelConfig",
+    "ModelInfo",
+    "Reply",
+    "ToolSpec",
+    "make_model",
+]
 
 
 def make_model(

@@ -19,7 +19,7 @@ import httpx
 
 from localagent.errors import AgentError, ModelUnavailable
 from localagent.models.config import ModelConfig
-from localagent.models.protocol import Message, Reply
+from localagent.models.protocol import Message, Reply, ToolSpec
 from localagent.models.wire import (
     BODY_BYTES,
     ERROR_BYTES,
@@ -102,7 +102,7 @@ class HttpModel:
     def _stream(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None,
+        tools: list[ToolSpec] | None,
         schema: dict[str, Any] | None,
         abandon: threading.Event,
         temperature: float | None,
@@ -260,7 +260,7 @@ class HttpModel:
     def chat(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[ToolSpec] | None = None,
         schema: dict[str, Any] | None = None,
         temperature: float | None = None,
     ) -> Reply:
@@ -285,7 +285,7 @@ class HttpModel:
     def _chat(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None,
+        tools: list[ToolSpec] | None,
         schema: dict[str, Any] | None,
         abandon: threading.Event,
         temperature: float | None,

@@ -1,9 +1,13 @@
-"""Native tool calls as servers send them, read leniently (both adapters use this)."""
+"""The function-calling wire shape both APIs share (both adapters use this): tools as
+they are sent, and native tool calls as servers send them, read leniently."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
+from localagent.models.protocol import ToolSpec
 from localagent.textcalls import (
     UNPARSED,
     ToolCall,
@@ -11,6 +15,22 @@ from localagent.textcalls import (
     lenient_arguments,
     valid_unicode,
 )
+
+
+def function_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """`tools` as both APIs read them: `{"type": "function", "function": {...}}`; a
+    fresh copy each call, so nothing the request holds is shared with the tools."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": orjson.loads(orjson.dumps(tool.parameters)),
+            },
+        }
+        for tool in tools
+    ]
 
 
 def read_call(name: Any, arguments: Any, known: set[str]) -> ToolCall:

@@ -27,9 +27,9 @@ from localagent.models.base import (
     Refused,
     Retry,
 )
-from localagent.models.calls import read_call, unreadable_call
+from localagent.models.calls import function_tools, read_call, unreadable_call
 from localagent.models.config import ModelConfig
-from localagent.models.protocol import Health, Message, ModelInfo, Reply
+from localagent.models.protocol import Health, Message, ModelInfo, Reply, ToolSpec
 from localagent.models.wire import (
     ERROR_BYTES,
     Overflow,
@@ -162,7 +162,7 @@ class OllamaModel(HttpModel):
     def _request(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None,
+        tools: list[ToolSpec] | None,
         schema: dict[str, Any] | None,
         temperature: float | None,
     ) -> dict[str, Any]:
@@ -178,7 +178,7 @@ class OllamaModel(HttpModel):
             "stream": True,
         }
         if tools:
-            request["tools"] = tools
+            request["tools"] = function_tools(tools)
         if schema is not None:
             request["format"] = schema
         return request
@@ -193,13 +193,13 @@ class OllamaModel(HttpModel):
     def _stream(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None,
+        tools: list[ToolSpec] | None,
         schema: dict[str, Any] | None,
         abandon: threading.Event,
         temperature: float | None,
     ) -> Reply:
         tools = tools if self.native_tools else None
-        known = {t["function"]["name"] for t in tools or []}
+        known = {t.name for t in tools or []}
         request = self._request(messages, tools, schema, temperature)
         exchange = self._exchange(reply_bytes(self.config.num_predict), abandon=abandon)
         idle = self.config.request_timeout

@@ -25,8 +25,9 @@ import httpx
 from localagent.errors import ModelUnavailable
 from localagent.models import numbers, openai_info, openai_reply
 from localagent.models.base import Downgrade, HttpModel, Refused
+from localagent.models.calls import function_tools
 from localagent.models.config import ModelConfig
-from localagent.models.protocol import Health, Message, ModelInfo, Reply
+from localagent.models.protocol import Health, Message, ModelInfo, Reply, ToolSpec
 from localagent.models.wire import (
     ERROR_BYTES,
     Overflow,
@@ -196,10 +197,7 @@ class OpenAIModel(HttpModel):
 
     def probe_tools(self) -> str:
         """A one-token call with one tool: llama.cpp without --jinja refuses it at once."""
-        tool = {
-            "type": "function",
-            "function": {"name": "ping", "description": "ping", "parameters": {"type": "object"}},
-        }
+        tool = ToolSpec("ping", "ping", {"type": "object"})
         request = {**self._request([{"role": "user", "content": "ping"}], [tool], None, 0.0)}
         request.update(stream=False, max_tokens=1)
         request.pop("stream_options")
@@ -214,7 +212,7 @@ class OpenAIModel(HttpModel):
     def _request(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None,
+        tools: list[ToolSpec] | None,
         schema: dict[str, Any] | None,
         temperature: float | None,
     ) -> dict[str, Any]:
@@ -228,7 +226,7 @@ class OpenAIModel(HttpModel):
             "stream_options": {"include_usage": True},
         }
         if tools:
-            request["tools"] = tools
+            request["tools"] = function_tools(tools)
         if schema is not None and self.structured:
             request["response_format"] = {
                 "type": "json_schema",
@@ -265,7 +263,7 @@ class OpenAIModel(HttpModel):
     def _stream(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None,
+        tools: list[ToolSpec] | None,
         schema: dict[str, Any] | None,
         abandon: threading.Event,
         temperature: float | None,
@@ -279,7 +277,7 @@ class OpenAIModel(HttpModel):
             if r.status_code != 200:
                 error = error_text(exchange.whole(r, ERROR_BYTES))
                 raise self._refused(r.status_code, error, bool(tools), structured)
-            known = {t["function"]["name"] for t in tools or []}
+            known = {t.name for t in tools or []}
             if r.headers.get("content-type", "").startswith("application/json"):
                 # a server that does not stream
                 return openai_reply.whole(json.loads(exchange.whole(r).content), known)

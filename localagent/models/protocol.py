@@ -6,7 +6,7 @@ Messages are in our own shape, whatever the server speaks; each adapter encodes 
     an assistant message may add "tool_calls": [{"id": str, "name": str, "arguments": dict}]
     a tool message adds "call" (the id of the call it answers) and "tool" (the tool's name)
 
-Tools are the JSON schemas of `ToolRegistry.schemas()` (`{"type": "function", ...}`).
+Tools are `ToolSpec`s, our own type: each adapter writes them in its server's shape.
 """
 
 from __future__ import annotations
@@ -18,6 +18,30 @@ from typing import Any, Protocol
 from localagent.textcalls import ToolCall
 
 Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as a model is told of it: its name, what it does, and its parameters (a
+    JSON schema object; each property one flat parameter, its `type` absent when it has
+    no one JSON type, e.g. `str | int`)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def line(self) -> str:
+        """The tool as the text protocol lists it: `- name(param: type, ...): what it does`."""
+        properties = self.parameters.get("properties") or {}
+        params = ", ".join(f"{name}: {_type_name(spec)}" for name, spec in properties.items())
+        return f"- {self.name}({params}): {self.description}"
+
+
+def _type_name(spec: Any) -> str:
+    kind = spec.get("type") if isinstance(spec, dict) else None
+    if isinstance(kind, list):
+        return " | ".join(map(str, kind))
+    return kind if isinstance(kind, str) and kind else "any"
 
 
 @dataclass
@@ -89,7 +113,7 @@ class Model(Protocol):
     def chat(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[ToolSpec] | None = None,
         schema: dict[str, Any] | None = None,
         temperature: float | None = None,
     ) -> Reply:

@@ -33,7 +33,7 @@ def run_step(research: Research, question: str) -> None:
     for _ in range(STEP_REPLIES):
         if calls >= STEP_CALLS - 1:
             messages.append({"role": "user", "content": prompts.STEP_LAST})
-        reply = research.model.chat(_trimmed(messages), tools=research.tools.schemas())
+        reply = research.model.chat(_trimmed(messages), tools=research.tools.specs())
         found = reply.tool_calls or parse_reply(reply.content, set(research.tools.names())).calls
         state = research.journal.state
         ids = [f"{state.rounds + 1}.{i}" for i in range(1, len(found) + 1)]
@@ -67,10 +67,7 @@ def run_step(research: Research, question: str) -> None:
 def _opening(research: Research, question: str) -> list[Message]:
     text_protocol = ""
     if not research.model.native_tools:
-        tools = "\n".join(
-            f"- {t['function']['name']}: {t['function']['description']}"
-            for t in research.tools.schemas()
-        )
+        tools = "\n".join(f"- {t.name}: {t.description}" for t in research.tools.specs())
         text_protocol = render(prompts.TEXT_PROTOCOL, tools=tools)
     system = render(prompts.STEP_SYSTEM, steps=STEP_CALLS, text_protocol=text_protocol)
     number = len(research.progress.findings) + 1

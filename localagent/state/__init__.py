@@ -2,8 +2,8 @@
 
 `model` holds the pydantic models and the queries over them, `reduce` the reducer
 (`apply` folds one record into the state; `rounds` holds what a round does), `records`
-the shape of each record type, and `migrations` brings older snapshots to the current
-schema.
+the shape of each record type, `ledger` the evidence ledger (what was written, read and
+checked), and `migrations` brings older snapshots to the current schema.
 """
 
 from localagent.state.migrations import MIGRATIONS, migrate

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from localagent.verify.ledger import Ledger
+from localagent.state.ledger import Ledger
 
 SCHEMA_VERSION = 2
 RECENT_ACTIONS = 20

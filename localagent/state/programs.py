@@ -42,7 +42,12 @@ def _mcp(settings: dict[str, Any]) -> list[str]:
 
 
 def _settings(settings: dict[str, Any]) -> list[str]:
-    found = _mcp(settings)
+    found = [
+        f"talks to the model server at {shown(settings[key])}, sending it the workspace's code"
+        for key in ("ollama_host", "base_url")
+        if settings.get(key) is not None
+    ]
+    found += _mcp(settings)
     for name, delegate in _table(settings.get("delegates")).items():
         found.append(f"delegate {shown(name)}: runs {shown(_table(delegate).get('command'))}")
     labels = {

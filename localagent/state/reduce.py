@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from localagent.state import records, rounds
+from localagent.state.ledger import new_subtask
 from localagent.state.model import (
     PAST_WINDOWS,
     Goal,
@@ -29,7 +30,6 @@ from localagent.state.model import (
     current,
     next_open_subtask,
 )
-from localagent.verify.ledger import new_subtask
 
 Reducer = Callable[[State, dict[str, Any]], None]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from localagent.state.ledger import note_action, recorded_facts
 from localagent.state.model import (
     CALL_CHARS,
     CLAIMS_KEPT,
@@ -21,7 +22,6 @@ from localagent.state.model import (
     State,
 )
 from localagent.textcap import cap_text, clip
-from localagent.verify.ledger import note_action, recorded_facts
 
 
 def _push(items: list[Any], item: Any, limit: int) -> None:

@@ -135,8 +135,8 @@ def _essential(tool: Tool) -> Tool:
     """The tool with only its required and path arguments in its schema: a small model
     fills in what it is shown, and every optional knob is one more way to go wrong. The
     others keep their defaults and are still accepted."""
-    params = tool.schema["function"]["parameters"]
+    params = tool.spec.parameters
     keep = set(params.get("required", ())) | set(tool.policy.paths)
     shown = {name: spec for name, spec in params["properties"].items() if name in keep}
-    function = {**tool.schema["function"], "parameters": {**params, "properties": shown}}
-    return dataclasses.replace(tool, schema={**tool.schema, "function": function})
+    spec = dataclasses.replace(tool.spec, parameters={**params, "properties": shown})
+    return dataclasses.replace(tool, spec=spec)

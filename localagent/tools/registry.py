@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, create_model
 
+from localagent.models.protocol import ToolSpec
 from localagent.textcap import cap_text
 from localagent.tools import aliases
 from localagent.tools.arguments import validated
@@ -59,7 +60,7 @@ class Tool:
     name: str
     function: Callable[..., ToolResult]
     arguments: type[BaseModel]
-    schema: dict[str, Any]
+    spec: ToolSpec
     signature: str
     policy: Policy
 
@@ -97,23 +98,22 @@ def make_tool(function: Callable[..., ToolResult], policy: Policy | None = None)
         f"{function.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields
     )
     parameters_schema = {"type": "object", "properties": properties, "required": required}
-    header = {"name": function.__name__, "description": description}
-    schema = {"type": "function", "function": {**header, "parameters": parameters_schema}}
+    spec = ToolSpec(function.__name__, description, parameters_schema)
     signature = f"{function.__name__}({', '.join(shown)})"
-    return Tool(function.__name__, function, arguments, schema, signature, policy or Policy())
+    return Tool(function.__name__, function, arguments, spec, signature, policy or Policy())
 
 
 def schema_tool(
     name: str,
     function: Callable[..., ToolResult],
-    schema: dict[str, Any],
+    spec: ToolSpec,
     signature: str,
     policy: Policy,
 ) -> Tool:
     """A tool described by a JSON schema rather than a typed function (an MCP server's):
     any JSON object passes as its arguments here; `function(ctx, **args)` checks them."""
     arguments = create_model(f"{name}_arguments", __config__=ConfigDict(extra="allow"))
-    return Tool(name, function, arguments, schema, signature, policy)
+    return Tool(name, function, arguments, spec, signature, policy)
 
 
 class ToolRegistry:
@@ -142,9 +142,9 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
-    def schemas(self) -> list[dict[str, Any]]:
-        """The tool list in the shape the model's `tools=` expects; a fresh copy each call."""
-        return [orjson.loads(orjson.dumps(tool.schema)) for tool in self]
+    def specs(self) -> list[ToolSpec]:
+        """The tools as a model is told of them (its adapter writes its wire shape)."""
+        return [tool.spec for tool in self]
 
     def select(self, names: Iterable[str] | None) -> ToolRegistry:
         """The tools named (all default ones for None), in registry order; control tools
@@ -267,9 +267,8 @@ def _observed(ctx: ToolContext, result: ToolResult) -> ToolResult:
 
 
 def _described(tool: Tool, note: str) -> Tool:
-    function = tool.schema["function"]
-    described = {**function, "description": f"{function['description']} {note}"}
-    return dataclasses.replace(tool, schema={**tool.schema, "function": described})
+    described = f"{tool.spec.description} {note}"
+    return dataclasses.replace(tool, spec=dataclasses.replace(tool.spec, description=described))
 
 
 def _path_state(path: Path) -> str:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from localagent import safefs, tools
+from localagent.state.ledger import check_kind, judge, key, split_result
 from localagent.tools.cmdline import check_command
-from localagent.verify.ledger import check_kind, judge, key, split_result
 
 PYTEST = "python -m pytest -q"
 EXPECTED_FILE = "expected.txt"

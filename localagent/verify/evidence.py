@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localagent import safefs
-from localagent.verify.ledger import Ledger, norm
+from localagent.state.ledger import Ledger, norm
 from localagent.verify.where import is_folder, locate
 
 OUTPUT_SUFFIXES = (
