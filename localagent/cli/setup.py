@@ -7,8 +7,18 @@ from typing import Annotated
 
 import typer
 
-from localagent.cli.app import BackendOpt, BaseUrlOpt, ModelOpt, WorkspaceOpt, _workspace, app
+from localagent.cli.app import BackendOpt, ModelOpt, WorkspaceOpt, _workspace, app
 from localagent.console import say
+
+CheckedUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        metavar="URL",
+        help="The server to check: Ollama's address, or the OpenAI-compatible server's "
+        "base URL with --backend openai (the config is not changed).",
+    ),
+]
 
 
 @app.command()
@@ -16,7 +26,7 @@ def doctor(
     workspace: WorkspaceOpt = Path("."),
     model: ModelOpt = None,
     backend: BackendOpt = None,
-    base_url: BaseUrlOpt = None,
+    base_url: CheckedUrlOpt = None,
 ) -> None:
     """Check the model server, the model, tool calling, context size, the workspace."""
     from localagent import doctor as checks

@@ -12,9 +12,9 @@ Not DETACHED_PROCESS: it gives every command the agent runs a console window.
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,18 +46,18 @@ def popen_detached(
 def _popen(
     argv: list[str], cwd: Path, sink: IO[bytes], given: bytes, **detach: Any
 ) -> subprocess.Popen[bytes]:
-    stdin = subprocess.PIPE if given else subprocess.DEVNULL
-    proc = subprocess.Popen(
-        argv, cwd=cwd, stdin=stdin, stdout=sink, stderr=subprocess.STDOUT, **detach
-    )
-    if proc.stdin is not None:
-        # A child that died before reading leaves a broken pipe: its exit code and
-        # agent.out say why, and the starter reports that.
-        with contextlib.suppress(OSError):
-            proc.stdin.write(given)
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-    return proc
+    # The input is in a file before the child starts, not in a pipe the starter fills
+    # after: a starter that is stopped or killed at that moment must not hold the child.
+    if not given:
+        return subprocess.Popen(
+            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, **detach
+        )
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write(given)
+        stdin.seek(0)
+        return subprocess.Popen(
+            argv, cwd=cwd, stdin=stdin, stdout=sink, stderr=subprocess.STDOUT, **detach
+        )
 
 
 def job_note() -> str | None:
