@@ -202,7 +202,11 @@ class Agent:
             "round", reply, probe=facts, calls=calls, prompt_chars=chars, recogniser=recogniser
         )
         if reply.cut_off:
-            why = {"length": "the length cap was reached", "deadline": "the call took too long"}
+            why = {
+                "length": "the length cap was reached",
+                "deadline": "the call took too long",
+                "loop": "it repeated the same text over and over",
+            }
             self.notice = self.prompts.render(
                 "cut_off", why=why[reply.cut_off], limit=self.settings.num_predict
             )

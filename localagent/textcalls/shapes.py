@@ -17,13 +17,16 @@ from localagent.textcalls.base import (
     is_tool_name,
     make_call,
 )
-from localagent.textcalls.values import json_at, lenient_arguments, value_at
+from localagent.textcalls.values import closing, json_at, lenient_arguments, value_at
 
 NAME_KEYS = ("name", "tool", "tool_name", "function")
 ARG_KEYS = ("arguments", "args", "parameters", "params", "input")
 WRAPPER_KEYS = ("tool_calls", "function_call")
 MENTION = "it mentions a tool but holds no valid JSON tool call"
 _START = re.compile(r"\{\s*[\"'}]|\[\s*\{")  # where an object (or a list of them) can start
+_OBJECT = re.compile(r"\{\s*[\"']")
+# What may follow a call whose last `}` is missing: nothing, or the end of its code fence.
+_END = re.compile(r"\s*(?:```\s*)?\Z")
 # A failed decode costs up to a pass over the reply: past these many, give up (junk, not calls).
 _LITERAL_TRIES = 50
 _TRIES = 200
@@ -113,6 +116,33 @@ def json_calls(text: str, known: set[str]) -> Found:
     drop the tags, Qwen 2.5 in Ollama. Real example (ollama/ollama#11185, qwen3:32b):
     `{"name": "LLM_Tool_RAG", "arguments": {"term": "accidents, tribunal de Versailles"}}`"""
     found = [(start, call) for start, value in values(text) for call in calls_in(value, known)]
+    last = unclosed_last_call(text, known)
+    if last is not None and all(start < last[0] for start, _ in found):
+        found.append(last)
     if not found and any(name in text for name in known):
         raise TextCallError(MENTION)
     return found
+
+
+def unclosed_last_call(text: str, known: set[str]) -> tuple[int, ToolCall] | None:
+    """The call that ends the reply with only its final `}` missing (Qwen2.5-Coder-0.5B:
+    `{"name": "write_file", "arguments": {"path": "hello.py", "content": "print('hi')"}`).
+    The repair is unambiguous only there: its name and complete arguments are all written,
+    nothing follows, and one `}` makes it whole. Anything else missing is never guessed."""
+    end = _END.search(text).start()  # type: ignore[union-attr]  # \Z always matches
+    tried = 0
+    for match in _OBJECT.finditer(text, 0, end):
+        tried += 1
+        if tried > _TRIES:
+            return None
+        start = match.start()
+        if closing(text, start) is not None:
+            continue
+        found = value_at(text[start:end] + "}", 0)
+        if found is None or found[1] != end - start + 1 or not isinstance(found[0], dict):
+            continue
+        if not any(isinstance(found[0].get(key), dict | str) for key in ARG_KEYS):
+            return None  # the missing brace may be the arguments' own
+        call = as_call(found[0], known)
+        return None if call is None else (start, call)
+    return None
