@@ -5,6 +5,7 @@ example copied back, an invented tool name."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from support import backend_env, done, messages_text, plan_rule, records, run_cl
 from localagent.models.fake import FakeServer
 from localagent.models.loops import LoopCut, loop_start
 from localagent.textcalls import parse_reply
+from localagent.tools.aliases import unknown_tool
 from localagent.tools.catalog import SMALL_MODEL_TOOLS
 
 GOAL = "Write hello.py that prints hi"
@@ -121,3 +123,35 @@ def test_the_last_call_missing_its_brace_joins_the_complete_ones() -> None:
     first = '{"name": "read_file", "arguments": {"path": "a.py"}}\n'
     parsed = parse_reply(first + HELLO_CALL[:-1] + "\n```", KNOWN)
     assert [call.name for call in parsed.calls] == ["read_file", "write_file"]
+
+
+def test_the_format_example_is_a_real_call_and_a_copied_placeholder_is_named(
+    tmp_path: Path,
+) -> None:
+    # The 0.5B copied the feedback's example back, word for word, for nine rounds.
+    copied = '```json\n{"name": "TOOL_NAME", "arguments": {...}}\n```'
+    example = '{"name": "write_file", "arguments": {"path": "hello.py", "content": "..."}}'
+    ran, sent = run_hello(tmp_path, [{"content": copied}, {"content": example}])
+    assert ran.returncode == 0, ran.stderr
+    feedback = next(r for r in records(tmp_path) if r["type"] == "feedback")
+    assert feedback["format_error"] and "placeholder TOOL_NAME" in feedback["text"]
+    assert example in feedback["text"] and "TOOL_NAME" not in feedback["text"].split("\n", 1)[1]
+    assert feedback["text"] in messages_text(sent[2])  # plan, the copy, then told
+    assert (tmp_path / "hello.py").read_text() == "..."  # the example, copied, runs
+
+
+@pytest.mark.parametrize(
+    ("name", "nearest"),
+    [("generate_code", "write_file"), ("text_editor", "write_file"), ("TOOL_NAME", None)],
+)
+def test_an_invented_tool_name_is_answered_with_the_nearest_names(
+    name: str, nearest: str | None
+) -> None:
+    reply = json.dumps({"name": name, "arguments": {"path": "hello.py"}})
+    parsed = parse_reply(reply, KNOWN)
+    if nearest is None:  # the placeholder names no tool: nothing runs, the model is told
+        assert parsed.calls == [] and "placeholder" in parsed.problem
+        return
+    assert [call.name for call in parsed.calls] == [name]
+    said = unknown_tool(name, sorted(KNOWN))
+    assert said.split("did you mean ")[1].startswith(nearest)

@@ -13,6 +13,9 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = re.compile(r"[ _\-]+")  # any other character keeps a name apart
 
 
+# The tool name in the formats shown to a model; a reply that copies it named no tool.
+PLACEHOLDER = "TOOL_NAME"
+
 # Holds tool arguments that are not a JSON object, so the tool can say what is wrong.
 UNPARSED = "__unparsed__"
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from localagent.textcalls.base import (
+    PLACEHOLDER,
     Found,
     TextCallError,
     ToolCall,
@@ -23,6 +24,7 @@ NAME_KEYS = ("name", "tool", "tool_name", "function")
 ARG_KEYS = ("arguments", "args", "parameters", "params", "input")
 WRAPPER_KEYS = ("tool_calls", "function_call")
 MENTION = "it mentions a tool but holds no valid JSON tool call"
+COPIED = f"it copies the example's placeholder {PLACEHOLDER} instead of naming a real tool"
 _START = re.compile(r"\{\s*[\"'}]|\[\s*\{")  # where an object (or a list of them) can start
 _OBJECT = re.compile(r"\{\s*[\"']")
 # What may follow a call whose last `}` is missing: nothing, or the end of its code fence.
@@ -61,7 +63,7 @@ def as_call(obj: dict[str, Any], known: set[str]) -> ToolCall | None:
     if isinstance(obj.get("function"), dict):
         obj = obj["function"]
     name = next((obj[k] for k in NAME_KEYS if isinstance(obj.get(k), str)), None)
-    if name is None:
+    if name is None or name.strip() == PLACEHOLDER:
         return None
     has_arguments = any(k in obj for k in ARG_KEYS)
     name = clean_tool_name(name, known)
@@ -121,6 +123,8 @@ def json_calls(text: str, known: set[str]) -> Found:
         found.append(last)
     if not found and any(name in text for name in known):
         raise TextCallError(MENTION)
+    if not found and PLACEHOLDER in text:
+        raise TextCallError(COPIED)
     return found
 
 
