@@ -17,6 +17,7 @@ from localagent.models.loops import LoopCut, loop_start
 from localagent.textcalls import parse_reply
 from localagent.tools.aliases import unknown_tool
 from localagent.tools.catalog import SMALL_MODEL_TOOLS
+from localagent.verify.evidence import is_lookup
 
 GOAL = "Write hello.py that prints hi"
 PLAN = plan_rule(("Write hello.py", ["write_file hello.py that prints hi"]))
@@ -155,3 +156,45 @@ def test_an_invented_tool_name_is_answered_with_the_nearest_names(
     assert [call.name for call in parsed.calls] == [name]
     said = unknown_tool(name, sorted(KNOWN))
     assert said.split("did you mean ")[1].startswith(nearest)
+
+
+def test_a_look_up_subtask_is_done_by_its_look_up(tmp_path: Path) -> None:
+    """The 1.5B's plans hold look-ups; each got one "NOT ACCEPTED YET" and ended unverified
+    although the look-up was all they asked for."""
+    (tmp_path / "cli.py").write_text("def parse_args(argv):\n    return argv\n")
+    (tmp_path / "README.md").write_text("# cli\n")
+    subtasks = ["Find where parse_args is defined", "Read README"]
+    replies = [
+        {"content": '{"name": "search_files", "arguments": {"pattern": "def parse_args"}}'},
+        done("parse_args is defined in cli.py, line 1"),
+        {"content": '{"name": "read_file", "arguments": {"path": "README.md"}}'},
+        done("README.md says the tool is called cli"),
+    ]
+    scenario = {"rules": [plan_rule(("Look", subtasks))], "replies": replies, "default": done()}
+    with FakeServer(scenario) as server:
+        env = backend_env("ollama", server.url, LOCALAGENT_VERIFY="0")
+        ran = run_cli(
+            env, "start", "Find out how cli.py parses", "-w", str(tmp_path), "--foreground"
+        )
+    assert ran.returncode == 0, ran.stderr
+    recs = records(tmp_path)
+    assert not [r for r in recs if r["type"] == "feedback" and r.get("nudged")]
+    completed = [r for r in recs if r["type"] == "subtask_completed"]
+    assert [r["verified"] for r in completed] == [True, True]
+
+
+@pytest.mark.parametrize(
+    ("subtask", "lookup"),
+    [
+        ("Find where add is defined", True),  # `add` is a name here, not a verb
+        ("Read README.md to understand the project", True),
+        ("List the files in the workspace", True),
+        ("Read main.py and fix the bug", False),
+        ("Check that the tests pass", False),
+        ("Read README to learn how to run it", False),
+        ("hello.py prints hi", False),
+        ("Define add in mathx/core.py", False),
+    ],
+)
+def test_what_is_a_look_up(subtask: str, lookup: bool) -> None:
+    assert is_lookup([subtask]) is lookup
