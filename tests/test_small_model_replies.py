@@ -112,8 +112,19 @@ def test_a_json_call_missing_its_last_brace_runs(tmp_path: Path) -> None:
         '{"name": "write_file", "arguments": {"path": "hello.py", "content": "print(1)"',
         '{"name": "write_file", "arguments": {"path": "a.py", "extra": {"k": 1}',
         '{"name": "write_file"',  # no arguments: the brace may be theirs
+        # Its brace may be the one missing: {"b": 1}, "c": 2 is a call too.
+        '{"name": "write_file", "arguments": {"path": "a.py", "a": {"b": 1, "c": 2}}',
+        '{"name": "write_file", "arguments": {"path": "a.py"}, "content": "x"',  # whose content?
     ],
-    ids=["two-missing", "prose-after", "arguments-open", "nested-open", "no-arguments"],
+    ids=[
+        "two-missing",
+        "prose-after",
+        "arguments-open",
+        "nested-open",
+        "no-arguments",
+        "ends-with-object",
+        "argument-outside",
+    ],
 )
 def test_a_call_missing_more_than_its_last_brace_never_runs(content: str) -> None:
     parsed = parse_reply(content, KNOWN)

@@ -23,6 +23,7 @@ from localagent.textcalls.values import closing, json_at, lenient_arguments, val
 NAME_KEYS = ("name", "tool", "tool_name", "function")
 ARG_KEYS = ("arguments", "args", "parameters", "params", "input")
 WRAPPER_KEYS = ("tool_calls", "function_call")
+_CALL_KEYS = {*NAME_KEYS, *ARG_KEYS, "id", "type"}
 MENTION = "it mentions a tool but holds no valid JSON tool call"
 COPIED = f"it copies the example's placeholder {PLACEHOLDER} instead of naming a real tool"
 _START = re.compile(r"\{\s*[\"'}]|\[\s*\{")  # where an object (or a list of them) can start
@@ -145,8 +146,22 @@ def unclosed_last_call(text: str, known: set[str]) -> tuple[int, ToolCall] | Non
         found = value_at(text[start:end] + "}", 0)
         if found is None or found[1] != end - start + 1 or not isinstance(found[0], dict):
             continue
-        if not any(isinstance(found[0].get(key), dict | str) for key in ARG_KEYS):
-            return None  # the missing brace may be the arguments' own
-        call = as_call(found[0], known)
+        call = as_call(found[0], known) if _only_the_last_brace(found[0]) else None
         return None if call is None else (start, call)
     return None
+
+
+def _only_the_last_brace(obj: dict[str, Any]) -> bool:
+    """Whether one `}` at the end is the only repair that reads as a call: the object
+    holds a call's keys only (else a brace left out earlier would make other arguments),
+    and its arguments do not end with an object (whose own brace may be the one missing:
+    `{"a": {"b": 1, "c": 2}` may mean `{"a": {"b": 1}, "c": 2}`)."""
+    arguments = next((obj[key] for key in ARG_KEYS if key in obj), None)
+    if not isinstance(arguments, dict | str) or not set(obj) <= _CALL_KEYS:
+        return False
+    return not ends_with_object(arguments)
+
+
+def ends_with_object(value: Any) -> bool:
+    """Whether an object's last value is itself an object."""
+    return isinstance(value, dict) and bool(value) and isinstance(list(value.values())[-1], dict)
