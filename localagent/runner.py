@@ -282,11 +282,8 @@ def _profiled(settings: Settings, billions: float | None) -> tuple[Settings, tup
     sized = tools_for_profile(profile, settings.tools) or ()
     size = f"{billions:.1f}B parameters" if billions else "no model size"
     log.info("the %s profile (the server says %s)", profile, size)
-    update = {
-        "profile": profile,
-        "tools": sized or settings.tools,
-        "num_predict": num_predict_for_profile(profile, settings.num_predict),
-    }
+    update: dict[str, Any] = {"profile": profile, "tools": sized or settings.tools}
+    update["num_predict"] = num_predict_for_profile(profile, settings.num_predict)
     return settings.model_copy(update=update), sized
 
 
