@@ -87,7 +87,7 @@ def test_text_that_only_looks_repetitive_is_not_cut(text: str) -> None:
 def test_the_copy_kept_is_whole_lines() -> None:
     # The text before the loop ends like the unit does: the kept copy still ends its line.
     call = '{"name": "read_file", "arguments": {"path": "a.py"}}\n'
-    text = "Reading it:\n}\n" + call * 40
+    text = "Reading it:\n}\n" + call * 60
     assert text[: loop_start(text)] == "Reading it:\n}\n" + call
     looped = LoopCut()
     for start in range(0, len(text), 7):

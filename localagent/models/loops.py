@@ -11,7 +11,7 @@ needs both many copies and a long span.
 from __future__ import annotations
 
 MIN_COPIES = 4  # of one unit, back to back
-MIN_SPAN = 800  # characters the copies cover together: a ruler of 80 `-` is no loop
+MIN_SPAN = 1200  # characters the copies cover together: a ruler of 80 `-` is no loop
 MAX_PERIOD = 2000  # characters of the longest unit looked for
 CHECK_EVERY = 128  # new characters between two looks: a loop is caught that much later
 _PROBE = 32  # characters compared first: most units are ruled out by them
