@@ -32,14 +32,8 @@ def run_hello(ws: Path, replies: list[dict[str, Any]], backend: str = "ollama", 
     scenario = {"models": [{"name": "qwen2.5-coder:0.5b"}], "llama_cpp": backend == "openai"}
     scenario |= {"rules": [PLAN], "replies": replies, "default": done("written")}
     with FakeServer(scenario) as server:
-        environ = backend_env(
-            backend,
-            server.url,
-            OLLAMA_MODEL="qwen2.5-coder:0.5b",
-            LOCALAGENT_VERIFY="0",
-            LOCALAGENT_MAX_ROUNDS="4",
-            **env,
-        )
+        given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "0"}
+        environ = backend_env(backend, server.url, **{**given, "LOCALAGENT_MAX_ROUNDS": "4", **env})
         ran = run_cli(environ, "start", GOAL, "-w", str(ws), "--foreground")
         return ran, server.chat_requests
 
@@ -142,14 +136,18 @@ def test_the_format_example_is_a_real_call_and_a_copied_placeholder_is_named(
 ) -> None:
     # The 0.5B copied the feedback's example back, word for word, for nine rounds.
     copied = '```json\n{"name": "TOOL_NAME", "arguments": {...}}\n```'
-    example = '{"name": "write_file", "arguments": {"path": "hello.py", "content": "..."}}'
-    ran, sent = run_hello(tmp_path, [{"content": copied}, {"content": example}])
+    example = '{"name": "write_file", "arguments": {"path": "hello.py", "content": "<content>"}}'
+    replies = [{"content": copied}, {"content": example}, done("written"), {"content": HELLO_CALL}]
+    ran, sent = run_hello(tmp_path, replies, LOCALAGENT_MAX_ROUNDS="6")
     assert ran.returncode == 0, ran.stderr
-    feedback = next(r for r in records(tmp_path) if r["type"] == "feedback")
-    assert feedback["format_error"] and "placeholder TOOL_NAME" in feedback["text"]
-    assert example in feedback["text"] and "TOOL_NAME" not in feedback["text"].split("\n", 1)[1]
-    assert feedback["text"] in messages_text(sent[2])  # plan, the copy, then told
-    assert (tmp_path / "hello.py").read_text() == "..."  # the example, copied, runs
+    feedback = [r for r in records(tmp_path) if r["type"] == "feedback"]
+    assert feedback[0]["format_error"] and "placeholder TOOL_NAME" in feedback[0]["text"]
+    told = feedback[0]["text"]
+    assert example in told and "TOOL_NAME" not in told.split("\n", 1)[1]
+    assert told in messages_text(sent[2])  # plan, the copy, then told
+    # Copied as it is, the example runs; its placeholder is plainly no program.
+    assert "hello.py: syntax error" in feedback[1]["text"] and feedback[1]["refused"]
+    assert (tmp_path / "hello.py").read_text() == "print('hi')"
 
 
 @pytest.mark.parametrize(

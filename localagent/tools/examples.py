@@ -4,7 +4,9 @@ Qwen2.5-Coder-0.5B copied the example `{"name": "TOOL_NAME", "arguments": {...}}
 word for word for nine rounds: a small model copies the example it is shown. So the
 example names the tool the model most likely wants next (one its reply named, else one
 its subtask names or implies) with that tool's own required arguments, and the file the
-subtask names as the path: copied as it is, it is a call that runs.
+subtask names as the path: copied as it is, it is a call that runs. Other values are
+`<name>` placeholders: copied, they are plainly not work (written into a program they do
+not compile, so the completion gate refuses it).
 """
 
 from __future__ import annotations
@@ -95,5 +97,5 @@ def _arguments(tools: ToolRegistry, name: str, subtask: str) -> dict[str, Any]:
         elif key == "cmd" and files and files[0].endswith(".py"):
             values[key] = f"python {files[0]}"
         else:
-            values[key] = "..."
+            values[key] = f"<{key}>"
     return values
