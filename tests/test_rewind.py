@@ -1,0 +1,257 @@
+"""Rewind through the real CLI: a goal scripted on the fake server writes, edits, deletes
+and moves files and runs a command that creates and changes files; `diff` shows each
+step's changes and `rewind` undoes them one step at a time, each workspace in between
+equal byte for byte to the one recorded before that step. A user's edit is detected and
+kept, a git repository's `.git` is never touched, and a rewind killed at random moments
+ends at its target once run again."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import call, cli_args, cli_env, done, plan_rule, records, run_cli
+
+from localagent.models.fake import FakeServer
+
+GOAL = "Make the files"
+GEN = (
+    "from pathlib import Path\n"
+    "Path('gen').mkdir(exist_ok=True)\n"
+    "Path('gen/c.txt').write_text('made by a command\\n')\n"
+    "Path('keep.txt').write_text(Path('keep.txt').read_text() + 'changed by a command\\n')\n"
+)
+# The workspace before each step of the script, and the step (tool, arguments).
+STEPS: list[tuple[str, dict[str, Any]]] = [
+    ("write_file", {"path": "a.txt", "content": "one\n"}),
+    ("replace_in_file", {"path": "a.txt", "old": "one", "new": "uno"}),
+    ("append_file", {"path": "a.txt", "content": "two\n"}),
+    ("write_file", {"path": "src/b.py", "content": "print('bee')\n"}),
+    ("run_cmd", {"cmd": "python gen.py"}),
+    ("delete_file", {"path": "src/b.py"}),
+    ("move_file", {"src": "gen/c.txt", "dst": "moved/d.txt"}),
+    ("write_file", {"path": "keep.txt", "content": "rewritten by the agent\n"}),
+]
+
+
+def initial(ws: Path) -> None:
+    (ws / "gen.py").write_text(GEN)
+    (ws / "keep.txt").write_text("the user's own file\n")
+    (ws / "bin.dat").write_bytes(bytes(range(256)))
+
+
+def expected_states() -> list[dict[str, bytes]]:
+    """The files before each step (and after the last), computed independently."""
+    files = {
+        "gen.py": GEN.encode(),
+        "keep.txt": b"the user's own file\n",
+        "bin.dat": bytes(range(256)),
+    }
+    states = [dict(files)]
+    files["a.txt"] = b"one\n"
+    states.append(dict(files))
+    files["a.txt"] = b"uno\n"
+    states.append(dict(files))
+    files["a.txt"] = b"uno\ntwo\n"
+    states.append(dict(files))
+    files["src/b.py"] = b"print('bee')\n"
+    states.append(dict(files))
+    files["gen/c.txt"] = b"made by a command\n"
+    files["keep.txt"] += b"changed by a command\n"
+    states.append(dict(files))
+    del files["src/b.py"]
+    states.append(dict(files))
+    files["moved/d.txt"] = files.pop("gen/c.txt")
+    states.append(dict(files))
+    files["keep.txt"] = b"rewritten by the agent\n"
+    states.append(dict(files))
+    return states
+
+
+def scenario() -> dict[str, Any]:
+    return {
+        "rules": [plan_rule(("Files", [GOAL]))],
+        "replies": [call(name, **args) for name, args in STEPS] + [done("all made")],
+        "default": done("all made"),
+    }
+
+
+def files_of(ws: Path) -> dict[str, bytes]:
+    found = {}
+    for path in ws.rglob("*"):
+        rel = path.relative_to(ws).as_posix()
+        if rel.split("/")[0] in (".agent_context", ".git") or not path.is_file():
+            continue
+        found[rel] = path.read_bytes()
+    return found
+
+
+def tree_hash(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        digest.update(path.relative_to(folder).as_posix().encode())
+        if path.is_file():
+            digest.update(path.read_bytes())
+            digest.update(str(path.stat().st_mtime_ns).encode())
+    return digest.hexdigest()
+
+
+def git(ws: Path, *args: str) -> None:
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t")
+    env["GIT_COMMITTER_EMAIL"] = "t@t"
+    subprocess.run(["git", *args], cwd=ws, env=env, check=True, capture_output=True)
+
+
+def run_goal(ws: Path, env: dict[str, str]) -> None:
+    result = run_cli(env, "start", GOAL, "-w", str(ws), "--foreground", "--no-verify")
+    assert result.returncode in (0, 1), result.stderr
+    steps = [r["tool"] for r in records(ws) if r["type"] == "action_started"]
+    assert steps[: len(STEPS)] == [name for name, _ in STEPS], result.stderr
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    initial(path)
+    return path
+
+
+@pytest.fixture
+def server() -> Any:
+    with FakeServer(scenario()) as fake:
+        yield fake
+
+
+def changed_steps(ws: Path) -> list[dict[str, Any]]:
+    return [r for r in records(ws) if r["type"] == "changes" and r["files"]]
+
+
+@pytest.mark.parametrize("repo", [False, True], ids=["plain", "git"])
+def test_each_step_is_rewound_to_the_workspace_before_it(ws: Path, server: Any, repo: bool) -> None:
+    if repo:
+        git(ws, "init", "-q")
+        git(ws, "add", "-A")
+        git(ws, "commit", "-q", "-m", "start")
+    env = cli_env(server.url)
+    run_goal(ws, env)
+    # (the run itself keeps .agent_context out of git: .git/info/exclude)
+    git_before = tree_hash(ws / ".git") if repo else ""
+    states = expected_states()
+    assert files_of(ws) == states[-1]
+    # Every step that changed files has its changes journaled, the command's included.
+    made = changed_steps(ws)
+    assert [r["tool"] for r in made] == [name for name, _ in STEPS]
+    by_command = {path for path, _, _ in made[4]["files"]}
+    assert by_command == {"gen/c.txt", "keep.txt"}
+    shown = run_cli(env, "diff", "-w", str(ws))
+    assert shown.returncode == 0, shown.stderr
+    assert "run_cmd `python gen.py`" in shown.stdout
+    assert "+changed by a command" in shown.stdout and "-one\n+uno" in shown.stdout
+    assert "Binary" not in shown.stdout
+    for back in range(len(STEPS) - 1, -1, -1):
+        result = run_cli(env, "rewind", "-w", str(ws), "--last")
+        assert result.returncode == 0, result.stderr
+        assert files_of(ws) == states[back], f"after undoing step {back + 1}"
+    assert not (ws / "moved").exists() and not (ws / "gen").exists()
+    again = run_cli(env, "rewind", "-w", str(ws), "--last")
+    assert again.returncode == 2 and "nothing to rewind" in again.stderr
+    if repo:
+        assert tree_hash(ws / ".git") == git_before
+    assert all(".git/" not in str(r.get("files")) for r in records(ws))
+
+
+def test_rewind_to_a_round_and_forward_again(ws: Path, server: Any) -> None:
+    env = cli_env(server.url)
+    run_goal(ws, env)
+    states = expected_states()
+    made = changed_steps(ws)
+    result = run_cli(env, "rewind", "-w", str(ws), "--to", f"{made[3]['round']}")
+    assert result.returncode == 0, result.stderr
+    assert files_of(ws) == states[3]
+    # Back to just before the move: steps undone are put back in place as well.
+    result = run_cli(env, "rewind", "-w", str(ws), "--to", f"s{made[6]['action']}")
+    assert result.returncode == 0, result.stderr
+    assert files_of(ws) == states[6]
+    shown = run_cli(env, "diff", "-w", str(ws), "--round", str(made[4]["round"]))
+    assert "run_cmd `python gen.py`" in shown.stdout and "undone by the rewind" in shown.stdout
+
+
+def test_a_users_edit_after_the_agents_is_detected_and_kept(ws: Path, server: Any) -> None:
+    env = cli_env(server.url)
+    run_goal(ws, env)
+    (ws / "a.txt").write_text("the user's edit\n")
+    result = run_cli(env, "rewind", "-w", str(ws), "--to", "1")
+    assert result.returncode == 2
+    assert "a.txt" in result.stderr and "--force" in result.stderr
+    assert (ws / "a.txt").read_text() == "the user's edit\n"
+    assert files_of(ws)["moved/d.txt"] == b"made by a command\n"  # nothing else moved
+    # A file the agent never touched is the user's: rewound around, never overwritten.
+    (ws / "a.txt").write_text("uno\ntwo\n")
+    (ws / "notes.txt").write_text("mine\n")
+    result = run_cli(env, "rewind", "-w", str(ws), "--to", "1")
+    assert result.returncode == 0, result.stderr
+    assert files_of(ws) == {**expected_states()[0], "notes.txt": b"mine\n"}
+    forced = run_cli(env, "diff", "-w", str(ws))
+    assert "changed outside the agent" in forced.stdout
+
+
+def test_a_rewind_is_refused_while_an_agent_runs(ws: Path, server: Any) -> None:
+    from localagent.lock import WorkspaceLock
+
+    env = cli_env(server.url)
+    run_goal(ws, env)
+    with WorkspaceLock(ws / ".agent_context"):
+        result = run_cli(env, "rewind", "-w", str(ws), "--last")
+    assert result.returncode == 4, result.stderr
+
+
+def test_resume_after_a_rewind_tells_the_model_and_goes_on(ws: Path) -> None:
+    replies = [call(n, **a) for n, a in STEPS[:2]] + [done("made")]
+    script = {"rules": [plan_rule(("Files", [GOAL]))], "replies": replies, "default": done("ok")}
+    with FakeServer(script) as fake:
+        env = cli_env(fake.url)
+        first = run_cli(env, "start", GOAL, "-w", str(ws), "--foreground", "--no-verify")
+        assert first.returncode == 0, first.stderr
+        assert run_cli(env, "rewind", "-w", str(ws), "--to", "1").returncode == 0
+        assert not (ws / "a.txt").exists()
+        resumed = run_cli(env, "resume", "-w", str(ws), "--foreground")
+        assert resumed.returncode == 0, resumed.stderr
+        told = [r for r in fake.chat_requests if "rewound the workspace" in str(r)]
+    assert told, "the model was not told of the rewind"
+    assert [r["type"] for r in records(ws)].count("rewound") == 1
+
+
+def _files_left(ws: Path) -> dict[str, bytes]:
+    return {k: v for k, v in files_of(ws).items() if not k.endswith(".tmp")}
+
+
+def test_a_rewind_killed_at_random_moments_ends_at_its_target(ws: Path, server: Any) -> None:
+    """The torture's short sample (scripts/torture_rewind.py runs it long)."""
+    env = cli_env(server.url)
+    big = {f"many/f{i:03}.txt": f"{i}\n" * 50 for i in range(150)}
+    for path, text in big.items():
+        (ws / path).parent.mkdir(exist_ok=True)
+        (ws / path).write_text(text)
+    run_goal(ws, env)
+    rng = random.Random(30)
+    for _ in range(3):
+        proc = subprocess.Popen(cli_args("rewind", "-w", str(ws), "--to", "1"), env=env)
+        time.sleep(rng.uniform(0.15, 0.6))
+        proc.send_signal(signal.SIGKILL if sys.platform != "win32" else signal.SIGTERM)
+        proc.wait()
+        state = _files_left(ws)
+        for name, content in expected_states()[-1].items():
+            # each file is whole: its content before the rewind or at its target
+            assert state.get(name) in (content, expected_states()[0].get(name)), name
+    result = run_cli(env, "rewind", "-w", str(ws), "--to", "1")
+    assert result.returncode == 0, result.stderr
+    assert _files_left(ws) == {**expected_states()[0], **{k: v.encode() for k, v in big.items()}}
