@@ -7,20 +7,28 @@ ends at its target once run again."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
+import importlib
+import io
 import os
 import random
-import signal
 import subprocess
 import sys
-import time
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
-from support import call, cli_args, cli_env, done, plan_rule, records, run_cli
+from support import call, cli_env, done, plan_rule, records, run_cli
 
+from localagent.cli import main
 from localagent.models.fake import FakeServer
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="kills with SIGKILL")
 
 GOAL = "Make the files"
 GEN = (
@@ -104,6 +112,26 @@ def tree_hash(folder: Path) -> str:
     return digest.hexdigest()
 
 
+@dataclasses.dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(*argv: str) -> Ran:
+    """The real command line, in this process (a rewind or a diff needs no server)."""
+    out, err = io.StringIO(), io.StringIO()
+    code: Any = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(argv))
+        except SystemExit as exc:
+            code = exc.code
+    assert "Traceback" not in err.getvalue(), err.getvalue()
+    return Ran(code or 0, out.getvalue(), err.getvalue())
+
+
 def git(ws: Path, *args: str) -> None:
     env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t")
     env["GIT_COMMITTER_EMAIL"] = "t@t"
@@ -152,17 +180,17 @@ def test_each_step_is_rewound_to_the_workspace_before_it(ws: Path, server: Any, 
     assert [r["tool"] for r in made] == [name for name, _ in STEPS]
     by_command = {path for path, _, _ in made[4]["files"]}
     assert by_command == {"gen/c.txt", "keep.txt"}
-    shown = run_cli(env, "diff", "-w", str(ws))
+    shown = cli("diff", "-w", str(ws))
     assert shown.returncode == 0, shown.stderr
     assert "run_cmd `python gen.py`" in shown.stdout
     assert "+changed by a command" in shown.stdout and "-one\n+uno" in shown.stdout
     assert "Binary" not in shown.stdout
     for back in range(len(STEPS) - 1, -1, -1):
-        result = run_cli(env, "rewind", "-w", str(ws), "--last")
+        result = cli("rewind", "-w", str(ws), "--last")
         assert result.returncode == 0, result.stderr
         assert files_of(ws) == states[back], f"after undoing step {back + 1}"
     assert not (ws / "moved").exists() and not (ws / "gen").exists()
-    again = run_cli(env, "rewind", "-w", str(ws), "--last")
+    again = cli("rewind", "-w", str(ws), "--last")
     assert again.returncode == 2 and "nothing to rewind" in again.stderr
     if repo:
         assert tree_hash(ws / ".git") == git_before
@@ -174,14 +202,14 @@ def test_rewind_to_a_round_and_forward_again(ws: Path, server: Any) -> None:
     run_goal(ws, env)
     states = expected_states()
     made = changed_steps(ws)
-    result = run_cli(env, "rewind", "-w", str(ws), "--to", f"{made[3]['round']}")
+    result = cli("rewind", "-w", str(ws), "--to", f"{made[3]['round']}")
     assert result.returncode == 0, result.stderr
     assert files_of(ws) == states[3]
     # Back to just before the move: steps undone are put back in place as well.
-    result = run_cli(env, "rewind", "-w", str(ws), "--to", f"s{made[6]['action']}")
+    result = cli("rewind", "-w", str(ws), "--to", f"s{made[6]['action']}")
     assert result.returncode == 0, result.stderr
     assert files_of(ws) == states[6]
-    shown = run_cli(env, "diff", "-w", str(ws), "--round", str(made[4]["round"]))
+    shown = cli("diff", "-w", str(ws), "--round", str(made[4]["round"]))
     assert "run_cmd `python gen.py`" in shown.stdout and "undone by the rewind" in shown.stdout
 
 
@@ -189,7 +217,7 @@ def test_a_users_edit_after_the_agents_is_detected_and_kept(ws: Path, server: An
     env = cli_env(server.url)
     run_goal(ws, env)
     (ws / "a.txt").write_text("the user's edit\n")
-    result = run_cli(env, "rewind", "-w", str(ws), "--to", "1")
+    result = cli("rewind", "-w", str(ws), "--to", "1")
     assert result.returncode == 2
     assert "a.txt" in result.stderr and "--force" in result.stderr
     assert (ws / "a.txt").read_text() == "the user's edit\n"
@@ -197,10 +225,10 @@ def test_a_users_edit_after_the_agents_is_detected_and_kept(ws: Path, server: An
     # A file the agent never touched is the user's: rewound around, never overwritten.
     (ws / "a.txt").write_text("uno\ntwo\n")
     (ws / "notes.txt").write_text("mine\n")
-    result = run_cli(env, "rewind", "-w", str(ws), "--to", "1")
+    result = cli("rewind", "-w", str(ws), "--to", "1")
     assert result.returncode == 0, result.stderr
     assert files_of(ws) == {**expected_states()[0], "notes.txt": b"mine\n"}
-    forced = run_cli(env, "diff", "-w", str(ws))
+    forced = cli("diff", "-w", str(ws))
     assert "changed outside the agent" in forced.stdout
 
 
@@ -221,7 +249,7 @@ def test_resume_after_a_rewind_tells_the_model_and_goes_on(ws: Path) -> None:
         env = cli_env(fake.url)
         first = run_cli(env, "start", GOAL, "-w", str(ws), "--foreground", "--no-verify")
         assert first.returncode == 0, first.stderr
-        assert run_cli(env, "rewind", "-w", str(ws), "--to", "1").returncode == 0
+        assert cli("rewind", "-w", str(ws), "--to", "1").returncode == 0
         assert not (ws / "a.txt").exists()
         resumed = run_cli(env, "resume", "-w", str(ws), "--foreground")
         assert resumed.returncode == 0, resumed.stderr
@@ -230,28 +258,23 @@ def test_resume_after_a_rewind_tells_the_model_and_goes_on(ws: Path) -> None:
     assert [r["type"] for r in records(ws)].count("rewound") == 1
 
 
-def _files_left(ws: Path) -> dict[str, bytes]:
-    return {k: v for k, v in files_of(ws).items() if not k.endswith(".tmp")}
+@pytest.fixture(scope="module")
+def torture() -> Iterator[ModuleType]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(SCRIPTS))
+        yield importlib.import_module("torture_rewind")
 
 
-def test_a_rewind_killed_at_random_moments_ends_at_its_target(ws: Path, server: Any) -> None:
-    """The torture's short sample (scripts/torture_rewind.py runs it long)."""
-    env = cli_env(server.url)
-    big = {f"many/f{i:03}.txt": f"{i}\n" * 50 for i in range(150)}
-    for path, text in big.items():
-        (ws / path).parent.mkdir(exist_ok=True)
-        (ws / path).write_text(text)
-    run_goal(ws, env)
-    rng = random.Random(30)
-    for _ in range(3):
-        proc = subprocess.Popen(cli_args("rewind", "-w", str(ws), "--to", "1"), env=env)
-        time.sleep(rng.uniform(0.15, 0.6))
-        proc.send_signal(signal.SIGKILL if sys.platform != "win32" else signal.SIGTERM)
-        proc.wait()
-        state = _files_left(ws)
-        for name, content in expected_states()[-1].items():
-            # each file is whole: its content before the rewind or at its target
-            assert state.get(name) in (content, expected_states()[0].get(name)), name
-    result = run_cli(env, "rewind", "-w", str(ws), "--to", "1")
-    assert result.returncode == 0, result.stderr
-    assert _files_left(ws) == {**expected_states()[0], **{k: v.encode() for k, v in big.items()}}
+def test_a_rewind_killed_at_random_moments_ends_at_its_target(
+    tmp_path: Path, torture: ModuleType
+) -> None:
+    """The torture's short sample (scripts/torture_rewind.py runs it long): each rewind,
+    killed, leaves every file whole; run again, it ends at its target."""
+    files = 120
+    with FakeServer(torture.scenario(files)) as server:
+        ws, env, states = torture.setup(tmp_path, files, server.url)
+        assert states["after"] != states["before"]
+        rng = random.Random(30)
+        torture.killed_and_finished(ws, env, "1", rng, states["after"], states["before"])
+    assert torture.snapshot_of(ws) == states["before"]
+    assert not [p for p in ws.rglob("*.tmp") if ".agent_context" not in p.parts]

@@ -56,12 +56,11 @@ def rewind(
 def _rewind(
     journal: Journal, snaps: Snapshots, to: str | None, last: bool, force: bool
 ) -> Rewound:
-    finished = None
     pending = journal.state.rewinding
-    if pending is not None:
-        finished = _finish(journal, snaps, pending)
-        if to is None and not last:
-            return finished
+    if pending is not None:  # whatever was asked: the same command again must not go on
+        done = _finish(journal, snaps, pending)
+        done.finished = done.to
+        return done
     if to is None and not last:
         raise UsageError("say how far back: --to ROUND, --to sSEQ (a step) or --last")
     snaps.before("rewind", journal.state.rounds)  # what changed outside the agent, first
@@ -76,7 +75,6 @@ def _rewind(
     intent = journal.append("rewinding", to=target, files=found.files)
     done = _complete(journal, snaps, intent["seq"], target, found.files, tree.ids(), line)
     done.left += found.lost
-    done.finished = finished.to if finished else None
     return done
 
 
@@ -98,7 +96,7 @@ def _complete(
     line: Timeline,
 ) -> Rewound:
     assert snaps.store is not None
-    left = restore.apply(journal.workspace, snaps.store, files, now)
+    left = restore.apply(journal.workspace, snaps.store, files, now, intent)
     done = [f for f in files if f[0] not in left]
     rec = journal.append(
         "rewound",

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,8 +90,10 @@ def _names(paths: list[str]) -> str:
     return ", ".join(paths[:SHOWN]) + more
 
 
-def put_back(root: Path, store: Store, path: str, file_id: str | None) -> None:
-    """One file as `file_id` says, atomically: its content and mode, or absent."""
+def put_back(root: Path, store: Store, path: str, file_id: str | None, mark: int) -> None:
+    """One file as `file_id` says, atomically: its content and mode, or absent. The temp
+    file is named by the rewind (`mark`), so the same rewind run again after a kill
+    replaces the one it left."""
     full = root.joinpath(*path.split("/"))
     if file_id is None:
         if safefs.lstat_kind(full) not in ("missing", "a folder"):
@@ -104,7 +105,7 @@ def put_back(root: Path, store: Store, path: str, file_id: str | None) -> None:
         raise MissingBlob(file_id)
     data = store.read(sha)
     full.parent.mkdir(parents=True, exist_ok=True)
-    temp = full.with_name(f".{full.name}.localagent-{secrets.token_hex(4)}.tmp")
+    temp = full.with_name(f".{full.name}.localagent-{mark % 2**32:08x}.tmp")
     with safefs.create_new(temp) as fh:
         fh.write(data)
         fh.flush()
@@ -138,7 +139,9 @@ def _prune_empty(root: Path, folder: Path) -> None:
         return
 
 
-def apply(root: Path, store: Store, files: list[list[Any]], now: dict[str, str]) -> list[str]:
+def apply(
+    root: Path, store: Store, files: list[list[Any]], now: dict[str, str], mark: int
+) -> list[str]:
     """Put back each file still as the plan found it; the paths changed meanwhile (by
     someone else: left as they are) are returned."""
     skipped = []
@@ -150,7 +153,7 @@ def apply(root: Path, store: Store, files: list[list[Any]], now: dict[str, str])
             skipped.append(path)
             continue
         try:
-            put_back(root, store, path, want)
+            put_back(root, store, path, want, mark)
         except (OSError, MissingBlob, safefs.UnsafeFile) as exc:
             raise UsageError(f"could not put back {path}: {exc}") from None
     return skipped

@@ -10,6 +10,7 @@ and stores every content it had to read, so the store holds each file the worksp
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import time
@@ -23,11 +24,15 @@ from localagent.rewind.store import Store
 BIG_FILE = 8 << 20
 RACY_NS = 2_000_000_000  # a time this close to the scan may hide a second write
 Change = list[Any]  # [path, id before or None, id after or None]
+# The temp file of a write under way (a tool's or a rewind's): never the workspace's.
+TEMP_NAME = re.compile(r"\..+\.localagent-[0-9a-f]{8}\.tmp", re.DOTALL)
 
 
 def skipped(name: str, is_dir: bool) -> bool:
     """Never snapshotted: the user's repository (a `.git` file too: a worktree's
     pointer), the journal, virtual environments and caches."""
+    if not is_dir and TEMP_NAME.fullmatch(name):
+        return True
     return name == ".git" or is_skipped(name, is_dir)
 
 
