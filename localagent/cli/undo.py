@@ -62,7 +62,7 @@ def rewind(
     _need_folder(root)
     done = rewind_to(root, to, last, force)
     if done.finished is not None:
-        say(f"finished the rewind to before s{done.finished} that was cut short (run again to go on)")
+        say(f"finished the rewind to before s{done.finished} that a kill cut short")
     for path, _, want in done.files:
         say(f"{'removed' if want is None else 'restored'} {path}")
     for path in done.left:

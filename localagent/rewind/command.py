@@ -53,9 +53,7 @@ def rewind(
             journal.finish(best_effort=True)
 
 
-def _rewind(
-    journal: Journal, snaps: Snapshots, to: str | None, last: bool, force: bool
-) -> Rewound:
+def _rewind(journal: Journal, snaps: Snapshots, to: str | None, last: bool, force: bool) -> Rewound:
     pending = journal.state.rewinding
     if pending is not None:  # whatever was asked: the same command again must not go on
         done = _finish(journal, snaps, pending)
@@ -80,7 +78,7 @@ def _rewind(
 
 def _finish(journal: Journal, snaps: Snapshots, pending: Rewinding) -> Rewound:
     """The rewind a kill cut short, to its end."""
-    tree, files = snaps.look([path for path, _, _ in pending.files])
+    _, files = snaps.look([path for path, _, _ in pending.files])
     now = {path: entry[2] for path, entry in files.items()}
     line = timeline(journal.records())
     return _complete(journal, snaps, pending.seq, pending.to, pending.files, now, line)

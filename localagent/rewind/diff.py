@@ -78,15 +78,17 @@ def show(workspace: Path, round_: int | None, since: int | None) -> Iterator[str
 def unified(store: Store, path: str, before: str | None, after: str | None) -> str:
     old, old_note = _side(store, before)
     new, new_note = _side(store, after)
-    a, b = ("/dev/null" if before is None else f"a/{path}"), (
-        "/dev/null" if after is None else f"b/{path}"
+    a, b = (
+        ("/dev/null" if before is None else f"a/{path}"),
+        ("/dev/null" if after is None else f"b/{path}"),
     )
     note = old_note or new_note
     if note:
         return f"--- {a}\n+++ {b}\n{note}"
     assert old is not None and new is not None
     if old == new:  # the content is the same: only the executable bit moved
-        return f"--- {a}\n+++ {b}\n(mode: executable {'on' if (after or '').endswith(':x') else 'off'})"
+        bit = "on" if (after or "").endswith(":x") else "off"
+        return f"--- {a}\n+++ {b}\n(mode: executable {bit})"
     if b"\0" in old[:8192] + new[:8192] or max(len(old), len(new)) > MAX_TEXT:
         return f"Binary files {a} and {b} differ"
     lines = list(
@@ -98,7 +100,10 @@ def unified(store: Store, path: str, before: str | None, after: str | None) -> s
         )
     )
     more = len(lines) - MAX_DIFF_LINES
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines[:MAX_DIFF_LINES])
+    text = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        for line in lines[:MAX_DIFF_LINES]
+    )
     return text.rstrip("\n") + (f"\n... ({more} more lines)" if more > 0 else "")
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from localagent.errors import JournalCorrupt
 from localagent.journal import Journal
-from localagent.rewind.store import Store, Tree
+from localagent.rewind.store import Tree
 from localagent.rewind.tree import changes, in_scope, scan
 from localagent.tools import Tool
 from localagent.tools.base import ToolError
@@ -70,9 +70,7 @@ class Snapshots:
             self._journal_changes(unsettled.seq, unsettled.tool, unsettled.round, found, late=True)
             found = []
         extra = {"base": base} if base is not None else {}
-        self.journal.append(
-            "snapshot", tool=tool, round=round_, scope=scope, files=found, **extra
-        )
+        self.journal.append("snapshot", tool=tool, round=round_, scope=scope, files=found, **extra)
         self._keep(tree, files, None if base is not None else scope)
 
     def settle(self) -> None:

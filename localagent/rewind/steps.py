@@ -37,7 +37,9 @@ def _what(tool: str, args: Any) -> str:
         return ""
     for key in ("cmd", "path", "src", "agent"):
         if isinstance(args.get(key), str):
-            extra = f" -> {args['dst']}" if key == "src" and isinstance(args.get("dst"), str) else ""
+            extra = (
+                f" -> {args['dst']}" if key == "src" and isinstance(args.get("dst"), str) else ""
+            )
             return args[key][:200] + extra
     return ""
 
@@ -59,7 +61,9 @@ def timeline(records: Iterable[dict[str, Any]]) -> Timeline:
             started[seq] = str(rec.get("cmd", ""))[:200]
         elif kind == "changes" and rec.get("files"):
             at = rec["action"]
-            step = Step(seq, at, "agent", rec["tool"], rec["round"], started.get(at, ""), rec["files"])
+            step = Step(
+                seq, at, "agent", rec["tool"], rec["round"], started.get(at, ""), rec["files"]
+            )
             line.steps.append(step)
         elif kind == "snapshot" and rec.get("files"):
             step = Step(seq, seq, "outside", "", rec["round"], "", rec["files"])

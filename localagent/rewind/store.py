@@ -149,13 +149,8 @@ class Store:
         found = []
         with contextlib.suppress(OSError):
             for sub in os.scandir(self.blobs):
-                if not sub.is_dir(follow_symlinks=False):
-                    continue
-                for entry in os.scandir(sub.path):
-                    with contextlib.suppress(OSError):
-                        if entry.is_file(follow_symlinks=False) and ".tmp" not in entry.name:
-                            info = entry.stat(follow_symlinks=False)
-                            found.append((entry.name, info.st_mtime_ns, info.st_size, Path(entry.path)))
+                if sub.is_dir(follow_symlinks=False):
+                    found += [_blob(entry) for entry in os.scandir(sub.path) if _is_blob(entry)]
         return found
 
     def remove_temps(self) -> None:
@@ -167,3 +162,18 @@ class Store:
                         if entry.name.endswith(".tmp"):
                             with contextlib.suppress(OSError):
                                 safefs.unlink(Path(entry.path))
+
+
+def _is_blob(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False) and ".tmp" not in entry.name
+    except OSError:
+        return False
+
+
+def _blob(entry: os.DirEntry[str]) -> tuple[str, int, int, Path]:
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return entry.name, 0, 0, Path(entry.path)
+    return entry.name, info.st_mtime_ns, info.st_size, Path(entry.path)

@@ -54,10 +54,9 @@ def scan(
     now = time.time_ns()
     for rel, info in _files(root, scope):
         entry = old.get(rel)
-        if entry and entry[0] == info.st_size and entry[1] == info.st_mtime_ns:
-            if now - info.st_mtime_ns > RACY_NS and _same_mode(entry[2], info):
-                found[rel] = entry
-                continue
+        if entry and _unmoved(entry, info, now):
+            found[rel] = entry
+            continue
         if info.st_size > BIG_FILE:
             found[rel] = [info.st_size, info.st_mtime_ns, f"big:{info.st_size}:{info.st_mtime_ns}"]
             continue
@@ -84,6 +83,12 @@ def changes(
     return out
 
 
+def _unmoved(entry: list[Any], info: os.stat_result, now: int) -> bool:
+    """Whether a file is as the last scan saw it, by its size, time and mode."""
+    same = entry[0] == info.st_size and entry[1] == info.st_mtime_ns
+    return same and now - info.st_mtime_ns > RACY_NS and _same_mode(entry[2], info)
+
+
 def _executable(info: os.stat_result) -> bool:
     return sys.platform != "win32" and bool(info.st_mode & stat.S_IXUSR)
 
@@ -104,9 +109,10 @@ def _files(root: Path, scope: list[str] | None) -> Iterator[tuple[str, os.stat_r
         if info is not None and stat.S_ISREG(info.st_mode):
             if not skipped(top.rsplit("/", 1)[-1], False):
                 yield top, info
-        elif info is None or stat.S_ISDIR(info.st_mode):
-            if not top or not skipped(top.rsplit("/", 1)[-1], True):
-                yield from _walk(root, top)
+        elif (info is None or stat.S_ISDIR(info.st_mode)) and not (
+            top and skipped(top.rsplit("/", 1)[-1], True)
+        ):
+            yield from _walk(root, top)
 
 
 def _walk(root: Path, top: str) -> Iterator[tuple[str, os.stat_result]]:
