@@ -18,7 +18,7 @@ from typing import Any
 from localagent.errors import JournalCorrupt
 from localagent.journal import Journal
 from localagent.rewind.store import Tree
-from localagent.rewind.tree import changes, in_scope, scan
+from localagent.rewind.tree import changes, scan, under
 from localagent.tools import Tool
 from localagent.tools.base import ToolError
 from localagent.tools.paths import relative, resolve_in_workspace
@@ -71,7 +71,7 @@ class Snapshots:
             found = []
         extra = {"base": base} if base is not None else {}
         self.journal.append("snapshot", tool=tool, round=round_, scope=scope, files=found, **extra)
-        self._keep(tree, files, None if base is not None else scope)
+        self._keep(tree, files, None if base is not None else scope, save=base is not None)
 
     def settle(self) -> None:
         """Journal the `changes` of the step snapshotted last, if not yet done."""
@@ -118,12 +118,23 @@ class Snapshots:
         if found:
             log.info("step %d (%s) changed %d files", seq, tool, len(found))
 
-    def _keep(self, tree: Tree, files: dict[str, list[Any]], scope: list[str] | None) -> None:
+    def _keep(
+        self, tree: Tree, files: dict[str, list[Any]], scope: list[str] | None, save: bool = True
+    ) -> None:
+        """The view as of the record just journaled; saved once a step is settled (a view
+        saved behind the journal is caught up from it)."""
         assert self.store is not None
-        tree.files = {p: e for p, e in tree.files.items() if not in_scope(p, scope)} | files
+        if scope is None:
+            tree.files = dict(files)
+        else:
+            for path in under(tree.files, scope):
+                del tree.files[path]
+            tree.files.update(files)
+        self._tree = tree
+        if not save:
+            return
         tree.seq = self.journal.state.seq
         tree.offset = self.journal.state.history_offset
-        self._tree = tree
         try:
             self.store.save_tree(tree)
         except OSError as exc:  # only a cache: the next run catches up from the journal

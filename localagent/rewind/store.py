@@ -30,6 +30,9 @@ FOLDER = "snapshots"
 TREE = "tree.json"
 CHUNK = 1 << 20
 _HEX = frozenset("0123456789abcdef")
+_NEW = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+)
 
 
 class MissingBlob(Exception):
@@ -62,6 +65,7 @@ class Store:
         self.folder = folder
         self.blobs = folder / "blobs"
         self.max_bytes = max_bytes
+        self._made: set[str] = set()  # the blob folders known to exist
 
     def ensure(self) -> None:
         for path in (self.folder.parent, self.folder, self.blobs):
@@ -93,14 +97,22 @@ class Store:
 
     def _place(self, sha: str, data: bytes, durable: bool) -> None:
         final = self.path(sha)
-        safefs.check_dir(final.parent)
-        final.parent.mkdir(exist_ok=True)
+        if sha[:2] not in self._made:
+            safefs.check_dir(final.parent)
+            final.parent.mkdir(exist_ok=True)
+            self._made.add(sha[:2])
+        # A fresh random name, created exclusively and never through a link: the store's
+        # own folder, so nothing planted is written through. Whole, then renamed.
         temp = final.with_name(f"{final.name}.{secrets.token_hex(4)}.tmp")
-        with safefs.create_new(temp) as fh:
-            fh.write(data)
+        fd = os.open(temp, _NEW, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
             if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         safefs.replace(temp, final)
 
     def read(self, sha: str) -> bytes:

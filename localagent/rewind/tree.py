@@ -14,7 +14,7 @@ import re
 import stat
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,17 @@ def skipped(name: str, is_dir: bool) -> bool:
     return name == ".git" or is_skipped(name, is_dir)
 
 
-def in_scope(path: str, scope: Iterable[str] | None) -> bool:
-    return scope is None or any(path == p or path.startswith(p + "/") for p in scope)
+def under(files: dict[str, Any], scope: list[str] | None) -> list[str]:
+    """The paths of `files` under `scope`: looked up, not searched, for an edit's files."""
+    if scope is None:
+        return list(files)
+    found = []
+    for top in scope:
+        if top in files:
+            found.append(top)
+        else:  # a folder (a move of one), or nothing yet
+            found += [path for path in files if path.startswith(top + "/")]
+    return found
 
 
 def scan(
@@ -73,7 +82,7 @@ def changes(
     old: dict[str, list[Any]], new: dict[str, list[Any]], scope: list[str] | None
 ) -> list[Change]:
     """[path, before, after] for each file under `scope` whose id differs, by path."""
-    paths = {p for p in old if in_scope(p, scope)} | set(new)
+    paths = set(under(old, scope)) | set(new)
     out = []
     for path in sorted(paths):
         before = old[path][2] if path in old else None
