@@ -470,7 +470,8 @@ def test_a_damaged_history_is_named_not_shown(run: Path, tmp_path: Path) -> None
     (context / "history.jsonl").write_bytes(torn)
     assert list(trace.show(tmp_path, None, False, False))  # a torn tail is what a crash leaves
     at = next(i for i, line in enumerate(lines) if i >= 10 and b"round" in line)
-    damaged = b"".join(lines[:at]) + lines[at].replace(b"round", b"rounD") + b"".join(lines[at + 1 :])
+    broken = lines[at].replace(b"round", b"rounD")
+    damaged = b"".join(lines[:at]) + broken + b"".join(lines[at + 1 :])
     (context / "history.jsonl").write_bytes(damaged)
     for shown in (
         lambda: list(trace.show(tmp_path, None, False, False)),

@@ -218,7 +218,8 @@ def _files(e: dict[str, Any]) -> list[str]:
     files = [f for f in _listed(e.get("files")) if isinstance(f, list) and len(f) == 3]
     how = {(True, False): "created", (False, True): "deleted"}
     named = [f"{f[0]} ({how.get((f[1] is None, f[2] is None), 'changed')})" for f in files]
-    names = visible(", ".join(named[:8]) + (f" and {len(named) - 8} more" if len(named) > 8 else ""))
+    more = f" and {len(named) - 8} more" if len(named) > 8 else ""
+    names = visible(", ".join(named[:8]) + more)
     kind = e["kind"]
     if kind == "snapshot" and e.get("base") is not None:
         return [f"snapshot: the workspace's {e['base']} files kept for rewind"]
