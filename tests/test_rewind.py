@@ -278,3 +278,53 @@ def test_a_rewind_killed_at_random_moments_ends_at_its_target(
         torture.killed_and_finished(ws, env, "1", rng, states["after"], states["before"])
     assert torture.snapshot_of(ws) == states["before"]
     assert not [p for p in ws.rglob("*.tmp") if ".agent_context" not in p.parts]
+
+
+def test_the_python_api_shows_and_rewinds(ws: Path, server: Any) -> None:
+    from localagent.api import diff, rewind
+
+    run_goal(ws, cli_env(server.url))
+    steps = diff(ws)
+    command = next(s for s in steps if s["tool"] == "run_cmd")
+    assert command["what"] == "python gen.py"
+    assert {f["path"] for f in command["files"]} == {"gen/c.txt", "keep.txt"}
+    assert "+made by a command" in next(
+        f["text"] for f in command["files"] if f["path"] == "gen/c.txt"
+    )
+    done_ = rewind(ws, last=True)
+    assert done_.restored == ["keep.txt"] and not done_.left
+    assert files_of(ws) == expected_states()[-2]
+
+
+SLOW = (
+    "import time\nfrom pathlib import Path\n"
+    "Path('out.txt').write_text('written before the kill\\n')\n"
+    "time.sleep(60)\n"
+)
+
+
+def test_a_step_cut_short_by_a_kill_has_its_changes_journaled_once(ws: Path) -> None:
+    """SIGKILL while a command runs (it changed a file already): the resumed run journals
+    that step's changes once, and `rewind --last` undoes them."""
+    from support import start_cli, wait_for
+
+    (ws / "slow.py").write_text(SLOW)
+    replies = [call("run_cmd", cmd="python slow.py", timeout_sec=120), done("ran")]
+    script = {"rules": [plan_rule(("Run", [GOAL]))], "replies": replies, "default": done("ok")}
+    with FakeServer(script) as fake:
+        env = cli_env(fake.url)
+        proc = start_cli(env, "start", GOAL, "-w", str(ws), "--foreground", "--no-verify")
+        try:
+            wait_for(lambda: (ws / "out.txt").exists(), timeout=60)
+        finally:
+            proc.kill()
+            proc.communicate()
+        resumed = run_cli(env, "resume", "-w", str(ws), "--foreground")
+    assert resumed.returncode == 0, resumed.stderr
+    history = records(ws)
+    started = next(r for r in history if r["type"] == "action_started")
+    made = [r for r in history if r["type"] == "changes" and r["action"] == started["seq"]]
+    assert len(made) == 1 and made[0]["files"][0][0] == "out.txt"
+    assert sum(r["type"] == "snapshot" for r in history) == 1
+    assert cli("rewind", "-w", str(ws), "--last").returncode == 0
+    assert not (ws / "out.txt").exists() and (ws / "slow.py").read_text() == SLOW
