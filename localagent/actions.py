@@ -85,6 +85,7 @@ class Actions:
         self.prompts = prompts
         self.max_blocked = max_blocked
         self.snapshots = Snapshots(journal, ctx.root, snapshot_bytes)
+        self.snapshots.refuse_half_rewound()
 
     @property
     def state(self) -> State:

@@ -328,3 +328,19 @@ def test_a_step_cut_short_by_a_kill_has_its_changes_journaled_once(ws: Path) -> 
     assert sum(r["type"] == "snapshot" for r in history) == 1
     assert cli("rewind", "-w", str(ws), "--last").returncode == 0
     assert not (ws / "out.txt").exists() and (ws / "slow.py").read_text() == SLOW
+
+
+def test_resume_refuses_a_workspace_a_killed_rewind_left_half_done(ws: Path, server: Any) -> None:
+    from localagent.journal import Journal
+
+    env = cli_env(server.url)
+    run_goal(ws, env)
+    assert cli("rewind", "-w", str(ws), "--last").returncode == 0  # the goal goes on from there
+    journal = Journal(ws)
+    journal.load()
+    journal.append("rewinding", to=1, files=[["a.txt", None, None]])  # as a kill leaves it
+    journal.finish()
+    resumed = run_cli(env, "resume", "-w", str(ws), "--foreground")
+    assert resumed.returncode == 2 and "localagent rewind -w" in resumed.stderr
+    assert cli("rewind", "-w", str(ws)).returncode == 0
+    assert [r["type"] for r in records(ws)][-1] == "rewound"

@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from localagent.errors import JournalCorrupt
+from localagent.errors import JournalCorrupt, UsageError
 from localagent.journal import Journal
 from localagent.rewind.store import Tree
 from localagent.rewind.tree import changes, scan, under
@@ -33,6 +33,14 @@ class Snapshots:
         self.root = root
         self.store = journal.snapshot_store(max_bytes)
         self._tree: Tree | None = None
+
+    def refuse_half_rewound(self) -> None:
+        """A run never works in a workspace a killed rewind left half put back."""
+        if self.journal.state.rewinding is not None:
+            raise UsageError(
+                "a rewind of this workspace was cut short; finish it first with: "
+                f"localagent rewind -w {self.root}"
+            )
 
     def scope(self, tool: Tool, args: dict[str, Any]) -> list[str] | None:
         """The paths an edit tool names (it changes nothing else); None for the rest."""
