@@ -117,8 +117,10 @@ def _side(store: Store, file_id: str | None) -> tuple[bytes | None, str]:
             "only, so it cannot be restored)"
         )
     sha = sha_of(file_id)
+    if sha is None:
+        return None, "(not snapshotted: it could not be read or stored; it cannot be restored)"
     try:
-        return store.read(sha or ""), ""
+        return store.read(sha), ""
     except MissingBlob:
         return None, "(its content is no longer in the snapshot store: it cannot be restored)"
 

@@ -1,7 +1,8 @@
 """Seeing the workspace as the snapshot store does: each file's id, and what changed.
 
 A file's id is the SHA-256 of its content, with ":x" when it is executable (POSIX), or
-"big:SIZE:MTIME" for a file over `BIG_FILE` bytes (never copied, so never restored).
+"big:SIZE:MTIME" for a file over `BIG_FILE` bytes (never copied, so never restored), or
+"unkept:SIZE" for one that could not be read or stored (a full disk): not restorable.
 A scan reuses the id of a file whose size and time did not move since the last one,
 unless that time is too recent to trust (a write within the same clock tick keeps it),
 and stores every content it had to read, so the store holds each file the workspace has.
@@ -72,7 +73,9 @@ def scan(
         try:
             sha, added = store.put_file(root / rel, info.st_size, durable)
         except OSError:
-            continue  # gone or unreadable meanwhile: as if it were not there
+            if os.path.lexists(root / rel):  # unreadable, or the store's disk is full
+                found[rel] = [info.st_size, info.st_mtime_ns, f"unkept:{info.st_size}"]
+            continue  # gone meanwhile: as if it were not there
         stored += added
         found[rel] = [info.st_size, info.st_mtime_ns, sha + (":x" if _executable(info) else "")]
     return found, stored
