@@ -6,7 +6,7 @@ one run, in two copies of the workspace: with snapshots (the default store) and 
 their ratio, and the bytes each action adds to `.agent_context/` (snapshot store and
 history); and the one-time cost of the first snapshot, which copies the workspace.
 
-    python scripts/bench_snapshots.py [--files 10000] [--actions 30] [--size 2048]
+    python scripts/bench_snapshots.py [--files 10000] [--actions 20] [--size 2048] [--dir D]
 """
 
 from __future__ import annotations
@@ -58,73 +58,99 @@ def actions_for(n: int) -> list[tuple[str, str, dict[str, Any]]]:
     out = []
     for i in range(n):
         out.append(("edit", "write_file", {"path": f"d001/f{i % 100:03}.txt", "content": f"{i}\n"}))
-        out.append(("replace", "append_file", {"path": "notes.txt", "content": f"note {i}\n"}))
+        out.append(("append", "append_file", {"path": "notes.txt", "content": f"note {i}\n"}))
         out.append(("command", "run_cmd", {"cmd": f"python touch.py {i}"}))
     return out
 
 
-def run(root: Path, snapshot_mb: int, plan: list[tuple[str, str, dict[str, Any]]]) -> dict:
-    journal = Journal(root)
-    journal.load()
-    journal.append("goal_started", goal="bench", settings={})
-    ctx = ToolContext(root=root, outputs=None)
-    tools = catalog()
-    actions = Actions(journal, tools, ctx, PromptSet({}), 3, snapshot_mb << 20)
-    times: dict[str, list[float]] = {}
-    sizes: dict[str, list[int]] = {}
-    first = None
-    for number, (kind, name, args) in enumerate(plan):
-        before = context_bytes(root)
+class Side:
+    """One copy of the workspace and the action path over it."""
+
+    def __init__(self, root: Path, snapshot_mb: int) -> None:
+        self.root = root
+        self.journal = Journal(root)
+        self.journal.load()
+        self.journal.append("goal_started", goal="bench", settings={})
+        ctx = ToolContext(root=root, outputs=None)
+        self.actions = Actions(self.journal, catalog(), ctx, PromptSet({}), 3, snapshot_mb << 20)
+        self.times: dict[str, list[float]] = {}
+        self.sizes: dict[str, list[int]] = {}
+        self.first = (0.0, 0)
+
+    def act(self, number: int, kind: str, name: str, args: dict[str, Any]) -> None:
+        before = context_bytes(self.root)
         began = time.perf_counter()
-        actions.execute(name, args, f"c{number}", f"sig{number}")
+        self.actions.execute(name, args, f"c{number}", f"sig{number}")
         took = time.perf_counter() - began
-        result = journal.state.recent_actions[-1]
+        result = self.journal.state.recent_actions[-1]
         assert result.ok, result.result
+        grew = context_bytes(self.root) - before
         if number == 0:
-            first = (took, context_bytes(root) - before)
-            continue
-        times.setdefault(kind, []).append(took)
-        sizes.setdefault(kind, []).append(context_bytes(root) - before)
-    journal.finish()
-    return {"times": times, "sizes": sizes, "first": first, "total": context_bytes(root)}
+            self.first = (took, grew)
+            return
+        self.times.setdefault(kind, []).append(took)
+        self.sizes.setdefault(kind, []).append(grew)
+
+
+def measure(tmp: Path, files: int, size: int, plan: list[tuple[str, str, dict[str, Any]]]):
+    """Both copies, the same actions interleaved (one in each, in turn)."""
+    make_workspace(tmp / "with", files, size)
+    make_workspace(tmp / "without", files, size)
+    with_, without = Side(tmp / "with", 500), Side(tmp / "without", 0)
+    for number, (kind, name, args) in enumerate(plan):
+        for side in (without, with_) if number % 2 else (with_, without):
+            side.act(number, kind, name, args)
+    for side in (with_, without):
+        side.journal.finish()
+    return with_, without
+
+
+def report(args: argparse.Namespace, where: str, with_: Side, without: Side) -> bool:
+    print(
+        f"workspace: {args.files:,} files of {args.size:,} bytes in {where}; "
+        f"{args.actions} actions of each kind, interleaved\n"
+    )
+    took, added = with_.first
+    print(
+        f"first snapshot (copies the workspace): {took * 1000:,.0f} ms, {added / 1e6:.1f} MB "
+        f"(the same first action without snapshots: {without.first[0] * 1000:,.0f} ms)\n"
+    )
+    print("| action | with snapshots ms | without ms | ratio | bytes added per action |")
+    print("|---|---:|---:|---:|---:|")
+    ratios = {}
+    for kind in with_.times:
+        a = statistics.median(with_.times[kind]) * 1000
+        b = statistics.median(without.times[kind]) * 1000
+        grew = statistics.median(with_.sizes[kind]) - statistics.median(without.sizes[kind])
+        ratios[kind] = a / b
+        print(f"| {kind} | {a:,.1f} | {b:,.1f} | {a / b:.2f}x | {grew:,.0f} |")
+    store = context_bytes(with_.root) - context_bytes(without.root)
+    print(f"\nsnapshot store at the end: {store / 1e6:.1f} MB")
+    edits = max(ratios["edit"], ratios["append"])
+    verdict = "PASS" if edits <= 1.5 else "FAIL"
+    print(
+        f"{verdict}: an edit costs {edits:.2f}x with snapshots (target: flat, at most 1.5x); "
+        f"a command {ratios['command']:.2f}x (two stat walks of the whole workspace)"
+    )
+    return verdict == "PASS"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=10_000)
-    parser.add_argument("--actions", type=int, default=30, help="of each kind")
+    parser.add_argument("--actions", type=int, default=20, help="of each kind")
     parser.add_argument("--size", type=int, default=2048, help="bytes of each file")
     parser.add_argument("--dir", default=None, help="where the workspaces are made")
+    parser.add_argument("--quick", action="store_true", help="1,000 files, 5 actions each")
     args = parser.parse_args()
+    if args.quick:
+        args.files, args.actions = 1000, 5
     plan = actions_for(args.actions)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        with_root, without_root = Path(tmp) / "with", Path(tmp) / "without"
-        make_workspace(with_root, args.files, args.size)
-        make_workspace(without_root, args.files, args.size)
         os.environ["LOCALAGENT_HOME"] = str(Path(tmp) / "home")
-        without = run(without_root, 0, plan)
-        with_ = run(with_root, 500, plan)
-    print(f"in {args.dir or tempfile.gettempdir()}")
-    print(f"workspace: {args.files:,} files of {args.size:,} bytes; {len(plan)} actions each way")
-    took, added = with_["first"]
-    base_took, _ = without["first"]
-    print(
-        f"first action (copies the workspace into the store): {took * 1000:.0f} ms "
-        f"(without snapshots {base_took * 1000:.0f} ms), {added / 1e6:.1f} MB"
-    )
-    print(f"{'action':<10}{'with ms':>10}{'without ms':>12}{'ratio':>8}{'bytes/action':>14}")
-    for kind in with_["times"]:
-        a = statistics.median(with_["times"][kind]) * 1000
-        b = statistics.median(without["times"][kind]) * 1000
-        grow = statistics.median(with_["sizes"].get(kind, [0]))
-        base = statistics.median(without["sizes"].get(kind, [0]))
-        print(f"{kind:<10}{a:>10.1f}{b:>12.1f}{a / b:>8.2f}{grow - base:>14,.0f}")
-    extra = with_["total"] - without["total"]
-    print(
-        f".agent_context/ at the end: {with_['total'] / 1e6:.1f} MB with, "
-        f"{without['total'] / 1e6:.1f} MB without ({extra / 1e6:.1f} MB for snapshots)"
-    )
-    return 0
+        with_, without = measure(Path(tmp), args.files, args.size, plan)
+        where = f"{args.dir or tempfile.gettempdir()}"
+        return 0 if report(args, where, with_, without) else 1
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import importlib
 import io
 import os
 import random
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,7 +29,7 @@ from localagent.cli import main
 from localagent.models.fake import FakeServer
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="kills with SIGKILL")
+POSIX_KILLS = pytest.mark.skipif(sys.platform == "win32", reason="kills with SIGKILL")
 
 GOAL = "Make the files"
 GEN = (
@@ -163,7 +164,11 @@ def changed_steps(ws: Path) -> list[dict[str, Any]]:
     return [r for r in records(ws) if r["type"] == "changes" and r["files"]]
 
 
-@pytest.mark.parametrize("repo", [False, True], ids=["plain", "git"])
+@pytest.mark.parametrize(
+    "repo",
+    [False, pytest.param(True, marks=pytest.mark.skipif(not shutil.which("git"), reason="no git"))],
+    ids=["plain", "git"],
+)
 def test_each_step_is_rewound_to_the_workspace_before_it(ws: Path, server: Any, repo: bool) -> None:
     if repo:
         git(ws, "init", "-q")
@@ -265,6 +270,7 @@ def torture() -> Iterator[ModuleType]:
         yield importlib.import_module("torture_rewind")
 
 
+@POSIX_KILLS
 def test_a_rewind_killed_at_random_moments_ends_at_its_target(
     tmp_path: Path, torture: ModuleType
 ) -> None:
@@ -303,6 +309,7 @@ SLOW = (
 )
 
 
+@POSIX_KILLS
 def test_a_step_cut_short_by_a_kill_has_its_changes_journaled_once(ws: Path) -> None:
     """SIGKILL while a command runs (it changed a file already): the resumed run journals
     that step's changes once, and `rewind --last` undoes them."""
