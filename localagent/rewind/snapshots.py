@@ -25,6 +25,7 @@ from localagent.tools.paths import relative, resolve_in_workspace
 
 log = logging.getLogger("localagent.agent")
 FILE_KINDS = ("changes", "snapshot", "rewound")  # the records that name files changed
+PER_RECORD = 5000  # files named in one record
 
 
 class Snapshots:
@@ -60,7 +61,7 @@ class Snapshots:
 
     def before(self, tool: str, round_: int, scope: list[str] | None = None) -> None:
         """Journal the `snapshot` record a step needs before it starts."""
-        if self.store is None:
+        if not self._usable():
             return
         tree = self._current()
         if tree is None:  # the first step: the whole workspace, copied once
@@ -78,13 +79,16 @@ class Snapshots:
             self._journal_changes(unsettled.seq, unsettled.tool, unsettled.round, found, late=True)
             found = []
         extra = {"base": base} if base is not None else {}
+        while len(found) > PER_RECORD:  # a record stays far below what a torn write can be
+            self.journal.append("snapshot", tool=tool, round=round_, files=found[:PER_RECORD])
+            found = found[PER_RECORD:]
         self.journal.append("snapshot", tool=tool, round=round_, scope=scope, files=found, **extra)
         self._keep(tree, files, None if base is not None else scope, save=base is not None)
 
     def settle(self) -> None:
         """Journal the `changes` of the step snapshotted last, if not yet done."""
         unsettled = self.journal.state.unsettled
-        if self.store is None or unsettled is None:
+        if unsettled is None or not self._usable():
             return
         tree = self._current()
         if tree is None:
@@ -118,10 +122,27 @@ class Snapshots:
         tree.stored += added
         return tree, files
 
+    def _usable(self) -> bool:
+        """Whether the store can be used; a store that cannot be made (a full or read-only
+        disk) turns snapshots off for the run, loudly, rather than end it."""
+        if self.store is None:
+            return False
+        try:
+            self.store.ensure()
+        except OSError as exc:
+            log.warning("snapshots are off for the rest of this run: %s", exc)
+            self.store = None
+        return self.store is not None
+
     def _journal_changes(
         self, seq: int, tool: str, round_: int, found: list[Any], late: bool = False
     ) -> None:
         extra = {"late": True} if late else {}
+        while len(found) > PER_RECORD:  # the last one settles the step
+            part, found = found[:PER_RECORD], found[PER_RECORD:]
+            self.journal.append(
+                "changes", action=seq, tool=tool, round=round_, files=part, more=True, **extra
+            )
         self.journal.append("changes", action=seq, tool=tool, round=round_, files=found, **extra)
         if found:
             log.info("step %d (%s) changed %d files", seq, tool, len(found))

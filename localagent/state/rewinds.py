@@ -27,7 +27,8 @@ def snapshot(state: State, rec: dict[str, Any]) -> None:
 
 
 def changes(state: State, rec: dict[str, Any]) -> None:
-    if state.unsettled is not None and state.unsettled.seq == rec["action"]:
+    settles = state.unsettled is not None and state.unsettled.seq == rec["action"]
+    if settles and not rec.get("more"):
         state.unsettled = None
     if rec["files"]:
         state.guard.epoch += 1
