@@ -351,3 +351,30 @@ def test_resume_refuses_a_workspace_a_killed_rewind_left_half_done(ws: Path, ser
     assert resumed.returncode == 2 and "localagent rewind -w" in resumed.stderr
     assert cli("rewind", "-w", str(ws)).returncode == 0
     assert [r["type"] for r in records(ws)][-1] == "rewound"
+
+
+def test_a_step_that_changed_many_files_is_journaled_in_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each record stays small (a torn write is told from damage by its size); only the
+    last part settles the step."""
+    from localagent.journal import Journal
+    from localagent.rewind import snapshots
+    from localagent.rewind.steps import timeline
+
+    monkeypatch.setattr(snapshots, "PER_RECORD", 3)
+    journal = Journal(tmp_path)
+    journal.load()
+    journal.append("goal_started", goal="many", settings={})
+    snaps = snapshots.Snapshots(journal, tmp_path, 1 << 20)
+    snaps.before("run_cmd", 1)
+    journal.append("action_started", tool="run_cmd", args={"cmd": "x"}, signature="x")
+    for i in range(7):
+        (tmp_path / f"f{i}.txt").write_text(str(i))
+    snaps.settle()
+    parts = [r for r in records(tmp_path) if r["type"] == "changes"]
+    assert [len(r["files"]) for r in parts] == [3, 3, 1]
+    assert [r.get("more", False) for r in parts] == [True, True, False]
+    assert journal.state.unsettled is None
+    line = timeline(records(tmp_path))
+    assert sorted(p for s in line.steps for p, _, _ in s.files) == [f"f{i}.txt" for i in range(7)]
