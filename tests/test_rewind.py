@@ -32,11 +32,11 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 POSIX_KILLS = pytest.mark.skipif(sys.platform == "win32", reason="kills with SIGKILL")
 
 GOAL = "Make the files"
-GEN = (
+GEN = (  # bytes, not text: the same on Windows
     "from pathlib import Path\n"
     "Path('gen').mkdir(exist_ok=True)\n"
-    "Path('gen/c.txt').write_text('made by a command\\n')\n"
-    "Path('keep.txt').write_text(Path('keep.txt').read_text() + 'changed by a command\\n')\n"
+    "Path('gen/c.txt').write_bytes(b'made by a command\\n')\n"
+    "Path('keep.txt').write_bytes(Path('keep.txt').read_bytes() + b'changed by a command\\n')\n"
 )
 # The workspace before each step of the script, and the step (tool, arguments).
 STEPS: list[tuple[str, dict[str, Any]]] = [
@@ -52,8 +52,8 @@ STEPS: list[tuple[str, dict[str, Any]]] = [
 
 
 def initial(ws: Path) -> None:
-    (ws / "gen.py").write_text(GEN)
-    (ws / "keep.txt").write_text("the user's own file\n")
+    (ws / "gen.py").write_bytes(GEN.encode())
+    (ws / "keep.txt").write_bytes(b"the user's own file\n")
     (ws / "bin.dat").write_bytes(bytes(range(256)))
 
 
@@ -221,15 +221,15 @@ def test_rewind_to_a_round_and_forward_again(ws: Path, server: Any) -> None:
 def test_a_users_edit_after_the_agents_is_detected_and_kept(ws: Path, server: Any) -> None:
     env = cli_env(server.url)
     run_goal(ws, env)
-    (ws / "a.txt").write_text("the user's edit\n")
+    (ws / "a.txt").write_bytes(b"the user's edit\n")
     result = cli("rewind", "-w", str(ws), "--to", "1")
     assert result.returncode == 2
     assert "a.txt" in result.stderr and "--force" in result.stderr
-    assert (ws / "a.txt").read_text() == "the user's edit\n"
+    assert (ws / "a.txt").read_bytes() == b"the user's edit\n"
     assert files_of(ws)["moved/d.txt"] == b"made by a command\n"  # nothing else moved
     # A file the agent never touched is the user's: rewound around, never overwritten.
-    (ws / "a.txt").write_text("uno\ntwo\n")
-    (ws / "notes.txt").write_text("mine\n")
+    (ws / "a.txt").write_bytes(b"uno\ntwo\n")
+    (ws / "notes.txt").write_bytes(b"mine\n")
     result = cli("rewind", "-w", str(ws), "--to", "1")
     assert result.returncode == 0, result.stderr
     assert files_of(ws) == {**expected_states()[0], "notes.txt": b"mine\n"}
