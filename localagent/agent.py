@@ -29,6 +29,7 @@ from localagent.settings import Settings
 from localagent.state import ReplanDue, State, Verifying, current, next_due
 from localagent.stopping import StopRequested, StopSignal
 from localagent.textcalls import ToolCall, parse_reply
+from localagent.tools.examples import example_call
 from localagent.verify import checks, verdict
 
 log = logging.getLogger("localagent.agent")
@@ -209,7 +210,11 @@ class Agent:
             "round", reply, probe=facts, calls=calls, prompt_chars=chars, recogniser=recogniser
         )
         if reply.cut_off:
-            why = {"length": "the length cap was reached", "deadline": "the call took too long"}
+            why = {
+                "length": "the length cap was reached",
+                "deadline": "the call took too long",
+                "loop": "it repeated the same text over and over",
+            }
             self.notice = self.prompts.render(
                 "cut_off", why=why[reply.cut_off], limit=self.settings.num_predict
             )
@@ -217,7 +222,10 @@ class Agent:
             return
         if problem:
             names = ", ".join(self.tools.names())
-            text = self.prompts.render("format_error", problem=problem, tools=names)
+            example = example_call(self.tools, str(facts["subtask"]), reply.content)
+            text = self.prompts.render(
+                "format_error", problem=example.fill(problem), tools=names, example=example.text
+            )
         else:
             text = self.prompts.render("no_tool_call")
         self.journal.append("feedback", text=text, tool="format", format_error=True)
