@@ -34,6 +34,7 @@ ENV_NAMES: dict[str, str] = {
     "verify": "LOCALAGENT_VERIFY",
     "tools": "LOCALAGENT_TOOLS",
     "output_store_mb": "LOCALAGENT_OUTPUT_STORE_MB",
+    "snapshot_store_mb": "LOCALAGENT_SNAPSHOT_STORE_MB",
     "backend": "LOCALAGENT_BACKEND",
     "base_url": "LOCALAGENT_BASE_URL",
     "embed_model": "LOCALAGENT_EMBED_MODEL",
