@@ -63,6 +63,12 @@ class ModelUnavailable(AgentError):
     exit_code = 3
 
 
+class ModelRefused(AgentError):
+    """The model server answered, but refused the request (a 4xx other than 404)."""
+
+    exit_code = 1
+
+
 class WorkspaceBusy(AgentError):
     exit_code = 4
 

@@ -100,6 +100,7 @@ def _signal(workspace: Path, given: dict[str, Any]) -> Callable[[str], None]:
 
 
 def _run(argv: list[str]) -> None:
+    from localagent.exits import conclude
     from localagent.runner import run
     from localagent.settings import load_settings
 
@@ -107,7 +108,7 @@ def _run(argv: list[str]) -> None:
     given = flags(args)
     settings = load_settings(**given)
     workspace = args.workspace.expanduser().resolve()
-    run(
+    outcome = run(
         workspace,
         args.goal,
         settings,
@@ -120,6 +121,7 @@ def _run(argv: list[str]) -> None:
         new=args.new,
         allow_home=args.allow_home,
     )
+    conclude(outcome)
 
 
 def main(argv: list[str]) -> None:
