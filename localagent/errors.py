@@ -22,10 +22,6 @@ class AgentError(Exception):
         self.message = message
 
 
-class GoalFailed(AgentError):
-    exit_code = 1
-
-
 class UsageError(AgentError):
     exit_code = 2
 
@@ -71,10 +67,6 @@ class ModelRefused(AgentError):
 
 class WorkspaceBusy(AgentError):
     exit_code = 4
-
-
-class Interrupted(AgentError):
-    exit_code = 130
 
 
 _REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
