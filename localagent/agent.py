@@ -31,6 +31,7 @@ from localagent.state import ReplanDue, State, Verifying, current
 from localagent.state import due as owed
 from localagent.stopping import StopRequested, StopSignal
 from localagent.textcalls import ToolCall, parse_reply
+from localagent.tools.examples import example_call
 from localagent.verify import checks, verdict
 
 log = logging.getLogger("localagent.agent")
@@ -202,7 +203,11 @@ class Agent:
             "round", reply, probe=facts, calls=calls, prompt_chars=chars, recogniser=recogniser
         )
         if reply.cut_off:
-            why = {"length": "the length cap was reached", "deadline": "the call took too long"}
+            why = {
+                "length": "the length cap was reached",
+                "deadline": "the call took too long",
+                "loop": "it repeated the same text over and over",
+            }
             self.notice = self.prompts.render(
                 "cut_off", why=why[reply.cut_off], limit=self.settings.num_predict
             )
@@ -210,7 +215,10 @@ class Agent:
             return
         if problem:
             names = ", ".join(self.tools.names())
-            text = self.prompts.render("format_error", problem=problem, tools=names)
+            example = example_call(self.tools, str(facts["subtask"]), reply.content)
+            text = self.prompts.render(
+                "format_error", problem=example.fill(problem), tools=names, example=example.text
+            )
         else:
             text = self.prompts.render("no_tool_call")
         self.journal.append("feedback", text=text, tool="format", format_error=True)

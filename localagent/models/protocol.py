@@ -27,7 +27,9 @@ class Reply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     duration_ms: float = 0.0
-    cut_off: str = ""  # "length" (num_predict reached) or "deadline" (call_deadline passed)
+    # "length" (num_predict reached), "deadline" (call_deadline passed) or "loop" (the
+    # reply repeated itself: reading stopped, the text before the repetition is the reply)
+    cut_off: str = ""
 
     def usage(self) -> dict[str, Any]:
         """The fields of the `llm_call` record that say what the call cost."""
@@ -58,6 +60,7 @@ class Model(Protocol):
     backend: str  # "ollama" or "openai", as the setting names it
     native_tools: bool  # False once the server refused tools: the text protocol is used
     num_ctx: int  # the context window of the run, bounded by the server's
+    num_predict: int  # the cap on a reply's tokens in this run (the small profile lowers it)
     missing_fix: str  # what to type when the model is not on the server
     tools_fix: str  # what to do when the server refuses tool calls
     # Told once per call, on the calling thread, when the call starts waiting out a
