@@ -93,6 +93,7 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
         state.rounds += 1
         state.last_probe = rec.get("probe", {})
         state.replanned = False  # the probe of this round told of it
+        state.rewound = ""  # and of a rewind
         if state.exchanges:  # only the latest reply may still have calls to run in full
             last = state.exchanges[-1]
             last.tool_calls = [
