@@ -17,6 +17,7 @@ from typing import Any
 
 from localagent import actions, context, loopguard, planner, tools
 from localagent.journal import Journal
+from localagent.lifecycle import Ending, Outcome
 from localagent.models import Model, Reply
 from localagent.prompts import (
     INSISTED,
@@ -26,7 +27,8 @@ from localagent.prompts import (
 )
 from localagent.promptset import PromptSet
 from localagent.settings import Settings
-from localagent.state import ReplanDue, State, Verifying, current, next_due
+from localagent.state import ReplanDue, State, Verifying, current
+from localagent.state import due as owed
 from localagent.stopping import StopRequested, StopSignal
 from localagent.textcalls import ToolCall, parse_reply
 from localagent.tools.examples import example_call
@@ -85,56 +87,55 @@ class Agent:
     def state(self) -> State:
         return self.journal.state
 
-    def run(self) -> str:
-        """Work until the goal ends; returns the goal's final status."""
+    def run(self) -> Outcome:
+        """Work until the goal ends; returns how it ended (the caller journals it)."""
         while (outcome := self.finished()) is None:
-            with contextlib.suppress(StopRequested):  # `finished` journals the stop
+            with contextlib.suppress(StopRequested):  # `finished` sees the stop
                 self.step()
             self.on_progress(self.state)
         return outcome
 
     def step(self) -> None:
-        kind, item = next_due(self.state)
-        if kind == "plan":
-            self.plan()
-        elif kind == "replan":
-            self.replan(item)
-        elif kind == "recover":
-            self.notice = self.actions.recover(item) or self.notice
-        elif kind == "call":
-            self.act(item)
-        elif kind == "verify":
-            self.verify(item)
-        else:
-            self.ask()
+        match owed.next_due(self.state):
+            case owed.DuePlan():
+                self.plan()
+            case owed.DueReplan(due):
+                self.replan(due)
+            case owed.DueRecovery(action):
+                self.notice = self.actions.recover(action) or self.notice
+            case owed.DueCall(call):
+                self.act(call)
+            case owed.DueVerify(under_way):
+                self.verify(under_way)
+            case owed.DueRound():
+                self.ask()
 
-    def finished(self) -> str | None:
+    def finished(self) -> Outcome | None:
         state = self.state
         assert state.goal is not None
         if reason := self.stop.requested():
-            self.journal.append("stopped", reason=reason, by=self.stop.by)
-            return "stopped"
-        if next_due(state)[0] != "round":
+            return Outcome("stopped", reason, by=self.stop.by)
+        if not isinstance(owed.next_due(state), owed.DueRound):
             return None
         if state.stuck:
-            return self._end("goal_failed", state.stuck, "unverified")
+            return self._end("failed", state.stuck, "unverified")
         if current(state) is None:
             if state.unresolved:
-                return self._end("goal_failed", _failures(state), "unverified")
+                return self._end("failed", _failures(state), "unverified")
             return self._conclude()
         if state.rounds >= self.settings.max_rounds:
             limit = render(MAX_ROUNDS, limit=self.settings.max_rounds)
-            return self._end("goal_failed", limit, "unverified")
+            return self._end("failed", limit, "unverified")
         return None
 
-    def _conclude(self) -> str:
+    def _conclude(self) -> Outcome:
         """End a goal whose every subtask is done, as its verdict says."""
         found = self.state.verdict
         if found is None:  # verification is off
-            return self._end("goal_completed", "every subtask is done", "unverified")
+            return self._end("completed", "every subtask is done", "unverified")
         if found.then == "fail":
             reason = f"the goal's checks still fail after {self.state.verify_replans} replans: "
-            return self._end("goal_failed", reason + "; ".join(found.unmet), "failed")
+            return self._end("failed", reason + "; ".join(found.unmet), "failed")
         reason = "every subtask is done"
         if found.verification == "verified":
             reason += " and the goal is verified"
@@ -143,12 +144,11 @@ class Agent:
         if found.note:
             log.warning("%s", found.note)
             reason += "; " + found.note
-        return self._end("goal_completed", reason, found.verification)
+        return self._end("completed", reason, found.verification)
 
-    def _end(self, kind: str, reason: str, verification: str) -> str:
-        log.info("%s (%s): %s", kind, verification, reason)
-        self.journal.append(kind, reason=reason, verification=verification)
-        return "completed" if kind == "goal_completed" else "failed"
+    def _end(self, status: Ending, reason: str, verification: str) -> Outcome:
+        log.info("goal %s (%s): %s", status, verification, reason)
+        return Outcome(status, reason, verification=verification)
 
     # ---- planning --------------------------------------------------------------
 

@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localagent.errors import GoalFailed, Interrupted, ModelUnavailable
-
 Event = dict[str, Any]
 
 
@@ -71,20 +69,12 @@ def run_goal(
     root = Path(workspace).expanduser().resolve()
     flags = {key: value for key, value in settings.items() if value is not None}
     base = load_settings(**flags)
-    try:
-        run(root, goal, base, flags, signals=signals, on_event=on_event)
-        status, reason = "", ""
-    except GoalFailed as exc:
-        status, reason = "failed", exc.message
-    except Interrupted as exc:
-        status, reason = "stopped", exc.message
-    except ModelUnavailable as exc:
-        status, reason = "suspended", exc.message
+    outcome = run(root, goal, base, flags, signals=signals, on_event=on_event)
     state = Journal(root).load()
     assert state.goal is not None
     return RunResult(
-        status=status or state.goal.status,
-        reason=state.goal.reason or reason,
+        status=outcome.status,
+        reason=outcome.reason,
         workspace=root,
         goal=state.goal.text,
         verification=state.verification,

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localagent.prompts import REPLANNED, render
+from localagent.prompts import CALL_SKIPPED, REPLANNED, render
 from localagent.promptset import DEFAULT, PromptSet
 from localagent.state import CALL_CHARS, Exchange, State, current
 from localagent.textcap import cap_text, clip
@@ -116,41 +116,47 @@ def exchange_messages(
 def _reply_messages(
     exchange: Exchange, native: bool, result_chars: int | None
 ) -> list[dict[str, Any]]:
+    """The reply, then each call's one result in the order of the calls (paired by the
+    call's id, never by position), then the notes that answer no call."""
+
     def text(result: dict[str, str]) -> str:
         content = result["content"]
+        if result.get("status") == "skipped":
+            content = render(CALL_SKIPPED)
         return content if result_chars is None else cap_text(content, result_chars)
 
-    if native:
-        # The server's id for each call when it gave one (an OpenAI-compatible server
-        # matches results by it), else ours; a result without a call id (an older
-        # journal) answers the call at its position.
-        ids = [str(c.get("server_id") or c["id"]) for c in exchange.tool_calls]
-        ours = {str(c["id"]): wire for c, wire in zip(exchange.tool_calls, ids, strict=True)}
-        calls = [
-            {"id": wire, "name": c["name"], "arguments": clip(c["arguments"], CALL_CHARS)}
-            for c, wire in zip(exchange.tool_calls, ids, strict=True)
-        ]
-        messages: list[dict[str, Any]] = [
-            {
-                "role": "assistant",
-                "content": exchange.content,
-                **({"tool_calls": calls} if calls else {}),
-            }
-        ]
-        for i, r in enumerate(exchange.results):
-            if calls and (r.get("call") or not exchange.settled or "call" not in r):
-                call = ours.get(str(r.get("call")), ids[min(i, len(ids) - 1)])
-                messages.append(
-                    {"role": "tool", "content": text(r), "tool": r["tool"], "call": call}
-                )
-            else:  # feedback on a reply that held no call: a tool message would match nothing
-                messages.append({"role": "user", "content": text(r)})
-        return messages
-    messages = [{"role": "assistant", "content": exchange.content}]
-    messages += [
-        {"role": "user", "content": f"[result of {r['tool']}]\n{text(r)}"} for r in exchange.results
+    answers = {r["call"]: r for r in exchange.results if "call" in r}
+    notes = [r for r in exchange.results if "call" not in r]
+    paired = [
+        (c, answers.get(str(c["id"])) or {"tool": c["name"], "content": "", "status": "skipped"})
+        for c in exchange.tool_calls
     ]
-    return messages
+    if not native:
+        messages = [{"role": "assistant", "content": exchange.content}]
+        return messages + [
+            {"role": "user", "content": f"[result of {r['tool']}]\n{text(r)}"}
+            for r in [r for _, r in paired] + notes
+        ]
+    # The server's id for each call when it gave one (an OpenAI-compatible server
+    # matches results by it), else ours.
+    wire = [str(c.get("server_id") or c["id"]) for c in exchange.tool_calls]
+    calls = [
+        {"id": w, "name": c["name"], "arguments": clip(c["arguments"], CALL_CHARS)}
+        for c, w in zip(exchange.tool_calls, wire, strict=True)
+    ]
+    messages: list[dict[str, Any]] = [
+        {
+            "role": "assistant",
+            "content": exchange.content,
+            **({"tool_calls": calls} if calls else {}),
+        }
+    ]
+    messages += [
+        {"role": "tool", "content": text(r), "tool": str(c["name"]), "call": w}
+        for (c, r), w in zip(paired, wire, strict=True)
+    ]
+    # A note (feedback on a reply that held no call) as a tool message would match nothing.
+    return messages + [{"role": "user", "content": text(r)} for r in notes]
 
 
 def probe(state: State, root: Path, max_rounds: int, notice: str = "") -> dict[str, Any]:

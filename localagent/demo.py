@@ -28,7 +28,7 @@ def run_demo(workspace: Path | None) -> str:
         outcome = run(workspace, GOAL, settings, progress=True)
     hello = workspace / "hello.py"
     return (
-        f"\ngoal {outcome} in {workspace}\n{hello.name}: "
+        f"\ngoal {outcome.status} in {workspace}\n{hello.name}: "
         f"{hello.read_text(encoding='utf-8').strip() if hello.exists() else '(missing)'}\n"
         f"see what happened: localagent history -w {workspace}"
     )

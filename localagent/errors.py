@@ -22,10 +22,6 @@ class AgentError(Exception):
         self.message = message
 
 
-class GoalFailed(AgentError):
-    exit_code = 1
-
-
 class UsageError(AgentError):
     exit_code = 2
 
@@ -63,12 +59,14 @@ class ModelUnavailable(AgentError):
     exit_code = 3
 
 
+class ModelRefused(AgentError):
+    """The model server answered, but refused the request (a 4xx other than 404)."""
+
+    exit_code = 1
+
+
 class WorkspaceBusy(AgentError):
     exit_code = 4
-
-
-class Interrupted(AgentError):
-    exit_code = 130
 
 
 _REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})

@@ -9,9 +9,13 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from localagent.console import printable, utf8_streams
 from localagent.errors import AgentError
+
+if TYPE_CHECKING:
+    from localagent.lifecycle import Outcome
 
 
 def _crash_report(exc: BaseException) -> str:
@@ -53,3 +57,20 @@ def guarded(body: Callable[[], object]) -> None:
         what = printable(f"{exc!r}{_crash_report(exc)}")
         print(f"localagent: internal error: {what}", file=sys.stderr)
         sys.exit(1)
+
+
+def exit_code(outcome: Outcome) -> int:
+    """The exit code of how a run ended (SPEC §2): a suspended run found no server or
+    model (3), or had a request refused (1)."""
+    if outcome.status == "suspended":
+        return 3 if outcome.unavailable else 1
+    return {"completed": 0, "failed": 1, "stopped": 130}[outcome.status]
+
+
+def conclude(outcome: Outcome) -> None:
+    """End the command as the run ended: its line (unless it completed) and its code."""
+    if outcome.status != "completed":
+        print(f"localagent: {printable(outcome.said or outcome.reason)}", file=sys.stderr)
+    code = exit_code(outcome)
+    if code:
+        sys.exit(code)

@@ -1,5 +1,6 @@
 """The lifecycle of one run in this process: the workspace lock, the stop signals and
-the log, each taken on entry and given back on exit, whatever happened in between.
+the log, each taken on entry and given back on exit, whatever happened in between; and
+the run's ending, journaled in one place (`Run.end`) and returned as an `Outcome`.
 
 A log that cannot be written (a full disk) is said once and never changes the outcome;
 notes go to stderr through `say`, which a closed terminal cannot turn into an error.
@@ -11,8 +12,10 @@ import contextlib
 import logging
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from localagent.console import PrintableFormatter, printable
 from localagent.errors import AgentError, disk_error
@@ -20,6 +23,22 @@ from localagent.journal import Disk, Journal
 from localagent.lock import WorkspaceLock
 from localagent.names import display
 from localagent.stopping import StopSignal
+
+Ending = Literal["completed", "failed", "stopped", "suspended"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended. `by` says who stopped it (user or system); a suspended run
+    either found no server or model (`unavailable`) or had a request refused. `said`
+    is the one line that tells the user the ending and how to go on."""
+
+    status: Ending
+    reason: str
+    verification: str = ""
+    by: str = ""
+    unavailable: bool = False
+    said: str = ""
 
 
 class Run:
@@ -76,6 +95,16 @@ class Run:
         finally:
             with contextlib.suppress(OSError):  # the OS drops the lock with the process
                 self.lock.release()
+
+    def end(self, outcome: Outcome) -> None:
+        """Journal how the run ended: every ending of a run is written here."""
+        if outcome.status == "stopped":
+            self.journal.append("stopped", reason=outcome.reason, by=outcome.by or "user")
+        elif outcome.status == "suspended":
+            self.journal.append("suspended", reason=outcome.reason)
+        else:
+            kind = f"goal_{outcome.status}"
+            self.journal.append(kind, reason=outcome.reason, verification=outcome.verification)
 
     def _stop_logging(self) -> None:
         if self._console is not None:

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from localagent.errors import GoalFailed, UsageError
+from localagent.errors import UsageError
 from localagent.journal import CONTEXT_DIR, QUESTIONS_DIR, Journal
-from localagent.lifecycle import say
+from localagent.lifecycle import Outcome, say
 from localagent.names import display
 from localagent.state import State
 
@@ -117,13 +117,15 @@ def resume_hint(journal: Journal) -> str:
     return f"then continue with: localagent resume -w {where}"
 
 
-def over(state: State) -> str:
-    """The outcome of a goal that already ended: completed, or GoalFailed."""
+def over(state: State) -> Outcome:
+    """The outcome of a goal that already ended (journaled then, not again now)."""
     assert state.goal is not None
+    reason = state.goal.reason
     if state.goal.status == "failed":
-        raise GoalFailed(
-            f"the goal already failed ({state.goal.reason}); to try again, run "
-            f"localagent start with the same goal"
+        said = (
+            f"the goal already failed ({reason}); to try again, run localagent start "
+            f"with the same goal"
         )
+        return Outcome("failed", reason, verification=state.verification, said=said)
     log.info("the goal is already completed; nothing to resume")
-    return "completed"
+    return Outcome("completed", reason, verification=state.verification)

@@ -145,6 +145,10 @@ WAITED_FOR_INPUT = """\
 NOTE: the program waited for input and got none. Run it again with its input in \
 stdin, e.g. run_cmd(cmd="python game.py", stdin="rock\\n")."""
 
+CALL_SKIPPED = (
+    "NOT RUN: the subtask ended with an earlier call of this reply, so this call was skipped."
+)
+
 REPLANNED = """\
 NOTE: the plan was revised. What failed before belongs to the old plan: work on the \
 active subtask with the tools."""

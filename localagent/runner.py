@@ -9,21 +9,17 @@ Only the CLI turns outcomes and errors into exit codes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from localagent.errors import (
-    AgentError,
-    GoalFailed,
-    Interrupted,
-    ModelUnavailable,
-)
+from localagent.errors import AgentError, ModelRefused, ModelUnavailable
 from localagent.journal import QUESTIONS_DIR, Disk, Journal
-from localagent.lifecycle import Run, say
+from localagent.lifecycle import Outcome, Run, say
 from localagent.liveline import LiveLine
-from localagent.names import clean_text, display
+from localagent.names import clean_text
 from localagent.placement import keep_out_of_git, refuse_wide
 from localagent.prepare import over, prepare, resume_hint
 from localagent.runconfig import for_run, journaled, server_moved
@@ -62,8 +58,8 @@ def run(
     adopt: bool = False,
     new: bool = False,
     allow_home: bool = False,
-) -> str:
-    """Run the goal to its end in this process; returns the final goal status.
+) -> Outcome:
+    """Run the goal to its end in this process; returns how it ended, as journaled.
 
     `adopt` resumes a journal another agent wrote (otherwise refused: ForeignJournal);
     `new` puts an unfinished goal away for this one (otherwise refused); `allow_home`
@@ -72,7 +68,8 @@ def run(
     server is up); otherwise that ends the run in seconds. `on_ready` is told "preflight"
     once the server and model answered, or "suspended" when the run cannot go on. A question
     (`flags["mode"] == "ask"`) keeps its own journal, beside the goal's.
-    Raises GoalFailed (exit 1), Interrupted (exit 130) and the errors of the pieces.
+    Every ending (completed, failed, stopped, suspended) is an `Outcome`; what the caller
+    must fix (bad settings, a busy or damaged workspace) raises an AgentError.
     """
     if goal is not None and (text := clean_text(goal)) != goal:
         say("the goal is not valid UTF-8 text; its undecodable bytes are read as \ufffd")
@@ -96,15 +93,42 @@ def run(
                 recorded = journaled(settings)
                 journal.append("goal_started", goal=goal, model=settings.model, settings=recorded)
             log.info("%s goal: %s (model %s)", mode, journal.state.goal.text, settings.model)
-            try:
-                preflight = _Preflight(preflight_deadline, patient, on_ready or _nobody)
-                outcome = _work(lifecycle, settings, mode, changed, progress, preflight)
-            except ModelUnavailable as exc:
-                error = _suspended(journal, exc)
-                (on_ready or _nobody)("suspended")
-                raise error from None
+            preflight = _Preflight(preflight_deadline, patient, on_ready or _nobody)
+            outcome = _ending(
+                lifecycle, lambda: _work(lifecycle, settings, mode, changed, progress, preflight)
+            )
+            lifecycle.end(outcome)
+            if outcome.status == "suspended":
+                preflight.on_ready("suspended")
         journal.finish()
-        return _finish(journal, outcome)
+        return outcome
+
+
+def _ending(lifecycle: Run, work: Callable[[], Outcome]) -> Outcome:
+    """How the work ended, whatever ended it: the goal's own end, a stop at any moment
+    (the preflight, an index build, a model call), or a model server that is gone or
+    refuses; with the line that says it and how to go on."""
+    journal, stop = lifecycle.journal, lifecycle.stop
+    try:
+        outcome = work()
+    except StopRequested:
+        outcome = Outcome("stopped", stop.reason or "stopped", by=stop.by or "user")
+    except (ModelUnavailable, ModelRefused) as exc:
+        log.error("suspended: %s", exc.message)
+        unavailable = isinstance(exc, ModelUnavailable)
+        outcome = Outcome("suspended", exc.message, unavailable=unavailable)
+    log.info("goal %s: %s", outcome.status, outcome.reason)
+    return dataclasses.replace(outcome, said=_said(journal, outcome))
+
+
+def _said(journal: Journal, outcome: Outcome) -> str:
+    if outcome.status == "failed":
+        return f"goal failed: {outcome.reason}"
+    if outcome.status == "stopped":
+        return f"stopped ({outcome.reason}); {resume_hint(journal).removeprefix('then ')}"
+    if outcome.status == "suspended":
+        return f"{outcome.reason}; {resume_hint(journal)}"
+    return ""
 
 
 @contextlib.contextmanager
@@ -120,14 +144,6 @@ def _registered(journal: Journal, goal: str) -> Iterator[None]:
     finally:
         if not registered:
             _remember(journal.workspace, goal, 0.0, quiet=True)
-
-
-def _suspended(journal: Journal, exc: ModelUnavailable) -> ModelUnavailable:
-    """The model server is gone (at the preflight or mid-run): journaled, so `status`
-    and `list` say why, and said with the command that goes on, in this workspace."""
-    log.error("suspended: %s", exc.message)
-    journal.append("suspended", reason=exc.message)
-    return ModelUnavailable(f"{exc.message}; {resume_hint(journal)}")
 
 
 class _Preflight(NamedTuple):
@@ -162,7 +178,7 @@ def _work(
     changed: dict[str, Any],
     progress: bool,
     preflight: _Preflight,
-) -> str:
+) -> Outcome:
     from localagent.agent import Agent
     from localagent.mcp import open_servers
     from localagent.models import ModelConfig, make_model
@@ -177,11 +193,7 @@ def _work(
     model = make_model(ModelConfig.of(settings), stop)
     # `status` says "waiting for the model server since HH:MM" until the next call ends.
     model.on_wait = lambda reason: journal.append("waiting", reason=reason)
-    try:
-        info = model.preflight(preflight.deadline, preflight.patient)
-    except StopRequested:
-        journal.append("stopped", reason=stop.reason or "stopped", by=stop.by)
-        return "stopped"
+    info = model.preflight(preflight.deadline, preflight.patient)
     settings, sized = _profiled(settings, info.parameters)
     model.num_predict = settings.num_predict
     journal.append(
@@ -263,17 +275,3 @@ def _profiled(settings: Settings, billions: float | None) -> tuple[Settings, tup
     update: dict[str, Any] = {"profile": profile, "tools": sized or settings.tools}
     update["num_predict"] = num_predict_for_profile(profile, settings.num_predict)
     return settings.model_copy(update=update), sized
-
-
-def _finish(journal: Journal, outcome: str) -> str:
-    goal = journal.state.goal
-    assert goal is not None
-    log.info("goal %s: %s", outcome, goal.reason)
-    if outcome == "failed":
-        raise GoalFailed(f"goal failed: {goal.reason}")
-    if outcome == "stopped":
-        raise Interrupted(
-            f"stopped ({goal.reason}); continue with: localagent resume -w "
-            f"{display(journal.workspace)}"
-        )
-    return outcome

@@ -1,10 +1,10 @@
 """Stopping cleanly: signals and stop requests become a reason checked at known points.
 
-A signal handler only records who asked (`user`: Ctrl-C or `localagent stop`; `system`:
-SIGTERM, SIGHUP, SIGBREAK, as a logout or shutdown sends them), so it can never
-interrupt a journal write. The loop checks between steps; the blocking waits (a model
-call, a running command, a backoff) poll `requested()` and end early by raising
-`StopRequested`.
+A signal handler only records who asked (`user`: Ctrl-C or `localagent stop`, which
+writes its request before it signals; `system`: SIGTERM, SIGHUP, SIGBREAK with no
+request, as a logout or shutdown sends them), so it can never interrupt a journal write.
+The loop checks between steps; the blocking waits (a model call, a running command, a
+backoff) poll `requested()` and end early by raising `StopRequested`.
 """
 
 from __future__ import annotations
@@ -58,6 +58,10 @@ class StopSignal:
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
+        if name not in USER_SIGNALS and self._by_file():
+            # `localagent stop` asks through the file first and signals only when the
+            # agent has not stopped in time: the user's stop, whatever the signal.
+            self.request("stopped with `localagent stop`", "user")
         self.request(f"stopped by signal {name}", "user" if name in USER_SIGNALS else "system")
 
     def install(self) -> None:

@@ -107,7 +107,7 @@ def run_once(
         requests = [
             r for r in fake.chat_requests if not r.get("format") and not r.get("response_format")
         ]
-    if outcome != "completed" or journal.state.rounds != rounds:
+    if outcome.status != "completed" or journal.state.rounds != rounds:
         raise RuntimeError(f"the run ended {outcome} after {journal.state.rounds} rounds")
     calls = [r for r in journal.records() if r["type"] == "llm_call" and r["purpose"] == "round"]
     walls = [b - a for a, b in pairwise(marks[n] for n in sorted(marks))]

@@ -108,7 +108,7 @@ def main() -> int:
             (TARGET / name).write_text(
                 text.replace(str(workspace), "/home/me/rps"), encoding="utf-8"
             )
-        print(f"goal {outcome}; wrote {TARGET}")
+        print(f"goal {outcome.status}; wrote {TARGET}")
         return 0
     finally:
         shutil.rmtree(workspace, ignore_errors=True)

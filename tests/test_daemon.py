@@ -123,6 +123,36 @@ def test_detach_status_stop_resume(tmp_path: Path, fake: FakeServer) -> None:
     assert "resumed" in [r["type"] for r in Journal(tmp_path).records()]
 
 
+def _fast_note(n: int) -> dict:
+    return {
+        "tool_calls": [{"name": "write_file", "arguments": {"path": f"n{n}.txt", "content": "x"}}]
+    }
+
+
+def test_start_sees_the_run_up_however_many_records_it_wrote_first(tmp_path: Path) -> None:
+    # A fast server: dozens of records before `start` first looks. The run says it is up
+    # through agent.ready, not through a record among the journal's last few.
+    fast = {
+        "rules": [{"kind": "plan", "reply": {"content": PLAN}}],
+        "replies": [_fast_note(n) for n in range(30)],
+        "default": {"delay": 60},
+    }
+    with FakeServer(fast) as server:
+        env = env_for(server)
+        began = time.monotonic()
+        done = cli("start", "write notes", "-w", str(tmp_path), "--max-rounds", "200", env=env)
+        took = time.monotonic() - began
+        try:
+            assert done.returncode == 0, done.stderr
+            assert "started in the background" in done.stdout, done.stdout
+            assert took < 20
+            wait_for(lambda: len(list(Journal(tmp_path).records())) > 8 + 4)
+            kinds = [r["type"] for r in Journal(tmp_path).records()]
+            assert len(kinds) - kinds.index("preflight") > 8
+        finally:
+            cli("stop", "-w", str(tmp_path), "--grace", "5", env=env)
+
+
 def test_second_agent_on_a_busy_workspace_exits_4(tmp_path: Path) -> None:
     # The model takes its time: the agent is busy for as long as the test needs.
     waiting = {"rules": [{"kind": "plan", "reply": {"content": PLAN}}], "default": {"delay": 60}}

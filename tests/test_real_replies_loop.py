@@ -33,7 +33,7 @@ from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.promptset import PromptSet
 from localagent.settings import Settings
-from localagent.state import next_due
+from localagent.state import DueCall, DueRound, next_due
 from localagent.stopping import StopSignal
 from localagent.textcalls import parse_reply
 from localagent.tools import ToolContext, ToolResult
@@ -173,10 +173,10 @@ class CaseLoop:
     def steps(self, agent: Agent, calls: int = MAX_CALLS_PER_REPLY) -> None:
         """Ask the model when no call is due, then run the reply's calls (at most `calls`
         of them)."""
-        if next_due(agent.state)[0] == "round":
+        if isinstance(next_due(agent.state), DueRound):
             agent.step()
         for _ in range(calls):
-            if next_due(agent.state)[0] != "call":
+            if not isinstance(next_due(agent.state), DueCall):
                 break
             agent.step()
 
@@ -200,7 +200,7 @@ def run_case(index: int, client: str, server: FakeServer, model: Model, root: Pa
     next_request = ""
     try:
         loop.steps(agent)
-        assert next_due(agent.state)[0] == "round", "every call of the reply is settled"
+        assert isinstance(next_due(agent.state), DueRound), "every call of the reply is settled"
         if not any(record["type"] == "action_started" for record in agent.journal.records()):
             agent.step()  # the next round: what the model is sent after a reply that ran nothing
             next_request = messages_text(server.chat_requests[-1])
@@ -334,7 +334,7 @@ def test_a_run_ended_between_the_calls_of_a_reply_resumes_with_the_rest(
     second = loop.agent()
     try:
         loop.steps(second)
-        assert next_due(second.state)[0] == "round"
+        assert isinstance(next_due(second.state), DueRound)
     finally:
         second.journal.close()
     assert len(server.chat_requests) == asked, "the model was not asked again"

@@ -92,7 +92,7 @@ def test_goal_status_records() -> None:
 def test_migrate_refuses_newer_schema() -> None:
     with pytest.raises(ValueError, match="newer"):
         migrate({"schema_version": 99})
-    assert migrate({"schema_version": 0})["schema_version"] == 2
+    assert migrate({"schema_version": 0})["schema_version"] == 3
 
 
 def test_a_v1_snapshot_is_migrated() -> None:
@@ -112,6 +112,20 @@ def test_a_v1_snapshot_is_migrated() -> None:
     state = State.model_validate(data)
     assert state.guard.window[0].sig == "sig" and state.guard.window[0].epoch == 2
     assert state.exchanges[0].settled == ["3.1"]
+    assert state.exchanges[0].results == [{"tool": "a", "content": "x", "call": "3.1"}]
+
+
+def test_a_v2_result_without_a_call_id_is_given_its_call() -> None:
+    exchange = {
+        "round": 2,
+        "tool_calls": [{"id": "2.1", "name": "a"}, {"id": "2.2", "name": "b"}],
+        "results": [{"tool": "a", "content": "x"}, {"tool": "format", "content": "note"}],
+        "settled": ["2.1", "2.2"],
+    }
+    data = migrate({"schema_version": 2, "exchanges": [exchange]})
+    results = State.model_validate(data).exchanges[0].results
+    assert results[0]["call"] == "2.1" and "call" not in results[1]
+    assert results[2] == {"tool": "b", "content": "", "call": "2.2", "status": "skipped"}
 
 
 def test_a_failed_subtask_owes_a_replan_that_the_plan_settles() -> None:
@@ -137,3 +151,28 @@ def test_calls_after_a_subtask_boundary_are_settled_as_skipped() -> None:
     feed(state, {"type": "llm_call", "purpose": "round", "tool_calls": calls})
     feed(state, {"type": "subtask_completed", "call": "1.1"})
     assert state.exchanges[-1].settled == ["1.1", "1.2"]
+    statuses = [(r.get("call"), r.get("status")) for r in state.exchanges[-1].results]
+    assert statuses == [("1.1", "done"), ("1.2", "skipped")]
+
+
+def test_a_second_observation_of_a_settled_call_is_a_note() -> None:
+    state = planned()
+    feed(
+        state,
+        {"type": "llm_call", "purpose": "round", "tool_calls": [{"name": "x", "arguments": {}}]},
+    )
+    feed(
+        state,
+        {
+            "type": "action_blocked",
+            "call": "1.1",
+            "tool": "x",
+            "args": {},
+            "signature": "s",
+            "pattern": "repeat",
+            "reason": "BLOCKED",
+        },
+    )
+    feed(state, {"type": "subtask_failed", "call": "1.1", "reason": "stuck", "replan": False})
+    results = state.exchanges[-1].results
+    assert [(r.get("call"), r.get("status")) for r in results] == [("1.1", "blocked"), (None, None)]

@@ -19,7 +19,7 @@ from localagent.models import make_model
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.settings import Settings
-from localagent.state import next_due
+from localagent.state import DueCall, next_due
 from localagent.stopping import StopSignal
 from localagent.tools import ToolContext, ToolResult, canonical_call, catalog, execute
 from localagent.tools.aliases import FOLDER_ALIASES, TOOL_ALIASES
@@ -250,7 +250,7 @@ def _loop(server: FakeServer, root: Path, model: str, goal: str) -> list[dict[st
     agent = Agent(journal, llm, settings, ToolContext(root), StopSignal())
     try:
         agent.step()
-        while next_due(agent.state)[0] == "call":
+        while isinstance(next_due(agent.state), DueCall):
             agent.step()
         return list(journal.records())
     finally:

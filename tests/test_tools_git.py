@@ -337,18 +337,6 @@ def test_git_missing_from_path_is_a_clear_observation(
     assert not result.ok and "git" in result.text and "PATH" in result.text
 
 
-def test_processes_are_announced_for_the_journal(repo: Path) -> None:
-    launched: list[tuple[int, float]] = []
-
-    def on_launch(pid: int, created: float) -> None:
-        launched.append((pid, created))
-
-    (repo / "a.py").write_text("A = 2\n")
-    ctx = ToolContext(repo, on_launch=on_launch)
-    assert execute(ctx, "git_commit", {"message": "Announced", "paths": "a.py"}).ok
-    assert launched and all(pid > 0 for pid, _ in launched)
-
-
 def test_policies() -> None:
     tools = {tool.name: tool.policy for tool in catalog()}
     for name in ("git_status", "git_diff", "git_log"):

@@ -179,12 +179,15 @@ def ask(
 
         say(spawn(ws, question, flags, allow_home=allow_home))
         return
+    from localagent.exits import conclude
     from localagent.journal import QUESTIONS_DIR, Journal
     from localagent.research.answer import saved_answer
     from localagent.runner import run
 
-    run(ws, question, settings, flags, progress=True, allow_home=allow_home)
-    say(saved_answer(Journal(ws, part=QUESTIONS_DIR)) or "")
+    outcome = run(ws, question, settings, flags, progress=True, allow_home=allow_home)
+    if outcome.status == "completed":
+        say(saved_answer(Journal(ws, part=QUESTIONS_DIR)) or "")
+    conclude(outcome)
 
 
 @app.command()
@@ -231,6 +234,7 @@ def _run(
             raise _usage(f"cannot create the workspace {ws}: {exc.strerror}") from None
     _need_folder(ws)
     if foreground:
+        from localagent.exits import conclude
         from localagent.runner import run
 
         outcome = run(
@@ -244,7 +248,9 @@ def _run(
             new=new,
             allow_home=allow_home,
         )
-        say(f"\ngoal {outcome}{_verified(ws)}: {ws}", err=True)
+        if outcome.status == "completed":
+            say(f"\ngoal completed{_verified(ws)}: {ws}", err=True)
+        conclude(outcome)
         return
     from localagent.daemon.spawn import spawn
 

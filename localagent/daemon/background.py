@@ -66,11 +66,12 @@ def _signal(workspace: Path, given: dict[str, Any]) -> Callable[[str], None]:
 
 
 def _run(argv: list[str]) -> None:
+    from localagent.exits import conclude
     from localagent.runner import run
 
     asked = request(_parser().parse_args(argv))
     workspace = asked.workspace.expanduser().resolve()
-    run(
+    outcome = run(
         workspace,
         asked.goal,
         base_settings(asked.given),
@@ -83,6 +84,7 @@ def _run(argv: list[str]) -> None:
         new=asked.new,
         allow_home=asked.allow_home,
     )
+    conclude(outcome)
 
 
 def main(argv: list[str]) -> None:

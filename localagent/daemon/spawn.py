@@ -177,7 +177,12 @@ def _before_start(
     mode = mode_of(journal, state, goal, new)
     if mode == "resume" and not adopt:
         journal.refuse_foreign()
-    return over(state) if mode in ("completed", "failed") and goal is None else None
+    if mode not in ("completed", "failed") or goal is not None:
+        return None
+    ended = over(state)
+    if ended.status == "failed":
+        raise AgentError(ended.said)  # exit 1: there is nothing to resume
+    return ended.status
 
 
 def _ready(journal: Journal, proc: subprocess.Popen[bytes]) -> str | None:

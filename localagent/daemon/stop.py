@@ -47,9 +47,12 @@ def stop(workspace: Path, grace: float = 15.0) -> str:
         return _after_exit(journal, info["pid"], time.monotonic() - began)
     try:
         proc.terminate()
-        if not _gone(proc, 10.0):
-            proc.kill()
-            _gone(proc, 5.0)
+        if _gone(proc, 10.0) and _final_status(journal) != "in_progress":
+            # The signal reached a live agent, which stopped cleanly (it knows the
+            # request came first: the user's stop) or had just ended on its own.
+            return _after_exit(journal, info["pid"], time.monotonic() - began)
+        proc.kill()
+        _gone(proc, 5.0)
     except psutil.Error:
         pass  # it ended on its own meanwhile
     record_stop(journal, "stopped with `localagent stop` (forced)")

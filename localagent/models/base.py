@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from localagent.errors import AgentError, ModelUnavailable
+from localagent.errors import AgentError, ModelRefused, ModelUnavailable
 from localagent.models.config import ModelConfig
 from localagent.models.protocol import Message, Reply, ToolSpec
 from localagent.models.wire import (
@@ -222,7 +222,7 @@ class HttpModel:
             if exc.status >= 500 or exc.status < 0 or exc.status in (408, 429):
                 raise Retry(f"server error {exc.status}: {exc.error}") from None
             hint = "; check the API key (LOCALAGENT_API_KEY)" if exc.status in (401, 403) else ""
-            raise AgentError(
+            raise ModelRefused(
                 f"the model server at {self.host} refused the request "
                 f"(HTTP {exc.status}): {exc.error}{hint}"
             ) from None

@@ -24,7 +24,16 @@ from localagent.journal import Journal
 from localagent.observe import text, trace
 from localagent.observe.events import ENDS, Follower, seconds
 from localagent.report import open_journal, running, visible
-from localagent.state import State, counts, current, next_due
+from localagent.state import (
+    DueCall,
+    DuePlan,
+    DueReplan,
+    DueVerify,
+    State,
+    counts,
+    current,
+    next_due,
+)
 
 RECENT = 6
 TAIL = 80
@@ -70,17 +79,20 @@ def _doing(state: State, records: list[dict[str, Any]], alive: bool, now: float)
         return f"running {call}{_since(records, now, state.open_action.seq)}"
     if state.waiting is not None:
         return _retrying(state.waiting.reason, state.waiting.since, now)
-    kind, item = next_due(state)
+    due = next_due(state)
     waiting = _since(records, now)
-    if kind in ("plan", "replan"):
-        return f"waiting for the model ({kind}){waiting}"
-    if kind == "round":
-        return f"waiting for the model (round {state.rounds + 1}){waiting}"
-    if kind == "verify" and item is not None and item.open:
-        return f"running a goal check{waiting}"
-    if kind == "verify":
-        return f"verifying the goal{waiting}"
-    return f"about to run {text.call_text(item.get('name'), item.get('arguments'), False)}"
+    if isinstance(due, DuePlan | DueReplan):
+        return (
+            f"waiting for the model ({'plan' if isinstance(due, DuePlan) else 'replan'}){waiting}"
+        )
+    if isinstance(due, DueVerify):
+        running = due.under_way is not None and due.under_way.open
+        return f"running a goal check{waiting}" if running else f"verifying the goal{waiting}"
+    if isinstance(due, DueCall):
+        return (
+            f"about to run {text.call_text(due.call.get('name'), due.call.get('arguments'), False)}"
+        )
+    return f"waiting for the model (round {state.rounds + 1}){waiting}"
 
 
 def _retrying(reason: str, since: str, now: float) -> str:

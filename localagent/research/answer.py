@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from localagent import safefs
 from localagent.journal import Journal
+from localagent.lifecycle import Outcome
 from localagent.models.protocol import Message
 from localagent.prompts import render
 from localagent.research import prompts
@@ -43,7 +44,8 @@ def evidence(seen: list[Span]) -> str:
     return "\n".join(lines[:EVIDENCE_LINES]) or "- nothing was retrieved"
 
 
-def write_answer(research: Research) -> Path:
+def write_answer(research: Research) -> Outcome:
+    """Synthesize the answer, check its citations, save it; the completed outcome."""
     seen = research.progress.seen
     user = render(
         prompts.SYNTH_USER,
@@ -80,8 +82,7 @@ def write_answer(research: Research) -> Path:
     verification = "partial" if bad else "verified"
     cited = f"{count} citation" + ("" if count == 1 else "s")
     reason = f"answered with {cited} ({len(bad)} unverified); saved as {path.name}"
-    research.journal.append("goal_completed", reason=reason, verification=verification)
-    return path
+    return Outcome("completed", reason, verification=verification)
 
 
 def save(journal: Journal, question: str, answer: str) -> Path:

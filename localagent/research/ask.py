@@ -20,6 +20,7 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from localagent.journal import Journal
+from localagent.lifecycle import Outcome
 from localagent.models.protocol import Message, Model, Reply
 from localagent.prompts import render
 from localagent.research import prompts
@@ -29,7 +30,7 @@ from localagent.research.step import run_step
 from localagent.research.tools import Library, Span, research_tools
 from localagent.settings import Settings
 from localagent.state import Goal, current
-from localagent.stopping import StopRequested, StopSignal
+from localagent.stopping import StopSignal
 from localagent.tools.base import ToolContext
 
 log = logging.getLogger("localagent.research")
@@ -113,20 +114,14 @@ class Research:
     def question(self) -> str:
         return self.goal.text
 
-    def run(self) -> str:
-        """Research until the answer is saved; returns "completed" or "stopped"."""
-        try:
-            if self.journal.state.plan_due or not self.goal.tasks:
-                self.plan()
-            while self.next_step():
-                pass
-            write_answer(self)
-        except StopRequested:
+    def run(self) -> Outcome:
+        """Research until the answer is saved; a stop ends it with StopRequested (the
+        run journals every ending)."""
+        if self.journal.state.plan_due or not self.goal.tasks:
+            self.plan()
+        while self.next_step():
             pass
-        if reason := self.stop.requested():
-            self.journal.append("stopped", reason=reason, by=self.stop.by)
-            return "stopped"
-        return "completed"
+        return write_answer(self)
 
     def next_step(self) -> bool:
         """Work on the next open sub-question, or refine; False once it is time to answer."""

@@ -1,11 +1,24 @@
 """The run's state: the Goal → Task → Subtask → Action tree, built from history records.
 
-`model` holds the pydantic models and the queries over them, `reduce` the reducer
+`model` holds the pydantic models and the queries over them, `due` the owed work the
+loop does next (`next_due`), `reduce` the reducer
 (`apply` folds one record into the state; `rounds` holds what a round does), `records`
 the shape of each record type, `ledger` the evidence ledger (what was written, read and
 checked), and `migrations` brings older snapshots to the current schema.
 """
 
+from localagent.state.due import (
+    Due,
+    DueCall,
+    DuePlan,
+    DueRecovery,
+    DueReplan,
+    DueRound,
+    DueVerify,
+    next_due,
+    pending_calls,
+    verification_due,
+)
 from localagent.state.migrations import MIGRATIONS, migrate
 from localagent.state.model import (
     CALL_CHARS,
@@ -33,10 +46,7 @@ from localagent.state.model import (
     Waiting,
     counts,
     current,
-    next_due,
     next_open_subtask,
-    pending_calls,
-    verification_due,
 )
 from localagent.state.records import MalformedRecord, check
 from localagent.state.reduce import REDUCERS, Reducer, apply, fold
@@ -54,6 +64,13 @@ __all__ = [
     "Action",
     "Attempt",
     "Claim",
+    "Due",
+    "DueCall",
+    "DuePlan",
+    "DueRecovery",
+    "DueReplan",
+    "DueRound",
+    "DueVerify",
     "Exchange",
     "Goal",
     "GoalStatus",

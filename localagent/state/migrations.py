@@ -23,8 +23,26 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Each call's result names it: a v2 result without a call id answered the settled
+    call at its position; a settled call without a result was skipped."""
+    for exchange in data.get("exchanges", []):
+        settled = [str(i) for i in exchange.get("settled", [])]
+        answered = {r["call"] for r in exchange.get("results", []) if r.get("call")}
+        unanswered = [i for i in settled if i not in answered]
+        for result in exchange.get("results", []):
+            if not result.get("call") and unanswered and result.get("tool") != "format":
+                result["call"] = unanswered.pop(0)
+        names = {str(c.get("id")): str(c.get("name", "")) for c in exchange.get("tool_calls", [])}
+        exchange.setdefault("results", []).extend(
+            {"tool": names.get(i, ""), "content": "", "call": i, "status": "skipped"}
+            for i in unanswered
+        )
+    return data
+
+
 # Append-only: MIGRATIONS[n] turns a schema-n snapshot dict into schema n+1.
-MIGRATIONS: list[Any] = [lambda data: data, _v1_to_v2]
+MIGRATIONS: list[Any] = [lambda data: data, _v1_to_v2, _v2_to_v3]
 
 
 def migrate(data: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from localagent.state.ledger import Ledger
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RECENT_ACTIONS = 20
 EXCHANGES_KEPT = 40
 RECENT_LIMIT = 8
@@ -62,6 +62,9 @@ class Exchange(BaseModel):
 
     Each tool call has an `id`; `settled` lists the ids that were run, blocked, refused
     or skipped, so the calls still owed are explicit (a crash can fall between them).
+    Each settled call has exactly one entry of `results` naming it (`call`, `status`:
+    done, blocked, refused, skipped, interrupted); entries without `call` are notes that
+    answer no call.
     """
 
     round: int
@@ -231,49 +234,6 @@ def next_open_subtask(state: State) -> tuple[int, int] | None:
             if sub.status in ("pending", "in_progress"):
                 return ti, si
     return None
-
-
-def pending_calls(state: State) -> list[dict[str, Any]]:
-    """Tool calls of the latest reply not yet settled (a crash can fall between them)."""
-    if not state.exchanges or state.exchanges[-1].round != state.rounds:
-        return []
-    last = state.exchanges[-1]
-    return [c for c in last.tool_calls if c.get("id") not in last.settled]
-
-
-def next_due(state: State) -> tuple[str, Any]:
-    """The next piece of owed work, in the order the loop does it.
-
-    ("plan", None), ("replan", ReplanDue), ("recover", Action) for an action a crash
-    interrupted, ("call", call) for a tool call of the latest reply, ("verify",
-    Verifying | None) once every subtask is done, or ("round", None).
-    """
-    if state.goal is not None and (state.plan_due or not state.goal.tasks):
-        return "plan", None
-    if state.replan_due is not None:
-        return "replan", state.replan_due
-    if state.open_action is not None:
-        return "recover", state.open_action
-    calls = pending_calls(state)
-    if calls:
-        return "call", calls[0]
-    if verification_due(state):
-        return "verify", state.verifying
-    return "round", None
-
-
-def verification_due(state: State) -> bool:
-    """Whether the goal is to be verified now: every subtask done, no verdict yet."""
-    goal = state.goal
-    return (
-        goal is not None
-        and goal.status not in ("completed", "failed")
-        and bool(goal.tasks)
-        and current(state) is None
-        and state.unresolved == 0
-        and state.verdict is None
-        and state.settings.get("verify", True) is not False
-    )
 
 
 def counts(state: State) -> dict[str, int]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from localagent.state.model import State, pending_calls
+from localagent.state.due import pending_calls
+from localagent.state.model import State
 
 SHOWN_CHARS = 300
 

@@ -29,35 +29,56 @@ def _push(items: list[Any], item: Any, limit: int) -> None:
     del items[:-limit]
 
 
-def add_result(state: State, tool: str, text: str, rec: dict[str, Any] | None = None) -> None:
-    """The observation of a call of the latest reply; settles that call.
+def add_result(
+    state: State, tool: str, text: str, rec: dict[str, Any] | None = None, status: str = "done"
+) -> None:
+    """One observation: it settles the call of the latest reply the record names, or
+    is a note (answering no call) when that call is not open.
 
-    Records name their call by `call` (its id); records without one (older journals)
-    settle the first call still open. A result with no call (feedback on a reply that
-    held none) is kept without an id.
+    Every call ends with exactly one result, so a second observation of the same call
+    (a blocked claim whose subtask then fails) is a note too. Records of older journals
+    name no call: they settle the first call still open.
     """
     if not state.exchanges:
         return
     last = state.exchanges[-1]
     call_id = (rec or {}).get("call")
-    older = rec is not None and "call" not in rec and rec.get("type") != "feedback"
-    if older and last.round == state.rounds:
+    if call_id is None and _older(rec) and last.round == state.rounds:
         call_id = next(
             (c.get("id") for c in last.tool_calls if c.get("id") not in last.settled), None
         )
     entry = {"tool": tool, "content": cap_text(text, RESULT_CHARS)}
-    if call_id is not None:
-        entry["call"] = str(call_id)
-        if call_id not in last.settled:
-            last.settled.append(str(call_id))
+    open_ = {str(c.get("id")) for c in last.tool_calls} - set(last.settled)
+    if call_id is not None and str(call_id) in open_:
+        entry.update(call=str(call_id), status=status)
+        last.settled.append(str(call_id))
     last.results.append(entry)
 
 
+def _older(rec: dict[str, Any] | None) -> bool:
+    """A record of a journal from before calls had ids (an action's record names its
+    call from then on; feedback and a subtask's end may answer none)."""
+    if rec is None or rec.get("type") == "feedback":
+        return False
+    return "call" not in rec or str(rec.get("type", "")).startswith("action_")
+
+
 def skip_rest_of_reply(state: State) -> None:
-    """Calls after a subtask boundary belong to the old subtask: they are never run."""
+    """Calls after a subtask boundary belong to the old subtask: they are never run,
+    and each is answered as skipped."""
     if state.exchanges:
         last = state.exchanges[-1]
-        last.settled += [c["id"] for c in last.tool_calls if c.get("id") not in last.settled]
+        for call in last.tool_calls:
+            if call.get("id") not in last.settled:
+                last.settled.append(str(call["id"]))
+                last.results.append(
+                    {
+                        "tool": str(call["name"]),
+                        "content": "",
+                        "call": str(call["id"]),
+                        "status": "skipped",
+                    }
+                )
 
 
 def llm_call(state: State, rec: dict[str, Any]) -> None:
@@ -153,7 +174,7 @@ def action_blocked(state: State, rec: dict[str, Any]) -> None:
     state.blocked_total += 1
     state.guard.insisted += 1
     state.ledger.tried += 1
-    add_result(state, rec["tool"], rec["reason"], rec)
+    add_result(state, rec["tool"], rec["reason"], rec, "blocked")
 
 
 def feedback(state: State, rec: dict[str, Any]) -> None:
@@ -164,7 +185,8 @@ def feedback(state: State, rec: dict[str, Any]) -> None:
     if rec.get("nudged"):
         state.ledger.nudged = True
     count_claim(state, rec)
-    add_result(state, rec.get("tool", ""), rec["text"], rec)
+    status = "refused" if rec.get("refused") or rec.get("nudged") else "done"
+    add_result(state, rec.get("tool", ""), rec["text"], rec, status)
 
 
 def loop_detected(state: State, rec: dict[str, Any]) -> None:
@@ -176,7 +198,7 @@ def action_interrupted(state: State, rec: dict[str, Any]) -> None:
         # An attempt that never finished gave no result: it is not a repeat to count.
         state.guard.window.pop()
     state.open_action = None
-    add_result(state, rec["tool"], rec["text"], rec)
+    add_result(state, rec["tool"], rec["text"], rec, "interrupted")
 
 
 def count_claim(state: State, rec: dict[str, Any]) -> None:

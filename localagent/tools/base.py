@@ -33,9 +33,6 @@ class ToolContext:
     max_timeout: float = 600.0
     search_seconds: float = 10.0  # the whole of one search_files or find_files call
     cancelled: Callable[[], bool] = _never  # true once the agent is asked to stop
-    # Called with (pid, create_time) as soon as a command runs, so it can be journaled;
-    # if it raises, the command is killed before it can act.
-    on_launch: Callable[[int, float], None] | None = None
     # The environment marker (process.MARKER_VARIABLE) of the call's processes, journaled
     # in `action_started` before any of them starts, so a crashed run's are found again.
     marker: str | None = None

@@ -44,8 +44,9 @@ def run_cmd(
             argv = sandbox.confine(argv, ctx.root, policy, online, env)
             write = spill.write if spill is not None else None
             given = stdin.encode("utf-8", errors="replace") if stdin else None
-            watch = (ctx.cancelled, ctx.on_launch, env, write, ctx.marker, given)
-            result = run_process(argv, ctx.root, timeout, limit, *watch)
+            result = run_process(
+                argv, ctx.root, timeout, limit, ctx.cancelled, None, env, write, ctx.marker, given
+            )
         except LaunchError as exc:
             raise ToolError(f"cannot run {describe(cmd)}: {exc}") from exc
         stored, problem = _kept(spill, result, problem)

@@ -47,7 +47,7 @@ def delegate(
         env = workspace_env.command_env(ctx.root, policy.pass_env)
         argv = sandbox.confine(argv, ctx.root, policy, spec.network, env)
         result = run_process(
-            argv, ctx.root, timeout, limit, ctx.cancelled, ctx.on_launch, env, marker=ctx.marker
+            argv, ctx.root, timeout, limit, ctx.cancelled, env=env, marker=ctx.marker
         )
     except LaunchError as exc:
         raise ToolError(f"cannot run coding agent {name!r}: {exc}") from exc

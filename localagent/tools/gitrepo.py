@@ -87,12 +87,11 @@ class Git:
         }
         self.env.update(FIXED_VARIABLES)
 
-    def run(self, *args: str, announce: bool = True, limit: int = 0) -> ProcessResult:
-        """Runs git; `announce`: its pid goes to the journal (ctx.on_launch); `limit`: the
-        output kept, when it must be whole rather than as much as the model is shown."""
+    def run(self, *args: str, limit: int = 0) -> ProcessResult:
+        """Runs git, its processes carrying the call's marker; `limit`: the output kept,
+        when it must be whole rather than as much as the model is shown."""
         ctx = self.ctx
         timeout = min(GIT_TIMEOUT, ctx.max_timeout)
-        launched = ctx.on_launch if announce else None
         try:
             result = run_process(
                 [*self.prefix, *args],
@@ -100,8 +99,7 @@ class Git:
                 timeout,
                 limit or max(ctx.output_limit, 200),
                 ctx.cancelled,
-                launched,
-                self.env,
+                env=self.env,
                 marker=ctx.marker,
             )
         except LaunchError as exc:
@@ -113,11 +111,11 @@ class Git:
         return result
 
     def has_commits(self) -> bool:
-        return self.run("rev-parse", "-q", "--verify", "HEAD", announce=False).returncode == 0
+        return self.run("rev-parse", "-q", "--verify", "HEAD").returncode == 0
 
     def identity(self) -> dict[str, str]:
         """The fallback identity settings this repository needs (none if it has its own)."""
-        found = self.run("config", "--get-regexp", r"^user\.(name|email)$", announce=False)
+        found = self.run("config", "--get-regexp", r"^user\.(name|email)$")
         have = {line.split(" ", 1)[0].lower() for line in found.output.splitlines()}
         return {key: value for key, value in FALLBACK_IDENTITY.items() if key not in have}
 
@@ -148,7 +146,7 @@ def _program() -> str:
 
 def _check_top_level(git: Git) -> None:
     root = git.ctx.root
-    found = git.run("rev-parse", "--show-toplevel", announce=False)
+    found = git.run("rev-parse", "--show-toplevel")
     top = found.output.strip()
     if found.returncode != 0:
         said = top.splitlines()[-1] if top else f"exit code {found.returncode}"
@@ -168,7 +166,7 @@ def _check_git_dirs(git: Git) -> str:
     """The repository's git folder, once it and its branches' folder are inside the
     workspace (a `.git` file, a `.git` link or a `commondir` may name any folder)."""
     root = os.path.realpath(git.ctx.root)
-    found = git.run("rev-parse", "--absolute-git-dir", "--git-common-dir", announce=False)
+    found = git.run("rev-parse", "--absolute-git-dir", "--git-common-dir")
     lines = found.output.splitlines()
     if found.returncode != 0 or len(lines) != 2:
         raise ToolError(f"git cannot tell where the repository is kept:\n{found.output.strip()}")

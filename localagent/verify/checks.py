@@ -110,7 +110,7 @@ def run_check(ctx: tools.ToolContext, check: dict[str, Any]) -> dict[str, Any]:
             return {"status": "not_run", "summary": f"cannot read {check['expected']}: {exc}"}
         expected_text = raw.decode("utf-8", errors="replace")
         limit = max(limit, 2 * len(raw) + 1000)
-    runner = dataclasses.replace(ctx, output_limit=limit, on_launch=None)
+    runner = dataclasses.replace(ctx, output_limit=limit)
     result = tools.execute(runner, "run_cmd", {"cmd": check["cmd"], "timeout_sec": CHECK_TIMEOUT})
     if not result.text.startswith(("exit code", "timed out")):
         return {"status": "not_run", "summary": result.text.split("\n", 1)[0][:300]}

@@ -45,7 +45,8 @@ model's `parameter_size`) in `/v1/models`; `lm_studio` serves LM Studio's
 size out of `/v1/models`, as LM Studio does; `response_format: false` refuses OpenAI
 structured output;
 `api_key` makes the /v1 endpoints demand that key; `embed_body` answers every
-embedding request with exactly that text.
+embedding request with exactly that text; `embed_delay` waits that many seconds before
+answering each embedding request (a slow index build).
 `models` lists the pulled models (default: `gpt-oss:20b` as above). A model
 needs only `name`; `capabilities` defaults to `["completion", "tools"]`,
 `context_length` to 32768, and `family`, `parameter_size`,

@@ -147,6 +147,9 @@ class _Handler(Streams):
     def _answer_embed(self, body: dict[str, Any], openai: bool) -> None:
         fake = self.server.fake
         fake._note(self.path, body)
+        if fake._stopping.wait(fake.scenario["embed_delay"]):
+            self.close_connection = True
+            return
         name, texts = body.get("model") or "", body.get("input")
         texts = [texts] if isinstance(texts, str) else texts
         if fake._model(name) is None:

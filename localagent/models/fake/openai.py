@@ -7,8 +7,10 @@ calls in pieces and arguments as JSON text, usage when asked, and their refusals
 tools without `--jinja` (HTTP 500, llama.cpp's wording), an unknown model (404), a
 `response_format` the server cannot do (400, when the scenario says
 `"response_format": false`), a `tool` message whose `tool_call_id` matches no call
-(400, as strict servers do), and a wrong or missing API key (401, when the scenario
-sets `"api_key"`).
+(400, as strict servers do), an assistant message whose calls are not answered one
+by one by the tool messages right after it (400, "Not the same number of function
+calls and responses", as strict servers say), and a wrong or missing API key (401,
+when the scenario sets `"api_key"`).
 """
 
 from __future__ import annotations
@@ -98,6 +100,25 @@ def _unmatched_result(messages: list[Any]) -> str | None:
     return None
 
 
+def _unpaired(messages: list[Any]) -> str | None:
+    """What is wrong when the tool messages right after an assistant message do not
+    answer its calls one each, in order (None when they do)."""
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or not m.get("tool_calls"):
+            continue
+        ids = [str(c.get("id")) if isinstance(c, dict) else "" for c in m["tool_calls"]]
+        answers = []
+        for later in messages[i + 1 :]:
+            if not isinstance(later, dict) or later.get("role") != "tool":
+                break
+            answers.append(str(later.get("tool_call_id")))
+        if len(answers) != len(ids):
+            return "Not the same number of function calls and responses"
+        if answers != ids:
+            return f"the tool messages answer {answers}, not the calls {ids} in order"
+    return None
+
+
 def refusal(
     body: dict[str, Any], model: dict[str, Any] | None, scenario: dict[str, Any], auth: str
 ) -> tuple[int, str] | None:
@@ -115,6 +136,9 @@ def refusal(
     unmatched = _unmatched_result(body.get("messages") or [])
     if unmatched is not None:
         return 400, f"a tool message's tool_call_id {unmatched!r} matches no tool call"
+    unpaired = _unpaired(body.get("messages") or [])
+    if unpaired is not None:
+        return 400, unpaired
     return None
 
 

@@ -46,6 +46,7 @@ _SCENARIO_FIELDS = {
     "response_format": "true or false",
     "api_key": "a string",
     "embed_body": "a string or null",
+    "embed_delay": "a number",
 }
 _MODEL_FIELDS = {
     "name": "a string",
@@ -125,6 +126,7 @@ def validate_scenario(data: object) -> dict[str, Any]:
         "response_format": spec.get("response_format", True),
         "api_key": spec.get("api_key", ""),
         "embed_body": spec.get("embed_body"),
+        "embed_delay": spec.get("embed_delay", 0),
     }
 
 
