@@ -67,7 +67,7 @@ class Agent:
         self.tools = tools.run_tools(settings.tools, delegates, extra_tools, essential=small)
         self.prompts = PromptSet(settings.prompts, small=small)
         steps = [tool.name for tool in self.tools if not tool.policy.control]
-        self.planner = planner.Planner(model, self.prompts, steps, small)
+        self.planner = planner.Planner(model, self.prompts, steps, small, self.front)
         # Rendered once per run (per tool-calling mode), so the front of every prompt
         # stays byte-identical and the model server reuses its KV cache.
         self.system: dict[bool, str] = {}
@@ -171,25 +171,30 @@ class Agent:
 
     # ---- one model call ------------------------------------------------------
 
-    def ask(self) -> None:
+    def front(self) -> context.Front:
+        """How every model call opens, rounds and plans alike (in the current mode)."""
         native = self.model.native_tools
-        schemas = self.tools.schemas()
-        facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, self.notice)
         if native not in self.system:
             self.system[native] = context.system_prompt(
                 self.settings.allowed_commands, self.tools, native, self.prompts
             )
+        return context.Front(self.system[native], self.tools.schemas() if native else None)
+
+    def ask(self) -> None:
+        native = self.model.native_tools
+        front = self.front()
+        facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, self.notice)
         budget = context.budget(self.model.num_ctx, self.settings.num_predict)
         messages = context.build(
             self.state,
-            self.system[native],
+            front.system,
             self.settings.history_keep,
             native,
             facts,
             budget,
             self.prompts,
         )
-        reply = self.model.chat(messages, tools=schemas)
+        reply = self.model.chat(messages, tools=self.tools.schemas())
         self.notice = ""
         calls, problem, recogniser = self._calls(reply)
         if native and not self.model.native_tools and not calls:
@@ -304,7 +309,7 @@ class Agent:
         answer = None
         if not found.hard:
             answer = verdict.ask_model(
-                self.model, self.state, found, self._recorder("verify"), self.prompts
+                self.model, self.state, found, self._recorder("verify"), self.prompts, self.front()
             )
         replans_left = self.state.verify_replans < self.settings.max_replans
         small = verdict.small_verifier(self.settings.profile, self.state.parameters)

@@ -17,6 +17,7 @@ the latest exchange are always there.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,30 @@ OLD_RESULT_CHARS = 800  # a result of an older exchange, when the budget is tigh
 MESSAGE_OVERHEAD = 16  # characters of role and framing per message, roughly
 DROP_STEP = 2  # exchanges dropped at a time, so the front moves in steps
 _FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.[A-Za-z0-9]{1,6})\b")
+
+
+@dataclass(frozen=True)
+class Front:
+    """How every round's prompt opens: the run's system prompt and its tools. A plan,
+    replan or verdict request opens the same way, its own instructions after it, so the
+    server's prompt cache keeps serving the rounds' front instead of evicting it."""
+
+    system: str
+    tools: list[dict[str, Any]] | None
+
+    def messages(self, instructions: str, request: str) -> list[dict[str, Any]]:
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": f"{instructions}\n\n{request}"},
+        ]
+
+
+def opening(front: Front | None, instructions: str, request: str) -> list[dict[str, Any]]:
+    """A one-off request's messages: after the rounds' front when there is one (a run),
+    else with its instructions as the system prompt."""
+    if front is not None:
+        return front.messages(instructions, request)
+    return [{"role": "system", "content": instructions}, {"role": "user", "content": request}]
 
 
 def system_prompt(

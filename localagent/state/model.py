@@ -77,6 +77,10 @@ class Exchange(BaseModel):
 class Tokens(BaseModel):
     prompt: int = 0
     completion: int = 0
+    # The server's prompt cache, over the calls whose server said what it served from it:
+    # their prompt tokens (`measured`) and those of them taken from the cache (`cached`).
+    measured: int = 0
+    cached: int = 0
 
 
 class Attempt(BaseModel):

@@ -63,6 +63,9 @@ def skip_rest_of_reply(state: State) -> None:
 def llm_call(state: State, rec: dict[str, Any]) -> None:
     state.tokens.prompt += rec.get("prompt_tokens", 0)
     state.tokens.completion += rec.get("completion_tokens", 0)
+    if rec.get("cached_tokens") is not None:
+        state.tokens.cached += min(rec["cached_tokens"], rec.get("prompt_tokens", 0))
+        state.tokens.measured += rec.get("prompt_tokens", 0)
     state.llm_calls += 1
     state.suspended = ""
     state.waiting = None

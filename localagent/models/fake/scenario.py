@@ -46,6 +46,7 @@ _SCENARIO_FIELDS = {
     "response_format": "true or false",
     "api_key": "a string",
     "embed_body": "a string or null",
+    "prompt_cache": "true or false",
 }
 _MODEL_FIELDS = {
     "name": "a string",
@@ -85,6 +86,7 @@ _REPLY_FIELDS = {
     "body": "a string",
     "body_status": "an integer",
     "content_type": "a string",
+    "timings": "an object",
 }
 _CALL_FIELDS = {"name": "a string", "arguments": "an object or a string"}
 GROUP_REF = re.compile(r"\$(?:\{(\w+)\}|(\d+))")
@@ -125,6 +127,7 @@ def validate_scenario(data: object) -> dict[str, Any]:
         "response_format": spec.get("response_format", True),
         "api_key": spec.get("api_key", ""),
         "embed_body": spec.get("embed_body"),
+        "prompt_cache": spec.get("prompt_cache", False),
     }
 
 
