@@ -60,6 +60,9 @@ class Agent:
         self.ctx = ctx
         self.stop = stop
         self.on_progress = on_progress
+        # What this process has to tell the model once (an MCP server that did not start,
+        # an action the crash interrupted); notices a reply earns are journaled with it
+        # (`state.notice`), so a resumed run's prompt is the one the crashed run would send.
         self.notice = ""
         # Fixed for the whole run: the tool list sits at the front of every prompt.
         small = settings.profile == "small"
@@ -92,7 +95,7 @@ class Agent:
         elif kind == "replan":
             self.replan(item)
         elif kind == "recover":
-            self.notice = self.actions.recover(item) or self.notice
+            self.notice = "\n".join(filter(None, [self.notice, self.actions.recover(item)]))
         elif kind == "call":
             self.act(item)
         elif kind == "verify":
@@ -183,7 +186,8 @@ class Agent:
     def ask(self) -> None:
         native = self.model.native_tools
         front = self.front()
-        facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, self.notice)
+        told = "\n".join(filter(None, [self.state.notice, self.notice]))
+        facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, told)
         budget = context.budget(self.model.num_ctx, self.settings.num_predict)
         messages = context.build(
             self.state,
@@ -197,6 +201,8 @@ class Agent:
         reply = self.model.chat(messages, tools=self.tools.schemas())
         self.notice = ""
         calls, problem, recogniser = self._calls(reply)
+        earned = self._earned(reply, len(calls))
+        calls = calls[:MAX_CALLS_PER_REPLY]
         if native and not self.model.native_tools and not calls:
             # The server refused tools during this call and the reply holds no call: the
             # next round asks again with the text protocol described; no mistake counted.
@@ -204,13 +210,14 @@ class Agent:
             return
         chars = sum(len(str(m.get("content", ""))) for m in messages)
         self.record_call(
-            "round", reply, probe=facts, calls=calls, prompt_chars=chars, recogniser=recogniser
+            "round",
+            reply,
+            probe=facts,
+            calls=calls,
+            prompt_chars=chars,
+            recogniser=recogniser,
+            notice=earned,
         )
-        if reply.cut_off:
-            why = {"length": "the length cap was reached", "deadline": "the call took too long"}
-            self.notice = self.prompts.render(
-                "cut_off", why=why[reply.cut_off], limit=self.settings.num_predict
-            )
         if calls:
             return
         if problem:
@@ -223,18 +230,32 @@ class Agent:
             self.fail_subtask(render(TOO_MANY_FORMAT_ERRORS, count=self.state.format_errors))
 
     def _calls(self, reply: Reply) -> tuple[list[ToolCall], str, str]:
-        """The reply's calls, what was wrong when it tried one, and how it was written."""
+        """The reply's calls (all of them), what was wrong when it tried one, and how it
+        was written."""
         calls, recogniser = reply.tool_calls, "native"
         if not calls:
             parsed = parse_reply(reply.content, set(self.tools.names()))
             if not parsed.calls:
                 return [], parsed.problem, ""
             calls, recogniser = parsed.calls, parsed.recogniser or "text"
-        if len(calls) > MAX_CALLS_PER_REPLY:
-            self.notice = self.prompts.render(
-                "too_many_calls", limit=MAX_CALLS_PER_REPLY, count=len(calls)
+        return calls, "", recogniser
+
+    def _earned(self, reply: Reply, sent: int) -> str:
+        """What the next round must tell the model about this reply: its calls past the
+        limit were not run, it was cut off."""
+        notices = []
+        if sent > MAX_CALLS_PER_REPLY:
+            notices.append(
+                self.prompts.render("too_many_calls", limit=MAX_CALLS_PER_REPLY, count=sent)
             )
-        return calls[:MAX_CALLS_PER_REPLY], "", recogniser
+        if reply.cut_off:
+            why = {"length": "the length cap was reached", "deadline": "the call took too long"}
+            notices.append(
+                self.prompts.render(
+                    "cut_off", why=why[reply.cut_off], limit=self.settings.num_predict
+                )
+            )
+        return "\n".join(notices)
 
     def record_call(
         self,
@@ -244,10 +265,12 @@ class Agent:
         calls: list[ToolCall] | None = None,
         prompt_chars: int = 0,
         recogniser: str = "",
+        notice: str = "",
     ) -> None:
         fields: dict[str, Any] = {}
         if purpose == "round":
             fields = {
+                **({"notice": notice} if notice else {}),
                 "recogniser": recogniser,
                 "content": reply.content[:2000],
                 "probe": probe or {},

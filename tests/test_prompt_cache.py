@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import call, cli_env, done, plan_rule, records, run_cli
+from support import call, cli_env, done, plan_rule, records, run_cli, start_cli, wait_for
 
 import localagent
 from localagent.models import make_model
@@ -138,3 +138,51 @@ def test_the_views_show_the_cache_and_the_seconds_per_round(tmp_path: Path) -> N
     assert re.search(r"; [\d.]+ s/round$", shown.speed), shown.speed
     trace = run_cli(cli_env("http://127.0.0.1:9"), "trace", "-w", str(tmp_path)).stdout
     assert re.search(r"model call \(verify\): [\d,]+\+[\d,]+ tokens \(\d+% of the prompt", trace)
+
+
+def cut_off_run(stall: bool) -> dict[str, Any]:
+    """Two files; the first reply is cut off (the next round must say so). With `stall`,
+    the second round's reply takes long enough for the agent to be killed waiting for it,
+    and the same reply answers the resumed run at once."""
+    second = done("a.txt written")
+    replies = [
+        {**call("write_file", path="a.txt", content="A\n"), "done_reason": "length"},
+        *([{**second, "delay": 30}] if stall else []),
+        second,
+        call("write_file", path="b.txt", content="B\n"),
+        done("b.txt written"),
+    ]
+    return scenario(
+        rules=[plan_rule(("Write both", ["Write a.txt", "Write b.txt"]))],
+        replies=replies,
+        prompt_cache=True,
+    )
+
+
+def test_a_resumed_runs_first_prompt_is_the_one_the_crashed_run_sent(tmp_path: Path) -> None:
+    """Killed (-9) while waiting for the model, then resumed: the first request is byte for
+    byte the one the killed run was waiting on and the one a run never killed sends, so
+    the server's prompt cache (which outlives the agent) serves it whole."""
+    goal = ["start", "Write a.txt and b.txt", "--foreground"]
+    whole = tmp_path / "whole"
+    with FakeServer(cut_off_run(stall=False)) as server:
+        ended = run_cli(cli_env(server.url, OLLAMA_MODEL=MODEL), *goal, "-w", str(whole))
+        assert ended.returncode == 0, ended.stderr
+        never_killed = server.chat_requests
+    killed = tmp_path / "killed"
+    with FakeServer(cut_off_run(stall=True)) as server:
+        env = cli_env(server.url, OLLAMA_MODEL=MODEL)
+        proc = start_cli(env, *goal, "-w", str(killed))
+        try:
+            wait_for(lambda: len(server.chat_requests) == 3)  # the plan, round 1, round 2
+        finally:
+            proc.kill()
+            proc.communicate(timeout=30)
+        resumed = run_cli(env, "resume", "-w", str(killed), "--foreground")
+        assert resumed.returncode == 0, resumed.stderr
+        sent = server.chat_requests
+    assert "length cap" in json.dumps(never_killed[2]["messages"][-1])  # the notice it earned
+    assert json.dumps(sent[3], sort_keys=True) == json.dumps(sent[2], sort_keys=True)
+    assert json.dumps(sent[3], sort_keys=True) == json.dumps(never_killed[2], sort_keys=True)
+    first = [r for r in records(killed) if r["type"] == "llm_call"][2]
+    assert first["cached_tokens"] >= 0.8 * first["prompt_tokens"]

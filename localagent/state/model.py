@@ -189,6 +189,7 @@ class State(BaseModel):
     verification: str = ""  # at the end: verified, partial, unverified or failed
     stuck: str = ""  # why the goal cannot go on (the model repeats one failure claim)
     replanned: bool = False  # a revised plan the model has not been told of yet
+    notice: str = ""  # what the latest round's reply earned a word about in the next round
     parameters: float | None = None  # the model's size in billions, when the server said
 
 

@@ -91,6 +91,7 @@ class LlmCall(_Record):
     completion_tokens: StrictInt = Field(0, ge=0, le=TOKENS_MAX)
     cached_tokens: StrictInt | None = Field(None, ge=0, le=TOKENS_MAX)
     content: StrictStr = ""
+    notice: StrictStr = ""
     probe: dict[str, Any] = Field(default_factory=dict)
     tool_calls: list[ToolCall] = Field(default_factory=list)
 

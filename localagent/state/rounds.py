@@ -74,6 +74,7 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
         state.call_format = str(rec.get("recogniser") or state.call_format)
         state.rounds += 1
         state.last_probe = rec.get("probe", {})
+        state.notice = rec.get("notice", "")
         state.replanned = False  # the probe of this round told of it
         if state.exchanges:  # only the latest reply may still have calls to run in full
             last = state.exchanges[-1]
