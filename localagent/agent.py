@@ -189,7 +189,7 @@ class Agent:
         told = "\n".join(filter(None, [self.state.notice, self.notice]))
         facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, told)
         budget = context.budget(self.model.num_ctx, self.settings.num_predict)
-        messages = context.build(
+        messages, start = context.layout(
             self.state,
             front.system,
             self.settings.history_keep,
@@ -217,6 +217,7 @@ class Agent:
             prompt_chars=chars,
             recogniser=recogniser,
             notice=earned,
+            window=start,
         )
         if calls:
             return
@@ -266,11 +267,13 @@ class Agent:
         prompt_chars: int = 0,
         recogniser: str = "",
         notice: str = "",
+        window: int = 0,
     ) -> None:
         fields: dict[str, Any] = {}
         if purpose == "round":
             fields = {
                 **({"notice": notice} if notice else {}),
+                "window": window,
                 "recogniser": recogniser,
                 "content": reply.content[:2000],
                 "probe": probe or {},

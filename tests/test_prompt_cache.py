@@ -186,3 +186,30 @@ def test_a_resumed_runs_first_prompt_is_the_one_the_crashed_run_sent(tmp_path: P
     assert json.dumps(sent[3], sort_keys=True) == json.dumps(never_killed[2], sort_keys=True)
     first = [r for r in records(killed) if r["type"] == "llm_call"][2]
     assert first["cached_tokens"] >= 0.8 * first["prompt_tokens"]
+
+
+def test_a_full_window_drops_half_of_it_then_grows_by_appending(tmp_path: Path) -> None:
+    """Twelve big results in a small context: past the budget the oldest exchanges go until
+    half the room is free, then rounds append again. Most rounds are served from the cache;
+    dropping a few exchanges every round would make every round past the budget a miss."""
+    names = [f"f{i:02d}.txt" for i in range(12)]
+    for name in names:
+        (tmp_path / name).write_text(f"{name} " + "word " * 300 + "\n")
+    replies = [call("read_file", path=name) for name in names]
+    plan = plan_rule(("Read", ["Read the twelve files"]))
+    cache = scenario(rules=[plan], replies=replies, default=done("read"), prompt_cache=True)
+    with FakeServer(cache) as server:
+        result = localagent.run_goal(
+            "Read the twelve files", tmp_path, ollama_host=server.url, model=MODEL,
+            num_ctx=6144, num_predict=512, history_keep=20, verify=False, retry_deadline=0,
+        )  # fmt: skip
+        assert result.status == "completed", result.reason
+    rounds = [r for r in records(tmp_path) if r.get("purpose") == "round"]
+    starts = [r["window"] for r in rounds]
+    assert starts == sorted(starts) and starts[-1] > 0 and len(set(starts)) <= 2, starts
+    read = [r["prompt_tokens"] - r["cached_tokens"] for r in rounds]
+    # A round whose window did not move reads only what the last round appended (one
+    # exchange of about 500 tokens and the facts); with the old window, shortening the
+    # older results each round over budget made rounds read 700 to 3,000 tokens.
+    kept = [n for i, n in enumerate(read[1:], 1) if starts[i] == starts[i - 1]]
+    assert len(kept) >= len(rounds) - 2 and max(kept) <= 600, read

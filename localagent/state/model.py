@@ -190,6 +190,7 @@ class State(BaseModel):
     stuck: str = ""  # why the goal cannot go on (the model repeats one failure claim)
     replanned: bool = False  # a revised plan the model has not been told of yet
     notice: str = ""  # what the latest round's reply earned a word about in the next round
+    window_start: int = 0  # the round the prompt's window of exchanges starts after
     parameters: float | None = None  # the model's size in billions, when the server said
 
 

@@ -92,6 +92,7 @@ class LlmCall(_Record):
     cached_tokens: StrictInt | None = Field(None, ge=0, le=TOKENS_MAX)
     content: StrictStr = ""
     notice: StrictStr = ""
+    window: StrictInt | None = Field(None, ge=0, le=TOKENS_MAX)
     probe: dict[str, Any] = Field(default_factory=dict)
     tool_calls: list[ToolCall] = Field(default_factory=list)
 

@@ -75,6 +75,8 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
         state.rounds += 1
         state.last_probe = rec.get("probe", {})
         state.notice = rec.get("notice", "")
+        if rec.get("window") is not None:
+            state.window_start = rec["window"]
         state.replanned = False  # the probe of this round told of it
         if state.exchanges:  # only the latest reply may still have calls to run in full
             last = state.exchanges[-1]
