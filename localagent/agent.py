@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from localagent import actions, context, loopguard, planner, tools
+from localagent import actions, context, loopguard, planner, roundcall, tools
 from localagent.journal import Journal
 from localagent.models import Model, Reply
 from localagent.prompts import (
@@ -32,7 +32,7 @@ from localagent.textcalls import ToolCall, parse_reply
 from localagent.verify import checks, verdict
 
 log = logging.getLogger("localagent.agent")
-MAX_CALLS_PER_REPLY = 5
+MAX_CALLS_PER_REPLY = roundcall.MAX_CALLS_PER_REPLY
 
 
 def _failures(state: State) -> str:
@@ -201,24 +201,16 @@ class Agent:
         reply = self.model.chat(messages, tools=self.tools.schemas())
         self.notice = ""
         calls, problem, recogniser = self._calls(reply)
-        earned = self._earned(reply, len(calls))
+        notice = roundcall.earned(self.prompts, reply, len(calls), self.settings.num_predict)
         calls = calls[:MAX_CALLS_PER_REPLY]
         if native and not self.model.native_tools and not calls:
             # The server refused tools during this call and the reply holds no call: the
             # next round asks again with the text protocol described; no mistake counted.
             self.record_call("retry", reply)
             return
-        chars = sum(len(str(m.get("content", ""))) for m in messages)
-        self.record_call(
-            "round",
-            reply,
-            probe=facts,
-            calls=calls,
-            prompt_chars=chars,
-            recogniser=recogniser,
-            notice=earned,
-            window=start,
-        )
+        how = (recogniser, notice, start)
+        fields = roundcall.fields(self.state.rounds + 1, reply, calls, facts, messages, how)
+        self.record_call("round", reply, fields)
         if calls:
             return
         if problem:
@@ -241,53 +233,8 @@ class Agent:
             calls, recogniser = parsed.calls, parsed.recogniser or "text"
         return calls, "", recogniser
 
-    def _earned(self, reply: Reply, sent: int) -> str:
-        """What the next round must tell the model about this reply: its calls past the
-        limit were not run, it was cut off."""
-        notices = []
-        if sent > MAX_CALLS_PER_REPLY:
-            notices.append(
-                self.prompts.render("too_many_calls", limit=MAX_CALLS_PER_REPLY, count=sent)
-            )
-        if reply.cut_off:
-            why = {"length": "the length cap was reached", "deadline": "the call took too long"}
-            notices.append(
-                self.prompts.render(
-                    "cut_off", why=why[reply.cut_off], limit=self.settings.num_predict
-                )
-            )
-        return "\n".join(notices)
-
-    def record_call(
-        self,
-        purpose: str,
-        reply: Reply,
-        probe: dict[str, Any] | None = None,
-        calls: list[ToolCall] | None = None,
-        prompt_chars: int = 0,
-        recogniser: str = "",
-        notice: str = "",
-        window: int = 0,
-    ) -> None:
-        fields: dict[str, Any] = {}
-        if purpose == "round":
-            fields = {
-                **({"notice": notice} if notice else {}),
-                "window": window,
-                "recogniser": recogniser,
-                "content": reply.content[:2000],
-                "probe": probe or {},
-                "tool_calls": [
-                    {
-                        "id": f"{self.state.rounds + 1}.{i}",
-                        "name": c.name,
-                        "arguments": c.arguments,
-                        **({"server_id": c.server_id} if c.server_id else {}),
-                    }
-                    for i, c in enumerate(calls or [], 1)
-                ],
-                "prompt_chars": prompt_chars,
-            }
+    def record_call(self, purpose: str, reply: Reply, fields: dict[str, Any] | None = None) -> None:
+        fields = dict(fields or {})
         if reply.cut_off:
             fields["cut_off"] = reply.cut_off
         self.journal.append("llm_call", purpose=purpose, **reply.usage(), **fields)
