@@ -86,17 +86,33 @@ def run_goal(plan: Plan, key: str, kill_after: int, log: Path) -> dict[str, Any]
         )
         while kill_after and proc.poll() is None and time.monotonic() < deadline:
             if _calling(history(workspace), kill_after):
-                time.sleep(2.0)  # the engine is reading the next prompt
+                time.sleep(0.5)  # the engine is reading the next prompt
                 proc.kill()
                 times["killed"] = time.time()
                 break
             time.sleep(0.2)
-        proc.wait(max(1.0, deadline - time.monotonic()))
-        if times["killed"] is not None:
+        times["timed_out"] = _ended(proc, deadline)
+        if times["killed"] is not None and not times["timed_out"]:
             again = command(plan, GOALS[key], workspace, True)
-            left = max(1.0, deadline - time.monotonic())
-            subprocess.run(again, env=plan.env, stdout=out, stderr=out, timeout=left, check=False)
+            resumed = subprocess.Popen(again, env=plan.env, stdout=out, stderr=out)
+            times["timed_out"] = _ended(resumed, deadline)
     return times
+
+
+def _ended(proc: subprocess.Popen[bytes], deadline: float) -> bool:
+    """Wait for the run to end by the deadline; past it, stop it as a user would (SIGTERM,
+    it journals the stop) and say so."""
+    try:
+        proc.wait(max(0.1, deadline - time.monotonic()))
+        return False
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        return True
 
 
 def calls_from_journal(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ def hello_rules() -> list[dict[str, Any]]:
     done = {"name": "mark_subtask_complete", "arguments": {"success": True, "reason": "ran it"}}
     rules = [{"kind": "plan", "reply": {"content": json.dumps(plan)}}]
     rules += [{"kind": "chat", "times": 1, "reply": {"tool_calls": [c]}} for c in (write, run)]
-    rules.append({"kind": "chat", "times": 1, "reply": {"tool_calls": [done], "delay": 4}})
+    rules.append({"kind": "chat", "times": 1, "reply": {"tool_calls": [done], "delay": 2}})
     return [*rules, {"kind": "chat", "reply": {"tool_calls": [done]}}]
 
 
