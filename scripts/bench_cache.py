@@ -131,7 +131,9 @@ def calls_from_shim(log: Path, killed: float | None) -> list[dict[str, Any]]:
     """Every call as the Ollama shim logged llama-server's figures."""
     found = []
     for rec in read_lines(log):
-        at = datetime.fromisoformat(str(rec.get("ts"))).timestamp() if rec.get("ts") else 0.0
+        if rec.get("error") or not isinstance(rec.get("ts"), int | float):
+            continue  # the call the kill cut short, or no call
+        at = float(rec["ts"])  # seconds since the epoch
         cached, read = int(rec.get("cache_n") or 0), int(rec.get("prompt_n") or 0)
         after = killed is not None and at > killed
         found.append({"prompt": cached + read, "cached": cached, "resumed": after})
