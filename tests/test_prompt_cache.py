@@ -17,7 +17,7 @@ import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli, start_cli, wait_for
 
 import localagent
-from localagent.models import make_model
+from localagent.models import make_model, numbers
 from localagent.models.fake import FakeServer
 from localagent.models.fake.cache import CHARS_PER_TOKEN
 from localagent.observe import watch
@@ -57,6 +57,15 @@ def test_the_servers_cache_figures_are_read_through_both_apis(backend: str) -> N
     assert [r.cached_tokens for r in got[1:5]] == [None] * 4
     assert all("cached_tokens" not in r.usage() for r in got[1:5])
     assert (got[5].cached_tokens, got[5].prompt_tokens) == (0, 40)
+
+
+def test_openais_cached_tokens_count_only_within_the_prompt() -> None:
+    assert numbers.cached(None, {"cached_tokens": 900}, 1000) == (900, 1000)
+    assert numbers.cached(None, {"cached_tokens": 0}, 1000) == (0, 1000)
+    assert numbers.cached(None, {"cached_tokens": 1001}, 1000) is None  # past the prompt
+    assert numbers.cached(None, {"cached_tokens": 5}, 0) is None  # a prompt of no size
+    assert numbers.cached(None, {"cached_tokens": "900"}, 1000) is None
+    assert numbers.cached({"cache_n": 7}, {"cached_tokens": 900}, 1000) == (900, 1000)
 
 
 def test_an_ollama_count_of_only_what_it_read_means_the_rest_was_cached() -> None:
