@@ -3,9 +3,10 @@
 Order: the constant system prompt; the goal and the plan (its text only, so it stays
 byte-identical across subtask changes); a window of recent exchanges; last, the
 volatile facts (progress marks, the active subtask, the probe). The window slides in
-chunks: it grows from `keep` to `2*keep - 1` exchanges and then drops back to `keep`,
+chunks: it grows from `keep` to `3*keep - 1` exchanges and then drops back to `keep`,
 so between drops every round's messages start with the previous round's messages
-unchanged and the model server reuses its KV cache.
+unchanged and the model server reuses its KV cache; a drop makes the server read the
+`keep` exchanges again, once every `2*keep` rounds.
 
 The whole prompt fits a token budget (`num_ctx` minus room for the reply), estimated
 from characters with a ratio the state learns from the server's token counts. Over
@@ -118,14 +119,14 @@ def progress(state: State) -> str:
 
 def window(exchanges: list[Exchange], keep: int, start: int = 0) -> list[Exchange]:
     """The exchanges shown: those after `start` (a round the budget moved the window
-    past) and after a start that moves only every `keep` rounds.
+    past) and after a start that moves only every `2*keep` rounds.
 
     The start is counted in rounds, not list positions: the state keeps only the last
     few dozen exchanges, and a list that drops its oldest entry every round would make
     a position-based window slide by one each round.
     """
     if exchanges and exchanges[-1].round >= keep:
-        start = max(start, ((exchanges[-1].round - keep) // keep) * keep)
+        start = max(start, ((exchanges[-1].round - keep) // (2 * keep)) * 2 * keep)
     return [e for e in exchanges if e.round > start]
 
 
