@@ -29,6 +29,7 @@ from localagent.settings import Settings
 from localagent.state import ReplanDue, State, Verifying, current, next_due
 from localagent.stopping import StopRequested, StopSignal
 from localagent.textcalls import ToolCall, parse_reply
+from localagent.tools.examples import example_call
 from localagent.verify import checks, verdict
 
 log = logging.getLogger("localagent.agent")
@@ -215,7 +216,10 @@ class Agent:
             return
         if problem:
             names = ", ".join(self.tools.names())
-            text = self.prompts.render("format_error", problem=problem, tools=names)
+            example = example_call(self.tools, str(facts["subtask"]), reply.content)
+            text = self.prompts.render(
+                "format_error", problem=example.fill(problem), tools=names, example=example.text
+            )
         else:
             text = self.prompts.render("no_tool_call")
         self.journal.append("feedback", text=text, tool="format", format_error=True)

@@ -76,7 +76,7 @@ FORMAT_ERROR = """\
 Your reply did not contain a tool call I could use: {problem}
 Reply with exactly one tool call. If native tool calls do not work, reply with only:
 ```json
-{{"name": "TOOL_NAME", "arguments": {{...}}}}
+{example}
 ```
 Available tools: {tools}"""
 
@@ -259,7 +259,9 @@ PROMPTS: dict[str, Prompt] = {
         _spec("goal ledger", "plan"),
     ),
     "format_error": Prompt(
-        FORMAT_ERROR, "feedback: a reply without a usable tool call", _spec("problem", "tools")
+        FORMAT_ERROR,
+        "feedback: a reply without a usable tool call",
+        _spec("problem", "tools example"),
     ),
     "no_tool_call": Prompt(NO_TOOL_CALL, "feedback: a reply with no tool call at all", _spec()),
     "blocked_repeat": Prompt(

@@ -22,7 +22,11 @@ def earned(prompts: PromptSet, reply: Reply, sent: int, num_predict: int) -> str
     if sent > MAX_CALLS_PER_REPLY:
         notices.append(prompts.render("too_many_calls", limit=MAX_CALLS_PER_REPLY, count=sent))
     if reply.cut_off:
-        why = {"length": "the length cap was reached", "deadline": "the call took too long"}
+        why = {
+            "length": "the length cap was reached",
+            "deadline": "the call took too long",
+            "loop": "it repeated the same text over and over",
+        }
         notices.append(prompts.render("cut_off", why=why[reply.cut_off], limit=num_predict))
     return "\n".join(notices)
 

@@ -205,6 +205,7 @@ def _work(
         journal.append("stopped", reason=stop.reason or "stopped", by=stop.by)
         return "stopped"
     settings, sized = _profiled(settings, info.parameters)
+    model.num_predict = settings.num_predict
     journal.append(
         "preflight",
         backend=model.backend,
@@ -274,15 +275,17 @@ def _live(
 
 
 def _profiled(settings: Settings, billions: float | None) -> tuple[Settings, tuple[str, ...]]:
-    """The settings with the run's profile chosen, and the short tool set when the small
-    profile chose it (empty when it did not)."""
-    from localagent.tools.catalog import choose_profile, tools_for_profile
+    """The settings with the run's profile chosen, its cap on a reply's tokens, and the
+    short tool set when the small profile chose it (empty when it did not)."""
+    from localagent.tools.catalog import choose_profile, num_predict_for_profile, tools_for_profile
 
     profile = choose_profile(settings.profile, billions)
     sized = tools_for_profile(profile, settings.tools) or ()
     size = f"{billions:.1f}B parameters" if billions else "no model size"
     log.info("the %s profile (the server says %s)", profile, size)
-    return settings.model_copy(update={"profile": profile, "tools": sized or settings.tools}), sized
+    update: dict[str, Any] = {"profile": profile, "tools": sized or settings.tools}
+    update["num_predict"] = num_predict_for_profile(profile, settings.num_predict)
+    return settings.model_copy(update=update), sized
 
 
 def _finish(journal: Journal, outcome: str) -> str:

@@ -37,6 +37,7 @@ from localagent.stopping import StopSignal
 from localagent.textcalls import parse_reply
 from localagent.tools import ToolContext, ToolResult
 from localagent.tools.catalog import catalog
+from localagent.tools.examples import Example, example_call
 from localagent.tools.registry import Policy, Tool, schema_tool
 
 CORPUS = Path(__file__).parent / "corpus" / "real" / "real_replies.json"
@@ -133,6 +134,7 @@ class CaseRun:
     ran: list[tuple[str, dict[str, Any]]]  # what the case's recording tools got, in order
     tools: list[str]  # the run's tool names, as the agent offered them
     next_request: str = ""  # after a reply that runs nothing: the next round's messages
+    example: Example | None = None  # the call the format feedback shows for this reply
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [record for record in self.records if record["type"] == kind]
@@ -179,7 +181,9 @@ class CaseLoop:
 
     def result(self, agent: Agent, next_request: str = "") -> CaseRun:
         records = list(agent.journal.records())
-        return CaseRun(records, self.ran, agent.tools.names(), next_request)
+        subtask = PLAN[0]["subtasks"][0]
+        example = example_call(agent.tools, subtask, CASES[self.index]["content"])
+        return CaseRun(records, self.ran, agent.tools.names(), next_request, example)
 
 
 _RUNS: dict[tuple[str, int], CaseRun] = {}
@@ -256,7 +260,13 @@ def check_case(case: dict[str, Any], run: CaseRun) -> None:
     problem = parse_reply(case["content"], set(run.tools)).problem
     prompts = PromptSet({})
     if problem:
-        expected = prompts.render("format_error", problem=problem, tools=", ".join(run.tools))
+        assert run.example is not None
+        expected = prompts.render(
+            "format_error",
+            problem=run.example.fill(problem),
+            tools=", ".join(run.tools),
+            example=run.example.text,
+        )
     else:
         expected = prompts.render("no_tool_call")
     assert feedback["text"] == expected

@@ -30,12 +30,13 @@ def torture(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return importlib.import_module("torture_kill")
 
 
-def test_ten_kills_lose_nothing_and_the_goal_completes(tmp_path: Path, torture: ModuleType) -> None:
+def test_six_kills_lose_nothing_and_the_goal_completes(tmp_path: Path, torture: ModuleType) -> None:
     # Two kills wait for a running command, so a slow or fast machine still kills one
-    # inside an action; the other eight land where the random moments put them.
-    summary = torture.torture(kills=10, root=tmp_path, seed=20240611, in_action=2)
+    # inside an action; the other four land where the random moments put them
+    # (`scripts/torture_kill.py` runs hundreds).
+    summary = torture.torture(kills=6, root=tmp_path, seed=20240611, in_action=2)
 
-    assert summary.kills >= 10
+    assert summary.kills >= 6
     assert summary.goals >= 1
     # The kills landed inside actions, so redo and interruption were exercised.
     assert summary.killed_with_open_action >= 1, summary.lines()

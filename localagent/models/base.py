@@ -90,6 +90,7 @@ class HttpModel:
         self.wait = stop.wait if stop is not None else wait
         self.native_tools = True
         self.num_ctx = settings.num_ctx
+        self.num_predict = settings.num_predict
         self.on_wait: Callable[[str], None] | None = None
         self.waiting = ""  # why the current call is waiting for the server, once it is
         self.exchange: Exchange | None = None  # the latest, for `received`

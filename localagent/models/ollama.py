@@ -28,6 +28,7 @@ from localagent.models.base import (
     Retry,
 )
 from localagent.models.calls import read_call, unreadable_call
+from localagent.models.loops import LoopCut
 from localagent.models.protocol import Health, Message, ModelInfo, Reply
 from localagent.models.wire import (
     ERROR_BYTES,
@@ -170,7 +171,7 @@ class OllamaModel(HttpModel):
         options = {
             "num_ctx": self.num_ctx,
             "temperature": self.settings.temperature if temperature is None else temperature,
-            "num_predict": self.settings.num_predict,
+            "num_predict": self.num_predict,
         }
         request: dict[str, Any] = {
             "model": self.settings.model,
@@ -202,7 +203,7 @@ class OllamaModel(HttpModel):
         tools = tools if self.native_tools else None
         known = {t["function"]["name"] for t in tools or []}
         request = self._request(messages, tools, schema, temperature)
-        exchange = self._exchange(reply_bytes(self.settings.num_predict), abandon=abandon)
+        exchange = self._exchange(reply_bytes(self.num_predict), abandon=abandon)
         idle = self.settings.request_timeout
         with exchange.open(self.http, "POST", "/api/chat", idle, json=request) as r:
             if r.status_code != 200:
@@ -231,8 +232,9 @@ def _cache_estimate(reply: Reply, messages: list[Message]) -> Reply:
 
 def _read(lines: Iterator[str], known: set[str]) -> Reply:
     """A streamed reply. Past its deadline or its byte bound, what came is the reply, cut
-    off; when nothing came, only keep-alives or part of one line, the server failed."""
-    reply, content, answered = Reply(), [], False
+    off, and so is the text before a repetition once the text loops; when nothing came,
+    only keep-alives or part of one line, the server failed."""
+    reply, content, answered = Reply(), LoopCut(), False
     try:
         for line in lines:
             if not line.strip():
@@ -244,7 +246,9 @@ def _read(lines: Iterator[str], known: set[str]) -> Reply:
                 raise Retry(f"server error mid-stream: {str(part['error'])[:200]}")
             answered = True
             message = part.get("message") or {}
-            content.append(str(message.get("content") or ""))
+            if content.add(str(message.get("content") or "")):
+                reply.cut_off = "loop"
+                break
             reply.tool_calls += [_tool_call(c, known) for c in message.get("tool_calls") or []]
             if part.get("done"):
                 reply.prompt_tokens = numbers.tokens(part.get("prompt_eval_count"))
@@ -260,5 +264,5 @@ def _read(lines: Iterator[str], known: set[str]) -> Reply:
         if not answered:
             raise
         reply.cut_off = "deadline" if isinstance(exc, Overtime) else "length"
-    reply.content = valid_unicode("".join(content))
+    reply.content = valid_unicode(content.text())
     return reply

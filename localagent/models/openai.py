@@ -225,7 +225,7 @@ class OpenAIModel(HttpModel):
             "model": self.settings.model,
             "messages": wire,
             "temperature": self.settings.temperature if temperature is None else temperature,
-            "max_tokens": self.settings.num_predict,
+            "max_tokens": self.num_predict,
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -275,7 +275,7 @@ class OpenAIModel(HttpModel):
         tools = tools if self.native_tools else None
         request = self._request(messages, tools, schema, temperature)
         structured = "response_format" in request
-        exchange = self._exchange(reply_bytes(self.settings.num_predict), abandon=abandon)
+        exchange = self._exchange(reply_bytes(self.num_predict), abandon=abandon)
         idle = self.settings.request_timeout
         with exchange.open(self.http, "POST", "chat/completions", idle, json=request) as r:
             if r.status_code != 200:

@@ -16,6 +16,7 @@ from typing import Any
 from localagent.models import numbers
 from localagent.models.base import Retry
 from localagent.models.calls import read_call
+from localagent.models.loops import LoopCut
 from localagent.models.protocol import Reply
 from localagent.models.wire import Overflow, Overtime
 from localagent.textcalls import ToolCall, valid_unicode
@@ -53,8 +54,8 @@ class Calls:
 
 
 def events(lines: Iterator[str], known: set[str]) -> Reply:
-    """A reply streamed as server-sent events."""
-    reply, calls, content = Reply(), Calls(), []
+    """A reply streamed as server-sent events; one whose text loops is read no further."""
+    reply, calls, content = Reply(), Calls(), LoopCut()
     finish, answered = None, False
     try:
         for line in lines:
@@ -72,9 +73,12 @@ def events(lines: Iterator[str], known: set[str]) -> Reply:
             usage(reply, part.get("usage"), part.get("timings"))
             for choice in (part.get("choices") or [])[:1]:
                 delta = choice.get("delta") or {}
-                content.append(str(delta.get("content") or ""))
                 calls.add(delta.get("tool_calls") or [])
                 finish = choice.get("finish_reason") or finish
+                if content.add(str(delta.get("content") or "")):
+                    reply.cut_off = "loop"
+            if reply.cut_off:
+                break
         else:
             if finish is None:
                 raise Retry("the stream ended before the reply was done")
@@ -83,7 +87,7 @@ def events(lines: Iterator[str], known: set[str]) -> Reply:
             raise
         reply.cut_off = "deadline" if isinstance(exc, Overtime) else "length"
     reply.cut_off = reply.cut_off or ("length" if finish == "length" else "")
-    reply.content = valid_unicode("".join(content))
+    reply.content = valid_unicode(content.text())
     reply.tool_calls = calls.read(known)
     return reply
 

@@ -27,7 +27,9 @@ class Reply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     duration_ms: float = 0.0
-    cut_off: str = ""  # "length" (num_predict reached) or "deadline" (call_deadline passed)
+    # "length" (num_predict reached), "deadline" (call_deadline passed) or "loop" (the
+    # reply repeated itself: reading stopped, the text before the repetition is the reply)
+    cut_off: str = ""
     # Of `prompt_tokens`, those the server took from its prompt cache; None: not said.
     cached_tokens: int | None = None
 
@@ -62,6 +64,7 @@ class Model(Protocol):
     backend: str  # "ollama" or "openai", as the setting names it
     native_tools: bool  # False once the server refused tools: the text protocol is used
     num_ctx: int  # the context window of the run, bounded by the server's
+    num_predict: int  # the cap on a reply's tokens in this run (the small profile lowers it)
     missing_fix: str  # what to type when the model is not on the server
     tools_fix: str  # what to do when the server refuses tool calls
     # Told once per call, on the calling thread, when the call starts waiting out a

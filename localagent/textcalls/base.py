@@ -11,7 +11,15 @@ from typing import Any
 _MARKUP = re.compile(r"<[|｜][^<>]{0,40}[|｜]>")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = re.compile(r"[ _\-]+")  # any other character keeps a name apart
+# The title a schema generator gives a tool's arguments: FastMCP's `{function}Arguments`,
+# pydantic's `{Name}Args` / `{Name}Input`. A weak model reads it off the schema and calls
+# it (boettiger-lab/mcp-data-server#326: qwen called `_register_hex_tiles_toolArguments`
+# for `register_hex_tiles`, whose wrapper function was `_register_hex_tiles_tool`).
+_TITLE = re.compile(r"(?:_tool)?_(?:arguments|args|input|params|parameters|schema)\Z")
 
+
+# The tool name in the formats shown to a model; a reply that copies it named no tool.
+PLACEHOLDER = "TOOL_NAME"
 
 # Holds tool arguments that are not a JSON object, so the tool can say what is wrong.
 UNPARSED = "__unparsed__"
@@ -65,7 +73,8 @@ def fold_name(name: str) -> str:
 def clean_tool_name(name: str, known: Collection[str]) -> str:
     """`name` reduced to a known tool name when leaked markup, a `functions.` prefix, a
     call index (`functions.read_file:0`), letter case or separators (`Mark_Subtask_Complete`,
-    `Write File`, `readFile`) are all that differs and exactly one known name is left;
+    `Write File`, `readFile`), or the arguments' schema title a generator made of the name
+    (`read_fileArguments`), are all that differs and exactly one known name is left;
     otherwise `name` stripped. Never a fuzzy match: aliases are the registry's to read."""
     stripped = name.strip()
     if stripped in known:
@@ -74,6 +83,7 @@ def clean_tool_name(name: str, known: Collection[str]) -> str:
     candidates = pieces & set(known)
     if not candidates:
         folded = {fold_name(piece) for piece in pieces | {_bare(stripped)}}
+        folded |= {_TITLE.sub("", piece) for piece in folded}
         candidates = {k for k in known if fold_name(k) in folded}
     return candidates.pop() if len(candidates) == 1 else stripped
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from localagent.textcalls.base import (
+    PLACEHOLDER,
     Found,
     TextCallError,
     ToolCall,
@@ -17,13 +18,18 @@ from localagent.textcalls.base import (
     is_tool_name,
     make_call,
 )
-from localagent.textcalls.values import json_at, lenient_arguments, value_at
+from localagent.textcalls.values import closing, json_at, lenient_arguments, value_at
 
 NAME_KEYS = ("name", "tool", "tool_name", "function")
 ARG_KEYS = ("arguments", "args", "parameters", "params", "input")
 WRAPPER_KEYS = ("tool_calls", "function_call")
+_CALL_KEYS = {*NAME_KEYS, *ARG_KEYS, "id", "type"}
 MENTION = "it mentions a tool but holds no valid JSON tool call"
+COPIED = f"it copies the example's placeholder {PLACEHOLDER} instead of naming a real tool"
 _START = re.compile(r"\{\s*[\"'}]|\[\s*\{")  # where an object (or a list of them) can start
+_OBJECT = re.compile(r"\{\s*[\"']")
+# What may follow a call whose last `}` is missing: nothing, or the end of its code fence.
+_END = re.compile(r"\s*(?:```\s*)?\Z")
 # A failed decode costs up to a pass over the reply: past these many, give up (junk, not calls).
 _LITERAL_TRIES = 50
 _TRIES = 200
@@ -58,7 +64,7 @@ def as_call(obj: dict[str, Any], known: set[str]) -> ToolCall | None:
     if isinstance(obj.get("function"), dict):
         obj = obj["function"]
     name = next((obj[k] for k in NAME_KEYS if isinstance(obj.get(k), str)), None)
-    if name is None:
+    if name is None or name.strip() == PLACEHOLDER:
         return None
     has_arguments = any(k in obj for k in ARG_KEYS)
     name = clean_tool_name(name, known)
@@ -113,6 +119,49 @@ def json_calls(text: str, known: set[str]) -> Found:
     drop the tags, Qwen 2.5 in Ollama. Real example (ollama/ollama#11185, qwen3:32b):
     `{"name": "LLM_Tool_RAG", "arguments": {"term": "accidents, tribunal de Versailles"}}`"""
     found = [(start, call) for start, value in values(text) for call in calls_in(value, known)]
+    last = unclosed_last_call(text, known)
+    if last is not None and all(start < last[0] for start, _ in found):
+        found.append(last)
     if not found and any(name in text for name in known):
         raise TextCallError(MENTION)
+    if not found and PLACEHOLDER in text:
+        raise TextCallError(COPIED)
     return found
+
+
+def unclosed_last_call(text: str, known: set[str]) -> tuple[int, ToolCall] | None:
+    """The call that ends the reply with only its final `}` missing (Qwen2.5-Coder-0.5B:
+    `{"name": "write_file", "arguments": {"path": "hello.py", "content": "print('hi')"}`).
+    The repair is unambiguous only there: its name and complete arguments are all written,
+    nothing follows, and one `}` makes it whole. Anything else missing is never guessed."""
+    end = _END.search(text).start()  # type: ignore[union-attr]  # \Z always matches
+    tried = 0
+    for match in _OBJECT.finditer(text, 0, end):
+        tried += 1
+        if tried > _TRIES:
+            return None
+        start = match.start()
+        if closing(text, start) is not None:
+            continue
+        found = value_at(text[start:end] + "}", 0)
+        if found is None or found[1] != end - start + 1 or not isinstance(found[0], dict):
+            continue
+        call = as_call(found[0], known) if _only_the_last_brace(found[0]) else None
+        return None if call is None else (start, call)
+    return None
+
+
+def _only_the_last_brace(obj: dict[str, Any]) -> bool:
+    """Whether one `}` at the end is the only repair that reads as a call: the object
+    holds a call's keys only (else a brace left out earlier would make other arguments),
+    and its arguments do not end with an object (whose own brace may be the one missing:
+    `{"a": {"b": 1, "c": 2}` may mean `{"a": {"b": 1}, "c": 2}`)."""
+    arguments = next((obj[key] for key in ARG_KEYS if key in obj), None)
+    if not isinstance(arguments, dict | str) or not set(obj) <= _CALL_KEYS:
+        return False
+    return not ends_with_object(arguments)
+
+
+def ends_with_object(value: Any) -> bool:
+    """Whether an object's last value is itself an object."""
+    return isinstance(value, dict) and bool(value) and isinstance(list(value.values())[-1], dict)

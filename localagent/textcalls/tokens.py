@@ -5,12 +5,13 @@ recogniser accepts only complete argument objects."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from localagent.textcalls.base import Found, TextCallError, ToolCall, is_tool_name, make_call
 from localagent.textcalls.gemma import GemmaArguments
 from localagent.textcalls.pythonic import call_list
 from localagent.textcalls.reasoning import harmony_messages
-from localagent.textcalls.shapes import calls_in
+from localagent.textcalls.shapes import calls_in, ends_with_object
 from localagent.textcalls.values import NotLiteral, object_at, value_at, whole_object
 
 
@@ -149,6 +150,7 @@ def lfm2_calls(text: str, known: set[str]) -> Found:
 
 
 GEMMA_MARKER = re.compile(r"\bcall:([A-Za-z_][\w.\-]*)\s*\{")
+_GEMMA_END = re.compile(r"<tool_call\|>|<end_function_call>")
 
 
 def gemma_calls(text: str, known: set[str]) -> Found:
@@ -162,8 +164,28 @@ def gemma_calls(text: str, known: set[str]) -> Found:
         try:
             arguments = cursor.value()
         except NotLiteral as exc:
-            raise TextCallError(
-                f"the arguments of {match.group(1)!r} are incomplete: {exc}"
-            ) from None
+            arguments = _closed_by_its_tag(text, match.end() - 1)
+            if arguments is None:
+                raise TextCallError(
+                    f"the arguments of {match.group(1)!r} are incomplete: {exc}"
+                ) from None
         found.append((match.start(), make_call(match.group(1), arguments, known)))
     return found
+
+
+def _closed_by_its_tag(text: str, start: int) -> dict[str, Any] | None:
+    """The arguments at `start` when only their final `}` is missing before the call's
+    closing tag: the model ended the call, so nothing else is left out (ollama/ollama#17565:
+    `call:read_files{files:[{path:<|"|>…<|"|>,start_line:1}]` then `<tool_call|>`)."""
+    end = _GEMMA_END.search(text, start)
+    if end is None:
+        return None
+    head = text[start : end.start()].rstrip() + "}"
+    cursor = GemmaArguments(head, 0)
+    try:
+        value = cursor.value()
+    except NotLiteral:
+        return None
+    if cursor.pos != len(head) or not isinstance(value, dict) or ends_with_object(value):
+        return None
+    return value

@@ -137,6 +137,11 @@ HINTS: dict[str, tuple[str, ...]] = {
     "install": ("run_cmd",),
     "directory": ("list_dir", "write_file"),
     "folder": ("list_dir", "write_file"),
+    "code": ("write_file",),
+    "script": ("write_file", "run_cmd"),
+    "generate": ("write_file",),
+    "editor": ("write_file", "replace_in_file"),
+    "print": ("run_cmd",),
 }
 
 

@@ -48,6 +48,10 @@ SMALL_MODEL_TOOLS = (
     "run_cmd",
     "read_output",
 )
+# The small profile's cap on a reply's tokens (a lower num_predict wins): a small model
+# that runs away repeats itself until the cap, at 10-20 tokens a second on a CPU, and one
+# file a small model writes well fits in it.
+SMALL_MODEL_NUM_PREDICT = 1024
 Profile = Literal["small", "full"]
 
 
@@ -64,6 +68,10 @@ def tools_for_profile(profile: str, named: Sequence[str] | None) -> tuple[str, .
     """The tool names to set for this profile: the short set for the small one when the
     user named none, None (leave the setting as it is) otherwise."""
     return SMALL_MODEL_TOOLS if profile == "small" and named is None else None
+
+
+def num_predict_for_profile(profile: str, num_predict: int) -> int:
+    return min(num_predict, SMALL_MODEL_NUM_PREDICT) if profile == "small" else num_predict
 
 
 def _respaced(values: dict[str, Any]) -> dict[str, Any]:

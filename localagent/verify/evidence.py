@@ -25,6 +25,23 @@ _NAMED = re.compile(
 )
 # A subtask about removing or moving files names files that need not exist afterwards.
 _REMOVES = re.compile(r"\b(delete|remove|rename|move|clean|drop|erase|uninstall)", re.I)
+# A look-up subtask ("Find where X is defined", "Read README") starts with one of these
+# and asks to make, change, run or test nothing: what it found is its work. A verb that
+# asks for more counts where a clause starts ("Read main.py and fix it"), not as a name
+# ("Find where add is defined"); running and testing count anywhere.
+_LOOKS = re.compile(
+    r"\s*(?:find|read|search|look|list|locate|inspect|view|open|show|check|review|examine|"
+    r"explore|identify|understand|see|get|study|scan|browse|determine)\b",
+    re.I,
+)
+_MAKES = re.compile(
+    r"(?:^|\b(?:and|then|to|also)\s+|[,;:.]\s*)(?:writ|wrote|creat|add|implement|fix|chang|"
+    r"updat|modif|edit|replac|mak|sav|delet|remov|renam|mov|append|refactor|generat|build|"
+    r"install|commit|print|set ?up|insert|convert|format|lint|initiali[sz]|defin)"
+    r"(?:e|es|ed|ing|s|d|y|ies|ied|ion|ten)?\b"
+    r"|\b(?:run|runs|running|ran|execut\w*|tests?|testing|pytest)\b",
+    re.I,
+)
 # Files that run: written and never run or read, nothing shows they work. A data or text
 # file's content is exactly what the write said it wrote.
 RUNNABLE = (".py", ".pyw", ".sh", ".bash", ".ps1", ".bat", ".js", ".mjs", ".ts", ".rb", ".pl")
@@ -124,9 +141,15 @@ def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None)
         if runnable and (problem := unproven(ledger, path, write.seq)):
             result.soft.append(problem)
             result.unproven.append(path)
-    if scope != 0 and not ledger.worked:
+    if scope != 0 and not ledger.worked and not (ledger.looked and is_lookup(texts[:1])):
         result.soft.append(IDLE)
     return result
+
+
+def is_lookup(texts: list[str]) -> bool:
+    """Whether the subtask (its description, first of `texts`) only asks to look
+    something up: it asks to make, change or run nothing."""
+    return bool(texts) and bool(_LOOKS.match(texts[0])) and not _MAKES.search(texts[0])
 
 
 def _named(result: Gate, ledger: Ledger, root: Path, texts: list[str]) -> None:

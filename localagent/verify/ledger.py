@@ -21,6 +21,11 @@ MAX_CHECKS = 40
 SUMMARY_CHARS = 160
 
 CHECK_KINDS = ("pytest", "unittest", "ruff", "script")
+# Tools that only look: their success is the work of a subtask that asks to look something up.
+LOOKUPS = frozenset(
+    {"read_file", "list_dir", "search_files", "find_files", "read_output"}
+    | {"git_status", "git_log", "git_diff"}
+)
 _PYTHON = re.compile(r"(?:.*[/\\])?(?:python(?:3(?:\.\d+)?)?|py)(?:\.exe)?", re.I)
 # Failure summaries a test runner prints even when a wrapper exits 0.
 _FAILED = re.compile(r"\b([1-9]\d*) failed\b|^FAILED \(|^FAILED\b", re.M)
@@ -60,6 +65,7 @@ class Ledger(BaseModel):
     blank: dict[str, tuple[int, str]] = Field(default_factory=dict)
     tried: int = 0  # tool calls made (run or blocked) in this subtask
     worked: int = 0  # of them, those that changed the workspace or ran a program
+    looked: int = 0  # of them, look-ups that succeeded (a file read, a search, a listing)
     removed: dict[str, int] = Field(default_factory=dict)  # path -> seq of its deletion or move
     checks: dict[str, CheckRun] = Field(default_factory=dict)  # command -> its latest run
     refused: int = 0  # completion claims refused in this subtask
@@ -175,6 +181,7 @@ def new_subtask(ledger: Ledger) -> None:
     ledger.nudged = False
     ledger.tried = 0
     ledger.worked = 0
+    ledger.looked = 0
 
 
 def recorded_facts(rec: dict[str, Any]) -> dict[str, list[str]]:
@@ -200,6 +207,7 @@ def note_action(ledger: Ledger, rec: dict[str, Any]) -> None:
     ledger.tried += 1
     # An unchanged rewrite ("already has this content") is no work; a program run is.
     ledger.worked += bool(rec.get("changed") or facts.get("ran"))
+    ledger.looked += bool(rec.get("ok") and rec.get("tool") in LOOKUPS)
     for cmd in facts.get("ran", []):
         _note_command(ledger, cmd, rec)
     for path in map(norm, facts.get("removed", [])):

@@ -1,0 +1,69 @@
+"""Cutting a streamed reply that repeats itself.
+
+A small model can fall into a loop and repeat one line or one chunk until the length cap
+(Qwen2.5-Coder-0.5B ran to about 2,000 tokens of the same text): every token of that is
+time on a local CPU and nothing the agent can use. Once the end of the reply is the same
+unit of text over and over, reading stops and what came before, with the unit once, is
+the reply. Short repeats are ordinary text (a ruler of `=`, a table's rows), so a loop
+needs both many copies and a long span.
+"""
+
+from __future__ import annotations
+
+MIN_COPIES = 4  # of one unit, back to back
+MIN_SPAN = 1200  # characters the copies cover together: a ruler of 80 `-` is no loop
+MAX_PERIOD = 2000  # characters of the longest unit looked for
+CHECK_EVERY = 128  # new characters between two looks: a loop is caught that much later
+_PROBE = 32  # characters compared first: most units are ruled out by them
+
+
+def loop_start(text: str) -> int | None:
+    """Where the repetition that ends `text` starts repeating (just past its first copy),
+    or None when the end of `text` is no loop."""
+    n = len(text)
+    for period in range(1, min(MAX_PERIOD, n // MIN_COPIES) + 1):
+        span = max(MIN_COPIES * period, MIN_SPAN)
+        if span > n:
+            continue
+        probe = min(_PROBE, n - period)
+        if text[n - probe :] != text[n - probe - period : n - period]:
+            continue
+        if text[n - span :] != text[n - span + period :] + text[n - period :]:
+            continue
+        start = n - span
+        while start > 0 and text[start - 1] == text[start - 1 + period]:
+            start -= 1
+        return _line_end(text, start + period, period)
+    return None
+
+
+def _line_end(text: str, cut: int, period: int) -> int:
+    """`cut` moved on to the end of a line when the unit holds one: the copy kept is then
+    whole lines (a call on a line of its own keeps its closing brace), not the unit as it
+    happens to start after a text that ends like it."""
+    newline = text.find("\n", cut - 1, cut - 1 + period)
+    return cut if newline < 0 else newline + 1
+
+
+class LoopCut:
+    """The text of a reply as its pieces arrive, cut once it loops."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.size = 0
+        self.checked = 0  # the size at the latest look
+        self.cut: int | None = None
+
+    def add(self, piece: str) -> bool:
+        """Take the next piece; True once the text loops (read no further)."""
+        self.pieces.append(piece)
+        self.size += len(piece)
+        if self.size - self.checked < CHECK_EVERY:
+            return False
+        self.checked = self.size
+        self.cut = loop_start(self.text())
+        return self.cut is not None
+
+    def text(self) -> str:
+        whole = "".join(self.pieces)
+        return whole if self.cut is None else whole[: self.cut]

@@ -1,0 +1,209 @@
+"""What a real small model (Qwen2.5-Coder-0.5B on llama-server) answered, through the real
+CLI and the real model client, the fake server sending each reply as the model wrote it:
+a reply that runs away repeating itself, a JSON call missing its last brace, the format
+example copied back, an invented tool name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import backend_env, done, messages_text, plan_rule, records, run_cli
+
+from localagent.models.fake import FakeServer
+from localagent.models.loops import LoopCut, loop_start
+from localagent.textcalls import parse_reply
+from localagent.tools.aliases import unknown_tool
+from localagent.tools.catalog import SMALL_MODEL_TOOLS
+from localagent.verify.evidence import is_lookup
+
+GOAL = "Write hello.py that prints hi"
+PLAN = plan_rule(("Write hello.py", ["write_file hello.py that prints hi"]))
+# The 0.5B's call, written as JSON text in the content.
+HELLO_CALL = '{"name": "write_file", "arguments": {"path": "hello.py", "content": "print(\'hi\')"}}'
+# ... and then the same sentence until the length cap, about 2,000 tokens.
+RUNAWAY = "\nI have written the file hello.py that prints hi."
+KNOWN = {*SMALL_MODEL_TOOLS, "mark_subtask_complete"}
+
+
+def run_hello(ws: Path, replies: list[dict[str, Any]], backend: str = "ollama", **env: str) -> Any:
+    scenario = {"models": [{"name": "qwen2.5-coder:0.5b"}], "llama_cpp": backend == "openai"}
+    scenario |= {"rules": [PLAN], "replies": replies, "default": done("written")}
+    with FakeServer(scenario) as server:
+        given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "0"}
+        environ = backend_env(backend, server.url, **{**given, "LOCALAGENT_MAX_ROUNDS": "4", **env})
+        ran = run_cli(environ, "start", GOAL, "-w", str(ws), "--foreground")
+        return ran, server.chat_requests
+
+
+def rounds(ws: Path) -> list[dict[str, Any]]:
+    return [r for r in records(ws) if r["type"] == "llm_call" and r["purpose"] == "round"]
+
+
+@pytest.mark.parametrize("backend", ["ollama", "openai"])
+def test_a_reply_that_repeats_itself_is_cut_and_its_call_runs(tmp_path: Path, backend: str) -> None:
+    content = HELLO_CALL + RUNAWAY * 160
+    reply = {"content": content, "chunks": 400}
+    ran, sent = run_hello(tmp_path, [reply], backend)
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "hello.py").read_text() == "print('hi')"
+    first = rounds(tmp_path)[0]
+    assert first["cut_off"] == "loop"
+    assert first["content"].count(RUNAWAY) <= 1 and first["content"].startswith(HELLO_CALL)
+    assert "repeated the same text" in messages_text(sent[-1])  # the model is told
+
+
+def test_the_small_profile_caps_every_reply(tmp_path: Path) -> None:
+    ran, sent = run_hello(tmp_path / "a", [{"content": HELLO_CALL}], "openai")
+    assert ran.returncode == 0, ran.stderr
+    assert {request["max_tokens"] for request in sent} == {1024}
+    ran, sent = run_hello(tmp_path / "b", [{"content": HELLO_CALL}], LOCALAGENT_NUM_PREDICT="600")
+    assert ran.returncode == 0, ran.stderr
+    assert {request["options"]["num_predict"] for request in sent} == {600}  # a lower one wins
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = 1\n" + "-" * 80 + "\n" + "=" * 200 + "\ny = 2\n",  # rulers
+        "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(200)),  # alike, not same
+        "| a | b |\n" + "|---|---|\n" * 3 + "| 1 | 2 |\n",
+        "print('hi')\n" * 20,  # twenty copies of a short line: a short span
+    ],
+    ids=["rulers", "similar-functions", "table", "short-span"],
+)
+def test_text_that_only_looks_repetitive_is_not_cut(text: str) -> None:
+    assert loop_start(text) is None
+
+
+def test_the_copy_kept_is_whole_lines() -> None:
+    # The text before the loop ends like the unit does: the kept copy still ends its line.
+    call = '{"name": "read_file", "arguments": {"path": "a.py"}}\n'
+    text = "Reading it:\n}\n" + call * 60
+    assert text[: loop_start(text)] == "Reading it:\n}\n" + call
+    looped = LoopCut()
+    for start in range(0, len(text), 7):
+        if looped.add(text[start : start + 7]):
+            break
+    assert looped.text() == "Reading it:\n}\n" + call
+    assert start < len(text) // 2  # read no further than needed
+
+
+def test_a_json_call_missing_its_last_brace_runs(tmp_path: Path) -> None:
+    ran, _ = run_hello(tmp_path, [{"content": HELLO_CALL[:-1]}])
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "hello.py").read_text() == "print('hi')"
+    assert rounds(tmp_path)[0]["recogniser"] == "json"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        HELLO_CALL[:-2],  # the arguments' brace too
+        HELLO_CALL[:-1] + "\nThis creates hello.py.",  # more follows: not just the last brace
+        '{"name": "write_file", "arguments": {"path": "hello.py", "content": "print(1)"',
+        '{"name": "write_file", "arguments": {"path": "a.py", "extra": {"k": 1}',
+        '{"name": "write_file"',  # no arguments: the brace may be theirs
+        # Its brace may be the one missing: {"b": 1}, "c": 2 is a call too.
+        '{"name": "write_file", "arguments": {"path": "a.py", "a": {"b": 1, "c": 2}}',
+        '{"name": "write_file", "arguments": {"path": "a.py"}, "content": "x"',  # whose content?
+    ],
+    ids=[
+        "two-missing",
+        "prose-after",
+        "arguments-open",
+        "nested-open",
+        "no-arguments",
+        "ends-with-object",
+        "argument-outside",
+    ],
+)
+def test_a_call_missing_more_than_its_last_brace_never_runs(content: str) -> None:
+    parsed = parse_reply(content, KNOWN)
+    assert parsed.calls == [] and parsed.problem
+
+
+def test_the_last_call_missing_its_brace_joins_the_complete_ones() -> None:
+    first = '{"name": "read_file", "arguments": {"path": "a.py"}}\n'
+    parsed = parse_reply(first + HELLO_CALL[:-1] + "\n```", KNOWN)
+    assert [call.name for call in parsed.calls] == ["read_file", "write_file"]
+
+
+def test_the_format_example_is_a_real_call_and_a_copied_placeholder_is_named(
+    tmp_path: Path,
+) -> None:
+    # The 0.5B copied the feedback's example back, word for word, for nine rounds.
+    copied = '```json\n{"name": "TOOL_NAME", "arguments": {...}}\n```'
+    example = '{"name": "write_file", "arguments": {"path": "hello.py", "content": "<content>"}}'
+    replies = [{"content": copied}, {"content": example}, done("written"), {"content": HELLO_CALL}]
+    ran, sent = run_hello(tmp_path, replies, LOCALAGENT_MAX_ROUNDS="6")
+    assert ran.returncode == 0, ran.stderr
+    feedback = [r for r in records(tmp_path) if r["type"] == "feedback"]
+    assert feedback[0]["format_error"] and "placeholder TOOL_NAME" in feedback[0]["text"]
+    told = feedback[0]["text"]
+    assert example in told and "TOOL_NAME" not in told.split("\n", 1)[1]
+    assert told in messages_text(sent[2])  # plan, the copy, then told
+    # Copied as it is, the example runs; its placeholder is plainly no program.
+    assert "hello.py: syntax error" in feedback[1]["text"] and feedback[1]["refused"]
+    assert (tmp_path / "hello.py").read_text() == "print('hi')"
+
+
+@pytest.mark.parametrize(
+    ("name", "nearest"),
+    [("generate_code", "write_file"), ("text_editor", "write_file"), ("TOOL_NAME", None)],
+)
+def test_an_invented_tool_name_is_answered_with_the_nearest_names(
+    name: str, nearest: str | None
+) -> None:
+    reply = json.dumps({"name": name, "arguments": {"path": "hello.py"}})
+    parsed = parse_reply(reply, KNOWN)
+    if nearest is None:  # the placeholder names no tool: nothing runs, the model is told
+        assert parsed.calls == [] and "placeholder" in parsed.problem
+        return
+    assert [call.name for call in parsed.calls] == [name]
+    said = unknown_tool(name, sorted(KNOWN))
+    assert said.split("did you mean ")[1].startswith(nearest)
+
+
+def test_a_look_up_subtask_is_done_by_its_look_up(tmp_path: Path) -> None:
+    """The 1.5B's plans hold look-ups; each got one "NOT ACCEPTED YET" and ended unverified
+    although the look-up was all they asked for."""
+    (tmp_path / "cli.py").write_text("def parse_args(argv):\n    return argv\n")
+    (tmp_path / "README.md").write_text("# cli\n")
+    subtasks = ["Find where parse_args is defined", "Read README"]
+    replies = [
+        {"content": '{"name": "search_files", "arguments": {"pattern": "def parse_args"}}'},
+        done("parse_args is defined in cli.py, line 1"),
+        {"content": '{"name": "read_file", "arguments": {"path": "README.md"}}'},
+        done("README.md says the tool is called cli"),
+    ]
+    scenario = {"rules": [plan_rule(("Look", subtasks))], "replies": replies, "default": done()}
+    with FakeServer(scenario) as server:
+        env = backend_env("ollama", server.url, LOCALAGENT_VERIFY="0")
+        ran = run_cli(
+            env, "start", "Find out how cli.py parses", "-w", str(tmp_path), "--foreground"
+        )
+    assert ran.returncode == 0, ran.stderr
+    recs = records(tmp_path)
+    assert not [r for r in recs if r["type"] == "feedback" and r.get("nudged")]
+    completed = [r for r in recs if r["type"] == "subtask_completed"]
+    assert [r["verified"] for r in completed] == [True, True]
+
+
+@pytest.mark.parametrize(
+    ("subtask", "lookup"),
+    [
+        ("Find where add is defined", True),  # `add` is a name here, not a verb
+        ("Read README.md to understand the project", True),
+        ("List the files in the workspace", True),
+        ("Read main.py and fix the bug", False),
+        ("Check that the tests pass", False),
+        ("Read README to learn how to run it", False),
+        ("hello.py prints hi", False),
+        ("Define add in mathx/core.py", False),
+    ],
+)
+def test_what_is_a_look_up(subtask: str, lookup: bool) -> None:
+    assert is_lookup([subtask]) is lookup
