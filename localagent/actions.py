@@ -26,6 +26,7 @@ from localagent.prompts import (
     render,
 )
 from localagent.promptset import PromptSet
+from localagent.rewind.snapshots import Snapshots
 from localagent.state import Action, State, current
 from localagent.textcalls import given_arguments
 from localagent.textcap import clip
@@ -76,12 +77,15 @@ class Actions:
         ctx: ToolContext,
         prompts: PromptSet,
         max_blocked: int,
+        snapshot_bytes: int = 0,
     ) -> None:
         self.journal = journal
         self.tools = tools
         self.ctx = ctx
         self.prompts = prompts
         self.max_blocked = max_blocked
+        self.snapshots = Snapshots(journal, ctx.root, snapshot_bytes)
+        self.snapshots.refuse_half_rewound()
 
     @property
     def state(self) -> State:
@@ -94,6 +98,8 @@ class Actions:
         # them exists: after a crash at any moment they can be found, and killed.
         marker = secrets.token_hex(8) if tool is not None and tool.policy.spawns else None
         before = self.tools.digest(self.ctx, name, given)
+        if tool is not None and tool.policy.changes:  # what it may change, kept first
+            self.snapshots.before(tool.name, self.state.rounds, self.snapshots.scope(tool, given))
         started = self.journal.append(
             "action_started",
             tool=name,
@@ -116,6 +122,7 @@ class Actions:
         result: ToolResult,
         **extra: Any,
     ) -> None:
+        self.snapshots.settle()
         print_ = fingerprint(self.ctx.root)
         changed = result.changed or bool(
             self.state.fingerprint and print_ != self.state.fingerprint
@@ -163,6 +170,7 @@ class Actions:
             self.finish(action.tool, action.args, action.call, result, redone=True)
             return ""
         killed = kill_leftovers(action)
+        self.snapshots.settle()
         notice = "interrupted_killed" if killed else "interrupted_cmd"
         text = self.prompts.render(notice, what=_what(action))
         log.warning(

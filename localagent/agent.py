@@ -75,7 +75,14 @@ class Agent:
         # Rendered once per run (per tool-calling mode), so the front of every prompt
         # stays byte-identical and the model server reuses its KV cache.
         self.system: dict[bool, str] = {}
-        self.actions = actions.Actions(journal, self.tools, ctx, self.prompts, settings.max_blocked)
+        self.actions = actions.Actions(
+            journal,
+            self.tools,
+            ctx,
+            self.prompts,
+            settings.max_blocked,
+            snapshot_bytes=settings.snapshot_store_mb << 20,
+        )
 
     @property
     def state(self) -> State:
@@ -295,8 +302,10 @@ class Agent:
         self.journal.append("verdict", **record)
 
     def _run_check(self, check: dict[str, Any], rerun: bool) -> None:
+        self.actions.snapshots.before("goal check", self.state.rounds)
         self.journal.append("check_started", id=check["id"], cmd=check["cmd"], rerun=rerun)
         outcome = checks.run_check(self.ctx, check)
+        self.actions.snapshots.settle()
         if self.stop.requested():
             return  # cut off: it stays open and runs again on resume
         log.info("goal check `%s`: %s (%s)", check["cmd"], outcome["status"], outcome["summary"])

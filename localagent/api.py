@@ -5,6 +5,12 @@
     result = run_goal("Write hello.py that prints Hello", workspace="proj", model="qwen3:8b")
     print(result.status, result.verification, result.files_written)
 
+    from localagent.api import diff, rewind  # (`localagent.rewind` is the package)
+
+    for step in diff("proj"):  # what each step changed, as unified diffs
+        print(step["seq"], step["tool"], [f["path"] for f in step["files"]])
+    rewind("proj", last=True)  # undo the last step; run_goal() then resumes
+
 The run is the CLI's foreground run (the same settings model, journal, workspace lock and
 loop), made safe to embed: callable from any thread, no signal handlers unless asked,
 and whatever it changed in the process (log handlers and level) is restored. A goal that
@@ -94,3 +100,53 @@ def request_stop(workspace: str | Path = ".") -> None:
     from localagent.journal import Journal
 
     Journal(Path(workspace).expanduser().resolve()).request_stop()
+
+
+@dataclass(frozen=True)
+class RewindResult:
+    """What a rewind did: `to` is the step (seq) the workspace is back to just before;
+    `restored` and `removed` the files put back; `left` those left as they were (their
+    content was not kept, or they changed meanwhile); `finished` when it was a rewind a
+    kill had cut short, finished."""
+
+    to: int
+    restored: list[str]
+    removed: list[str]
+    left: list[str]
+    finished: bool = False
+
+
+def diff(
+    workspace: str | Path = ".", *, round: int | None = None, since: int | None = None
+) -> list[dict[str, Any]]:
+    """The steps that changed files (all, those of round `round`, or from seq `since`):
+    each a dict with `seq`, `kind` (agent, outside or rewind), `round`, `tool`, `what`,
+    `undone_by` and `files`, each file with `path`, `before`, `after` (content ids) and
+    `text` (its unified diff), as `localagent diff` shows them. UsageError if none ran."""
+    from localagent.rewind.diff import as_dicts
+
+    return as_dicts(Path(workspace).expanduser().resolve(), round, since)
+
+
+def rewind(
+    workspace: str | Path = ".",
+    *,
+    to: int | str | None = None,
+    last: bool = False,
+    force: bool = False,
+) -> RewindResult:
+    """Put the workspace back as it was just before round `to` (an int), step `to` ("s57")
+    or, with `last`, the agent's last step, as `localagent rewind` does. A refusal (the
+    user changed a file since, unless `force`) raises UsageError; an agent running in the
+    workspace, WorkspaceBusy."""
+    from localagent.rewind.command import rewind as rewind_to
+
+    where = None if to is None else str(to)
+    done = rewind_to(Path(workspace).expanduser().resolve(), where, last, force)
+    return RewindResult(
+        to=done.to,
+        restored=[path for path, _, want in done.files if want is not None],
+        removed=[path for path, _, want in done.files if want is None],
+        left=list(done.left),
+        finished=done.finished is not None,
+    )

@@ -197,6 +197,8 @@ def probe(state: State, root: Path, max_rounds: int, notice: str = "") -> dict[s
     existing = [name if at == name else f"{at} (for {name})" for name, at in found.items() if at]
     if state.replanned:  # the failure before the new plan is no longer the latest news
         notice = "\n".join(filter(None, [render(REPLANNED), notice]))
+    if state.rewound:
+        notice = "\n".join(filter(None, [state.rewound, notice]))
     return {
         "round": state.rounds + 1,
         "max_rounds": max_rounds,

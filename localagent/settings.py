@@ -43,6 +43,7 @@ ENV_NAMES: dict[str, str] = {
     "verify": "LOCALAGENT_VERIFY",
     "tools": "LOCALAGENT_TOOLS",
     "output_store_mb": "LOCALAGENT_OUTPUT_STORE_MB",
+    "snapshot_store_mb": "LOCALAGENT_SNAPSHOT_STORE_MB",
     "backend": "LOCALAGENT_BACKEND",
     "base_url": "LOCALAGENT_BASE_URL",
     "embed_model": "LOCALAGENT_EMBED_MODEL",
@@ -161,6 +162,7 @@ class Settings(BaseModel):
     delegates: dict[str, Delegate] = Field(default_factory=dict)  # coding agents by name
     tools: tuple[str, ...] | None = None  # the enabled tools; None: every default tool
     output_store_mb: int = Field(50, ge=0)  # whole long outputs kept, in all; 0: none kept
+    snapshot_store_mb: int = Field(500, ge=0)  # contents kept for `rewind`; 0: no snapshots
     mcp: McpSettings = Field(default_factory=McpSettings)  # [mcp.servers.NAME] sections
     prompts: dict[str, str] = Field(default_factory=dict)  # prompt name: the text replacing it
     embed_model: str = ""  # the embedding model of research search; "": lexical only

@@ -318,7 +318,9 @@ def check_actions(records: list[dict[str, Any]], complete: bool) -> ActionCounts
             continue
         counts.started += 1
         j = i + 1
-        while j < len(records) and records[j]["type"] in ("resumed", "preflight", "suspended"):
+        # A step's `changes` (what it did to the files, for rewind) come just before its end.
+        between = ("resumed", "preflight", "suspended", "changes")
+        while j < len(records) and records[j]["type"] in between:
             j += 1
         where = f"action_started seq {record['seq']} ({record['tool']})"
         if j == len(records):
@@ -326,7 +328,8 @@ def check_actions(records: list[dict[str, Any]], complete: bool) -> ActionCounts
                 raise Violation(f"{where} is never settled")
             counts.open_at_end += 1
             continue
-        settle, restarted = records[j], j > i + 1
+        settle = records[j]
+        restarted = any(r["type"] == "resumed" for r in records[i + 1 : j])
         if settle["type"] not in ("action_finished", "action_interrupted"):
             raise Violation(f"{where} is followed by {settle['type']} seq {settle['seq']}")
         if (settle["tool"], settle["args"]) != (record["tool"], record["args"]):

@@ -37,8 +37,8 @@ COMPLETE = {
     ]
 }
 CRASH_MARK = "Traceback (most recent call last)"
-RECORDS = 12  # in the template's history.jsonl
-SNAPSHOT_SEQ = 9  # covered by the template's state.json
+RECORDS = 16  # in the template's history.jsonl (with the snapshots of two writes)
+SNAPSHOT_SEQ = 11  # covered by the template's state.json
 SETTINGS_ENV = tuple(ENV_NAMES.values())
 
 
@@ -61,7 +61,7 @@ def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A workspace whose run was killed mid-call: 12 records, a snapshot of 9."""
+    """A workspace whose run was killed mid-call: 16 records, a snapshot of 11."""
     workspace = tmp_path_factory.mktemp("template")
     env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
     env["LOCALAGENT_HOME"] = str(workspace.with_name(workspace.name + "-home"))
@@ -239,38 +239,38 @@ def _replace_line(context: Path, index: int, new: bytes) -> None:
 
 
 def nul_in_the_middle(context: Path) -> None:
-    old = lines(context / "history.jsonl")[10]
-    _replace_line(context, 10, b"\x00" * (len(old) - 1) + b"\n")
+    old = lines(context / "history.jsonl")[13]
+    _replace_line(context, 13, b"\x00" * (len(old) - 1) + b"\n")
 
 
 def bad_checksum_in_the_middle(context: Path) -> None:
-    old = lines(context / "history.jsonl")[9]
+    old = lines(context / "history.jsonl")[11]
     assert b'"purpose":"round"' in old
-    _replace_line(context, 9, old.replace(b'"purpose":"round"', b'"purpose":"ROUND"'))
+    _replace_line(context, 11, old.replace(b'"purpose":"round"', b'"purpose":"ROUND"'))
 
 
 def record_without_seq_in_the_middle(context: Path) -> None:
-    record = decode(lines(context / "history.jsonl")[10])
+    record = decode(lines(context / "history.jsonl")[13])
     assert record is not None
     del record["seq"]
-    _replace_line(context, 10, encode(record))
+    _replace_line(context, 13, encode(record))
 
 
 def record_without_type_in_the_middle(context: Path) -> None:
-    record = decode(lines(context / "history.jsonl")[10])
+    record = decode(lines(context / "history.jsonl")[13])
     assert record is not None
     del record["type"]
-    _replace_line(context, 10, encode(record))
+    _replace_line(context, 13, encode(record))
 
 
 def plain_json_in_the_middle(context: Path) -> None:
-    record = decode(lines(context / "history.jsonl")[10])
+    record = decode(lines(context / "history.jsonl")[13])
     assert record is not None  # decoded without its checksum field
-    _replace_line(context, 10, json.dumps(record).encode() + b"\n")
+    _replace_line(context, 13, json.dumps(record).encode() + b"\n")
 
 
 def seq_out_of_order(context: Path) -> None:
-    _rewrite(context, lambda ls: [*ls[:8], ls[9], ls[8], *ls[10:]])
+    _rewrite(context, lambda ls: [*ls[:10], ls[11], ls[10], *ls[12:]])
 
 
 def last_record_repeated(context: Path) -> None:

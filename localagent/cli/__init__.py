@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from localagent.cli import run, setup, views  # noqa: F401  (they register the commands)
+from localagent.cli import run, setup, undo, views  # noqa: F401  (they register the commands)
 from localagent.cli.app import app
 from localagent.exits import guarded
 

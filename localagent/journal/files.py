@@ -16,6 +16,8 @@ from localagent.journal.codec import now_iso, sealer
 from localagent.journal.disk import Disk
 from localagent.outputstore import FOLDER as OUTPUTS_FOLDER
 from localagent.outputstore import OutputStore
+from localagent.rewind.store import FOLDER as SNAPSHOTS_FOLDER
+from localagent.rewind.store import Store as SnapshotStore
 
 CONTEXT_DIR = ".agent_context"
 # Research (`localagent ask`) keeps its own journal here, beside the goal's, so a question
@@ -96,6 +98,7 @@ class Folder:
         `outputs` that is not a plain folder."""
         self.check_dir()
         safefs.check_dir(self.dir / OUTPUTS_FOLDER)
+        safefs.check_dir(self.dir / SNAPSHOTS_FOLDER)
         try:
             entries = list(os.scandir(self.dir))
         except (FileNotFoundError, NotADirectoryError):
@@ -147,6 +150,11 @@ class Folder:
         store = OutputStore(self.dir / OUTPUTS_FOLDER, max_bytes)
         store.remove_temps()
         return store
+
+    def snapshot_store(self, max_bytes: int) -> SnapshotStore | None:
+        """The store of the workspace's contents before each step (None when `max_bytes`
+        is 0: no snapshots)."""
+        return SnapshotStore(self.dir / SNAPSHOTS_FOLDER, max_bytes) if max_bytes > 0 else None
 
     def research_folder(self, name: Literal["index", "answers"]) -> Path:
         """`index/` (the code index) or `answers/` (research answers), created as a plain

@@ -204,6 +204,8 @@ def _other(e: dict[str, Any], full: bool) -> list[str]:
         return [head.replace("   ", "  ")] + [
             f"    {row}" for row in _block(e.get("text"), full, 3)
         ]
+    if kind in ("snapshot", "changes", "rewinding", "rewound"):
+        return _files(e)
     if kind == "malformed":
         return [f"record {e.get('seq')} ({visible(e.get('type'))}) is malformed; skipped"]
     if kind == "waiting":
@@ -212,6 +214,25 @@ def _other(e: dict[str, Any], full: bool) -> list[str]:
         by = f" by the {e['by']}" if e.get("by") else ""
         return [f"{kind.replace('_', ' ')}{by}: {_one_line(e.get('reason', ''), 300)}"]
     return [f"record {visible(str(e.get('type', kind)))}"]
+
+
+def _files(e: dict[str, Any]) -> list[str]:
+    """Rewind's records: what a step changed, a snapshot, a rewind (nothing when empty)."""
+    files = [f for f in _listed(e.get("files")) if isinstance(f, list) and len(f) == 3]
+    how = {(True, False): "created", (False, True): "deleted"}
+    named = [f"{f[0]} ({how.get((f[1] is None, f[2] is None), 'changed')})" for f in files]
+    more = f" and {len(named) - 8} more" if len(named) > 8 else ""
+    names = visible(", ".join(named[:8]) + more)
+    kind = e["kind"]
+    if kind == "snapshot" and e.get("base") is not None:
+        return [f"snapshot: the workspace's {e['base']} files kept for rewind"]
+    if not files:
+        return []
+    if kind == "snapshot":
+        return [f"changed outside the agent: {names}"]
+    if kind == "changes":
+        return [f"  files changed by s{e.get('action')} ({visible(str(e.get('tool')))}): {names}"]
+    return [f"{kind} to just before s{e.get('to')}: {names}"]
 
 
 def _number(value: Any) -> float:

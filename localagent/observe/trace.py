@@ -110,6 +110,8 @@ class Tracer:
             return {"kind": "check", **{k: rec[k] for k in keep if k in rec}, "ms": took}
         if kind == "check_started":
             return None
+        if kind in _FILES:
+            return _files(kind, rec)
         return {"kind": "record", "type": kind}
 
     def _call(self, rec: dict[str, Any]) -> dict[str, Any]:
@@ -125,6 +127,20 @@ class Tracer:
         ]
         reply = rec.get("content", "")
         return {**entry, "kind": "round", **self._where(), "reply": reply, "calls": calls}
+
+
+_FILES = ("snapshot", "changes", "rewinding", "rewound")  # rewind's records
+
+
+def _files(kind: str, rec: dict[str, Any]) -> dict[str, Any] | None:
+    """A step's changes to the files, a snapshot that copied the workspace or found it
+    changed outside the agent, a rewind; nothing for a snapshot or step with no news."""
+    files = _listed(rec.get("files"))
+    if kind == "changes":
+        return {"kind": kind, "action": rec.get("action"), "tool": rec.get("tool"), "files": files}
+    if kind == "snapshot":
+        return {"kind": kind, "base": rec.get("base"), "files": files}
+    return {"kind": kind, "to": rec.get("to"), "files": files}
 
 
 def _listed(value: Any) -> list[Any]:

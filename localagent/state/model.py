@@ -149,6 +149,24 @@ class Verdict(BaseModel):
     note: str = ""  # why it is not verified, said loudly at the end
 
 
+class Unsettled(BaseModel):
+    """The step snapshotted last whose `changes` are not journaled yet (a crash may have
+    cut it short): its seq, tool, round, and the paths it may change (None: any)."""
+
+    seq: int
+    tool: str = ""
+    round: int = 0
+    scope: list[str] | None = None
+
+
+class Rewinding(BaseModel):
+    """A rewind under way (its `rewinding` record): [path, id now, id restored] each."""
+
+    seq: int
+    to: int
+    files: list[list[Any]] = Field(default_factory=list)
+
+
 class State(BaseModel):
     schema_version: int = SCHEMA_VERSION
     seq: int = 0
@@ -192,6 +210,9 @@ class State(BaseModel):
     notice: str = ""  # what the latest round's reply earned a word about in the next round
     window_start: int = 0  # the round the prompt's window of exchanges starts after
     parameters: float | None = None  # the model's size in billions, when the server said
+    unsettled: Unsettled | None = None  # a step whose workspace changes are still owed
+    rewinding: Rewinding | None = None  # a rewind that a kill cut short; `rewind` ends it
+    rewound: str = ""  # what a rewind undid, told to the model in its next round
 
 
 # ---- queries over the tree -------------------------------------------------------

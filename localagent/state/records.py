@@ -113,6 +113,33 @@ class GoalEnded(_Record):
     reason: StrictStr = ""
 
 
+FileChange = tuple[StrictStr, StrictStr | None, StrictStr | None]  # path, id before, after
+
+
+class Snapshot(_Record):
+    tool: StrictStr
+    round: StrictInt
+    scope: list[StrictStr] | None = None
+    files: list[FileChange]
+
+
+class Changes(_Record):
+    action: StrictInt
+    tool: StrictStr
+    round: StrictInt
+    files: list[FileChange]
+
+
+class Rewinding(_Record):
+    to: StrictInt = Field(ge=1)
+    files: list[FileChange]
+
+
+class Rewound(Rewinding):
+    undone: StrictStr
+    reopen: list[tuple[StrictInt, StrictInt]] = Field(default_factory=list)
+
+
 _SCHEMAS: dict[str, type[BaseModel]] = {
     "goal_started": GoalStarted,
     "plan": Plan,
@@ -132,6 +159,10 @@ _SCHEMAS: dict[str, type[BaseModel]] = {
     "verdict": Verdict,
     "goal_completed": GoalEnded,
     "goal_failed": GoalEnded,
+    "snapshot": Snapshot,
+    "changes": Changes,
+    "rewinding": Rewinding,
+    "rewound": Rewound,
 }
 
 

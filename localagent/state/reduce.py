@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from localagent.state import records, rounds
+from localagent.state import records, rewinds, rounds
 from localagent.state.model import (
     PAST_WINDOWS,
     Goal,
@@ -236,6 +236,10 @@ REDUCERS: dict[str, Reducer] = {
     "verdict": _verdict,
     "goal_completed": _set_goal("completed"),
     "goal_failed": _set_goal("failed"),
+    "snapshot": rewinds.snapshot,
+    "changes": rewinds.changes,
+    "rewinding": rewinds.rewinding,
+    "rewound": lambda state, rec: rewinds.rewound(state, rec, _advance),
 }
 
 

@@ -78,6 +78,7 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
         if rec.get("window") is not None:
             state.window_start = rec["window"]
         state.replanned = False  # the probe of this round told of it
+        state.rewound = ""  # and of a rewind
         if state.exchanges:  # only the latest reply may still have calls to run in full
             last = state.exchanges[-1]
             last.tool_calls = [
