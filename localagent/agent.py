@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from localagent import actions, context, loopguard, planner, tools
+from localagent import actions, context, loopguard, planner, roundcall, tools
 from localagent.journal import Journal
 from localagent.lifecycle import Ending, Outcome
 from localagent.models import Model, Reply
@@ -35,7 +35,7 @@ from localagent.tools.examples import example_call
 from localagent.verify import checks, verdict
 
 log = logging.getLogger("localagent.agent")
-MAX_CALLS_PER_REPLY = 5
+MAX_CALLS_PER_REPLY = roundcall.MAX_CALLS_PER_REPLY
 
 
 def _failures(state: State) -> str:
@@ -63,6 +63,9 @@ class Agent:
         self.ctx = ctx
         self.stop = stop
         self.on_progress = on_progress
+        # What this process has to tell the model once (an MCP server that did not start,
+        # an action the crash interrupted); notices a reply earns are journaled with it
+        # (`state.notice`), so a resumed run's prompt is the one the crashed run would send.
         self.notice = ""
         # Fixed for the whole run: the tool list sits at the front of every prompt.
         small = settings.profile == "small"
@@ -70,7 +73,7 @@ class Agent:
         self.tools = tools.run_tools(settings.tools, delegates, extra_tools, essential=small)
         self.prompts = PromptSet(settings.prompts, small=small)
         steps = [tool.name for tool in self.tools if not tool.policy.control]
-        self.planner = planner.Planner(model, self.prompts, steps, small)
+        self.planner = planner.Planner(model, self.prompts, steps, small, self.front)
         # Rendered once per run (per tool-calling mode), so the front of every prompt
         # stays byte-identical and the model server reuses its KV cache.
         self.system: dict[bool, str] = {}
@@ -102,7 +105,7 @@ class Agent:
             case owed.DueReplan(due):
                 self.replan(due)
             case owed.DueRecovery(action):
-                self.notice = self.actions.recover(action) or self.notice
+                self.notice = "\n".join(filter(None, [self.notice, self.actions.recover(action)]))
             case owed.DueCall(call):
                 self.act(call)
             case owed.DueVerify(under_way):
@@ -179,45 +182,43 @@ class Agent:
 
     # ---- one model call ------------------------------------------------------
 
-    def ask(self) -> None:
+    def front(self) -> context.Front:
+        """How every model call opens, rounds and plans alike (in the current mode)."""
         native = self.model.native_tools
-        schemas = self.tools.specs()
-        facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, self.notice)
         if native not in self.system:
             self.system[native] = context.system_prompt(
                 self.settings.allowed_commands, self.tools, native, self.prompts
             )
+        return context.Front(self.system[native], self.tools.specs() if native else None)
+
+    def ask(self) -> None:
+        native = self.model.native_tools
+        front = self.front()
+        told = "\n".join(filter(None, [self.state.notice, self.notice]))
+        facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, told)
         budget = context.budget(self.model.num_ctx, self.settings.num_predict)
-        messages = context.build(
+        messages, start = context.layout(
             self.state,
-            self.system[native],
+            front.system,
             self.settings.history_keep,
             native,
             facts,
             budget,
             self.prompts,
         )
-        reply = self.model.chat(messages, tools=schemas)
+        reply = self.model.chat(messages, tools=self.tools.specs())
         self.notice = ""
         calls, problem, recogniser = self._calls(reply)
+        notice = roundcall.earned(self.prompts, reply, len(calls), self.settings.num_predict)
+        calls = calls[:MAX_CALLS_PER_REPLY]
         if native and not self.model.native_tools and not calls:
             # The server refused tools during this call and the reply holds no call: the
             # next round asks again with the text protocol described; no mistake counted.
             self.record_call("retry", reply)
             return
-        chars = sum(len(str(m.get("content", ""))) for m in messages)
-        self.record_call(
-            "round", reply, probe=facts, calls=calls, prompt_chars=chars, recogniser=recogniser
-        )
-        if reply.cut_off:
-            why = {
-                "length": "the length cap was reached",
-                "deadline": "the call took too long",
-                "loop": "it repeated the same text over and over",
-            }
-            self.notice = self.prompts.render(
-                "cut_off", why=why[reply.cut_off], limit=self.settings.num_predict
-            )
+        how = (recogniser, notice, start)
+        fields = roundcall.fields(self.state.rounds + 1, reply, calls, facts, messages, how)
+        self.record_call("round", reply, fields)
         if calls:
             return
         if problem:
@@ -233,45 +234,18 @@ class Agent:
             self.fail_subtask(render(TOO_MANY_FORMAT_ERRORS, count=self.state.format_errors))
 
     def _calls(self, reply: Reply) -> tuple[list[ToolCall], str, str]:
-        """The reply's calls, what was wrong when it tried one, and how it was written."""
+        """The reply's calls (all of them), what was wrong when it tried one, and how it
+        was written."""
         calls, recogniser = reply.tool_calls, "native"
         if not calls:
             parsed = parse_reply(reply.content, set(self.tools.names()))
             if not parsed.calls:
                 return [], parsed.problem, ""
             calls, recogniser = parsed.calls, parsed.recogniser or "text"
-        if len(calls) > MAX_CALLS_PER_REPLY:
-            self.notice = self.prompts.render(
-                "too_many_calls", limit=MAX_CALLS_PER_REPLY, count=len(calls)
-            )
-        return calls[:MAX_CALLS_PER_REPLY], "", recogniser
+        return calls, "", recogniser
 
-    def record_call(
-        self,
-        purpose: str,
-        reply: Reply,
-        probe: dict[str, Any] | None = None,
-        calls: list[ToolCall] | None = None,
-        prompt_chars: int = 0,
-        recogniser: str = "",
-    ) -> None:
-        fields: dict[str, Any] = {}
-        if purpose == "round":
-            fields = {
-                "recogniser": recogniser,
-                "content": reply.content[:2000],
-                "probe": probe or {},
-                "tool_calls": [
-                    {
-                        "id": f"{self.state.rounds + 1}.{i}",
-                        "name": c.name,
-                        "arguments": c.arguments,
-                        **({"server_id": c.server_id} if c.server_id else {}),
-                    }
-                    for i, c in enumerate(calls or [], 1)
-                ],
-                "prompt_chars": prompt_chars,
-            }
+    def record_call(self, purpose: str, reply: Reply, fields: dict[str, Any] | None = None) -> None:
+        fields = dict(fields or {})
         if reply.cut_off:
             fields["cut_off"] = reply.cut_off
         self.journal.append("llm_call", purpose=purpose, **reply.usage(), **fields)
@@ -319,7 +293,7 @@ class Agent:
         answer = None
         if not found.hard:
             answer = verdict.ask_model(
-                self.model, self.state, found, self._recorder("verify"), self.prompts
+                self.model, self.state, found, self._recorder("verify"), self.prompts, self.front()
             )
         replans_left = self.state.verify_replans < self.settings.max_replans
         small = verdict.small_verifier(self.settings.profile, self.state.parameters)

@@ -3,20 +3,24 @@
 Order: the constant system prompt; the goal and the plan (its text only, so it stays
 byte-identical across subtask changes); a window of recent exchanges; last, the
 volatile facts (progress marks, the active subtask, the probe). The window slides in
-chunks: it grows from `keep` to `2*keep - 1` exchanges and then drops back to `keep`,
+chunks: it grows from `keep` to `3*keep - 1` exchanges and then drops back to `keep`,
 so between drops every round's messages start with the previous round's messages
-unchanged and the model server reuses its KV cache.
+unchanged and the model server reuses its KV cache; a drop makes the server read the
+`keep` exchanges again, once every `2*keep` rounds.
 
 The whole prompt fits a token budget (`num_ctx` minus room for the reply), estimated
 from characters with a ratio the state learns from the server's token counts. Over
-budget, old results are shortened first (head and tail), then whole old exchanges
-are dropped, then the latest results are shortened; the system prompt, the plan and
-the latest exchange are always there.
+budget, the oldest exchanges are dropped until the rest takes half the room, and the
+window starts there from then on (the round is journaled with `llm_call`'s `window`),
+so the next rounds append again instead of each dropping one; an exchange still too
+long has its results shortened. The system prompt, the plan and the latest exchange are
+always there.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,12 +31,36 @@ from localagent.textcap import cap_text, clip
 from localagent.verify.where import locate
 
 if TYPE_CHECKING:
+    from localagent.models import ToolSpec
     from localagent.tools import ToolRegistry
 
 OLD_RESULT_CHARS = 800  # a result of an older exchange, when the budget is tight
 MESSAGE_OVERHEAD = 16  # characters of role and framing per message, roughly
-DROP_STEP = 2  # exchanges dropped at a time, so the front moves in steps
 _FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.[A-Za-z0-9]{1,6})\b")
+
+
+@dataclass(frozen=True)
+class Front:
+    """How every round's prompt opens: the run's system prompt and its tools. A plan,
+    replan or verdict request opens the same way, its own instructions after it, so the
+    server's prompt cache keeps serving the rounds' front instead of evicting it."""
+
+    system: str
+    tools: list[ToolSpec] | None
+
+    def messages(self, instructions: str, request: str) -> list[dict[str, Any]]:
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": f"{instructions}\n\n{request}"},
+        ]
+
+
+def opening(front: Front | None, instructions: str, request: str) -> list[dict[str, Any]]:
+    """A one-off request's messages: after the rounds' front when there is one (a run),
+    else with its instructions as the system prompt."""
+    if front is not None:
+        return front.messages(instructions, request)
+    return [{"role": "system", "content": instructions}, {"role": "user", "content": request}]
 
 
 def system_prompt(
@@ -84,16 +112,16 @@ def progress(state: State) -> str:
     return "; ".join(parts) or "nothing done yet"
 
 
-def window(exchanges: list[Exchange], keep: int) -> list[Exchange]:
-    """The exchanges shown: from a start that moves only every `keep` rounds.
+def window(exchanges: list[Exchange], keep: int, start: int = 0) -> list[Exchange]:
+    """The exchanges shown: those after `start` (a round the budget moved the window
+    past) and after a start that moves only every `2*keep` rounds.
 
     The start is counted in rounds, not list positions: the state keeps only the last
     few dozen exchanges, and a list that drops its oldest entry every round would make
     a position-based window slide by one each round.
     """
-    if not exchanges or exchanges[-1].round < keep:
-        return exchanges
-    start = ((exchanges[-1].round - keep) // keep) * keep
+    if exchanges and exchanges[-1].round >= keep:
+        start = max(start, ((exchanges[-1].round - keep) // (2 * keep)) * 2 * keep)
     return [e for e in exchanges if e.round > start]
 
 
@@ -232,17 +260,34 @@ def build(
     budget_tokens: int | None = None,
     prompts: PromptSet = DEFAULT,
 ) -> list[dict[str, Any]]:
+    return layout(state, system, keep, native, facts, budget_tokens, prompts)[0]
+
+
+def layout(
+    state: State,
+    system: str,
+    keep: int,
+    native: bool,
+    facts: dict[str, Any],
+    budget_tokens: int | None = None,
+    prompts: PromptSet = DEFAULT,
+) -> tuple[list[dict[str, Any]], int]:
+    """The round's messages, and the round the window starts after (journaled with the
+    round, so the next round starts there too: see the module's docstring)."""
     head = [
         {"role": "system", "content": system},
         {"role": "user", "content": summary(state, facts, prompts)},
     ]
     tail = [{"role": "user", "content": probe_message(facts, prompts)}]
-    shown = window(state.exchanges, keep)
+    shown = window(state.exchanges, keep, state.window_start)
+    start = shown[0].round - 1 if shown else state.window_start
     blocks = [exchange_messages(e, native, None, prompts) for e in shown]
-    if budget_tokens is not None:
-        room = int(budget_tokens * state.chars_per_token * 0.95) - _chars(head + tail)
-        blocks = _fit(shown, blocks, native, room, prompts)
-    return head + [m for block in blocks for m in block] + tail
+    if budget_tokens is not None and sum(map(_chars, blocks)) > (
+        room := int(budget_tokens * state.chars_per_token * 0.95) - _chars(head + tail)
+    ):
+        shown, blocks = _fit(shown, blocks, native, room, prompts)
+        start = shown[0].round - 1
+    return head + [m for block in blocks for m in block] + tail, start
 
 
 def _fit(
@@ -251,17 +296,19 @@ def _fit(
     native: bool,
     room: int,
     prompts: PromptSet,
-) -> list[list[dict[str, Any]]]:
-    """The exchanges' messages within `room` characters (see the module's docstring)."""
-    if sum(map(_chars, blocks)) <= room or not blocks:
-        return blocks
+) -> tuple[list[Exchange], list[list[dict[str, Any]]]]:
+    """The exchanges past `room` characters: the oldest dropped until the rest takes half
+    of it, so the rounds after append to an unchanged prompt until it is full again;
+    what is still too long is shortened (older results, then the latest's)."""
+    while len(blocks) > 1 and sum(map(_chars, blocks)) > room // 2:
+        del shown[0], blocks[0]
+    if sum(map(_chars, blocks)) <= room:
+        return shown, blocks
     older = [exchange_messages(e, native, OLD_RESULT_CHARS, prompts) for e in shown[:-1]]
     blocks = [*older, blocks[-1]]
-    while len(blocks) > 1 and sum(map(_chars, blocks)) > room:
-        del blocks[: min(DROP_STEP, len(blocks) - 1)]
     if _chars(blocks[-1]) > room:
         latest = shown[-1]
         fixed = _chars(exchange_messages(latest, native, 0, prompts))
         each = max(200, (room - fixed) // max(1, len(latest.results)))
         blocks[-1] = exchange_messages(latest, native, each, prompts)
-    return blocks
+    return shown, blocks

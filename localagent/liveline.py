@@ -1,4 +1,5 @@
-"""The live line a foreground run shows on stderr: round, task, subtask, tokens, and
+"""The live line a foreground run shows on stderr: round, task, subtask, tokens, seconds
+per round, the share of the prompt the server served from its cache (when it says), and
 what the run is doing now (the model, a tool, a failing server) for how many seconds.
 
 A 60 s model call on a CPU must not look hung: on a terminal a ticker redraws the line
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from localagent.console import live_line_supported, printable
+from localagent.observe import pace
 from localagent.settings import Settings
 from localagent.state import State, counts, current
 
@@ -48,6 +50,7 @@ class LiveLine:
         self.where = f"round 0/{settings.max_rounds} · planning"
         self.doing = MODEL
         self.since = time.monotonic()
+        self.rounds: list[float] = []  # when each round's model call ended, this run
         self.lock = threading.Lock()
         self.done = threading.Event()
         if self.tty:
@@ -62,14 +65,24 @@ class LiveLine:
             else "finishing"
         )
         tokens = state.tokens.prompt + state.tokens.completion
+        gaps = [b - a for a, b in zip(self.rounds, self.rounds[1:], strict=False)]
+        cached = pace.run_share(state.tokens)
+        pace_text = "".join(
+            [
+                f" · {pace.per_round(gaps)}" if gaps else "",
+                f" · {cached:.0%} cached" if cached is not None else "",
+            ]
+        )
         self.where = (
             f"round {state.rounds}/{self.settings.max_rounds} · {c['completed']}/"
-            f"{c['subtasks']} done · {where} · {tokens:,} tokens"
+            f"{c['subtasks']} done · {where} · {tokens:,} tokens{pace_text}"
         )
         self._draw()
 
     def record(self, rec: dict[str, Any]) -> None:
         """A journal record: the step it starts, timed from now."""
+        if pace.is_round(rec):
+            self.rounds.append(time.monotonic())
         doing = _doing(rec)
         if doing is not None and doing != self.doing:
             self.doing, self.since = doing, time.monotonic()

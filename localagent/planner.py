@@ -18,6 +18,7 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from localagent import plancheck
+from localagent.context import Front, opening
 from localagent.models import Model, Reply
 from localagent.promptset import DEFAULT, PromptSet
 from localagent.state import State
@@ -64,6 +65,7 @@ class Planner:
     prompts: PromptSet = DEFAULT
     tools: Sequence[str] = ()  # the run's tools, but not mark_subtask_complete
     small: bool = False
+    front: Callable[[], Front] | None = None  # the run's rounds' front, as it is now
 
     def decompose(self, goal: str, on_call: OnCall) -> list[dict[str, Any]]:
         """The goal's tasks; without a usable plan, one task that is the goal. In the
@@ -118,11 +120,12 @@ class Planner:
         with problems gets one request to mend it; what comes back then is final."""
         names = list(self.tools) or _default_tools()
         listed = ", ".join(names)
-        system = self.prompts.render("plan_system", tools=listed)
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        front = self.front() if self.front is not None else None
+        instructions = self.prompts.render("plan_system", tools=listed)
+        messages = opening(front, instructions, prompt)
         checked = None
         for attempt in range(1, ATTEMPTS + 1):
-            reply = self.model.chat(messages, schema=PLAN_SCHEMA)
+            reply = self.model.chat(messages, front and front.tools, PLAN_SCHEMA)
             on_call(reply)
             try:
                 plan = Plan.model_validate(orjson.loads(reply.content))

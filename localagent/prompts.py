@@ -110,8 +110,6 @@ CUT_OFF = """\
 NOTE: your last reply was cut off ({why}; replies are capped at {limit} tokens). \
 Be brief: one tool call, no long explanations."""
 
-RESUMED_NOTICE = "The agent was restarted; continue the active subtask."
-
 MAX_ROUNDS = "round limit of {limit} reached before the goal was achieved"
 
 TOO_MANY_CALLS = "NOTE: your last reply had {count} tool calls; only the first {limit} were run."
@@ -292,7 +290,6 @@ PROMPTS: dict[str, Prompt] = {
     "interrupted_killed": Prompt(
         INTERRUPTED_KILLED, "notice: an interrupted command that was killed", _spec("what")
     ),
-    "resumed_notice": Prompt(RESUMED_NOTICE, "notice: the agent was restarted", _spec()),
 }
 
 

@@ -234,8 +234,9 @@ def _work(
         for problem in mcp.problems:
             say(problem.removeprefix("NOTE: "))
         agent = Agent(journal, model, settings, ctx, stop, on_progress=show, extra_tools=mcp.tools)
-        notices = [agent.prompts.render("resumed_notice")] if mode == "resume" else []
-        agent.notice = "\n".join(notices + mcp.problems)
+        # Nothing about the restart itself: a resumed run's first prompt is the one the
+        # crashed run would have sent, so the server's prompt cache still serves it.
+        agent.notice = "\n".join(mcp.problems)
         return agent.run()
 
 

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SHIM = REPO.parent / "shared" / "realmodel" / "ollama_shim.py"
+# ../shared beside the checkout (or beside the folder of worktrees it is in)
+SHIM = next(
+    (
+        found
+        for found in (p / "shared" / "realmodel" / "ollama_shim.py" for p in REPO.parents)
+        if found.is_file()
+    ),
+    REPO.parent / "shared" / "realmodel" / "ollama_shim.py",
+)
 SETUP = "bash ../shared/realmodel/setup.sh"
 START_TIMEOUT = 300.0  # loading a model on a busy 2-core machine
 

@@ -415,9 +415,11 @@ def test_a_refusal_of_tools_mid_run_switches_to_the_text_protocol(ws: Path, back
         result = run_cli(env, "start", "Write notes.txt", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     assert (ws / "notes.txt").read_text() == "n\n"
-    sent = rounds(server.chat_requests)
-    assert sent[0].get("tools") and not any(r.get("tools") for r in sent[1:])
-    assert "no native tool calling" in sent[-1]["messages"][0]["content"]
+    # The plan call opens as the rounds do, tools included: its refusal is the first
+    sent = server.chat_requests
+    assert (sent[0].get("format") or sent[0].get("response_format")) and sent[0].get("tools")
+    assert not any(r.get("tools") for r in sent[1:])
+    assert "no native tool calling" in rounds(sent)[-1]["messages"][0]["content"]
 
 
 # ---- the model server ------------------------------------------------------------------
@@ -628,10 +630,14 @@ def test_a_prose_reply_to_the_refused_tools_call_is_asked_again_with_the_protoco
     ws: Path,
     backend: str,
 ) -> None:
+    # The plan (made with tools offered) went through; the first round's call is refused,
+    # as a resumed run's first call is when the plan came from an earlier process.
+    refused = {"status": 400, "error": "registry.ollama.ai/library/old:7b does not support tools"}
     scenario = {
-        "models": [{"name": "old:7b", "capabilities": []}],
+        "models": [{"name": "old:7b"}],
         "rules": [plan_rule(("Notes", ["Write notes.txt"]))],
         "replies": [
+            refused,
             {"content": "Sure, I will write the notes file now."},
             fenced("write_file", path="notes.txt", content="n\n"),
             fenced("read_file", path="notes.txt"),

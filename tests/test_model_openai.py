@@ -165,7 +165,7 @@ def test_a_server_without_tools_is_driven_by_the_text_protocol_once() -> None:
 def test_plans_use_response_format_and_fall_back_to_the_schema_in_the_prompt() -> None:
     plan = {"tasks": [{"description": "t", "subtasks": ["s"]}]}
     rule = {"kind": "plan", "reply": {"content": json.dumps(plan)}}
-    prompt_rule = {"match": "JSON schema", "in": "system", "reply": {"content": json.dumps(plan)}}
+    prompt_rule = {"match": "JSON schema", "in": "last", "reply": {"content": json.dumps(plan)}}
     with FakeServer(scenario(rules=[rule])) as server:
         tasks = planner.Planner(model_for(server.url)).decompose("goal", lambda reply: None)
         assert tasks == plan["tasks"]
@@ -176,7 +176,9 @@ def test_plans_use_response_format_and_fall_back_to_the_schema_in_the_prompt() -
         assert planner.Planner(model).decompose("goal", lambda reply: None) == plan["tasks"]
         first, second = server.chat_requests
         assert "response_format" in first and "response_format" not in second
-        assert json.dumps(planner.PLAN_SCHEMA) in second["messages"][0]["content"]
+        # after the last message: the system prompt, the front every call shares, is kept
+        assert json.dumps(planner.PLAN_SCHEMA) in second["messages"][-1]["content"]
+        assert second["messages"][0] == first["messages"][0]
 
 
 def test_streams_that_break_are_retried_and_cut_offs_are_said() -> None:

@@ -285,17 +285,21 @@ def test_custom_prompts_reach_the_model_and_are_journaled(tmp_path: Path) -> Non
     assert result.returncode == 0, result.stderr
     sent = server.chat_requests
     plan = next(r for r in sent if r.get("format") and "tasks" in str(r["format"]))
-    assert plan["messages"][1]["content"] == f'PLAN THIS >> {goal} << as {{"tasks": [...]}}'
     steps = ", ".join(t.name for t in catalog() if t.policy.default and not t.policy.control)
-    assert plan["messages"][0]["content"] == promptset.DEFAULT.render("plan_system", tools=steps)
+    instructions = promptset.DEFAULT.render("plan_system", tools=steps)
+    request = f'PLAN THIS >> {goal} << as {{"tasks": [...]}}'
+    assert plan["messages"][1]["content"] == f"{instructions}\n\n{request}"
     rounds = [r for r in sent if not r.get("format")]
+    # the plan opens as every round does: the server's prompt cache keeps that front
+    assert plan["messages"][0] == rounds[0]["messages"][0] and plan["tools"] == rounds[0]["tools"]
     systems = {r["messages"][0]["content"] for r in rounds}
     assert len(rounds) == 4 and len(systems) == 1  # rendered once: the same bytes every round
     assert systems.pop().startswith("You are PIRATE-AGENT.\nTools: list_dir, read_file, ")
     assert "CUSTOM NUDGE" not in messages_text(rounds[1])
     assert "CUSTOM NUDGE: reply with a tool call." in messages_text(rounds[2])
     verify = [r for r in sent if r.get("format") and "verdict" in str(r["format"])]
-    assert verify and verify[0]["messages"][1]["content"].startswith(f"CHECK THE GOAL: {goal}\n")
+    assert verify and f"\n\nCHECK THE GOAL: {goal}\n" in verify[0]["messages"][1]["content"]
+    assert verify[0]["messages"][0] == rounds[0]["messages"][0]
     recs = records(ws)
     assert recs[0]["settings"]["prompts"] == custom
     assert [r["text"] for r in recs if r["type"] == "feedback"] == [custom["no_tool_call"]]

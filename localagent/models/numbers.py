@@ -39,6 +39,27 @@ def tokens(value: Any) -> int:
     return found if found is not None and 0 < found <= MAX_TOKENS else 0
 
 
+def cached(timings: Any, details: Any = None, prompt: int = 0) -> tuple[int, int] | None:
+    """The prompt's tokens served from the server's cache and its whole size: llama.cpp's
+    `timings` (`cache_n` read from the cache, `prompt_n` read anew) or else OpenAI's
+    `usage.prompt_tokens_details.cached_tokens` against the prompt's size. None when the
+    server did not say, or said what no prompt can be (more cached than the prompt)."""
+    if isinstance(timings, dict):
+        hit, read = _count(timings.get("cache_n")), _count(timings.get("prompt_n"))
+        if hit is not None and read is not None and 0 < hit + read <= MAX_TOKENS:
+            return hit, hit + read
+    said = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if said is not None and 0 < prompt <= MAX_TOKENS and said <= prompt:
+        return said, prompt
+    return None
+
+
+def _count(value: Any) -> int | None:
+    """A count that may be 0 (a prompt nothing of which was cached)."""
+    found = _whole(value) if isinstance(value, int) else None
+    return found if found is not None and 0 <= found <= MAX_TOKENS else None
+
+
 def context(value: Any) -> int | None:
     """A context length in tokens; None when the server did not say or said nonsense."""
     found = _whole(value)

@@ -43,6 +43,7 @@ from localagent.stopping import StopSignal
 from localagent.textcalls import ToolCall, valid_unicode
 
 DEFAULT_PORT = 11434
+CHARS_PER_TOKEN = 4  # for the size of a prompt the server did not count whole
 
 
 def normalize_host(host: str) -> str:
@@ -213,7 +214,20 @@ class OllamaModel(HttpModel):
                         f"{self.config.model} has no native tool calling; using the text protocol"
                     )
                 raise Refused(r.status_code, error)
-            return _read(exchange.lines(r), known)
+            return _cache_estimate(_read(exchange.lines(r), known), messages)
+
+
+def _cache_estimate(reply: Reply, messages: list[Message]) -> Reply:
+    """What the prompt cache served, where the server does not say: Ollama's
+    `prompt_eval_count` counts only the tokens it read anew in some versions (the whole
+    prompt in others), so a count under half the prompt's size (characters / 4) means the
+    rest came from its cache."""
+    if reply.cached_tokens is not None:
+        return reply
+    size = sum(len(str(m.get("content", ""))) for m in messages) // CHARS_PER_TOKEN
+    if 0 < reply.prompt_tokens < size // 2:
+        reply.cached_tokens, reply.prompt_tokens = size - reply.prompt_tokens, size
+    return reply
 
 
 def _read(lines: Iterator[str], known: set[str]) -> Reply:
@@ -238,6 +252,9 @@ def _read(lines: Iterator[str], known: set[str]) -> Reply:
             reply.tool_calls += [_tool_call(c, known) for c in message.get("tool_calls") or []]
             if part.get("done"):
                 reply.prompt_tokens = numbers.tokens(part.get("prompt_eval_count"))
+                found = numbers.cached(part.get("timings"))  # a llama.cpp server behind
+                if found is not None:
+                    reply.cached_tokens, reply.prompt_tokens = found
                 reply.completion_tokens = numbers.tokens(part.get("eval_count"))
                 reply.cut_off = "length" if part.get("done_reason") == "length" else ""
                 break

@@ -82,11 +82,13 @@ def encode(messages: list[Message]) -> list[dict[str, Any]]:
 
 
 def _with_schema_in_prompt(wire: list[dict[str, Any]], schema: dict[str, Any]) -> None:
+    """The schema after the last message: the front of the prompt (the system prompt every
+    call shares) stays as it is, so the server's prompt cache still serves it."""
     text = JSON_IN_PROMPT + json.dumps(schema)
-    if wire and wire[0]["role"] == "system":
-        wire[0] = {**wire[0], "content": f"{wire[0]['content']}\n\n{text}"}
+    if wire and wire[-1]["role"] == "user":
+        wire[-1] = {**wire[-1], "content": f"{wire[-1]['content']}\n\n{text}"}
     else:
-        wire.insert(0, {"role": "system", "content": text})
+        wire.append({"role": "user", "content": text})
 
 
 def _mentions(error: str, *words: str) -> bool:

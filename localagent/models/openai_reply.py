@@ -70,7 +70,7 @@ def events(lines: Iterator[str], known: set[str]) -> Reply:
             if part.get("error"):
                 raise Retry(f"server error mid-stream: {str(part['error'])[:200]}")
             answered = True
-            usage(reply, part.get("usage"))
+            usage(reply, part.get("usage"), part.get("timings"))
             for choice in (part.get("choices") or [])[:1]:
                 delta = choice.get("delta") or {}
                 calls.add(delta.get("tool_calls") or [])
@@ -101,11 +101,17 @@ def whole(body: Any, known: set[str]) -> Reply:
     reply = Reply(content=valid_unicode(str(message.get("content") or "")))
     reply.tool_calls = calls.read(known)
     reply.cut_off = "length" if choice.get("finish_reason") == "length" else ""
-    usage(reply, body.get("usage"))
+    usage(reply, body.get("usage"), body.get("timings"))
     return reply
 
 
-def usage(reply: Reply, given: Any) -> None:
+def usage(reply: Reply, given: Any, timings: Any = None) -> None:
+    """Tokens as the server counts them, and how many of the prompt's came from its cache
+    (llama-server's `timings`, sent with the usage; OpenAI's `prompt_tokens_details`)."""
     if isinstance(given, dict):
         reply.prompt_tokens = numbers.tokens(given.get("prompt_tokens"))
         reply.completion_tokens = numbers.tokens(given.get("completion_tokens"))
+    details = given.get("prompt_tokens_details") if isinstance(given, dict) else None
+    found = numbers.cached(timings, details, reply.prompt_tokens)
+    if found is not None:  # the whole prompt as the cache figures count it
+        reply.cached_tokens, reply.prompt_tokens = found

@@ -54,13 +54,17 @@ class Reply:
     # "length" (num_predict reached), "deadline" (call_deadline passed) or "loop" (the
     # reply repeated itself: reading stopped, the text before the repetition is the reply)
     cut_off: str = ""
+    # Of `prompt_tokens`, those the server took from its prompt cache; None: not said.
+    cached_tokens: int | None = None
 
     def usage(self) -> dict[str, Any]:
         """The fields of the `llm_call` record that say what the call cost."""
+        cached = {} if self.cached_tokens is None else {"cached_tokens": self.cached_tokens}
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "duration_ms": round(self.duration_ms, 1),
+            **cached,
         }
 
 

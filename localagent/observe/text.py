@@ -8,6 +8,7 @@ from __future__ import annotations
 import reprlib
 from typing import Any
 
+from localagent.observe import pace
 from localagent.report import visible
 
 RESULT_LINES = 8
@@ -78,7 +79,9 @@ def _tokens(entry: dict[str, Any]) -> str:
     took = _secs(entry.get("duration_ms"))
     cut = f", cut off ({visible(entry['cut_off'])})" if entry.get("cut_off") else ""
     tokens = f"{_count(entry.get('prompt_tokens', 0))}+{_count(entry.get('completion_tokens', 0))}"
-    return f"{tokens} tokens in {took}{cut}"
+    part = pace.call_share(entry)
+    cached = "" if part is None else f" ({part:.0%} of the prompt cached)"
+    return f"{tokens} tokens{cached} in {took}{cut}"
 
 
 def _tasks(tasks: Any, first: int) -> list[str]:

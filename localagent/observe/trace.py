@@ -115,7 +115,8 @@ class Tracer:
         return {"kind": "record", "type": kind}
 
     def _call(self, rec: dict[str, Any]) -> dict[str, Any]:
-        keep = ("purpose", "prompt_tokens", "completion_tokens", "duration_ms", "cut_off")
+        keep = ("purpose", "prompt_tokens", "completion_tokens", "cached_tokens", "duration_ms")
+        keep += ("cut_off",)
         entry = {"kind": "model_call", **{k: rec[k] for k in keep if k in rec}}
         if rec.get("purpose") != "round":
             return entry

@@ -21,7 +21,7 @@ from typing import Any
 
 from localagent.console import printable
 from localagent.journal import Journal
-from localagent.observe import text, trace
+from localagent.observe import pace, text, trace
 from localagent.observe.events import ENDS, Follower, seconds
 from localagent.report import open_journal, running, visible
 from localagent.state import (
@@ -54,6 +54,7 @@ class View:
     progress: str = ""
     tokens: str = "0"
     speed: str = "-"
+    cache: str = "-"
     blocked: str = "none"
     recent: list[str] = field(default_factory=list)
     ended: bool = False
@@ -121,6 +122,16 @@ def _speed(records: list[dict[str, Any]]) -> str:
     return f"{rate:,.1f} tokens/s last call, {total * 1000:,.1f} over the last {len(calls)}"
 
 
+def _cache(state: State, records: list[dict[str, Any]]) -> str:
+    """The run's share of prompt tokens served from the server's cache, and the last call's."""
+    whole = pace.run_share(state.tokens)
+    said = [part for part in map(pace.call_share, records) if part is not None]
+    if whole is None:
+        return ""
+    last = f" (last call {said[-1]:.0%})" if said else ""
+    return pace.cached_text(whole) + last
+
+
 def _action(rec: dict[str, Any]) -> str:
     kind = rec.get("type")
     call = text.call_text(rec.get("tool"), rec.get("args"), False)
@@ -178,7 +189,9 @@ def view(
         f"{state.tokens.prompt:,} prompt, {state.tokens.completion:,} completion "
         f"({state.llm_calls} model calls)"
     )
-    shown.speed = _speed(records)
+    rounds = pace.per_round(pace.round_gaps(records))
+    shown.speed = "; ".join(filter(None, [_speed(records), rounds]))
+    shown.cache = _cache(state, records) or shown.cache
     blocked = [r for r in records if r.get("type") == "action_blocked"]
     if state.blocked_total:
         last = blocked[-1] if blocked else {}
@@ -207,6 +220,7 @@ def rows(shown: View) -> list[tuple[str, str]]:
         ("rounds", f"{shown.rounds} · {shown.progress}"),
         ("tokens", shown.tokens),
         ("speed", shown.speed),
+        ("cache", shown.cache),
         ("blocked", shown.blocked),
     ]
     return [(key, printable(value, one_line=True)) for key, value in facts]

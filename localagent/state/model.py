@@ -80,6 +80,10 @@ class Exchange(BaseModel):
 class Tokens(BaseModel):
     prompt: int = 0
     completion: int = 0
+    # The server's prompt cache, over the calls whose server said what it served from it:
+    # their prompt tokens (`measured`) and those of them taken from the cache (`cached`).
+    measured: int = 0
+    cached: int = 0
 
 
 class Attempt(BaseModel):
@@ -206,6 +210,8 @@ class State(BaseModel):
     verification: str = ""  # at the end: verified, partial, unverified or failed
     stuck: str = ""  # why the goal cannot go on (the model repeats one failure claim)
     replanned: bool = False  # a revised plan the model has not been told of yet
+    notice: str = ""  # what the latest round's reply earned a word about in the next round
+    window_start: int = 0  # the round the prompt's window of exchanges starts after
     parameters: float | None = None  # the model's size in billions, when the server said
     unsettled: Unsettled | None = None  # a step whose workspace changes are still owed
     rewinding: Rewinding | None = None  # a rewind that a kill cut short; `rewind` ends it

@@ -89,7 +89,10 @@ class ToolCall(_Record):
 class LlmCall(_Record):
     prompt_tokens: StrictInt = Field(0, ge=0, le=TOKENS_MAX)
     completion_tokens: StrictInt = Field(0, ge=0, le=TOKENS_MAX)
+    cached_tokens: StrictInt | None = Field(None, ge=0, le=TOKENS_MAX)
     content: StrictStr = ""
+    notice: StrictStr = ""
+    window: StrictInt | None = Field(None, ge=0, le=TOKENS_MAX)
     probe: dict[str, Any] = Field(default_factory=dict)
     tool_calls: list[ToolCall] = Field(default_factory=list)
 

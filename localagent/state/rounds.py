@@ -84,6 +84,9 @@ def skip_rest_of_reply(state: State) -> None:
 def llm_call(state: State, rec: dict[str, Any]) -> None:
     state.tokens.prompt += rec.get("prompt_tokens", 0)
     state.tokens.completion += rec.get("completion_tokens", 0)
+    if rec.get("cached_tokens") is not None:
+        state.tokens.cached += min(rec["cached_tokens"], rec.get("prompt_tokens", 0))
+        state.tokens.measured += rec.get("prompt_tokens", 0)
     state.llm_calls += 1
     state.suspended = ""
     state.waiting = None
@@ -92,6 +95,9 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
         state.call_format = str(rec.get("recogniser") or state.call_format)
         state.rounds += 1
         state.last_probe = rec.get("probe", {})
+        state.notice = rec.get("notice", "")
+        if rec.get("window") is not None:
+            state.window_start = rec["window"]
         state.replanned = False  # the probe of this round told of it
         state.rewound = ""  # and of a rewind
         if state.exchanges:  # only the latest reply may still have calls to run in full

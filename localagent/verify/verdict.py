@@ -18,6 +18,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from localagent.context import Front, opening
 from localagent.models import Model
 from localagent.prompts import SMALL_VERIFIER, UNPROVEN, render
 from localagent.promptset import DEFAULT, PromptSet
@@ -123,16 +124,19 @@ def ask_model(
     found: Findings,
     on_call: Callable[[Any], None],
     prompts: PromptSet = DEFAULT,
+    front: Front | None = None,
 ) -> ModelVerdict | None:
-    """The model's verdict, or None when it gave no valid one in two tries."""
+    """The model's verdict, or None when it gave no valid one in two tries; after the
+    rounds' `front` when given (see `context.Front`)."""
     system = prompts.render("verify_system", schema=orjson.dumps(VERDICT_SCHEMA).decode())
     ledger = "\n".join(found.lines) or "(no evidence was recorded)"
     user = prompts.render(
         "verify_user", goal=state.goal.text, plan=_plan_lines(state), ledger=ledger
     )
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    messages = opening(front, system, user)
+    tools = front.tools if front is not None else None
     for attempt in range(1, ATTEMPTS + 1):
-        reply = model.chat(messages, schema=VERDICT_SCHEMA, temperature=0.0)
+        reply = model.chat(messages, tools, VERDICT_SCHEMA, temperature=0.0)
         on_call(reply)
         try:
             return ModelVerdict.model_validate(orjson.loads(reply.content))

@@ -36,8 +36,13 @@ A JSON object; every key is optional:
       "replies": [REPLY, ...],
       "default": REPLY,
       "verdict": REPLY,
-      "llama_cpp": false, "response_format": true, "api_key": ""
+      "llama_cpp": false, "response_format": true, "api_key": "", "prompt_cache": false
     }
+
+`prompt_cache` makes every chat reply carry llama.cpp's `timings` (`cache_n`, `prompt_n`)
+as a server with one slot would count them: the tokens (characters / 4) of the request's
+tools and messages shared from the start with the previous request came from the cache
+(see `cache.py`); `prompt_eval_count` is then the whole prompt.
 
 `llama_cpp` serves llama.cpp's `/props` and its `meta` (`n_params`, from the
 model's `parameter_size`) in `/v1/models`; `lm_studio` serves LM Studio's
@@ -84,6 +89,8 @@ A REPLY is an object; every key is optional:
                        `arguments` may be a JSON string, passed through as given
                        (the real client then fails validation, as with some models)
     prompt_eval_count  tokens reported for the prompt (default: message characters / 4)
+    timings            llama.cpp's figures, sent as they are beside the usage (OpenAI) or in
+                       the last line (Ollama, as a proxy in front of llama.cpp may)
     eval_count         tokens reported for the answer (default: its characters / 4)
     done_reason        default "stop"
     delay              seconds to wait before answering

@@ -187,6 +187,10 @@ class _Handler(Streams):
             self._send_error(500, "scenario exhausted", openai)
             return
         seq = fake._note(path, body, answered_by, reply.get("status", 200))
+        if fake.scenario["prompt_cache"] and "timings" not in reply:
+            timings = fake.prompt_cache.timings(body)
+            whole = timings["cache_n"] + timings["prompt_n"]
+            reply = {"prompt_eval_count": whole, **reply, "timings": timings}
         if fake._stopping.wait(reply.get("delay", 0)):
             self.close_connection = True
         elif "body" in reply:

@@ -136,4 +136,6 @@ def final_fields(body: dict[str, Any], reply: dict[str, Any], started: int) -> d
         "prompt_eval_duration": prompt,
         "eval_count": reply.get("eval_count", max(1, answer_chars // 4)),
         "eval_duration": elapsed - load - prompt,
+        # what a proxy in front of llama.cpp may pass on
+        **({"timings": reply["timings"]} if "timings" in reply else {}),
     }

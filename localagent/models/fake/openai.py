@@ -186,7 +186,13 @@ def completion(body: dict[str, Any], reply: dict[str, Any], seq: int) -> dict[st
         "model": body["model"],
         "choices": [{"index": 0, "message": message, "finish_reason": _finish(reply)}],
         "usage": _usage(body, reply),
+        **_timings(reply),
     }
+
+
+def _timings(reply: dict[str, Any]) -> dict[str, Any]:
+    """llama.cpp's figures of the prompt cache, sent beside the usage."""
+    return {"timings": reply["timings"]} if "timings" in reply else {}
 
 
 def _split(text: str, pieces: int) -> list[str]:
@@ -235,6 +241,11 @@ def ending(body: dict[str, Any], reply: dict[str, Any], seq: int) -> list[dict[s
     last = [_chunk(body, seq, {}, _finish(reply))]
     options = body.get("stream_options")
     if isinstance(options, dict) and options.get("include_usage"):
-        usage = {**_chunk(body, seq, {}), "choices": [], "usage": _usage(body, reply)}
+        usage = {
+            **_chunk(body, seq, {}),
+            "choices": [],
+            "usage": _usage(body, reply),
+            **_timings(reply),
+        }
         last.append(usage)
     return last

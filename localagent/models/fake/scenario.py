@@ -47,6 +47,7 @@ _SCENARIO_FIELDS = {
     "api_key": "a string",
     "embed_body": "a string or null",
     "embed_delay": "a number",
+    "prompt_cache": "true or false",
 }
 _MODEL_FIELDS = {
     "name": "a string",
@@ -86,6 +87,7 @@ _REPLY_FIELDS = {
     "body": "a string",
     "body_status": "an integer",
     "content_type": "a string",
+    "timings": "an object",
 }
 _CALL_FIELDS = {"name": "a string", "arguments": "an object or a string"}
 GROUP_REF = re.compile(r"\$(?:\{(\w+)\}|(\d+))")
@@ -127,6 +129,7 @@ def validate_scenario(data: object) -> dict[str, Any]:
         "api_key": spec.get("api_key", ""),
         "embed_body": spec.get("embed_body"),
         "embed_delay": spec.get("embed_delay", 0),
+        "prompt_cache": spec.get("prompt_cache", False),
     }
 
 

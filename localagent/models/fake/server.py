@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from localagent.models.fake.cache import PromptCache
 from localagent.models.fake.handler import Server
 from localagent.models.fake.ollama import now
 from localagent.models.fake.scenario import CHAT_PATHS, full_name, load_scenario, validate_scenario
@@ -38,6 +39,7 @@ class FakeServer:
         self._models = {m["name"]: m for m in self.scenario["models"]}
         self._received: list[tuple[str, dict[str, Any]]] = []
         self._chats = 0
+        self.prompt_cache = PromptCache()
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self._stopping = threading.Event()

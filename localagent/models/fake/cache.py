@@ -1,0 +1,42 @@
+"""A stand-in for a server's prompt cache: one slot that keeps the latest prompt, as
+llama-server with one slot does, so tests see what the prompt layout costs.
+
+A prompt is the request's tools and messages as JSON text, the tools first (a chat
+template puts them in the system prompt); the tokens it shares with the previous prompt
+from the start (characters / 4) were served from the cache. The figures are llama.cpp's
+`timings`: `cache_n` from the cache, `prompt_n` read anew.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+CHARS_PER_TOKEN = 4
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    return json.dumps([body.get("tools") or [], body.get("messages") or []], sort_keys=True)
+
+
+class PromptCache:
+    def __init__(self) -> None:
+        self.last = ""
+        self.lock = threading.Lock()
+
+    def timings(self, body: dict[str, Any]) -> dict[str, int]:
+        text = prompt_text(body)
+        with self.lock:
+            shared = _shared(self.last, text)
+            self.last = text
+        total = max(1, len(text) // CHARS_PER_TOKEN)
+        cached = min(shared // CHARS_PER_TOKEN, total - 1)  # the last token is always read
+        return {"cache_n": cached, "prompt_n": total - cached}
+
+
+def _shared(a: str, b: str) -> int:
+    """The length of the longest common prefix of a and b."""
+    n = min(len(a), len(b))
+    i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), n)
+    return i

@@ -1,0 +1,49 @@
+"""How fast a run goes, as the views show it: seconds per round and the share of the
+prompt the model server served from its cache (only where the server said)."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from typing import Any
+
+from localagent.observe.events import seconds
+from localagent.state.model import Tokens
+
+
+def is_round(rec: dict[str, Any]) -> bool:
+    return rec.get("type") == "llm_call" and rec.get("purpose") == "round"
+
+
+def round_gaps(records: list[dict[str, Any]]) -> list[float]:
+    """Seconds between one round's model call and the next's (its tools run between)."""
+    times = [seconds(r.get("ts")) for r in records if is_round(r)]
+    found = [t for t in times if t is not None]
+    return [b - a for a, b in itertools.pairwise(found) if b >= a]
+
+
+def per_round(gaps: list[float]) -> str:
+    """The median seconds per round, or "" before two rounds."""
+    return f"{statistics.median(gaps):,.1f} s/round" if gaps else ""
+
+
+def share(cached: int, prompt: int) -> float | None:
+    return cached / prompt if prompt > 0 and 0 <= cached <= prompt else None
+
+
+def call_share(rec: dict[str, Any]) -> float | None:
+    """The share of one call's prompt served from the cache, when the server said."""
+    cached, prompt = rec.get("cached_tokens"), rec.get("prompt_tokens")
+    if not isinstance(cached, int) or not isinstance(prompt, int):
+        return None
+    if isinstance(cached, bool) or isinstance(prompt, bool):
+        return None
+    return share(cached, prompt)
+
+
+def run_share(tokens: Tokens) -> float | None:
+    return share(tokens.cached, tokens.measured)
+
+
+def cached_text(part: float | None) -> str:
+    return "" if part is None else f"{part:.0%} of the prompt from the server's cache"

@@ -1,0 +1,56 @@
+"""The prompt-cache benchmark (`scripts/bench_cache.py`) without a real model: a whole
+benchmark through the real CLI against the fake server counting a one-slot prompt cache,
+killed mid-call and resumed."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from localagent.models.fake import FakeServer
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+GOAL = "Write a hello world script"
+
+
+def hello_rules() -> list[dict[str, Any]]:
+    """Plan, write hello.py, run it; the first claim of done is slow (the kill lands in
+    it), the resumed run's is not."""
+    plan = {"tasks": [{"description": GOAL, "subtasks": ["Write hello.py and run it"]}]}
+    write = {"name": "write_file", "arguments": {"path": "hello.py", "content": "print('hi')\n"}}
+    run = {"name": "run_cmd", "arguments": {"cmd": "python hello.py", "timeout_sec": 10}}
+    done = {"name": "mark_subtask_complete", "arguments": {"success": True, "reason": "ran it"}}
+    rules = [{"kind": "plan", "reply": {"content": json.dumps(plan)}}]
+    rules += [{"kind": "chat", "times": 1, "reply": {"tool_calls": [c]}} for c in (write, run)]
+    rules.append({"kind": "chat", "times": 1, "reply": {"tool_calls": [done], "delay": 2}})
+    return [*rules, {"kind": "chat", "reply": {"tool_calls": [done]}}]
+
+
+def test_a_benchmark_reads_the_cache_figures_of_every_call_and_of_the_resume(
+    tmp_path: Path,
+) -> None:
+    scenario = {
+        "models": [{"name": "qwen2.5-coder:0.5b"}],
+        "llama_cpp": True,
+        "rules": hello_rules(),
+        "prompt_cache": True,
+    }
+    out = tmp_path / "figures.json"
+    with FakeServer(scenario) as server:
+        command = [sys.executable, str(SCRIPTS / "bench_cache.py"), "--base-url", server.url]
+        command += ["--out", str(out), "--dir", str(tmp_path / "runs"), "--kill-after", "2"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr + done.stdout
+    assert done.returncode == 0, done.stderr
+    found = json.loads(out.read_text())["figures"]
+    assert found["calls"] >= 5 and found["reuse"] > 0.5  # the plan, 3 rounds, resumed, verdict
+    [after] = found["after_resume"]
+    assert after >= 0.8  # the resumed run's first prompt is the one the killed run sent
+    assert found["first_round_prompt"][0] > 0 and found["seconds_per_round"] is not None
+    assert re.search(
+        r"after kill -9 and resume, share from the cache: (0\.[89]\d|1\.00)\n", done.stdout
+    )
