@@ -15,7 +15,7 @@ The run is the CLI's foreground run (the same settings model, journal, workspace
 loop), made safe to embed: callable from any thread, no signal handlers unless asked,
 and whatever it changed in the process (log handlers and level) is restored. A goal that
 fails, is stopped or finds no model server comes back as a `RunResult`; what the caller
-must fix (bad settings, a busy or damaged workspace) raises `localagent.errors.AgentError`.
+must fix (bad settings, a busy or damaged workspace) raises `localagent.system.errors.AgentError`.
 """
 
 from __future__ import annotations
@@ -62,9 +62,9 @@ def run_goal(
     is written durably, on the calling thread; an exception it raises is logged and the
     run goes on. `signals=True` installs Ctrl-C/SIGTERM handlers (main thread only) for
     the run and restores the previous ones after."""
+    from localagent.config.userconfig import load_settings
     from localagent.journal import Journal
-    from localagent.runner import run
-    from localagent.userconfig import load_settings
+    from localagent.loop.runner import run
 
     root = Path(workspace).expanduser().resolve()
     flags = {key: value for key, value in settings.items() if value is not None}

@@ -26,12 +26,12 @@ import sys
 import time
 from pathlib import Path
 
+from localagent.config.userconfig import load_settings
 from localagent.models import make_model
 from localagent.models.config import ModelConfig
 from localagent.research.index import Index, update
 from localagent.research.retrieval import PLAIN, Searcher
 from localagent.research.vectors import Vectors
-from localagent.userconfig import load_settings
 
 REPO = Path("/tmp/reqsdist/requests-2.32.5")
 QUESTIONS = Path("/work/shared/benchmarks/sweqa/requests.jsonl")

@@ -43,7 +43,7 @@ from benchlib import (
 )
 
 from localagent.models.fake import FakeServer
-from localagent.report import status_info
+from localagent.observe.report import status_info
 
 SIZES = (100, 10_000, 100_000)
 STATUS_TARGET_MS = 300

@@ -26,14 +26,14 @@ from typing import Any
 
 from benchlib import FLAT_RATIO, header, median, parse_args, scratch, table, verdict
 
-from localagent.agent import Agent
+from localagent.config.settings import Settings
 from localagent.journal import Journal
+from localagent.loop.agent import Agent
 from localagent.models import make_model
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
-from localagent.settings import Settings
 from localagent.state import EXCHANGES_KEPT
-from localagent.stopping import StopSignal
+from localagent.system.stopping import StopSignal
 from localagent.tools import ToolContext
 
 GOAL = "Keep a notes folder with one file per round and check the workspace as you go"

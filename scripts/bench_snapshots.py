@@ -23,9 +23,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from localagent.actions import Actions  # noqa: E402
 from localagent.journal import Journal  # noqa: E402
-from localagent.promptset import PromptSet  # noqa: E402
+from localagent.loop.actions import Actions  # noqa: E402
+from localagent.prompts.promptset import PromptSet  # noqa: E402
 from localagent.tools import ToolContext  # noqa: E402
 from localagent.tools.catalog import catalog  # noqa: E402
 

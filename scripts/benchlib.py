@@ -24,9 +24,9 @@ from typing import Any
 
 import psutil
 
+from localagent.config.userconfig import ENV_NAMES
 from localagent.journal import CONTEXT_DIR, Journal, encode
-from localagent.loopguard import signature
-from localagent.userconfig import ENV_NAMES
+from localagent.loop.loopguard import signature
 
 GOAL = "Write inventory.py, a small stock-keeping module, with tests in test_inventory.py"
 SUBTASK = "Implement inventory.py and make python -m pytest pass"

@@ -1,7 +1,7 @@
 """Crash at every file operation of the journal, then resume and check the recovery.
 
 Every write, fsync, truncate, replace and folder fsync of the journal goes through its
-`Disk`. A child process runs `localagent.runner.run` on a short scripted goal (2
+`Disk`. A child process runs `localagent.loop.runner.run` on a short scripted goal (2
 batches of 2 file writes, each batch followed by `python check.py BATCH`) against the
 fake Ollama server, with a `Disk` that counts operations and, at operation N:
 
@@ -164,9 +164,9 @@ class CrashingDisk(Disk):
 
 def child(workspace: Path, at: int, mode: str, report: Path, resume: bool = False) -> int:
     """Start (or resume) the goal in this process; errors end as the command line ends them."""
-    from localagent.errors import AgentError
-    from localagent.runner import run
-    from localagent.userconfig import load_settings
+    from localagent.config.userconfig import load_settings
+    from localagent.loop.runner import run
+    from localagent.system.errors import AgentError
 
     disk = CrashingDisk(at, mode, workspace / CONTEXT_DIR / "history.jsonl")
     goal = None if resume else goal_text(BATCHES, PER_BATCH)

@@ -16,9 +16,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from localagent.config.userconfig import load_settings
+from localagent.loop.runner import run
 from localagent.models.fake import FakeServer
-from localagent.runner import run
-from localagent.userconfig import load_settings
 
 GOAL = "Write a rock-paper-scissors game in Python with a test"
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,8 +18,8 @@ from typing import BinaryIO
 from realgoals import Goal
 from realstats import Run, read_history, summarize
 
+from localagent.config.userconfig import ENV_ALIASES, ENV_NAMES
 from localagent.journal import CONTEXT_DIR
-from localagent.userconfig import ENV_ALIASES, ENV_NAMES
 
 STOP_GRACE = 20.0  # seconds a run past its limit gets to journal its stop
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from localagent.userconfig import ENV_ALIASES, ENV_NAMES
+from localagent.config.userconfig import ENV_ALIASES, ENV_NAMES
 
 
 @pytest.fixture(autouse=True)

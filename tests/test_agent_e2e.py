@@ -39,7 +39,7 @@ from support import (
 
 import localagent
 from localagent.models.fake import FakeServer
-from localagent.prompts import FORMAT_ERROR, NO_TOOL_CALL
+from localagent.prompts.texts import FORMAT_ERROR, NO_TOOL_CALL
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX signals")
 

@@ -13,8 +13,8 @@ import pytest
 from support import call, done, plan_rule, records
 
 import localagent
-from localagent.errors import UsageError
 from localagent.models.fake import FakeServer
+from localagent.system.errors import UsageError
 
 HELLO = {
     "rules": [

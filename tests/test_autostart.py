@@ -21,7 +21,7 @@ from localagent.daemon.autostart import (
     CommandResult,
     System,
 )
-from localagent.errors import AgentError
+from localagent.system.errors import AgentError
 
 NS = {"t": autostart.TASK_NAMESPACE}
 OK = CommandResult(0, "", "")

@@ -15,8 +15,8 @@ import pytest
 from support import run_cli
 
 import localagent
-from localagent.errors import UsageError
-from localagent.userconfig import config_path, load_settings
+from localagent.config.userconfig import config_path, load_settings
+from localagent.system.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).parent / "golden" / "help.txt"

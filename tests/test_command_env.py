@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
+from localagent.config.settings import Delegate
 from localagent.models.fake import FakeServer
-from localagent.sandbox import CommandPolicy
-from localagent.settings import Delegate
+from localagent.system.sandbox import CommandPolicy
+from localagent.system.workspace_env import venv_program
 from localagent.tools import ToolContext, ToolResult, execute
-from localagent.workspace_env import venv_program
 
 SECRETS = {
     "LOCALAGENT_API_KEY": "sk-localagent-secret",

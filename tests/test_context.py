@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from localagent import context, tools
+from localagent import tools
 from localagent.journal import Journal
+from localagent.loop import context
 from localagent.state import Exchange
 
 KEEP = 5

@@ -51,11 +51,11 @@ from typing import Any
 
 import pytest
 
-from localagent.actions import ARGS_KEPT
+from localagent.config.userconfig import ENV_NAMES
 from localagent.journal import decode
+from localagent.loop.actions import ARGS_KEPT
 from localagent.models.fake import FakeServer
-from localagent.textcap import clip
-from localagent.userconfig import ENV_NAMES
+from localagent.system.textcap import clip
 
 CRASH_MARK = "Traceback (most recent call last)"
 CORPUS = Path(__file__).parent / "corpus"

@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
+from localagent.config.userconfig import ENV_NAMES
 from localagent.journal import decode, encode
 from localagent.models.fake import FakeServer
 from localagent.state import SCHEMA_VERSION
-from localagent.userconfig import ENV_NAMES
 
 PLAN = json.dumps(
     {"tasks": [{"description": "Write two files", "subtasks": ["write a.txt", "write b.txt"]}]}

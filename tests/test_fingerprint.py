@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from localagent.fingerprint import MAX_ENTRIES, fingerprint
+from localagent.tools.fingerprint import MAX_ENTRIES, fingerprint
 
 
 def tree(root: Path, files: int = 20) -> None:

@@ -30,8 +30,8 @@ from support import (
     run_cli,
 )
 
+from localagent.loop.placement import too_wide
 from localagent.models.fake import FakeServer
-from localagent.placement import too_wide
 
 WRITE_B = {
     "rules": [plan_rule(("Write", ["Write b.txt"]))],

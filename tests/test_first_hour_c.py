@@ -29,13 +29,13 @@ from support import (
     wait_for,
 )
 
-from localagent.errors import ModelUnavailable
+from localagent.config.settings import Settings
 from localagent.journal import Journal
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.models.ollama import OllamaModel
 from localagent.observe import watch
-from localagent.settings import Settings
+from localagent.system.errors import ModelUnavailable
 
 # ---- no server: said within seconds, with the URL and the fix (item 1) ----------------
 

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
-from localagent import promptset, safefs
-from localagent.errors import JournalCorrupt, UsageError
 from localagent.journal import Journal
 from localagent.models.fake import FakeServer
+from localagent.prompts import promptset
+from localagent.system import safefs
+from localagent.system.errors import JournalCorrupt, UsageError
 from localagent.tools import ToolContext, ToolError, execute, resolve_in_workspace
 from localagent.tools.edits import MAX_EDIT_BYTES
 from localagent.tools.fileio import DIR_FD, open_regular, write_atomically

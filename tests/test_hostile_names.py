@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from support import CLI_TIMEOUT, cli_args, cli_env, done, plan_rule, records
 
+from localagent.daemon.registry import remember, workspaces
 from localagent.journal import Journal
 from localagent.models.fake import FakeServer
-from localagent.registry import remember, workspaces
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="Windows names are UTF-16: argv and paths are always text"

@@ -14,9 +14,9 @@ from support import cli_env, done, plan_rule, record_types, records, run_cli, st
 
 from localagent.daemon.stop import record_stop, stop
 from localagent.journal import Journal
-from localagent.lock import LOCK_NAME
 from localagent.models.fake import FakeServer
-from localagent.report import status_info
+from localagent.observe.report import status_info
+from localagent.system.lock import LOCK_NAME
 
 # The last subtask's reply comes late, so the test can be ready for the agent's end.
 FINISHING = {"rules": [plan_rule(("T", ["only step"]))], "default": {**done(), "delay": 0.4}}

@@ -21,11 +21,11 @@ import psutil
 import pytest
 from support import backend_env, call, done, plan_rule, records, run_cli, start_cli
 
-from localagent.errors import ModelUnavailable
+from localagent.config.settings import Settings
 from localagent.models import Model, Reply, make_model
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
-from localagent.settings import Settings
+from localagent.system.errors import ModelUnavailable
 
 MODEL = "coder:7b"
 HELLO = [{"role": "user", "content": "hello"}]

@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from localagent.errors import JournalCorrupt
 from localagent.journal import Journal, decode, encode
+from localagent.system.errors import JournalCorrupt
 
 
 def make(workspace: Path, n: int) -> Journal:

@@ -14,8 +14,8 @@ import psutil
 import pytest
 from support import cli_env, closed_port, run_cli
 
-from localagent import fsretry
-from localagent.lock import LOCK_NAME, PID_NAME, WorkspaceLock, held, identity, owner
+from localagent.system import fsretry
+from localagent.system.lock import LOCK_NAME, PID_NAME, WorkspaceLock, held, identity, owner
 
 SLEEP = "import time; time.sleep(60)"
 

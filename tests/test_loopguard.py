@@ -1,16 +1,16 @@
 from pathlib import Path
 from typing import Any
 
-from localagent.agent import Agent
+from localagent.config.settings import Settings
 from localagent.journal import Journal
-from localagent.loopguard import check, check_claim, claim_signature, explain, signature
+from localagent.loop.agent import Agent
+from localagent.loop.loopguard import check, check_claim, claim_signature, explain, signature
 from localagent.mcp import schema
 from localagent.models import make_model
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
-from localagent.settings import Settings
 from localagent.state import Attempt, Claim, GuardState
-from localagent.stopping import StopSignal
+from localagent.system.stopping import StopSignal
 from localagent.tools import ToolContext, ToolResult
 from localagent.tools.registry import Policy, schema_tool
 

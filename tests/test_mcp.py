@@ -32,15 +32,15 @@ from support import (
     wait_for,
 )
 
-from localagent.errors import UsageError
+from localagent.config.runconfig import RUN_SETTINGS
+from localagent.config.userconfig import config_path, load_settings
 from localagent.mcp import schema
 from localagent.mcp.config import McpServer
 from localagent.mcp.results import observation
 from localagent.mcp.servers import Server, make_tools, open_servers
 from localagent.models.calls import function_tools
 from localagent.models.fake import FakeServer
-from localagent.runconfig import RUN_SETTINGS
-from localagent.userconfig import config_path, load_settings
+from localagent.system.errors import UsageError
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX signals")

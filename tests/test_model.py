@@ -10,12 +10,12 @@ import orjson
 import pytest
 from support import call, closed_port
 
-from localagent.errors import AgentError, ModelUnavailable
+from localagent.config.settings import Settings
+from localagent.loop.planner import PLAN_SCHEMA
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.models.ollama import OllamaModel, normalize_host
-from localagent.planner import PLAN_SCHEMA
-from localagent.settings import Settings
+from localagent.system.errors import AgentError, ModelUnavailable
 from localagent.textcalls import UNPARSED, ToolCall
 from localagent.tools import catalog
 

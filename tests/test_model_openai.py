@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from support import backend_env, call, cli_env, closed_port, done, plan_rule, records, run_cli
 
-from localagent import planner
-from localagent.errors import AgentError, ModelUnavailable
+from localagent.config.settings import Settings
+from localagent.loop import planner
 from localagent.models import make_model
 from localagent.models.calls import function_tools
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.models.openai import OpenAIModel
-from localagent.settings import Settings
+from localagent.system.errors import AgentError, ModelUnavailable
 from localagent.textcalls import UNPARSED, ToolCall
 from localagent.tools import catalog
 

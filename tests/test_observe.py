@@ -34,13 +34,13 @@ from support import (
     start_cli,
 )
 
-from localagent.errors import JournalCorrupt, UsageError
 from localagent.journal import Journal, encode
 from localagent.models.fake import FakeServer
 from localagent.observe import events, graph, trace, watch
 from localagent.observe.events import seconds
-from localagent.safefs import UnsafeFile
 from localagent.state import State, apply
+from localagent.system.errors import JournalCorrupt, UsageError
+from localagent.system.safefs import UnsafeFile
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX signals")
 

@@ -14,9 +14,9 @@ import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
 from localagent.journal import Journal
+from localagent.journal.outputstore import OutputStore
 from localagent.models.fake import FakeServer
-from localagent.outputstore import OutputStore
-from localagent.safefs import UnsafeFile
+from localagent.system.safefs import UnsafeFile
 from localagent.tools import ToolContext, execute
 from localagent.tools import outputs as output_tools
 

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
-from localagent import plancheck, planner
+from localagent.config.settings import Settings
+from localagent.loop import plancheck, planner
 from localagent.models import Reply
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.models.ollama import OllamaModel
-from localagent.settings import Settings
 from localagent.state import State, apply
 
 GOAL = "Write a CLI that converts Celsius to Fahrenheit, with tests"

@@ -18,7 +18,7 @@ from support import call, cli_args, cli_env, closed_port, done, plan_rule, run_c
 
 from localagent.journal import JOURNAL_FILES, TEMP_FILES, Journal
 from localagent.models.fake import FakeServer
-from localagent.safefs import UnsafeFile
+from localagent.system.safefs import UnsafeFile
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="symlinks and FIFOs: POSIX")
 OUTSIDE = b"precious data outside the workspace\n"

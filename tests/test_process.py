@@ -15,7 +15,7 @@ import psutil
 import pytest
 from support import TREE_SCRIPT
 
-from localagent.process import (
+from localagent.system.process import (
     MARKER_VARIABLE,
     LaunchError,
     ProcessResult,
@@ -246,7 +246,7 @@ def test_a_failing_on_start_kills_the_command_before_it_acts(tmp_path: Path) -> 
 AGENT_SCRIPT = """
 import json, sys
 from pathlib import Path
-from localagent.process import run_process
+from localagent.system.process import run_process
 record = Path(sys.argv[1])
 def journal(pid, create_time):
     record.with_suffix(".tmp").write_text(json.dumps([pid, create_time]))

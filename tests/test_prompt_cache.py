@@ -17,12 +17,12 @@ import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli, start_cli, wait_for
 
 import localagent
+from localagent.config.settings import Settings
 from localagent.models import make_model, numbers
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.models.fake.cache import CHARS_PER_TOKEN
 from localagent.observe import watch
-from localagent.settings import Settings
 from localagent.state import State
 from localagent.state.reduce import apply
 

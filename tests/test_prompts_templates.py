@@ -10,15 +10,16 @@ from pathlib import Path
 import pytest
 from support import call, cli_env, closed_port, done, messages_text, plan_rule, records, run_cli
 
-from localagent import prompts, promptset, templates
+from localagent.config.runconfig import RunRequest, base_settings, for_run
+from localagent.config.userconfig import config_path, load_settings
 from localagent.daemon.spawn import request_bytes
-from localagent.errors import UsageError
 from localagent.models.fake import FakeServer
-from localagent.runconfig import RunRequest, base_settings, for_run
+from localagent.prompts import promptset, templates
+from localagent.prompts import texts as prompts
+from localagent.prompts.templates import Spec, check, render
 from localagent.state import State
-from localagent.templates import Spec, check, render
+from localagent.system.errors import UsageError
 from localagent.tools import catalog
-from localagent.userconfig import config_path, load_settings
 
 TASK_SPEC = Spec(required=frozenset({"task", "tool_instructions"}))
 

@@ -25,16 +25,16 @@ from typing import Any
 import pytest
 from support import messages_text
 
-from localagent.agent import MAX_CALLS_PER_REPLY, Agent
+from localagent.config.settings import Settings
 from localagent.journal import Journal
+from localagent.loop.agent import MAX_CALLS_PER_REPLY, Agent
 from localagent.mcp import schema
 from localagent.models import Model, make_model
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
-from localagent.promptset import PromptSet
-from localagent.settings import Settings
+from localagent.prompts.promptset import PromptSet
 from localagent.state import DueCall, DueRound, next_due
-from localagent.stopping import StopSignal
+from localagent.system.stopping import StopSignal
 from localagent.textcalls import parse_reply
 from localagent.tools import ToolContext, ToolResult
 from localagent.tools.catalog import catalog

@@ -12,7 +12,7 @@ import pytest
 from support import cli_env, closed_port, run_cli
 
 from localagent.journal import Journal, encode
-from localagent.report import format_record
+from localagent.observe.report import format_record
 
 
 def env(home: Path) -> dict[str, str]:

@@ -12,7 +12,7 @@ import pytest
 from research_support import make_package
 from support import cli_env, run_cli
 
-from localagent.errors import ModelUnavailable
+from localagent.config.settings import Settings
 from localagent.journal import Journal
 from localagent.models import make_model
 from localagent.models.config import ModelConfig
@@ -24,8 +24,8 @@ from localagent.research.retrieval import Searcher, fuse
 from localagent.research.search import index_folder, open_index, search
 from localagent.research.tokens import tokens
 from localagent.research.vectors import Vectors, prefixes
-from localagent.safefs import UnsafeFile
-from localagent.settings import Settings
+from localagent.system.errors import ModelUnavailable
+from localagent.system.safefs import UnsafeFile
 
 EMBED = "nomic-embed-text"
 

@@ -238,7 +238,7 @@ def test_a_users_edit_after_the_agents_is_detected_and_kept(ws: Path, server: An
 
 
 def test_a_rewind_is_refused_while_an_agent_runs(ws: Path, server: Any) -> None:
-    from localagent.lock import WorkspaceLock
+    from localagent.system.lock import WorkspaceLock
 
     env = cli_env(server.url)
     run_goal(ws, env)

@@ -19,10 +19,10 @@ import psutil
 import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
+from localagent.config.userconfig import config_path
 from localagent.models.fake import FakeServer
-from localagent.sandbox import CommandPolicy, support
+from localagent.system.sandbox import CommandPolicy, support
 from localagent.tools import ToolContext, ToolResult, execute
-from localagent.userconfig import config_path
 
 works = support()
 needs_sandbox = pytest.mark.skipif(

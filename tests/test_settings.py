@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from localagent.errors import UsageError
-from localagent.userconfig import config_path, load_settings
+from localagent.config.userconfig import config_path, load_settings
+from localagent.system.errors import UsageError
 
 
 def write_config(text: str) -> Path:

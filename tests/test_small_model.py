@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from support import backend_env, call, cli_env, done, plan_rule, records, run_cli
 
+from localagent.config.runconfig import RunRequest, base_settings, for_run
+from localagent.config.settings import Settings
 from localagent.daemon.spawn import request_bytes
 from localagent.models import make_model
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
-from localagent.prompts import PLAN_SYSTEM_SMALL, SYSTEM_SMALL
-from localagent.runconfig import RunRequest, base_settings, for_run
-from localagent.settings import Settings
+from localagent.prompts.texts import PLAN_SYSTEM_SMALL, SYSTEM_SMALL
 from localagent.state import State, apply
 from localagent.tools.catalog import SMALL_MODEL_TOOLS
 

@@ -13,14 +13,14 @@ from typing import Annotated, Any
 
 import pytest
 
-from localagent.agent import Agent
+from localagent.config.settings import Settings
 from localagent.journal import Journal
+from localagent.loop.agent import Agent
 from localagent.models import make_model
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
-from localagent.settings import Settings
 from localagent.state import DueCall, next_due
-from localagent.stopping import StopSignal
+from localagent.system.stopping import StopSignal
 from localagent.tools import ToolContext, ToolResult, canonical_call, catalog, execute
 from localagent.tools.aliases import FOLDER_ALIASES, TOOL_ALIASES
 from localagent.tools.registry import Policy, ToolRegistry, make_tool

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from support import cli_env, plan_rule, records, run_cli
 
+from localagent.config.userconfig import config_path
 from localagent.models.fake import FakeServer
-from localagent.userconfig import config_path
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="the MCP server's stdio")

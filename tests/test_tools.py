@@ -14,8 +14,9 @@ import pytest
 from support import TREE_SCRIPT
 
 from localagent.models.calls import function_tools
-from localagent.process import MARKER_VARIABLE
-from localagent.textcap import cap_text
+from localagent.system.process import MARKER_VARIABLE
+from localagent.system.textcap import cap_text
+from localagent.system.workspace_env import venv_program
 from localagent.tools import (
     ToolContext,
     ToolResult,
@@ -25,7 +26,6 @@ from localagent.tools import (
     command_argv,
     execute,
 )
-from localagent.workspace_env import venv_program
 
 STATE = '{"schema_version": 1}'
 NO_LINKS = "this account cannot create symbolic links (Windows without the privilege; Wine 8)"

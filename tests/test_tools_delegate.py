@@ -14,13 +14,13 @@ import psutil
 import pytest
 from support import TREE_SCRIPT, call, cli_env, done, plan_rule, records, run_cli
 
-from localagent.errors import UsageError
+from localagent.config.runconfig import RUN_SETTINGS
+from localagent.config.settings import Delegate
+from localagent.config.userconfig import config_path, load_settings
 from localagent.models.fake import FakeServer
-from localagent.runconfig import RUN_SETTINGS
-from localagent.sandbox import CommandPolicy
-from localagent.settings import Delegate
+from localagent.system.errors import UsageError
+from localagent.system.sandbox import CommandPolicy
 from localagent.tools import ToolContext, ToolResult, catalog, execute, run_tools
-from localagent.userconfig import config_path, load_settings
 
 # A stand-in coding agent: does what the task says to the file it names, in its folder.
 AGENT_SCRIPT = """

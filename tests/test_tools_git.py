@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
-from localagent import loopguard
 from localagent.journal import Journal
+from localagent.loop import loopguard
 from localagent.models.fake import FakeServer
 from localagent.tools import ToolContext, ToolResult, canonical_call, catalog, execute
 

@@ -19,13 +19,13 @@ from typing import IO, Any
 import pytest
 from support import cli_env, done, plan_rule, records, run_cli
 
-from localagent.errors import JournalWriteFailed, RecordRefused
+from localagent.config.userconfig import load_settings
+from localagent.daemon.registry import remember
 from localagent.journal import KEPT_BY_ARCHIVE, Disk, Journal, encode
 from localagent.journal.codec import decode_sealed, sealer
+from localagent.loop.runner import run
 from localagent.models.fake import FakeServer
-from localagent.registry import remember
-from localagent.runner import run
-from localagent.userconfig import load_settings
+from localagent.system.errors import JournalWriteFailed, RecordRefused
 
 GOAL = "Build the thing"
 QUICK = {"rules": [plan_rule(("T", ["one step"]))], "default": done()}

@@ -504,7 +504,7 @@ def test_the_background_agent_imports_only_what_a_run_uses(ws: Path) -> None:
         wait_for(lambda: "goal_completed" in record_types(ws), 60)
     out = (ws / ".agent_context" / "agent.out").read_text(encoding="utf-8")
     loaded = {line.rsplit("|", 1)[-1].strip() for line in out.splitlines() if "|" in line}
-    assert "localagent.runner" in loaded and "localagent.agent" in loaded
+    assert "localagent.loop.runner" in loaded and "localagent.loop.agent" in loaded
     unused = {"typer", "rich", "click", "ollama", "asyncio", "regex"}
     assert not unused & loaded, sorted(unused & loaded)
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from localagent import registry
-from localagent.console import live_line_supported, utf8_streams
+from localagent.daemon import registry
 from localagent.journal import Journal
+from localagent.system.console import live_line_supported, utf8_streams
 
 GOAL = "Schreibe ✓ 日本語 → ɸ"
 PROBE = "import sys\n{prelude}print('out ✓ 日本語 \\udcff')\nprint('err → ɸ', file=sys.stderr)\n"
@@ -35,7 +35,7 @@ def test_without_it_this_code_page_fails() -> None:
 
 
 def test_pipes_get_utf8_whatever_the_code_page() -> None:
-    prelude = "from localagent.console import utf8_streams\nutf8_streams()\n"
+    prelude = "from localagent.system.console import utf8_streams\nutf8_streams()\n"
     done = run_python(PROBE.format(prelude=prelude))
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode("utf-8").splitlines() == ["out ✓ 日本語 ?"]
@@ -44,7 +44,7 @@ def test_pipes_get_utf8_whatever_the_code_page() -> None:
 
 CLI = (
     "import sys\n"
-    "from localagent.console import utf8_streams\n"
+    "from localagent.system.console import utf8_streams\n"
     "utf8_streams()\n"
     "from localagent.cli import main\n"
     "for command in sys.argv[1:]:\n"

@@ -8,8 +8,8 @@ import logging
 import os
 from pathlib import Path
 
-from localagent import safefs
 from localagent.journal import Journal
+from localagent.system import safefs
 
 
 def test_a_file_held_open_for_reading_can_be_renamed_and_deleted(tmp_path: Path) -> None:

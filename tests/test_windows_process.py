@@ -16,8 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from localagent import winjob
-from localagent.process import run_process
+from localagent.system import winjob
+from localagent.system.process import run_process
 
 # The parent starts a grandchild that carries none of our environment, and exits at once:
 # the grandchild is an orphan that nothing but the job (or the process group) ties to us.
@@ -116,7 +116,7 @@ def test_a_grandchild_that_asks_to_break_away_does_not_outlive_the_call(tmp_path
 # or a crash leaves it): the job's last handle closes with it.
 DYING_AGENT = """
 import os, sys, threading
-from localagent.process import run_process
+from localagent.system.process import run_process
 def die_soon(pid):
     print(f"pid={pid}", flush=True)
     threading.Timer(1.0, os._exit, args=(9,)).start()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from localagent.system.workspace_env import program_argv, venv_program, which
 from localagent.tools import ToolContext, execute
-from localagent.workspace_env import program_argv, venv_program, which
 
 WINDOWS = sys.platform == "win32"
 PLANTED_BATCH = "@echo planted batch ran\r\n@type nul > %~dp0ran.txt\r\n"

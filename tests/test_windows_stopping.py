@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from localagent.stopping import StopRequested, StopSignal, call_abandonably
+from localagent.system.stopping import StopRequested, StopSignal, call_abandonably
 
 
 def test_ctrl_c_abandons_a_call_that_has_not_answered() -> None:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from localagent.tools import ToolContext, ToolResult, execute
-from localagent.workspace_env import (
+from localagent.system.workspace_env import (
     describe_interpreter,
     find_venv,
     program_argv,
     venv_program,
     which,
 )
+from localagent.tools import ToolContext, ToolResult, execute
 
 PLANTED = "#!/bin/sh\necho planted program ran\n"
 

@@ -20,8 +20,8 @@ import psutil
 import pytest
 
 from localagent.journal import CONTEXT_DIR
-from localagent.lock import PID_NAME, WorkspaceLock, owner
 from localagent.models.fake import FakeServer
+from localagent.system.lock import PID_NAME, WorkspaceLock, owner
 
 PLAN = '{"tasks": [{"description": "T", "subtasks": ["first step", "second step"]}]}'
 # Every model call after the plan takes a minute: the agent stays busy for the test.

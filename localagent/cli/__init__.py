@@ -10,7 +10,7 @@ import sys
 
 from localagent.cli import run, setup, undo, views  # noqa: F401  (they register the commands)
 from localagent.cli.app import app
-from localagent.exits import guarded
+from localagent.system.exits import guarded
 
 
 def main(argv: list[str] | None = None) -> None:

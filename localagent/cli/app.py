@@ -132,6 +132,6 @@ RepairOpt = Annotated[
 
 
 def _usage(message: str) -> Exception:
-    from localagent.errors import UsageError
+    from localagent.system.errors import UsageError
 
     return UsageError(message)

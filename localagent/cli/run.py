@@ -25,11 +25,11 @@ from localagent.cli.app import (
     _workspace,
     app,
 )
-from localagent.console import say
-from localagent.errors import AgentError
+from localagent.system.console import say
+from localagent.system.errors import AgentError
 
 if TYPE_CHECKING:
-    from localagent.settings import Settings
+    from localagent.config.settings import Settings
 
 AdoptOpt = Annotated[
     bool,
@@ -143,8 +143,8 @@ def resume(
     named = {**_run_flags(None, False, tools, backend), "profile": profile, "server": base_url}
     given = {k: v for k, v in named.items() if v is not None}
     if all_:
+        from localagent.config.runconfig import base_settings
         from localagent.daemon.resume import resume_all
-        from localagent.runconfig import base_settings
 
         flags = {"model": model, "max_rounds": max_rounds, **given}
         if code := resume_all(base_settings(flags), flags, say):
@@ -166,7 +166,7 @@ def ask(
     """Research a question about the code; the answer (saved under .agent_context/answers/)
     cites the code it read, and never changes the workspace. It keeps its own journal
     (.agent_context/ask/), so it runs beside the workspace's goal without touching it."""
-    from localagent.runconfig import base_settings
+    from localagent.config.runconfig import base_settings
 
     ws = _workspace(workspace)
     if not question.strip():
@@ -179,10 +179,10 @@ def ask(
 
         say(spawn(ws, question, flags, allow_home=allow_home))
         return
-    from localagent.exits import conclude
     from localagent.journal import QUESTIONS_DIR, Journal
+    from localagent.loop.runner import run
     from localagent.research.answer import saved_answer
-    from localagent.runner import run
+    from localagent.system.exits import conclude
 
     outcome = run(ws, question, settings, flags, progress=True, allow_home=allow_home)
     if outcome.status == "completed":
@@ -216,7 +216,7 @@ def _run(
     new: bool = False,
     allow_home: bool = False,
 ) -> None:
-    from localagent.runconfig import base_settings
+    from localagent.config.runconfig import base_settings
 
     folder = prompts.expanduser().resolve() if prompts else None
     flags = {"model": model, "max_rounds": max_rounds, **(verification or {})}
@@ -234,8 +234,8 @@ def _run(
             raise _usage(f"cannot create the workspace {ws}: {exc.strerror}") from None
     _need_folder(ws)
     if foreground:
-        from localagent.exits import conclude
-        from localagent.runner import run
+        from localagent.loop.runner import run
+        from localagent.system.exits import conclude
 
         outcome = run(
             ws,
@@ -271,13 +271,13 @@ def _prompt_flags(folder: Path | None) -> dict[str, Any]:
     """`--prompts DIR` as the `prompts` setting: the folder's prompts, checked."""
     if folder is None:
         return {"prompts": None}
-    from localagent.promptset import load_folder
+    from localagent.prompts.promptset import load_folder
 
     return {"prompts": load_folder(folder)}
 
 
 def _warn_prompts(texts: dict[str, str]) -> None:
-    from localagent.promptset import warnings
+    from localagent.prompts.promptset import warnings
 
     for line in warnings(texts):
         say(f"localagent: {line}", err=True)
@@ -286,7 +286,7 @@ def _warn_prompts(texts: dict[str, str]) -> None:
 def _verified(workspace: Path) -> str:
     """ " (verified)" and the like, for the last line of a foreground run."""
     from localagent.journal import Journal
-    from localagent.report import final_verification
+    from localagent.observe.report import final_verification
 
     try:
         found = final_verification(Journal(workspace))

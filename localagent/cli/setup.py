@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from localagent.cli.app import BackendOpt, ModelOpt, WorkspaceOpt, _workspace, app
-from localagent.console import say
+from localagent.system.console import say
 
 CheckedUrlOpt = Annotated[
     str | None,
@@ -29,8 +29,8 @@ def doctor(
     base_url: CheckedUrlOpt = None,
 ) -> None:
     """Check the model server, the model, tool calling, context size, the workspace."""
-    from localagent import doctor as checks
-    from localagent.runconfig import base_settings
+    from localagent.cli import doctor as checks
+    from localagent.config.runconfig import base_settings
 
     settings = base_settings({"model": model, "backend": backend, "server": base_url})
     found = checks.run_checks(settings, _workspace(workspace))
@@ -78,7 +78,7 @@ app.add_typer(prompts_app, name="prompts")
 @prompts_app.command("list")
 def prompts_list() -> None:
     """Every prompt by name, what it is for, and its placeholders."""
-    from localagent import promptset
+    from localagent.prompts import promptset
 
     say(promptset.listing())
 
@@ -86,7 +86,7 @@ def prompts_list() -> None:
 @prompts_app.command("show")
 def prompts_show(name: Annotated[str, typer.Argument(help="A name from `prompts list`.")]) -> None:
     """The default text of prompt NAME, to copy into NAME.txt and change."""
-    from localagent import promptset
+    from localagent.prompts import promptset
 
     say(promptset.show(name))
 
@@ -100,8 +100,8 @@ def prompts_check(
 ) -> None:
     """Check prompts as a run would, naming every problem with its file and line; exit 2
     when there are problems."""
-    from localagent import promptset
-    from localagent.userconfig import config_path, prompts_table
+    from localagent.config.userconfig import config_path, prompts_table
+    from localagent.prompts import promptset
 
     table = prompts_table(config_path()) if folder is None else None
     report, code = promptset.check_report(folder, config_path(), table)
@@ -116,6 +116,6 @@ def demo(
     ] = None,
 ) -> None:
     """Run a scripted goal end to end against the bundled fake model server."""
-    from localagent.demo import run_demo
+    from localagent.cli.demo import run_demo
 
     say(run_demo(workspace))

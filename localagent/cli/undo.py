@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from localagent.cli.app import WorkspaceOpt, _need_folder, _usage, _workspace, app
-from localagent.console import say
+from localagent.system.console import say
 
 
 @app.command()

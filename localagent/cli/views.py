@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from localagent.cli.app import WorkspaceOpt, _need_folder, _usage, _workspace, app
-from localagent.console import say as _say
+from localagent.system.console import say as _say
 
 
 def _say_json(value: Any) -> None:
@@ -28,7 +28,7 @@ def _say_json(value: Any) -> None:
 def _json_errors(as_json: bool) -> Iterator[None]:
     """Under --json an error is JSON too, on stdout: {"error": "...", "exit": N}, with
     N as the exit code; a program reading the output never parses plain text."""
-    from localagent.errors import AgentError
+    from localagent.system.errors import AgentError
 
     try:
         yield
@@ -48,7 +48,7 @@ def status(
     ] = False,
 ) -> None:
     """Goal, status, current task/subtask, rounds, tokens, blocked actions, liveness."""
-    from localagent.report import format_status, status_info
+    from localagent.observe.report import format_status, status_info
 
     if watch:
         from localagent.observe.watch import show
@@ -101,8 +101,8 @@ def logs(
 ) -> None:
     """The run's log; -f follows it. --events: the journal's records, one JSON per line."""
     from localagent.daemon.logs import follow as follow_log
-    from localagent.names import display
-    from localagent.report import open_journal
+    from localagent.observe.report import open_journal
+    from localagent.system.names import display
 
     if events:
         from localagent.observe.events import show
@@ -120,7 +120,7 @@ def logs(
 
 
 def _prune() -> list[str]:
-    from localagent.registry import prune
+    from localagent.daemon.registry import prune
 
     return prune()
 
@@ -142,7 +142,7 @@ def history(
     ] = None,
 ) -> None:
     """The action history, human-readable."""
-    from localagent.report import open_journal
+    from localagent.observe.report import open_journal
 
     with _json_errors(as_json):
         if archive is None:
@@ -159,7 +159,7 @@ def history(
 def _history(journal: Any, n: int, as_json: bool) -> None:
     from localagent.journal.salvage import Damage, damaged, intact
     from localagent.observe.events import json_line
-    from localagent.report import format_record
+    from localagent.observe.report import format_record
 
     found: list[Damage] = []
     for item in intact(journal, n):
@@ -210,8 +210,8 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Search the workspace's code: ranked chunks with path, line range, symbol, score."""
+    from localagent.config.userconfig import load_settings
     from localagent.research.search import search as run_search
-    from localagent.userconfig import load_settings
 
     ws = _workspace(workspace)
     with _json_errors(as_json):

@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from localagent.errors import UsageError
-from localagent.exits import guarded
-from localagent.runconfig import RunRequest, base_settings
+from localagent.config.runconfig import RunRequest, base_settings
+from localagent.system.errors import UsageError
+from localagent.system.exits import guarded
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,8 +66,8 @@ def _signal(workspace: Path, given: dict[str, Any]) -> Callable[[str], None]:
 
 
 def _run(argv: list[str]) -> None:
-    from localagent.exits import conclude
-    from localagent.runner import run
+    from localagent.loop.runner import run
+    from localagent.system.exits import conclude
 
     asked = request(_parser().parse_args(argv))
     workspace = asked.workspace.expanduser().resolve()

@@ -80,7 +80,7 @@ def _job_limit_flags() -> int | None:
     import ctypes
     from ctypes import wintypes
 
-    from localagent.winjob import BasicLimits
+    from localagent.system.winjob import BasicLimits
 
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
     kernel32.GetCurrentProcess.restype = wintypes.HANDLE

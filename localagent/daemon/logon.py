@@ -23,7 +23,7 @@ MAX_LOG_BYTES = 256_000
 
 def log_path() -> Path:
     try:
-        from localagent.userconfig import user_data_dir
+        from localagent.config.userconfig import user_data_dir
 
         return user_data_dir() / LOG_NAME
     except Exception:  # even a broken install (pydantic missing) must leave a trace
@@ -47,7 +47,7 @@ def write_log(text: str, path: Path | None = None) -> None:
 def running_agents(workspaces: Iterable[str]) -> list[str]:
     """The workspaces whose lock some process holds right now."""
     from localagent.journal import CONTEXT_DIR
-    from localagent.lock import held
+    from localagent.system.lock import held
 
     return [path for path in workspaces if held(Path(path) / CONTEXT_DIR)]
 
@@ -66,10 +66,10 @@ def wait_for_agents(
 def run_at_logon(poll: float = POLL_SECONDS) -> int:
     """Resume every unfinished goal, log what happened, wait for the agents; the exit code."""
     try:
+        from localagent.config.userconfig import load_settings
+        from localagent.daemon.registry import workspaces
         from localagent.daemon.resume import resume_all
-        from localagent.errors import AgentError
-        from localagent.registry import workspaces
-        from localagent.userconfig import load_settings
+        from localagent.system.errors import AgentError
 
         write_log("resuming unfinished goals")
         try:

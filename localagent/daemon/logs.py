@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from localagent.errors import AgentError
+from localagent.system.errors import AgentError
 
 
 def follow(path: Path, write: Any, poll: float = 0.5) -> None:
@@ -20,7 +20,7 @@ def follow(path: Path, write: Any, poll: float = 0.5) -> None:
     rest of the old file is read to its end before the new one is followed: no line is
     lost. (Windows cannot rotate a file held open, so there it is reopened each time.)
     """
-    from localagent import safefs
+    from localagent.system import safefs
 
     reader = _LogReader(path, write, hold=sys.platform != "win32")
     try:
@@ -51,7 +51,7 @@ class _LogReader:
         return st.st_ino, st.st_dev
 
     def poll(self) -> None:
-        from localagent import safefs
+        from localagent.system import safefs
 
         if self.fh is None:
             try:

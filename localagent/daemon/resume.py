@@ -18,14 +18,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from localagent.config.runconfig import for_run
+from localagent.config.settings import Settings
 from localagent.daemon.spawn import spawn
-from localagent.errors import AgentError, ModelUnavailable, UsageError
 from localagent.journal import Journal
-from localagent.lock import owner
 from localagent.models.config import ModelConfig
-from localagent.names import display
-from localagent.runconfig import for_run
-from localagent.settings import Settings
+from localagent.system.errors import AgentError, ModelUnavailable, UsageError
+from localagent.system.lock import owner
+from localagent.system.names import display
 
 SKIPPED_EXIT = UsageError.exit_code  # a journal that was read but refused
 Goal = tuple[Path, str, dict[str, Any]]  # workspace, goal text, journaled settings
@@ -37,7 +37,7 @@ def resumable(notes: list[str]) -> tuple[list[Goal], int]:
     was not stopped by the user: the agent died, was suspended waiting for the server,
     or was ended by a logout or shutdown. Also the exit code owed for those skipped with
     a note (0: none)."""
-    from localagent.registry import workspaces
+    from localagent.daemon.registry import workspaces
 
     found: list[Goal] = []
     code = 0
@@ -121,8 +121,8 @@ def _by_server(
 ) -> tuple[dict[tuple[str, str], tuple[ModelConfig, list[Path]]], int]:
     """The goals grouped by the server each resumes on: its journaled backend and
     address, unless the command line or the environment says otherwise."""
+    from localagent.config.userconfig import environment_fields
     from localagent.models import make_model
-    from localagent.userconfig import environment_fields
 
     servers: Servers = {}
     outside = environment_fields()

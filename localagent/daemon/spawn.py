@@ -18,12 +18,12 @@ from typing import Any
 
 import psutil
 
-from localagent.errors import AgentError, JournalCorrupt, WorkspaceBusy, disk_error
+from localagent.config.runconfig import RunRequest
 from localagent.journal import QUESTIONS_DIR, Journal
-from localagent.lock import owner
-from localagent.names import display
-from localagent.placement import refuse_wide
-from localagent.runconfig import RunRequest
+from localagent.loop.placement import refuse_wide
+from localagent.system.errors import AgentError, JournalCorrupt, WorkspaceBusy, disk_error
+from localagent.system.lock import owner
+from localagent.system.names import display
 
 STARTUP_WAIT = 30.0  # for the lock and the preflight; the server check is bounded below
 PREFLIGHT_WAIT = 15.0  # how long an interactive start waits for a model server that is down
@@ -164,7 +164,7 @@ def _before_start(
     """What the child would refuse, said here where the whole message reaches the user: a
     foreign journal to resume (ForeignJournal), an unfinished goal another would put away
     (UsageError), or a goal already over (its status)."""
-    from localagent.prepare import mode_of, over
+    from localagent.loop.prepare import mode_of, over
 
     if goal is not None and not journal.exists():
         return None
@@ -200,7 +200,7 @@ def _early_exit(journal: Journal, code: int, before: _Mark) -> str:
     if code == WorkspaceBusy.exit_code:
         # Another start got the workspace first (its agent holds the lock).
         raise WorkspaceBusy(_lost_race(journal))
-    from localagent.prepare import resume_hint
+    from localagent.loop.prepare import resume_hint
 
     ended = next(
         (r for r in reversed(before.since()) if r["type"] in ("suspended", "goal_failed")), None

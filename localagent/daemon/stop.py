@@ -20,10 +20,10 @@ from typing import Any
 
 import psutil
 
-from localagent.errors import AgentError, WorkspaceBusy
 from localagent.journal import QUESTIONS_DIR, Journal
-from localagent.lock import WorkspaceLock, held, owner
-from localagent.names import display
+from localagent.system.errors import AgentError, WorkspaceBusy
+from localagent.system.lock import WorkspaceLock, held, owner
+from localagent.system.names import display
 
 RELEASE_WAIT = 5.0  # Windows may release a dead process's lock a moment late
 
@@ -187,7 +187,7 @@ def record_stop(journal: Journal, reason: str, wait: float = RELEASE_WAIT) -> No
         state = journal.load()
         if state.goal is not None and state.goal.status == "in_progress":
             if state.open_action is not None:
-                from localagent.actions import kill_leftovers
+                from localagent.loop.actions import kill_leftovers
 
                 kill_leftovers(state.open_action)
             journal.append("stopped", reason=reason, by="user")

@@ -7,8 +7,8 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from localagent import safefs
 from localagent.journal.files import ARCHIVE_DIR, QUESTIONS_DIR, Folder
+from localagent.system import safefs
 
 # What archive() leaves in place: the live process's lock, the workspace-wide caches and
 # the questions' own journal.

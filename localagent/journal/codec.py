@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 import reprlib
 import zlib
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
-from localagent import userkey
+from localagent.system import userkey
+from localagent.system.clock import now_iso as now_iso
 
 _SEQ_AT_START = re.compile(rb'\{"seq":(\d{1,18}),')
 _CRC_PREFIX = b',"crc":"'
@@ -134,10 +134,6 @@ def is_torn(tail: bytes) -> bool:
         return True
     written = tail.rstrip(b"\0")
     return b"\0" in tail and b"\n" not in written[:-1]
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 _SNAPSHOT_MAC = b',\n  "mac": "'

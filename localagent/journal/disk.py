@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from localagent import safefs
+from localagent.system import safefs
 
 
 class Disk:

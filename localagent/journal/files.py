@@ -11,13 +11,13 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import IO, Literal
 
-from localagent import safefs, userkey
 from localagent.journal.codec import now_iso, sealer
 from localagent.journal.disk import Disk
-from localagent.outputstore import FOLDER as OUTPUTS_FOLDER
-from localagent.outputstore import OutputStore
-from localagent.rewind.store import FOLDER as SNAPSHOTS_FOLDER
-from localagent.rewind.store import Store as SnapshotStore
+from localagent.journal.outputstore import FOLDER as OUTPUTS_FOLDER
+from localagent.journal.outputstore import OutputStore
+from localagent.journal.snapshots import FOLDER as SNAPSHOTS_FOLDER
+from localagent.journal.snapshots import Store as SnapshotStore
+from localagent.system import safefs, userkey
 
 CONTEXT_DIR = ".agent_context"
 # Research (`localagent ask`) keeps its own journal here, beside the goal's, so a question

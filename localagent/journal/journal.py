@@ -12,8 +12,6 @@ from typing import IO, Any, NoReturn
 
 import orjson
 
-from localagent import safefs
-from localagent.errors import JournalCorrupt, JournalWriteFailed, RecordRefused
 from localagent.journal import seals
 from localagent.journal.archive import archive
 from localagent.journal.codec import _line, encodable, now_iso, seal_snapshot
@@ -29,6 +27,8 @@ from localagent.journal.replay import (
     terminate,
 )
 from localagent.state import MalformedRecord, State, check, fold
+from localagent.system import safefs
+from localagent.system.errors import JournalCorrupt, JournalWriteFailed, RecordRefused
 
 # Records after which the snapshot is rewritten: plan changes, subtask boundaries, run ends.
 SNAPSHOT_AFTER = frozenset(

@@ -7,11 +7,11 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from localagent import safefs
-from localagent.errors import JournalCorrupt
 from localagent.journal.codec import MAX_TORN, decode, is_torn
 from localagent.journal.files import Folder
 from localagent.journal.replay import SNAPSHOT_EVERY, read_snapshot
+from localagent.system import safefs
+from localagent.system.errors import JournalCorrupt
 
 TAIL_CHUNK = 1 << 16
 _STATUS_AFTER = {

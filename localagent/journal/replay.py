@@ -12,11 +12,11 @@ from typing import IO
 
 import orjson
 
-from localagent import safefs
-from localagent.errors import JournalCorrupt
 from localagent.journal.codec import MAX_TORN, _seq_of, decode_sealed, is_torn, snapshot_sealed
 from localagent.journal.files import Folder
 from localagent.state import State, apply, migrate
+from localagent.system import safefs
+from localagent.system.errors import JournalCorrupt
 
 SNAPSHOT_EVERY = 200  # records at most between two snapshots: what loading replays
 

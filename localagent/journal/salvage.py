@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from localagent import safefs
-from localagent.errors import JournalCorrupt
 from localagent.journal.codec import MAX_TORN, decode, is_torn
 from localagent.journal.reading import History
 from localagent.state import MalformedRecord, check
+from localagent.system import safefs
+from localagent.system.errors import JournalCorrupt
 
 CHUNK = 1 << 16
 

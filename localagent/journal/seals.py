@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 from typing import IO
 
-from localagent import safefs
-from localagent.errors import ForeignJournal
 from localagent.journal.codec import decode, encode, now_iso
 from localagent.journal.files import Folder
 from localagent.journal.replay import Scan
-from localagent.names import display
 from localagent.state import State
 from localagent.state.programs import would_run
+from localagent.system import safefs
+from localagent.system.errors import ForeignJournal
+from localagent.system.names import display
 
 UNSEALED_SNAPSHOT = (
     "state.json was not sealed by this user's agent; the state was rebuilt from history.jsonl"

@@ -31,7 +31,7 @@ from localagent.models.protocol import (  # noqa: E402
 )
 
 if TYPE_CHECKING:
-    from localagent.stopping import StopSignal
+    from localagent.system.stopping import StopSignal
 
 __all__ = [
     "Health",

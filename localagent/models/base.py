@@ -17,7 +17,6 @@ from typing import Any
 
 import httpx
 
-from localagent.errors import AgentError, ModelRefused, ModelUnavailable
 from localagent.models.config import ModelConfig
 from localagent.models.protocol import Message, Reply, ToolSpec
 from localagent.models.wire import (
@@ -28,7 +27,8 @@ from localagent.models.wire import (
     Overtime,
     http_client,
 )
-from localagent.stopping import StopSignal, call_abandonably
+from localagent.system.errors import AgentError, ModelRefused, ModelUnavailable
+from localagent.system.stopping import StopSignal, call_abandonably
 
 log = logging.getLogger("localagent.model")
 

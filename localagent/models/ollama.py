@@ -39,7 +39,7 @@ from localagent.models.wire import (
     error_text,
     reply_bytes,
 )
-from localagent.stopping import StopSignal
+from localagent.system.stopping import StopSignal
 from localagent.textcalls import ToolCall, valid_unicode
 
 DEFAULT_PORT = 11434

@@ -22,7 +22,6 @@ from typing import Any
 
 import httpx
 
-from localagent.errors import ModelUnavailable
 from localagent.models import numbers, openai_info, openai_reply
 from localagent.models.base import Downgrade, HttpModel, Refused
 from localagent.models.calls import function_tools
@@ -36,7 +35,8 @@ from localagent.models.wire import (
     error_text,
     reply_bytes,
 )
-from localagent.stopping import StopSignal
+from localagent.system.errors import ModelUnavailable
+from localagent.system.stopping import StopSignal
 from localagent.textcalls import UNPARSED
 
 KEY_VARIABLES = ("LOCALAGENT_API_KEY", "OPENAI_API_KEY")

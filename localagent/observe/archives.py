@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from localagent.errors import UsageError
 from localagent.journal import ARCHIVE_DIR, Journal
 from localagent.journal.archive import archived
 from localagent.journal.reading import History
-from localagent.names import display
-from localagent.report import short
+from localagent.observe.report import short
+from localagent.system.errors import UsageError
+from localagent.system.names import display
 
 SHOWN = 10  # archived goals named when the one asked for does not exist
 

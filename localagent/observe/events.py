@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from localagent.journal import Journal, encodable
-from localagent.report import open_journal
+from localagent.observe.report import open_journal
 
 ENDS = frozenset({"goal_completed", "goal_failed", "stopped", "suspended"})
 PER_POLL = 1000  # records read at most per poll: memory stays flat however far behind

@@ -13,8 +13,7 @@ from typing import Any
 
 from localagent.journal import Journal
 from localagent.journal.archive import archived
-from localagent.names import display
-from localagent.report import (
+from localagent.observe.report import (
     JSON_SCHEMA,
     final_verification,
     last_activity,
@@ -25,6 +24,7 @@ from localagent.report import (
     shown_status,
     visible,
 )
+from localagent.system.names import display
 
 
 def _row(path: str, entry: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def listing() -> tuple[list[dict[str, Any]], list[str]]:
     """One row per registered workspace, the most recently active first; vanished or
     damaged ones are shown as such. Each is read cheaply: the snapshot and the end of
     the history, never all of it."""
-    from localagent.registry import workspaces
+    from localagent.daemon.registry import workspaces
 
     notes: list[str] = []
     rows = [_row(path, entry) for path, entry in workspaces(notes).items()]

@@ -9,7 +9,7 @@ import reprlib
 from typing import Any
 
 from localagent.observe import pace
-from localagent.report import visible
+from localagent.observe.report import visible
 
 RESULT_LINES = 8
 RESULT_CHARS = 600

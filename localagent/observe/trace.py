@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from localagent.errors import UsageError
 from localagent.observe.events import history, json_line, seconds
 from localagent.state import State, apply
+from localagent.system.errors import UsageError
 
 _COPIED = {
     "goal_started": ("goal", "model", "settings"),

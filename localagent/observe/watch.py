@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localagent.console import printable
 from localagent.journal import Journal
 from localagent.observe import pace, text, trace
 from localagent.observe.events import ENDS, Follower, seconds
-from localagent.report import open_journal, running, visible
+from localagent.observe.report import open_journal, running, visible
 from localagent.state import (
     DueCall,
     DuePlan,
@@ -34,6 +33,7 @@ from localagent.state import (
     current,
     next_due,
 )
+from localagent.system.console import printable
 
 RECENT = 6
 TAIL = 80
@@ -296,7 +296,7 @@ def show(workspace: Path, write: Callable[[str], None]) -> None:
     """`status --watch`: the live display on a terminal, plain lines otherwise."""
     import sys
 
-    from localagent.console import live_line_supported
+    from localagent.system.console import live_line_supported
 
     if live_line_supported(sys.stdout):
         live(workspace)

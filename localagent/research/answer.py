@@ -11,14 +11,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from localagent import safefs
 from localagent.journal import Journal
-from localagent.lifecycle import Outcome
+from localagent.loop.lifecycle import Outcome
 from localagent.models.protocol import Message
-from localagent.prompts import render
+from localagent.prompts.texts import render
 from localagent.research import prompts
 from localagent.research.citations import check, citations, mark_unverified
 from localagent.research.tools import Span
+from localagent.system import safefs
 
 if TYPE_CHECKING:
     from localagent.research.ask import Research

@@ -19,18 +19,18 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
+from localagent.config.settings import Settings
 from localagent.journal import Journal
-from localagent.lifecycle import Outcome
+from localagent.loop.lifecycle import Outcome
 from localagent.models.protocol import Message, Model, Reply
-from localagent.prompts import render
+from localagent.prompts.texts import render
 from localagent.research import prompts
 from localagent.research.answer import write_answer
 from localagent.research.search import index_folder, make_searcher
 from localagent.research.step import run_step
 from localagent.research.tools import Library, Span, research_tools
-from localagent.settings import Settings
 from localagent.state import Goal, current
-from localagent.stopping import StopSignal
+from localagent.system.stopping import StopSignal
 from localagent.tools.base import ToolContext
 
 log = logging.getLogger("localagent.research")

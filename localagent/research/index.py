@@ -26,10 +26,10 @@ from typing import Any
 
 import orjson
 
-from localagent import safefs, userkey
-from localagent.errors import JournalCorrupt
 from localagent.research.chunks import chunk_file, parse
 from localagent.research.tokens import term_counts
+from localagent.system import safefs, userkey
+from localagent.system.errors import JournalCorrupt
 from localagent.tools.walk import Walk
 
 VERSION = 2

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localagent.config.settings import Settings
 from localagent.journal import Journal
 from localagent.models.protocol import Model
 from localagent.research.index import Index, update
 from localagent.research.retrieval import Hit, Searcher
-from localagent.settings import Settings
 
 
 def _never() -> bool:

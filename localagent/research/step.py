@@ -7,13 +7,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from localagent.loopguard import signature
+from localagent.loop.loopguard import signature
 from localagent.models.protocol import Message
-from localagent.prompts import render
+from localagent.prompts.texts import render
 from localagent.research import prompts
 from localagent.research.tools import spans
+from localagent.system.textcap import cap_text
 from localagent.textcalls import ToolCall, given_arguments, parse_reply
-from localagent.textcap import cap_text
 
 if TYPE_CHECKING:
     from localagent.research.ask import Research

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import orjson
 
-from localagent import safefs
 from localagent.models.protocol import Model
 from localagent.research.chunks import chunk_file, parse
 from localagent.research.index import Index, digest, sealed, unsealed
+from localagent.system import safefs
 from localagent.tools.walk import Walk
 
 BATCH = 32

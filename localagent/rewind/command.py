@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localagent.errors import UsageError
 from localagent.journal import Journal
-from localagent.lock import WorkspaceLock
 from localagent.rewind import restore
 from localagent.rewind.snapshots import Snapshots
 from localagent.rewind.steps import Timeline, boundary, timeline
 from localagent.state import MalformedRecord, State, apply
 from localagent.state.model import Rewinding
+from localagent.system.errors import UsageError
+from localagent.system.lock import WorkspaceLock
 
 FILES_TOLD = 12  # files named to the model
 
@@ -36,7 +36,7 @@ def rewind(
     workspace: Path, to: str | None = None, last: bool = False, force: bool = False
 ) -> Rewound:
     """UsageError (exit 2) for a refusal, WorkspaceBusy (exit 4) while an agent runs."""
-    from localagent.userconfig import load_settings
+    from localagent.config.userconfig import load_settings
 
     journal = Journal(workspace)
     if not journal.exists():

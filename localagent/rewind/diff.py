@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localagent.errors import UsageError
 from localagent.journal import Journal
+from localagent.journal.snapshots import MissingBlob, Store, sha_of
 from localagent.rewind.steps import Step, timeline
-from localagent.rewind.store import MissingBlob, Store, sha_of
+from localagent.system.errors import UsageError
 
 MAX_DIFF_LINES = 2000  # of one file's diff
 MAX_TEXT = 4 << 20  # bytes of a side compared as text

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localagent import safefs
-from localagent.errors import UsageError
+from localagent.journal.snapshots import MissingBlob, Store, sha_of
 from localagent.rewind.steps import Step
-from localagent.rewind.store import MissingBlob, Store, sha_of
+from localagent.system import safefs
+from localagent.system.errors import UsageError
 
 SHOWN = 10  # files named in a refusal
 

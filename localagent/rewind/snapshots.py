@@ -15,15 +15,15 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from localagent.errors import JournalCorrupt, UsageError
 from localagent.journal import Journal
-from localagent.rewind.store import Tree
+from localagent.journal.snapshots import Tree
 from localagent.rewind.tree import changes, scan, under
+from localagent.system.errors import JournalCorrupt, UsageError
 from localagent.tools import Tool
 from localagent.tools.base import ToolError
 from localagent.tools.paths import relative, resolve_in_workspace
 
-log = logging.getLogger("localagent.agent")
+log = logging.getLogger("localagent.loop.agent")
 FILE_KINDS = ("changes", "snapshot", "rewound")  # the records that name files changed
 PER_RECORD = 5000  # files named in one record
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from localagent.errors import UsageError
+from localagent.system.errors import UsageError
 
 
 @dataclass

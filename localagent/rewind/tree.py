@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from localagent.fingerprint import is_skipped
-from localagent.rewind.store import Store
+from localagent.journal.snapshots import Store
+from localagent.tools.fingerprint import is_skipped
 
 BIG_FILE = 8 << 20
 RACY_NS = 2_000_000_000  # a time this close to the scan may hide a second write

@@ -21,7 +21,7 @@ from localagent.state.model import (
     Exchange,
     State,
 )
-from localagent.textcap import cap_text, clip
+from localagent.system.textcap import cap_text, clip
 
 
 def _push(items: list[Any], item: Any, limit: int) -> None:

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from localagent.sandbox import CommandPolicy
+from localagent.system.sandbox import CommandPolicy
 
 if TYPE_CHECKING:
-    from localagent.outputstore import OutputStore, Stored
-    from localagent.settings import Delegate
+    from localagent.config.settings import Delegate
+    from localagent.journal.outputstore import OutputStore, Stored
 
 JOURNAL_DIR = ".agent_context"
 BINARY_SNIFF_BYTES = 8192  # a NUL in a file's first bytes makes it binary

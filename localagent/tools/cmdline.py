@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PureWindowsPath
 
-from localagent.filenames import is_device_name
+from localagent.system.filenames import is_device_name
 from localagent.tools.base import JOURNAL_DIR, ToolError, describe
 from localagent.tools.paths import relative, resolve_in_workspace, touches_journal
 

@@ -6,16 +6,16 @@ import contextlib
 import shlex
 from typing import Annotated
 
-from localagent import sandbox, workspace_env
-from localagent.outputstore import OutputWriter, Stored
-from localagent.process import LaunchError, ProcessResult, run_process
-from localagent.prompts import WAITED_FOR_INPUT, render
-from localagent.safefs import UnsafeFile
+from localagent.journal.outputstore import OutputWriter, Stored
+from localagent.prompts.texts import WAITED_FOR_INPUT, render
+from localagent.system import sandbox, workspace_env
+from localagent.system.process import LaunchError, ProcessResult, run_process
+from localagent.system.safefs import UnsafeFile
+from localagent.system.workspace_env import WorkspaceEnvError
 from localagent.tools.base import WORDS, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.cmdline import PYTHON_OPTIONS, check_command, runs_pip, split_command
 from localagent.tools.outputs import not_stored
 from localagent.tools.paths import relative
-from localagent.workspace_env import WorkspaceEnvError
 
 __all__ = ["command_argv", "run_cmd", "split_command"]
 

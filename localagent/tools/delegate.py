@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-from localagent import sandbox, workspace_env
-from localagent.process import LaunchError, run_process
+from localagent.system import sandbox, workspace_env
+from localagent.system.process import LaunchError, run_process
 from localagent.tools.base import ToolContext, ToolError, ToolResult
 
 PLACEHOLDER = "{task}"

@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from localagent import safefs
-from localagent.fingerprint import is_skipped
+from localagent.system import safefs
 from localagent.tools.base import JOURNAL_DIR, ToolError, describe
+from localagent.tools.fingerprint import is_skipped
 from localagent.tools.paths import MAX_NAME_SIZE, name_size, relative
 
 REPLACE_RETRY_SECONDS = 2.0

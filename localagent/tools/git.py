@@ -14,7 +14,7 @@ import os
 import shlex
 from typing import Annotated
 
-from localagent.process import ProcessResult
+from localagent.system.process import ProcessResult
 from localagent.tools.base import JOURNAL_DIR, WORDS, ToolContext, ToolError, ToolResult
 from localagent.tools.gitrepo import FALLBACK_IDENTITY, repository
 from localagent.tools.paths import relative, resolve_in_workspace

@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from localagent.process import LaunchError, ProcessResult, run_process
+from localagent.system.process import LaunchError, ProcessResult, run_process
 from localagent.tools.base import ToolContext, ToolError
 
 GIT_TIMEOUT = 120.0

@@ -16,9 +16,9 @@ import sys
 from collections.abc import Iterator
 from typing import IO, Annotated
 
-from localagent.outputstore import Stored
-from localagent.prompts import OUTPUT_NOT_STORED, OUTPUT_STORED, OUTPUT_STORED_CUT, render
-from localagent.safefs import UnsafeFile
+from localagent.journal.outputstore import Stored
+from localagent.prompts.texts import OUTPUT_NOT_STORED, OUTPUT_STORED, OUTPUT_STORED_CUT, render
+from localagent.system.safefs import UnsafeFile
 from localagent.tools.base import ToolContext, ToolError, ToolResult, describe
 
 log = logging.getLogger("localagent.tools")

@@ -7,7 +7,7 @@ import sys
 import typing
 from pathlib import Path, PureWindowsPath
 
-from localagent.filenames import name_problem
+from localagent.system.filenames import name_problem
 from localagent.tools.base import JOURNAL_DIR, ToolError, describe
 
 MAX_NAME_SIZE = 255  # bytes (UTF-16 units on Windows) in one file or folder name

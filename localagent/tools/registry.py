@@ -25,7 +25,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, create_model
 
 from localagent.models.protocol import ToolSpec
-from localagent.textcap import cap_text
+from localagent.system.textcap import cap_text
 from localagent.tools import aliases
 from localagent.tools.arguments import validated
 from localagent.tools.base import ToolContext, ToolError, ToolResult, clean

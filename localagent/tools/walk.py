@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from localagent.fingerprint import is_skipped
 from localagent.tools import gitignore
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolError, describe
+from localagent.tools.fingerprint import is_skipped
 from localagent.tools.paths import relative, touches_journal
 
 MAX_FILE_BYTES = 1_000_000  # larger files are not searched

@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from localagent import safefs, tools
+from localagent import tools
 from localagent.state.ledger import check_kind, judge, key, split_result
+from localagent.system import safefs
 from localagent.tools.cmdline import check_command
 
 PYTEST = "python -m pytest -q"

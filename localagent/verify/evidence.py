@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localagent import safefs
 from localagent.state.ledger import Ledger, norm
+from localagent.system import safefs
 from localagent.verify.where import is_folder, locate
 
 OUTPUT_SUFFIXES = (

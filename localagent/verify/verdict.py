@@ -18,10 +18,10 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from localagent.context import Front, opening
 from localagent.models import Model
-from localagent.prompts import SMALL_VERIFIER, UNPROVEN, render
-from localagent.promptset import DEFAULT, PromptSet
+from localagent.prompts.front import Front, opening
+from localagent.prompts.promptset import DEFAULT, PromptSet
+from localagent.prompts.texts import SMALL_VERIFIER, UNPROVEN, render
 from localagent.verify.evidence import gate
 
 log = logging.getLogger("localagent.verify")
@@ -127,7 +127,7 @@ def ask_model(
     front: Front | None = None,
 ) -> ModelVerdict | None:
     """The model's verdict, or None when it gave no valid one in two tries; after the
-    rounds' `front` when given (see `context.Front`)."""
+    rounds' `front` when given (see `prompts.front.Front`)."""
     system = prompts.render("verify_system", schema=orjson.dumps(VERDICT_SCHEMA).decode())
     ledger = "\n".join(found.lines) or "(no evidence was recorded)"
     user = prompts.render(

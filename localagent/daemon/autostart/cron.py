@@ -16,7 +16,7 @@ from localagent.daemon.autostart.system import (
     resume_argv,
     shown,
 )
-from localagent.errors import AgentError
+from localagent.system.errors import AgentError
 
 CRON_MARKER = "# localagent-resume"
 NOTHING_HERE = (

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from localagent.errors import AgentError, UsageError
+from localagent.system.errors import AgentError, UsageError
 
 # Settings set in the installing shell are carried into the definition, so the resumed
 # agents talk to the same server with the same settings; secrets never go into a file.

@@ -1,0 +1,1 @@
+"""The settings: each one's type and default, where values come from, what a run journals."""

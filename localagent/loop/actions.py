@@ -1,0 +1,298 @@
+"""One tool call as the journal sees it (SPEC §5, §7, §11).
+
+An action runs between `action_started` and `action_finished`, and nothing of it runs
+before its `action_started` is durable: a program started first would run again on
+resume if a crash came before the record. One a crash interrupted is settled as its
+tool's policy says; one the loop guard refuses is journaled as blocked; and a "done"
+from the model is accepted only on the journal's evidence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import secrets
+from typing import Any
+
+from localagent.journal import Journal
+from localagent.loop import loopguard
+from localagent.prompts.promptset import PromptSet
+from localagent.prompts.texts import (
+    CLAIM_LOOP,
+    FAILURE_REPEATED,
+    FAILURE_UNTRIED,
+    REFUSED_TOO_OFTEN,
+    render,
+)
+from localagent.rewind.snapshots import Snapshots
+from localagent.state import Action, State, current
+from localagent.system.process import kill_marked, kill_recorded
+from localagent.system.textcap import clip
+from localagent.textcalls import given_arguments
+from localagent.tools import ToolContext, ToolRegistry, ToolResult
+from localagent.tools.fingerprint import fingerprint
+from localagent.verify import claims, evidence
+
+log = logging.getLogger("localagent.loop.agent")
+ARGS_KEPT = 300  # `action_started` holds the arguments in full; the finish needs no copy
+
+
+@dataclasses.dataclass(frozen=True)
+class Failed:
+    """How a subtask fails: why, the signature of the model's failure claim when it made
+    one (the loop guard counts them), and whether the goal cannot go on at all."""
+
+    reason: str
+    claim: str = ""
+    stuck: bool = False
+
+
+def _brief(args: dict[str, Any]) -> str:
+    return " ".join(f"{k}={str(v)[:60]!r}" for k, v in clip(args, 60).items())
+
+
+def _what(action: Action) -> str:
+    """An interrupted action as its notice names it: a command, or a call with arguments."""
+    cmd = action.args.get("cmd")
+    if isinstance(cmd, str):
+        return f"the command `{cmd}`"
+    shown = ", ".join(f"{k}={str(v)[:80]!r}" for k, v in action.args.items())
+    return f"the call `{action.tool}({shown})`"
+
+
+def kill_leftovers(action: Action) -> bool:
+    """Kills what still runs of an interrupted action's processes; True if something did.
+    They carry the marker its `action_started` names; a journal from before markers
+    named the process itself."""
+    if action.marker:
+        return kill_marked(action.marker) > 0
+    return bool(action.pid) and kill_recorded(action.pid or 0, action.create_time or 0.0)
+
+
+class Actions:
+    def __init__(
+        self,
+        journal: Journal,
+        tools: ToolRegistry,
+        ctx: ToolContext,
+        prompts: PromptSet,
+        max_blocked: int,
+        snapshot_bytes: int = 0,
+    ) -> None:
+        self.journal = journal
+        self.tools = tools
+        self.ctx = ctx
+        self.prompts = prompts
+        self.max_blocked = max_blocked
+        self.snapshots = Snapshots(journal, ctx.root, snapshot_bytes)
+        self.snapshots.refuse_half_rewound()
+
+    @property
+    def state(self) -> State:
+        return self.journal.state
+
+    def execute(self, name: str, args: dict[str, Any], call_id: str, sig: str) -> None:
+        given = given_arguments(args)
+        tool = self.tools.get(name)
+        # The processes a tool starts carry this marker, journaled (durably) before any of
+        # them exists: after a crash at any moment they can be found, and killed.
+        marker = secrets.token_hex(8) if tool is not None and tool.policy.spawns else None
+        before = self.tools.digest(self.ctx, name, given)
+        if tool is not None and tool.policy.changes:  # what it may change, kept first
+            self.snapshots.before(tool.name, self.state.rounds, self.snapshots.scope(tool, given))
+        started = self.journal.append(
+            "action_started",
+            tool=name,
+            args=args,
+            signature=sig,
+            round=self.state.rounds,
+            call=call_id,
+            **({"marker": marker} if marker else {}),
+            **({"before": before} if before is not None else {}),
+        )
+        ctx = dataclasses.replace(self.ctx, marker=marker, output_id=started["seq"])
+        result = self.tools.execute(ctx, name, given)
+        self.finish(name, args, call_id, result)
+
+    def finish(
+        self,
+        name: str,
+        args: dict[str, Any],
+        call_id: str | None,
+        result: ToolResult,
+        **extra: Any,
+    ) -> None:
+        self.snapshots.settle()
+        print_ = fingerprint(self.ctx.root)
+        changed = result.changed or bool(
+            self.state.fingerprint and print_ != self.state.fingerprint
+        )
+        log.info(
+            "round %d: %s %s -> %s",
+            self.state.rounds,
+            name,
+            _brief(args),
+            result.text.split("\n", 1)[0][:120],
+        )
+        self.journal.append(
+            "action_finished",
+            tool=name,
+            args=clip(args, ARGS_KEPT),
+            ok=result.ok,
+            result=result.text,
+            changed=changed,
+            fingerprint=print_,
+            returncode=result.returncode,
+            call=call_id,
+            **({"facts": result.facts} if result.facts else {}),
+            **({"output": result.output.id} if result.output else {}),
+            **extra,
+        )
+
+    def recover(self, action: Action) -> str:
+        """Settle an action a crash interrupted as its tool's policy says: redo it, redo it
+        unless it was applied, or tell the model its effect is unknown (the notice for the
+        model is returned; "" when there is none)."""
+        tool = self.tools.get(action.tool)
+        resume = "never" if tool is None else tool.policy.resume
+        given = given_arguments(action.args)
+        if resume == "check" and action.before is not None:
+            applied = self.tools.applied(self.ctx, action.tool, given, action.before)
+            if applied is not None:
+                log.info("interrupted %s %s was applied", action.tool, _brief(action.args))
+                self.finish(action.tool, action.args, action.call, applied, applied=True)
+                return ""
+        if resume != "never":
+            log.info("redoing interrupted %s %s", action.tool, _brief(action.args))
+            kill_leftovers(action)  # a read still running from before is not needed
+            ctx = dataclasses.replace(self.ctx, marker=action.marker, output_id=action.seq)
+            result = self.tools.execute(ctx, action.tool, given)
+            self.finish(action.tool, action.args, action.call, result, redone=True)
+            return ""
+        killed = kill_leftovers(action)
+        self.snapshots.settle()
+        notice = "interrupted_killed" if killed else "interrupted_cmd"
+        text = self.prompts.render(notice, what=_what(action))
+        log.warning(
+            "interrupted %s %s (still running: %s)", action.tool, _brief(action.args), killed
+        )
+        self.journal.append(
+            "action_interrupted",
+            tool=action.tool,
+            args=action.args,
+            text=text,
+            call=action.call,
+            killed=killed,
+        )
+        return text
+
+    def blocked(
+        self, name: str, args: dict[str, Any], call_id: str, block: loopguard.Block
+    ) -> None:
+        reason = loopguard.explain(block, self.prompts)
+        log.warning(
+            "blocked %s (%s, attempt %d)", block.signature[:120], block.pattern, block.count
+        )
+        start = self.state.seq + 1
+        self.journal.append(
+            "action_blocked",
+            tool=name,
+            args=args,
+            signature=block.signature,
+            pattern=block.pattern,
+            reason=reason,
+            call=call_id,
+        )
+        self.journal.append(
+            "loop_detected",
+            signature=block.signature,
+            tool=name,
+            args=args,
+            count=block.count,
+            pattern=block.pattern,
+        )
+        self.journal.record_loop(
+            {
+                "signature": block.signature,
+                "tool": name,
+                "args": args,
+                "count": block.count,
+                "pattern": block.pattern,
+                "seq_range": [start, self.state.seq],
+            }
+        )
+
+    def complete(self, name: str, args: dict[str, Any], call_id: str) -> Failed | None:
+        """Run a control tool (`mark_subtask_complete`); how the subtask fails, if it does."""
+        result = self.tools.execute(self.ctx, name, given_arguments(args))
+        if result.verdict is None:
+            self.journal.append("feedback", text=result.text, tool=name, call=call_id)
+            return None
+        success, reason = result.verdict
+        if success:
+            refused = self._claim(reason, call_id)
+            return None if refused is None else Failed(refused)
+        return self._failure(name, args, reason, call_id)
+
+    def _failure(self, name: str, args: dict[str, Any], reason: str, call_id: str) -> Failed | None:
+        """A "cannot be done" needs evidence too: an attempt in this subtask, and a reason
+        that is more than an earlier subtask's news. One the model keeps making, whatever
+        the subtask, is a loop that ends the goal."""
+        sig = loopguard.claim_signature(reason)
+        block = loopguard.check_claim(self.state.guard, sig, self.state.ledger.subtask)
+        if block is not None:
+            self.blocked(name, args, call_id, block)
+            why = render(CLAIM_LOOP, count=block.count, reason=reason[:200])
+            return Failed(why, claim=sig, stuck=True)
+        why = claims.refusal(self.state, reason)
+        if why is None:
+            return Failed(reason, claim=sig)
+        problem = render(FAILURE_UNTRIED if why == "untried" else FAILURE_REPEATED)
+        if self.state.ledger.refused + 1 >= self.max_blocked:
+            reason = render(REFUSED_TOO_OFTEN, count=self.max_blocked, problems=problem)
+            return Failed(reason, claim=sig)
+        log.info("failure claim refused (%s): %s", why, reason[:200])
+        self.journal.append(
+            "feedback", text=problem, tool=name, call=call_id, refused=True, claim=sig
+        )
+        return None
+
+    def _claim(self, reason: str, call_id: str) -> str | None:
+        """A "done" is accepted only on the journal's evidence (SPEC §11); refused too
+        often, the subtask fails (the reason is returned)."""
+        here = current(self.state)
+        assert here is not None
+        found = evidence.gate(self.state.ledger, self.ctx.root, [here[1].description, reason])
+        ledger = self.state.ledger
+        if found.hard:
+            problems = "; ".join(found.hard)
+            if ledger.refused + 1 >= self.max_blocked:
+                return render(REFUSED_TOO_OFTEN, count=ledger.refused + 1, problems=problems)
+            log.info("completion refused: %s", "; ".join(found.hard))
+            self.journal.append(
+                "feedback",
+                text=self.prompts.render("completion_refused", problems=problems),
+                tool="mark_subtask_complete",
+                call=call_id,
+                refused=True,
+                evidence=found.hard,
+            )
+        elif found.soft and not ledger.nudged:
+            self.journal.append(
+                "feedback",
+                text=self.prompts.render("not_accepted_yet", problems="; ".join(found.soft)),
+                tool="mark_subtask_complete",
+                call=call_id,
+                nudged=True,
+                evidence=found.soft,
+            )
+        else:
+            log.info("subtask completed%s: %s", "" if not found.soft else " (unverified)", reason)
+            self.journal.append(
+                "subtask_completed",
+                reason=reason,
+                call=call_id,
+                verified=not found.soft,
+                unverified=found.soft,
+            )
+        return None

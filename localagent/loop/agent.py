@@ -1,0 +1,330 @@
+"""The agent loop: ask the model, run the tools, journal, advance (SPEC §6).
+
+Read top to bottom: `run` loops over `step`, and `step` does the next piece of owed
+work the state names (`next_due`): the plan, a replan, an action a crash interrupted,
+a tool call of the latest reply, or a new round. Every state change is a journal record
+written before the next model call, so a resumed run does exactly what the crashed run
+would have done. How one tool call is run, settled after a crash, blocked or accepted
+as done is `localagent.loop.actions`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from localagent import tools
+from localagent.config.settings import Settings
+from localagent.journal import Journal
+from localagent.loop import actions, context, loopguard, planner, roundcall
+from localagent.loop.lifecycle import Ending, Outcome
+from localagent.models import Model, Reply
+from localagent.prompts.front import Front
+from localagent.prompts.promptset import PromptSet
+from localagent.prompts.texts import (
+    INSISTED,
+    MAX_ROUNDS,
+    TOO_MANY_FORMAT_ERRORS,
+    render,
+)
+from localagent.state import ReplanDue, State, Verifying, current
+from localagent.state import due as owed
+from localagent.system.stopping import StopRequested, StopSignal
+from localagent.textcalls import ToolCall, parse_reply
+from localagent.tools.examples import example_call
+from localagent.verify import checks, verdict
+
+log = logging.getLogger("localagent.loop.agent")
+MAX_CALLS_PER_REPLY = roundcall.MAX_CALLS_PER_REPLY
+
+
+def _failures(state: State) -> str:
+    assert state.goal is not None
+    failed = [s for t in state.goal.tasks for s in t.subtasks if s.status == "failed"]
+    last = failed[-1]
+    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+    return f"subtask '{last.description}' failed: {last.reason}{more}"
+
+
+class Agent:
+    def __init__(
+        self,
+        journal: Journal,
+        model: Model,
+        settings: Settings,
+        ctx: tools.ToolContext,
+        stop: StopSignal,
+        on_progress: Callable[[State], None] = lambda state: None,
+        extra_tools: Sequence[tools.Tool] = (),
+    ) -> None:
+        self.journal = journal
+        self.model = model
+        self.settings = settings
+        self.ctx = ctx
+        self.stop = stop
+        self.on_progress = on_progress
+        # What this process has to tell the model once (an MCP server that did not start,
+        # an action the crash interrupted); notices a reply earns are journaled with it
+        # (`state.notice`), so a resumed run's prompt is the one the crashed run would send.
+        self.notice = ""
+        # Fixed for the whole run: the tool list sits at the front of every prompt.
+        small = settings.profile == "small"
+        delegates = list(settings.delegates)
+        self.tools = tools.run_tools(settings.tools, delegates, extra_tools, essential=small)
+        self.prompts = PromptSet(settings.prompts, small=small)
+        steps = [tool.name for tool in self.tools if not tool.policy.control]
+        self.planner = planner.Planner(model, self.prompts, steps, small, self.front)
+        # Rendered once per run (per tool-calling mode), so the front of every prompt
+        # stays byte-identical and the model server reuses its KV cache.
+        self.system: dict[bool, str] = {}
+        self.actions = actions.Actions(
+            journal,
+            self.tools,
+            ctx,
+            self.prompts,
+            settings.max_blocked,
+            snapshot_bytes=settings.snapshot_store_mb << 20,
+        )
+
+    @property
+    def state(self) -> State:
+        return self.journal.state
+
+    def run(self) -> Outcome:
+        """Work until the goal ends; returns how it ended (the caller journals it)."""
+        while (outcome := self.finished()) is None:
+            with contextlib.suppress(StopRequested):  # `finished` sees the stop
+                self.step()
+            self.on_progress(self.state)
+        return outcome
+
+    def step(self) -> None:
+        match owed.next_due(self.state):
+            case owed.DuePlan():
+                self.plan()
+            case owed.DueReplan(due):
+                self.replan(due)
+            case owed.DueRecovery(action):
+                self.notice = "\n".join(filter(None, [self.notice, self.actions.recover(action)]))
+            case owed.DueCall(call):
+                self.act(call)
+            case owed.DueVerify(under_way):
+                self.verify(under_way)
+            case owed.DueRound():
+                self.ask()
+
+    def finished(self) -> Outcome | None:
+        state = self.state
+        assert state.goal is not None
+        if reason := self.stop.requested():
+            return Outcome("stopped", reason, by=self.stop.by)
+        if not isinstance(owed.next_due(state), owed.DueRound):
+            return None
+        if state.stuck:
+            return self._end("failed", state.stuck, "unverified")
+        if current(state) is None:
+            if state.unresolved:
+                return self._end("failed", _failures(state), "unverified")
+            return self._conclude()
+        if state.rounds >= self.settings.max_rounds:
+            limit = render(MAX_ROUNDS, limit=self.settings.max_rounds)
+            return self._end("failed", limit, "unverified")
+        return None
+
+    def _conclude(self) -> Outcome:
+        """End a goal whose every subtask is done, as its verdict says."""
+        found = self.state.verdict
+        if found is None:  # verification is off
+            return self._end("completed", "every subtask is done", "unverified")
+        if found.then == "fail":
+            reason = f"the goal's checks still fail after {self.state.verify_replans} replans: "
+            return self._end("failed", reason + "; ".join(found.unmet), "failed")
+        reason = "every subtask is done"
+        if found.verification == "verified":
+            reason += " and the goal is verified"
+        elif found.unmet:
+            reason += "; still unmet: " + "; ".join(found.unmet)
+        if found.note:
+            log.warning("%s", found.note)
+            reason += "; " + found.note
+        return self._end("completed", reason, found.verification)
+
+    def _end(self, status: Ending, reason: str, verification: str) -> Outcome:
+        log.info("goal %s (%s): %s", status, verification, reason)
+        return Outcome(status, reason, verification=verification)
+
+    # ---- planning --------------------------------------------------------------
+
+    def plan(self) -> None:
+        assert self.state.goal is not None
+        tasks = self.planner.decompose(self.state.goal.text, self._recorder("plan"))
+        log.info("plan: %s", "; ".join(t["description"] for t in tasks))
+        self.journal.append("plan", tasks=tasks)
+
+    def replan(self, due: ReplanDue) -> None:
+        if due.unmet:
+            tasks = self.planner.unmet(self.state, due.unmet, self._recorder("replan"))
+            log.info("plan for what is unmet: %s", "; ".join(t["description"] for t in tasks))
+            self.journal.append(
+                "plan", tasks=tasks, replace_from=due.task_index + 1, unmet=due.unmet
+            )
+            return
+        failed = (due.task, due.subtask)
+        tasks = self.planner.replan(self.state, failed, due.reason, self._recorder("replan"))
+        if tasks:
+            log.info("replan: %s", "; ".join(t["description"] for t in tasks))
+            self.journal.append("plan", tasks=tasks, replace_from=due.task_index + 1)
+        else:
+            self.journal.append("replan_skipped", reason="no valid plan came back")
+
+    def _recorder(self, purpose: str) -> Callable[[Reply], None]:
+        return lambda reply: self.record_call(purpose, reply)
+
+    # ---- one model call ------------------------------------------------------
+
+    def front(self) -> Front:
+        """How every model call opens, rounds and plans alike (in the current mode)."""
+        native = self.model.native_tools
+        if native not in self.system:
+            self.system[native] = context.system_prompt(
+                self.settings.allowed_commands, self.tools, native, self.prompts
+            )
+        return Front(self.system[native], self.tools.specs() if native else None)
+
+    def ask(self) -> None:
+        native = self.model.native_tools
+        front = self.front()
+        told = "\n".join(filter(None, [self.state.notice, self.notice]))
+        facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, told)
+        budget = context.budget(self.model.num_ctx, self.settings.num_predict)
+        messages, start = context.layout(
+            self.state,
+            front.system,
+            self.settings.history_keep,
+            native,
+            facts,
+            budget,
+            self.prompts,
+        )
+        reply = self.model.chat(messages, tools=self.tools.specs())
+        self.notice = ""
+        calls, problem, recogniser = self._calls(reply)
+        notice = roundcall.earned(self.prompts, reply, len(calls), self.settings.num_predict)
+        calls = calls[:MAX_CALLS_PER_REPLY]
+        if native and not self.model.native_tools and not calls:
+            # The server refused tools during this call and the reply holds no call: the
+            # next round asks again with the text protocol described; no mistake counted.
+            self.record_call("retry", reply)
+            return
+        how = (recogniser, notice, start)
+        fields = roundcall.fields(self.state.rounds + 1, reply, calls, facts, messages, how)
+        self.record_call("round", reply, fields)
+        if calls:
+            return
+        if problem:
+            names = ", ".join(self.tools.names())
+            example = example_call(self.tools, str(facts["subtask"]), reply.content)
+            text = self.prompts.render(
+                "format_error", problem=example.fill(problem), tools=names, example=example.text
+            )
+        else:
+            text = self.prompts.render("no_tool_call")
+        self.journal.append("feedback", text=text, tool="format", format_error=True)
+        if self.state.format_errors >= self.settings.max_format_errors:
+            self.fail_subtask(render(TOO_MANY_FORMAT_ERRORS, count=self.state.format_errors))
+
+    def _calls(self, reply: Reply) -> tuple[list[ToolCall], str, str]:
+        """The reply's calls (all of them), what was wrong when it tried one, and how it
+        was written."""
+        calls, recogniser = reply.tool_calls, "native"
+        if not calls:
+            parsed = parse_reply(reply.content, set(self.tools.names()))
+            if not parsed.calls:
+                return [], parsed.problem, ""
+            calls, recogniser = parsed.calls, parsed.recogniser or "text"
+        return calls, "", recogniser
+
+    def record_call(self, purpose: str, reply: Reply, fields: dict[str, Any] | None = None) -> None:
+        fields = dict(fields or {})
+        if reply.cut_off:
+            fields["cut_off"] = reply.cut_off
+        self.journal.append("llm_call", purpose=purpose, **reply.usage(), **fields)
+        log.info(
+            "model call (%s): %d+%d tokens, %.1f s%s",
+            purpose,
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            reply.duration_ms / 1000,
+            f", cut off ({reply.cut_off})" if reply.cut_off else "",
+        )
+
+    # ---- one tool call -------------------------------------------------------
+
+    def act(self, call: dict[str, Any]) -> None:
+        name, args, call_id = str(call["name"]), call["arguments"], call["id"]
+        tool = self.tools.get(name)
+        if tool is not None and tool.policy.control:
+            if (failed := self.actions.complete(name, args, call_id)) is not None:
+                self.fail_subtask(failed.reason, call_id, failed.claim, failed.stuck)
+            return
+        sig = loopguard.sign(self.tools, name, args)
+        block = loopguard.check(self.state.guard, sig)
+        if block is None:
+            self.actions.execute(name, args, call_id, sig)
+            return
+        self.actions.blocked(name, args, call_id, block)
+        if self.state.guard.insisted >= self.settings.max_blocked:
+            self.fail_subtask(render(INSISTED, count=self.state.guard.insisted))
+
+    # ---- verifying the goal ----------------------------------------------------
+
+    def verify(self, under_way: Verifying | None) -> None:
+        """One step of verifying the goal: list the checks, run the next, or decide."""
+        if under_way is None:
+            found = checks.goal_checks(self.settings.checks, self.ctx.root)
+            log.info("verifying the goal: %d checks", len(found))
+            self.journal.append("verify_started", checks=found)
+            return
+        todo = next((c for c in under_way.checks if c["id"] not in under_way.results), None)
+        if todo is not None:
+            self._run_check(todo, rerun=under_way.open == todo["id"])
+            return
+        found = verdict.findings(self.state, self.ctx.root)
+        answer = None
+        if not found.hard:
+            answer = verdict.ask_model(
+                self.model, self.state, found, self._recorder("verify"), self.prompts, self.front()
+            )
+        replans_left = self.state.verify_replans < self.settings.max_replans
+        small = verdict.small_verifier(self.settings.profile, self.state.parameters)
+        record = verdict.decide(found, answer, replans_left, small)
+        log.info("verdict %s (%s): %s", record["verdict"], record["source"], record["unmet"])
+        self.journal.append("verdict", **record)
+
+    def _run_check(self, check: dict[str, Any], rerun: bool) -> None:
+        self.actions.snapshots.before("goal check", self.state.rounds)
+        self.journal.append("check_started", id=check["id"], cmd=check["cmd"], rerun=rerun)
+        outcome = checks.run_check(self.ctx, check)
+        self.actions.snapshots.settle()
+        if self.stop.requested():
+            return  # cut off: it stays open and runs again on resume
+        log.info("goal check `%s`: %s (%s)", check["cmd"], outcome["status"], outcome["summary"])
+        self.journal.append(
+            "check_finished", id=check["id"], cmd=check["cmd"], source=check["source"], **outcome
+        )
+
+    def fail_subtask(
+        self, reason: str, call_id: str | None = None, claim: str = "", stuck: bool = False
+    ) -> None:
+        """Fail the active subtask; a replan follows while replans are left, unless the
+        goal is `stuck` (it then ends failed)."""
+        here = current(self.state)
+        assert here is not None
+        log.warning("subtask failed: %s: %s", here[1].description, reason)
+        replan = self.state.replans < self.settings.max_replans and not stuck
+        extra = {"claim": claim} if claim else {}
+        self.journal.append(
+            "subtask_failed", reason=reason, call=call_id, replan=replan, stuck=stuck, **extra
+        )

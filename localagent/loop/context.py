@@ -1,0 +1,288 @@
+"""The focused context of one round, built from the state alone (SPEC §6.2, §10).
+
+Order: the constant system prompt; the goal and the plan (its text only, so it stays
+byte-identical across subtask changes); a window of recent exchanges; last, the
+volatile facts (progress marks, the active subtask, the probe). The window slides in
+chunks: it grows from `keep` to `3*keep - 1` exchanges and then drops back to `keep`,
+so between drops every round's messages start with the previous round's messages
+unchanged and the model server reuses its KV cache; a drop makes the server read the
+`keep` exchanges again, once every `2*keep` rounds.
+
+The whole prompt fits a token budget (`num_ctx` minus room for the reply), estimated
+from characters with a ratio the state learns from the server's token counts. Over
+budget, the oldest exchanges are dropped until the rest takes half the room, and the
+window starts there from then on (the round is journaled with `llm_call`'s `window`),
+so the next rounds append again instead of each dropping one; an exchange still too
+long has its results shortened. The system prompt, the plan and the latest exchange are
+always there.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localagent.prompts.promptset import DEFAULT, PromptSet
+from localagent.prompts.texts import CALL_SKIPPED, REPLANNED, render
+from localagent.state import CALL_CHARS, Exchange, State, current
+from localagent.system.textcap import cap_text, clip
+from localagent.verify.where import locate
+
+if TYPE_CHECKING:
+    from localagent.tools import ToolRegistry
+
+OLD_RESULT_CHARS = 800  # a result of an older exchange, when the budget is tight
+MESSAGE_OVERHEAD = 16  # characters of role and framing per message, roughly
+_FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.[A-Za-z0-9]{1,6})\b")
+
+
+def system_prompt(
+    allowed: tuple[str, ...], tools: ToolRegistry, native: bool, prompts: PromptSet = DEFAULT
+) -> str:
+    """The constant system prompt: the tools by name with their rules, and for a model
+    without native tool calls, the text protocol with each tool's parameters."""
+    protocol = ""
+    if not native:
+        lines = [spec.line() for spec in tools.specs()]
+        protocol = prompts.render("text_protocol", tools="\n".join(lines))
+    shown = ", ".join(allowed)
+    guides = "\n".join(render(t.policy.guide, allowed=shown) for t in tools if t.policy.guide)
+    names = tools.names()
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+    return prompts.render("system", names=listed, guides=guides, protocol=protocol)
+
+
+def summary(state: State, facts: dict[str, Any], prompts: PromptSet = DEFAULT) -> str:
+    """The goal and the plan's text: no marks, so a subtask change leaves it unchanged
+    (unless a replaced summary prompt asks for the round's facts)."""
+    assert state.goal is not None
+    plan = []
+    for ti, task in enumerate(state.goal.tasks, 1):
+        plan.append(f"{ti}. {task.description}")
+        plan += [f"    {ti}.{si}. {s.description}" for si, s in enumerate(task.subtasks, 1)]
+    values = _fact_values(facts)
+    return prompts.render("summary", **values, goal=state.goal.text, plan="\n".join(plan))
+
+
+def progress(state: State) -> str:
+    """Which subtasks are done, failed and active, by number, as ranges (so it stays
+    short however long the plan); volatile, so it goes last."""
+    assert state.goal is not None
+    marks: dict[str, list[str]] = {"completed": [], "failed": [], "in_progress": []}
+    for ti, task in enumerate(state.goal.tasks, 1):
+        runs: dict[str, list[list[int]]] = {k: [] for k in marks}
+        for si, sub in enumerate(task.subtasks, 1):
+            if sub.status not in runs:
+                continue
+            spans = runs[sub.status]
+            if spans and spans[-1][1] == si - 1:
+                spans[-1][1] = si
+            else:
+                spans.append([si, si])
+        for status, spans in runs.items():
+            marks[status] += [f"{ti}.{a}" if a == b else f"{ti}.{a}-{ti}.{b}" for a, b in spans]
+    parts = [f"{k.replace('_', ' ')} {', '.join(v)}" for k, v in marks.items() if v]
+    return "; ".join(parts) or "nothing done yet"
+
+
+def window(exchanges: list[Exchange], keep: int, start: int = 0) -> list[Exchange]:
+    """The exchanges shown: those after `start` (a round the budget moved the window
+    past) and after a start that moves only every `2*keep` rounds.
+
+    The start is counted in rounds, not list positions: the state keeps only the last
+    few dozen exchanges, and a list that drops its oldest entry every round would make
+    a position-based window slide by one each round.
+    """
+    if exchanges and exchanges[-1].round >= keep:
+        start = max(start, ((exchanges[-1].round - keep) // (2 * keep)) * 2 * keep)
+    return [e for e in exchanges if e.round > start]
+
+
+def exchange_messages(
+    exchange: Exchange,
+    native: bool,
+    result_chars: int | None = None,
+    prompts: PromptSet = DEFAULT,
+) -> list[dict[str, Any]]:
+    """One past round as the model saw it: the facts it was given, its reply, the results.
+
+    Keeping each round's facts in place (rather than only the latest at the end) makes
+    every round's prompt start with the whole previous prompt, unchanged.
+    """
+    shown = probe_message(exchange.probe, prompts) if exchange.probe else ""
+    facts = [{"role": "user", "content": shown}] if exchange.probe else []
+    return facts + _reply_messages(exchange, native, result_chars)
+
+
+def _reply_messages(
+    exchange: Exchange, native: bool, result_chars: int | None
+) -> list[dict[str, Any]]:
+    """The reply, then each call's one result in the order of the calls (paired by the
+    call's id, never by position), then the notes that answer no call."""
+
+    def text(result: dict[str, str]) -> str:
+        content = result["content"]
+        if result.get("status") == "skipped":
+            content = render(CALL_SKIPPED)
+        return content if result_chars is None else cap_text(content, result_chars)
+
+    answers = {r["call"]: r for r in exchange.results if "call" in r}
+    notes = [r for r in exchange.results if "call" not in r]
+    paired = [
+        (c, answers.get(str(c["id"])) or {"tool": c["name"], "content": "", "status": "skipped"})
+        for c in exchange.tool_calls
+    ]
+    if not native:
+        messages = [{"role": "assistant", "content": exchange.content}]
+        return messages + [
+            {"role": "user", "content": f"[result of {r['tool']}]\n{text(r)}"}
+            for r in [r for _, r in paired] + notes
+        ]
+    # The server's id for each call when it gave one (an OpenAI-compatible server
+    # matches results by it), else ours.
+    wire = [str(c.get("server_id") or c["id"]) for c in exchange.tool_calls]
+    calls = [
+        {"id": w, "name": c["name"], "arguments": clip(c["arguments"], CALL_CHARS)}
+        for c, w in zip(exchange.tool_calls, wire, strict=True)
+    ]
+    messages: list[dict[str, Any]] = [
+        {
+            "role": "assistant",
+            "content": exchange.content,
+            **({"tool_calls": calls} if calls else {}),
+        }
+    ]
+    messages += [
+        {"role": "tool", "content": text(r), "tool": str(c["name"]), "call": w}
+        for (c, r), w in zip(paired, wire, strict=True)
+    ]
+    # A note (feedback on a reply that held no call) as a tool message would match nothing.
+    return messages + [{"role": "user", "content": text(r)} for r in notes]
+
+
+def probe(state: State, root: Path, max_rounds: int, notice: str = "") -> dict[str, Any]:
+    """Generic facts about the workspace the model should not have to ask for."""
+    here = current(state)
+    text = " ".join(
+        filter(None, [state.goal.text if state.goal else "", here[1].description if here else ""])
+    )
+    mentioned = sorted({m.rstrip(".") for m in _FILE.findall(text)})[:12]
+    found = {name: locate(root, name) for name in mentioned}
+    existing = [name if at == name else f"{at} (for {name})" for name, at in found.items() if at]
+    if state.replanned:  # the failure before the new plan is no longer the latest news
+        notice = "\n".join(filter(None, [render(REPLANNED), notice]))
+    if state.rewound:
+        notice = "\n".join(filter(None, [state.rewound, notice]))
+    return {
+        "round": state.rounds + 1,
+        "max_rounds": max_rounds,
+        "progress": progress(state) if state.goal else "",
+        "task": here[0].description if here else "-",
+        "subtask": here[1].description if here else "-",
+        "written": state.files_written[-4:],
+        "existing": existing,
+        "missing": [name for name, at in found.items() if at is None],
+        "commands": [f"{c['cmd']} -> {c['returncode']}" for c in state.commands[-3:]],
+        "errors": state.errors[-3:],
+        "notice": notice,
+    }
+
+
+def _listing(items: list[str]) -> str:
+    return ", ".join(items) if items else "none"
+
+
+def _fact_values(facts: dict[str, Any]) -> dict[str, Any]:
+    """The probe's facts as the prompts show them."""
+    return {
+        "round": facts["round"],
+        "max_rounds": facts["max_rounds"],
+        "progress": facts.get("progress") or "-",
+        "task": facts.get("task", "-"),
+        "subtask": facts.get("subtask", "-"),
+        "written": _listing(facts["written"]),
+        "existing": _listing(facts["existing"]),
+        "missing": _listing(facts["missing"]),
+        "commands": _listing(facts["commands"]),
+        "errors": "\n  " + "\n  ".join(facts["errors"]) if facts["errors"] else "none",
+        "notice": facts["notice"],
+    }
+
+
+def probe_message(facts: dict[str, Any], prompts: PromptSet = DEFAULT) -> str:
+    return prompts.render("probe", **_fact_values(facts)).rstrip()
+
+
+def budget(num_ctx: int, num_predict: int) -> int:
+    """Tokens the prompt may take: the context window minus room for the reply."""
+    return num_ctx - min(num_predict, num_ctx // 2)
+
+
+def _chars(messages: list[dict[str, Any]]) -> int:
+    return sum(len(str(m.get("content", ""))) + MESSAGE_OVERHEAD for m in messages) + sum(
+        len(str(m.get("tool_calls", ""))) for m in messages
+    )
+
+
+def build(
+    state: State,
+    system: str,
+    keep: int,
+    native: bool,
+    facts: dict[str, Any],
+    budget_tokens: int | None = None,
+    prompts: PromptSet = DEFAULT,
+) -> list[dict[str, Any]]:
+    return layout(state, system, keep, native, facts, budget_tokens, prompts)[0]
+
+
+def layout(
+    state: State,
+    system: str,
+    keep: int,
+    native: bool,
+    facts: dict[str, Any],
+    budget_tokens: int | None = None,
+    prompts: PromptSet = DEFAULT,
+) -> tuple[list[dict[str, Any]], int]:
+    """The round's messages, and the round the window starts after (journaled with the
+    round, so the next round starts there too: see the module's docstring)."""
+    head = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": summary(state, facts, prompts)},
+    ]
+    tail = [{"role": "user", "content": probe_message(facts, prompts)}]
+    shown = window(state.exchanges, keep, state.window_start)
+    start = shown[0].round - 1 if shown else state.window_start
+    blocks = [exchange_messages(e, native, None, prompts) for e in shown]
+    if budget_tokens is not None and sum(map(_chars, blocks)) > (
+        room := int(budget_tokens * state.chars_per_token * 0.95) - _chars(head + tail)
+    ):
+        shown, blocks = _fit(shown, blocks, native, room, prompts)
+        start = shown[0].round - 1
+    return head + [m for block in blocks for m in block] + tail, start
+
+
+def _fit(
+    shown: list[Exchange],
+    blocks: list[list[dict[str, Any]]],
+    native: bool,
+    room: int,
+    prompts: PromptSet,
+) -> tuple[list[Exchange], list[list[dict[str, Any]]]]:
+    """The exchanges past `room` characters: the oldest dropped until the rest takes half
+    of it, so the rounds after append to an unchanged prompt until it is full again;
+    what is still too long is shortened (older results, then the latest's)."""
+    while len(blocks) > 1 and sum(map(_chars, blocks)) > room // 2:
+        del shown[0], blocks[0]
+    if sum(map(_chars, blocks)) <= room:
+        return shown, blocks
+    older = [exchange_messages(e, native, OLD_RESULT_CHARS, prompts) for e in shown[:-1]]
+    blocks = [*older, blocks[-1]]
+    if _chars(blocks[-1]) > room:
+        latest = shown[-1]
+        fixed = _chars(exchange_messages(latest, native, 0, prompts))
+        each = max(200, (room - fixed) // max(1, len(latest.results)))
+        blocks[-1] = exchange_messages(latest, native, each, prompts)
+    return shown, blocks

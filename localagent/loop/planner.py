@@ -1,0 +1,179 @@
+"""Decomposition: one structured-output call for the plan, validated, retried, with a
+fallback of a single task equal to the goal (SPEC §6.1).
+
+Every plan, replan and plan for unmet requirements is checked before it is used
+(`localagent.loop.plancheck`): a plan with steps no tool can do gets one request to mend it,
+naming each problem; a plan still unusable after that is not used. In the small-model
+profile a goal about one named file is planned as one task.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, Field, ValidationError
+
+from localagent.loop import plancheck
+from localagent.models import Model, Reply
+from localagent.prompts.front import Front, opening
+from localagent.prompts.promptset import DEFAULT, PromptSet
+from localagent.state import State
+
+log = logging.getLogger("localagent.loop.planner")
+ATTEMPTS = 3
+OnCall = Callable[[Reply], None]
+
+
+class PlannedTask(BaseModel):
+    description: str = Field(min_length=1)
+    subtasks: list[str] = Field(min_length=1, max_length=8)
+
+
+class Plan(BaseModel):
+    tasks: list[PlannedTask] = Field(min_length=1, max_length=6)
+
+
+PLAN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tasks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "description": {"type": "string"},
+                    "subtasks": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["description", "subtasks"],
+            },
+        }
+    },
+    "required": ["tasks"],
+}
+
+
+@dataclass(frozen=True)
+class Planner:
+    """Plans for one run: its model and prompts, the tools a subtask may use and whether
+    the small-model profile is on."""
+
+    model: Model
+    prompts: PromptSet = DEFAULT
+    tools: Sequence[str] = ()  # the run's tools, but not mark_subtask_complete
+    small: bool = False
+    front: Callable[[], Front] | None = None  # the run's rounds' front, as it is now
+
+    def decompose(self, goal: str, on_call: OnCall) -> list[dict[str, Any]]:
+        """The goal's tasks; without a usable plan, one task that is the goal. In the
+        small profile a goal about one named file is one task, whatever the plan says."""
+        tasks = _usable(self._ask(self.prompts.render("plan_user", goal=goal), goal, on_call))
+        if tasks is None:
+            log.warning("no usable plan; working on the goal as one task")
+            return _goal_task(goal)
+        if self.small and len(tasks) > 1 and (name := plancheck.one_file(goal)):
+            log.info("a goal about one file (%s): its plan as one task", name)
+            return [plancheck.one_task(tasks, goal)]
+        return tasks
+
+    def replan(
+        self, state: State, failed: tuple[str, str], reason: str, on_call: OnCall
+    ) -> list[dict[str, Any]] | None:
+        """The remaining work planned again; None when no reply was a plan (the replan is
+        skipped), the goal as one task when the plan is unusable even after a repair."""
+        assert state.goal is not None
+        goal = state.goal.text
+        prompt = self.prompts.render(
+            "replan_user",
+            goal=goal,
+            task=failed[0],
+            subtask=failed[1],
+            reason=reason,
+            done="\n".join(_done(state)) or "- nothing yet",
+        )
+        checked = self._ask(prompt, goal, on_call)
+        return None if checked is None else _usable(checked) or _goal_task(goal)
+
+    def unmet(self, state: State, unmet: list[str], on_call: OnCall) -> list[dict[str, Any]]:
+        """Tasks for what a verdict found unmet; without a usable plan, one task made of
+        them."""
+        assert state.goal is not None
+        prompt = self.prompts.render(
+            "unmet_user",
+            goal=state.goal.text,
+            unmet="\n".join(f"- {item}" for item in unmet),
+            done="\n".join(_done(state)) or "- nothing yet",
+        )
+        tasks = _usable(self._ask(prompt, state.goal.text, on_call))
+        if tasks is None:
+            log.warning("no usable plan for the unmet requirements; working on them as one task")
+            return [
+                {"description": "Meet what the verification found unmet", "subtasks": unmet[:8]}
+            ]
+        return tasks
+
+    def _ask(self, prompt: str, goal: str, on_call: OnCall) -> plancheck.Checked | None:
+        """The plan the model gives, checked; None when no reply was a plan at all. A plan
+        with problems gets one request to mend it; what comes back then is final."""
+        names = list(self.tools) or _default_tools()
+        listed = ", ".join(names)
+        front = self.front() if self.front is not None else None
+        instructions = self.prompts.render("plan_system", tools=listed)
+        messages = opening(front, instructions, prompt)
+        checked = None
+        for attempt in range(1, ATTEMPTS + 1):
+            reply = self.model.chat(messages, front and front.tools, PLAN_SCHEMA)
+            on_call(reply)
+            try:
+                plan = Plan.model_validate(orjson.loads(reply.content))
+            except (ValueError, ValidationError) as exc:
+                log.warning("plan attempt %d was not valid: %s", attempt, str(exc)[:200])
+                continue
+            checked = plancheck.check([t.model_dump() for t in plan.tasks], goal, names)
+            if checked.dropped:
+                log.info("dropped as write_file makes folders: %s", "; ".join(checked.dropped))
+            if not checked.problems or len(messages) > 2:
+                break
+            log.warning("the plan cannot be used: %s", "; ".join(checked.problems))
+            problems = "\n".join(f"- {problem}" for problem in checked.problems)
+            messages += [
+                {"role": "assistant", "content": reply.content},
+                {
+                    "role": "user",
+                    "content": self.prompts.render("plan_repair", problems=problems, tools=listed),
+                },
+            ]
+        return checked
+
+
+def _default_tools() -> list[str]:
+    from localagent.tools.catalog import catalog
+
+    return [t.name for t in catalog() if t.policy.default and not t.policy.control]
+
+
+def _usable(checked: plancheck.Checked | None) -> list[dict[str, Any]] | None:
+    """The checked plan's tasks, or None when there was no plan or it is unusable."""
+    if checked is None:
+        return None
+    if checked.problems:
+        log.warning("the plan is unusable: %s", "; ".join(checked.problems))
+        return None
+    return checked.tasks
+
+
+def _goal_task(goal: str) -> list[dict[str, Any]]:
+    return [{"description": goal, "subtasks": [goal]}]
+
+
+def _done(state: State) -> list[str]:
+    assert state.goal is not None
+    return [
+        f"- {s.description}"
+        for t in state.goal.tasks
+        for s in t.subtasks
+        if s.status == "completed"
+    ]
