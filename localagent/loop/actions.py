@@ -16,12 +16,12 @@ from typing import Any
 
 from localagent.journal import Journal
 from localagent.loop import loopguard
+from localagent.loop.strikes import Strikes
 from localagent.prompts.promptset import PromptSet
 from localagent.prompts.texts import (
     CLAIM_LOOP,
     FAILURE_REPEATED,
     FAILURE_UNTRIED,
-    REFUSED_TOO_OFTEN,
     render,
 )
 from localagent.rewind.snapshots import Snapshots
@@ -76,14 +76,14 @@ class Actions:
         tools: ToolRegistry,
         ctx: ToolContext,
         prompts: PromptSet,
-        max_blocked: int,
+        strikes: Strikes,
         snapshot_bytes: int = 0,
     ) -> None:
         self.journal = journal
         self.tools = tools
         self.ctx = ctx
         self.prompts = prompts
-        self.max_blocked = max_blocked
+        self.strikes = strikes
         self.snapshots = Snapshots(journal, ctx.root, snapshot_bytes)
         self.snapshots.refuse_half_rewound()
 
@@ -248,9 +248,8 @@ class Actions:
         if why is None:
             return Failed(reason, claim=sig)
         problem = render(FAILURE_UNTRIED if why == "untried" else FAILURE_REPEATED)
-        if self.state.ledger.refused + 1 >= self.max_blocked:
-            reason = render(REFUSED_TOO_OFTEN, count=self.max_blocked, problems=problem)
-            return Failed(reason, claim=sig)
+        if (last := self.strikes.refused(self.state, problem)) is not None:
+            return Failed(last, claim=sig)
         log.info("failure claim refused (%s): %s", why, reason[:200])
         self.journal.append(
             "feedback", text=problem, tool=name, call=call_id, refused=True, claim=sig
@@ -266,8 +265,8 @@ class Actions:
         ledger = self.state.ledger
         if found.hard:
             problems = "; ".join(found.hard)
-            if ledger.refused + 1 >= self.max_blocked:
-                return render(REFUSED_TOO_OFTEN, count=ledger.refused + 1, problems=problems)
+            if (last := self.strikes.refused(self.state, problems)) is not None:
+                return last
             log.info("completion refused: %s", "; ".join(found.hard))
             self.journal.append(
                 "feedback",

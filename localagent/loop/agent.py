@@ -20,15 +20,11 @@ from localagent.config.settings import Settings
 from localagent.journal import Journal
 from localagent.loop import actions, context, loopguard, planner, roundcall
 from localagent.loop.lifecycle import Ending, Outcome
+from localagent.loop.strikes import Strikes
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front
 from localagent.prompts.promptset import PromptSet
-from localagent.prompts.texts import (
-    INSISTED,
-    MAX_ROUNDS,
-    TOO_MANY_FORMAT_ERRORS,
-    render,
-)
+from localagent.prompts.texts import MAX_ROUNDS, render
 from localagent.state import ReplanDue, State, Verifying, current
 from localagent.state import due as owed
 from localagent.system.stopping import StopRequested, StopSignal
@@ -84,7 +80,7 @@ class Agent:
             self.tools,
             ctx,
             self.prompts,
-            settings.max_blocked,
+            Strikes(settings.max_blocked, settings.max_format_errors),
             snapshot_bytes=settings.snapshot_store_mb << 20,
         )
 
@@ -232,8 +228,8 @@ class Agent:
         else:
             text = self.prompts.render("no_tool_call")
         self.journal.append("feedback", text=text, tool="format", format_error=True)
-        if self.state.format_errors >= self.settings.max_format_errors:
-            self.fail_subtask(render(TOO_MANY_FORMAT_ERRORS, count=self.state.format_errors))
+        if (reason := self.actions.strikes.format_errors(self.state)) is not None:
+            self.fail_subtask(reason)
 
     def _calls(self, reply: Reply) -> tuple[list[ToolCall], str, str]:
         """The reply's calls (all of them), what was wrong when it tried one, and how it
@@ -275,8 +271,8 @@ class Agent:
             self.actions.execute(name, args, call_id, sig)
             return
         self.actions.blocked(name, args, call_id, block)
-        if self.state.guard.insisted >= self.settings.max_blocked:
-            self.fail_subtask(render(INSISTED, count=self.state.guard.insisted))
+        if (reason := self.actions.strikes.insisted(self.state)) is not None:
+            self.fail_subtask(reason)
 
     # ---- verifying the goal ----------------------------------------------------
 
