@@ -71,7 +71,7 @@ def test_one_output_keeps_at_most_the_store_bound(ws: Path) -> None:
     stored = store.save(2, "y\n" * 2500)
     assert (stored.size, stored.dropped, stored.lines) == (1000, 4000, 500)
     assert store.ids() == [2]
-    assert "4,000 more bytes were not kept" in output_tools.stored_note(stored)
+    assert "4,000 more bytes were not kept" in output_tools.stored_note(ctx_for(ws, store), stored)
 
 
 def test_an_output_appears_whole_or_not_at_all(ws: Path) -> None:

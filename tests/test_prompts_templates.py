@@ -343,3 +343,31 @@ def test_the_small_prompts_are_listed_shown_and_replaceable(tmp_path: Path) -> N
     (folder / "plan_repair.txt").write_text("Mend it: {problems} {tools} {goal}\n")
     bad = run_cli(env, "prompts", "check", str(folder))
     assert bad.returncode == 2 and "(it takes {problems}, {tools})" in bad.stdout
+
+
+def test_the_loop_s_own_texts_are_prompts_a_folder_can_replace(tmp_path: Path) -> None:
+    folder, ws = tmp_path / "p", tmp_path / "ws"
+    folder.mkdir()
+    mine = "GAVE UP AFTER {count} BAD REPLIES"
+    (folder / "too_many_format_errors.txt").write_text(mine + "\n")
+    scenario = {
+        "rules": [
+            {"kind": "plan", "match": "GAVE UP", "reply": {"content": "no plan"}},
+            plan_rule(("Notes", ["Write notes.txt"])),
+        ],
+        "replies": [{"content": "Let me think."}] * 3,
+    }
+    with FakeServer(scenario) as server:
+        env = cli_env(server.url)
+        args = ["start", "Write notes.txt", "-w", str(ws), "--foreground", "--prompts", str(folder)]
+        result = run_cli(env, *args)
+    assert result.returncode == 1, result.stderr
+    failed = [r for r in records(ws) if r["type"] == "subtask_failed"]
+    assert [r["reason"] for r in failed] == ["GAVE UP AFTER 3 BAD REPLIES"]
+    replan = [r for r in server.chat_requests if "GAVE UP AFTER 3" in messages_text(r)]
+    assert replan  # the replan request carries the replaced text to the model
+    listed = run_cli(env, "prompts", "list").stdout
+    for name in ("too_many_format_errors", "insisted", "call_skipped", "output_stored"):
+        assert name in listed
+    found = promptset.problems({"insisted": "kept at it {times}"}, lambda n: n)
+    assert "unknown placeholder {times}" in str(found[0])

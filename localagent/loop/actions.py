@@ -18,12 +18,6 @@ from localagent.journal import Journal
 from localagent.loop import loopguard
 from localagent.loop.strikes import Strikes
 from localagent.prompts.promptset import PromptSet
-from localagent.prompts.texts import (
-    CLAIM_LOOP,
-    FAILURE_REPEATED,
-    FAILURE_UNTRIED,
-    render,
-)
 from localagent.rewind.snapshots import Snapshots
 from localagent.state import Action, State, current
 from localagent.system.process import kill_marked, kill_recorded
@@ -242,12 +236,12 @@ class Actions:
         block = loopguard.check_claim(self.state.guard, sig, self.state.ledger.subtask)
         if block is not None:
             self.blocked(name, args, call_id, block)
-            why = render(CLAIM_LOOP, count=block.count, reason=reason[:200])
+            why = self.prompts.render("claim_loop", count=block.count, reason=reason[:200])
             return Failed(why, claim=sig, stuck=True)
         why = claims.refusal(self.state, reason)
         if why is None:
             return Failed(reason, claim=sig)
-        problem = render(FAILURE_UNTRIED if why == "untried" else FAILURE_REPEATED)
+        problem = self.prompts.render("failure_untried" if why == "untried" else "failure_repeated")
         if (last := self.strikes.refused(self.state, problem)) is not None:
             return Failed(last, claim=sig)
         log.info("failure claim refused (%s): %s", why, reason[:200])

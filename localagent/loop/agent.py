@@ -11,6 +11,7 @@ as done is `localagent.loop.actions`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,7 +25,6 @@ from localagent.loop.strikes import Strikes
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front
 from localagent.prompts.promptset import PromptSet
-from localagent.prompts.texts import MAX_ROUNDS, render
 from localagent.state import ReplanDue, State, Verifying, current
 from localagent.state import due as owed
 from localagent.system.stopping import StopRequested, StopSignal
@@ -70,6 +70,7 @@ class Agent:
         delegates = list(settings.delegates)
         self.tools = tools.run_tools(settings.tools, delegates, extra_tools, essential=small)
         self.prompts = PromptSet(settings.prompts, small=small)
+        self.ctx = ctx = dataclasses.replace(ctx, prompts=self.prompts)  # tools' notes too
         steps = [tool.name for tool in self.tools if not tool.policy.control]
         self.planner = planner.Planner(model, self.prompts, steps, small, self.front)
         # Rendered once per run (per tool-calling mode), so the front of every prompt
@@ -80,7 +81,7 @@ class Agent:
             self.tools,
             ctx,
             self.prompts,
-            Strikes(settings.max_blocked, settings.max_format_errors),
+            Strikes(self.prompts, settings.max_blocked, settings.max_format_errors),
             snapshot_bytes=settings.snapshot_store_mb << 20,
         )
 
@@ -125,7 +126,7 @@ class Agent:
                 return self._end("failed", _failures(state), "unverified")
             return self._conclude()
         if state.rounds >= self.settings.max_rounds:
-            limit = render(MAX_ROUNDS, limit=self.settings.max_rounds)
+            limit = self.prompts.render("max_rounds", limit=self.settings.max_rounds)
             return self._end("failed", limit, "unverified")
         return None
 
@@ -193,7 +194,9 @@ class Agent:
         native = self.model.native_tools
         front = self.front()
         told = "\n".join(filter(None, [self.state.notice, self.notice]))
-        facts = context.probe(self.state, self.ctx.root, self.settings.max_rounds, told)
+        facts = context.probe(
+            self.state, self.ctx.root, self.settings.max_rounds, told, self.prompts
+        )
         budget = context.budget(self.model.num_ctx, self.settings.num_predict)
         messages, start = context.layout(
             self.state,
@@ -295,7 +298,7 @@ class Agent:
             )
         replans_left = self.state.verify_replans < self.settings.max_replans
         small = verdict.small_verifier(self.settings.profile, self.state.parameters)
-        record = verdict.decide(found, answer, replans_left, small)
+        record = verdict.decide(found, answer, replans_left, small, self.prompts)
         log.info("verdict %s (%s): %s", record["verdict"], record["source"], record["unmet"])
         self.journal.append("verdict", **record)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localagent.prompts.promptset import DEFAULT, PromptSet
-from localagent.prompts.texts import CALL_SKIPPED, REPLANNED, render
+from localagent.prompts.texts import render
 from localagent.state import CALL_CHARS, Exchange, State, current
 from localagent.system.textcap import cap_text, clip
 from localagent.verify.where import locate
@@ -112,11 +112,11 @@ def exchange_messages(
     """
     shown = probe_message(exchange.probe, prompts) if exchange.probe else ""
     facts = [{"role": "user", "content": shown}] if exchange.probe else []
-    return facts + _reply_messages(exchange, native, result_chars)
+    return facts + _reply_messages(exchange, native, result_chars, prompts)
 
 
 def _reply_messages(
-    exchange: Exchange, native: bool, result_chars: int | None
+    exchange: Exchange, native: bool, result_chars: int | None, prompts: PromptSet
 ) -> list[dict[str, Any]]:
     """The reply, then each call's one result in the order of the calls (paired by the
     call's id, never by position), then the notes that answer no call."""
@@ -124,7 +124,7 @@ def _reply_messages(
     def text(result: dict[str, str]) -> str:
         content = result["content"]
         if result.get("status") == "skipped":
-            content = render(CALL_SKIPPED)
+            content = prompts.render("call_skipped")
         return content if result_chars is None else cap_text(content, result_chars)
 
     answers = {r["call"]: r for r in exchange.results if "call" in r}
@@ -161,7 +161,9 @@ def _reply_messages(
     return messages + [{"role": "user", "content": text(r)} for r in notes]
 
 
-def probe(state: State, root: Path, max_rounds: int, notice: str = "") -> dict[str, Any]:
+def probe(
+    state: State, root: Path, max_rounds: int, notice: str = "", prompts: PromptSet = DEFAULT
+) -> dict[str, Any]:
     """Generic facts about the workspace the model should not have to ask for."""
     here = current(state)
     text = " ".join(
@@ -171,7 +173,7 @@ def probe(state: State, root: Path, max_rounds: int, notice: str = "") -> dict[s
     found = {name: locate(root, name) for name in mentioned}
     existing = [name if at == name else f"{at} (for {name})" for name, at in found.items() if at]
     if state.replanned:  # the failure before the new plan is no longer the latest news
-        notice = "\n".join(filter(None, [render(REPLANNED), notice]))
+        notice = "\n".join(filter(None, [prompts.render("replanned"), notice]))
     if state.rewound:
         notice = "\n".join(filter(None, [state.rewound, notice]))
     return {

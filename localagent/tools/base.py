@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.system.sandbox import CommandPolicy
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class ToolContext:
     delegates: Mapping[str, Delegate] = dataclasses.field(default_factory=dict)  # by name
     # Commands' sandbox, network and environment (run_cmd, goal checks, delegate).
     commands: CommandPolicy = dataclasses.field(default_factory=CommandPolicy)
+    prompts: PromptSet = DEFAULT  # the run's, for the notes a tool adds to its output
 
     def __post_init__(self) -> None:
         # Against an unresolved root, a workspace reached via a symlink would look like an escape.

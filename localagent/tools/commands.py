@@ -7,7 +7,6 @@ import shlex
 from typing import Annotated
 
 from localagent.journal.outputstore import OutputWriter, Stored
-from localagent.prompts.texts import WAITED_FOR_INPUT, render
 from localagent.system import sandbox, workspace_env
 from localagent.system.process import LaunchError, ProcessResult, run_process
 from localagent.system.safefs import UnsafeFile
@@ -49,11 +48,11 @@ def run_cmd(
             )
         except LaunchError as exc:
             raise ToolError(f"cannot run {describe(cmd)}: {exc}") from exc
-        stored, problem = _kept(spill, result, problem)
+        stored, problem = _kept(ctx, spill, result, problem)
     ok = result.returncode == 0
     offline = "" if ok or result.cancelled else sandbox.offline_note(policy, online, result.output)
     output = result.output if result.output.strip() else "(no output)"
-    waited = render(WAITED_FOR_INPUT) if _EOF in result.output and not stdin else ""
+    waited = ctx.prompts.render("waited_for_input") if _EOF in result.output and not stdin else ""
     text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
     return ToolResult(ok, text, returncode=result.returncode, facts={"ran": [cmd]}, output=stored)
 
@@ -76,11 +75,11 @@ def _spill(ctx: ToolContext, stack: contextlib.ExitStack) -> tuple[OutputWriter 
     try:
         return stack.enter_context(ctx.outputs.writer(ctx.output_id)), ""
     except (OSError, UnsafeFile) as exc:
-        return None, not_stored(exc)
+        return None, not_stored(ctx, exc)
 
 
 def _kept(
-    spill: OutputWriter | None, result: ProcessResult, problem: str
+    ctx: ToolContext, spill: OutputWriter | None, result: ProcessResult, problem: str
 ) -> tuple[Stored | None, str]:
     """The stored output when the observation had to be cut, else None (and the spill is
     dropped), with why it could not be stored."""
@@ -89,7 +88,7 @@ def _kept(
     try:
         return spill.keep(), ""
     except (OSError, UnsafeFile) as exc:
-        return None, not_stored(exc)
+        return None, not_stored(ctx, exc)
 
 
 def command_argv(ctx: ToolContext, cmd: str) -> list[str]:

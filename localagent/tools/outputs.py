@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from typing import IO, Annotated
 
 from localagent.journal.outputstore import Stored
-from localagent.prompts.texts import OUTPUT_NOT_STORED, OUTPUT_STORED, OUTPUT_STORED_CUT, render
 from localagent.system.safefs import UnsafeFile
 from localagent.tools.base import ToolContext, ToolError, ToolResult, describe
 
@@ -57,22 +56,23 @@ def store_text(ctx: ToolContext, text: str) -> tuple[Stored | None, str]:
     try:
         return ctx.outputs.save(ctx.output_id, text), ""
     except (OSError, UnsafeFile) as exc:
-        return None, not_stored(exc)
+        return None, not_stored(ctx, exc)
 
 
-def not_stored(exc: OSError | UnsafeFile) -> str:
+def not_stored(ctx: ToolContext, exc: OSError | UnsafeFile) -> str:
     problem = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
     log.warning("an output was not stored: %s", problem)
-    return render(OUTPUT_NOT_STORED, problem=problem)
+    return ctx.prompts.render("output_not_stored", problem=problem)
 
 
-def stored_note(stored: Stored) -> str:
+def stored_note(ctx: ToolContext, stored: Stored) -> str:
     """How the model reads the rest of a stored output."""
     lines = f"{stored.lines:,}"
     if stored.dropped:
         size, dropped = f"{stored.size:,}", f"{stored.dropped:,}"
-        return render(OUTPUT_STORED_CUT, id=stored.id, lines=lines, size=size, dropped=dropped)
-    return render(OUTPUT_STORED, id=stored.id, lines=lines)
+        cut = {"size": size, "dropped": dropped}
+        return ctx.prompts.render("output_stored_cut", id=stored.id, lines=lines, **cut)
+    return ctx.prompts.render("output_stored", id=stored.id, lines=lines)
 
 
 # ---- the tools ----------------------------------------------------------------------------

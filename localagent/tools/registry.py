@@ -258,7 +258,7 @@ def _observed(ctx: ToolContext, result: ToolResult) -> ToolResult:
     if stored is None and len(text) > ctx.output_limit:
         stored, note = store_text(ctx, text)
     if stored is not None:
-        note = stored_note(stored)
+        note = stored_note(ctx, stored)
     if not note:
         return dataclasses.replace(result, text=cap_text(text, ctx.output_limit))
     shown = cap_text(text, max(ctx.output_limit - len(note) - 1, 0))

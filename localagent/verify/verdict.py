@@ -21,7 +21,6 @@ from pydantic import BaseModel, ValidationError
 from localagent.models import Model
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
-from localagent.prompts.texts import SMALL_VERIFIER, UNPROVEN, render
 from localagent.verify.evidence import gate
 
 log = logging.getLogger("localagent.verify")
@@ -153,22 +152,26 @@ def small_verifier(profile: str, billions: float | None) -> str:
     return f"{billions:g}B parameters" if billions else "the small profile"
 
 
-def level(found: Findings, small: str = "") -> tuple[str, str]:
+def level(found: Findings, small: str = "", prompts: PromptSet = DEFAULT) -> tuple[str, str]:
     """How verified a goal the checks did not refuse can be, and why not, loudly: a
     program nothing shows to work is not verified, and a small verifier model's word
     (`small` says how small) is no evidence: it needs something deterministic."""
     if found.unproven:
         shown = ", ".join(found.unproven[:3])
-        return "unverified", render(UNPROVEN, programs=shown)
+        return "unverified", prompts.render("unproven", programs=shown)
     if not found.checked or found.not_run:
         return "unverified", ""
     if small and not found.proven:
-        return "unverified", render(SMALL_VERIFIER, size=small)
+        return "unverified", prompts.render("small_verifier", size=small)
     return "verified", ""
 
 
 def decide(
-    found: Findings, answer: ModelVerdict | None, replans_left: bool, small: str = ""
+    found: Findings,
+    answer: ModelVerdict | None,
+    replans_left: bool,
+    small: str = "",
+    prompts: PromptSet = DEFAULT,
 ) -> dict[str, Any]:
     """The `verdict` record: what was found, who decided, and what happens next."""
     if found.hard:
@@ -180,7 +183,7 @@ def decide(
             "then": "replan" if replans_left else "fail",
             "verification": "failed",
         }
-    reached, note = level(found, small)
+    reached, note = level(found, small, prompts)
     if answer is None or answer.verdict == "VERIFIED":
         return {
             "verdict": "VERIFIED",

@@ -1,0 +1,104 @@
+"""What the loop tells the model about its replies and calls: feedback, notices, reasons
+a subtask fails and notes on tool output, as templates (`texts.PROMPTS` names each one,
+so a user can replace it). Placeholders are `{name}`; a literal brace is written doubled.
+"""
+
+from __future__ import annotations
+
+FORMAT_ERROR = """\
+Your reply did not contain a tool call I could use: {problem}
+Reply with exactly one tool call. If native tool calls do not work, reply with only:
+```json
+{example}
+```
+Available tools: {tools}"""
+
+NO_TOOL_CALL = "Your reply had no tool call. Act with a tool; when the subtask is done call \
+mark_subtask_complete."
+
+BLOCKED_REPEAT = """\
+BLOCKED: {tool} with these same arguments was already run {seen} times since the workspace \
+last changed, so running it again cannot give a different result. It was not executed. \
+Do something different: change a file to fix the cause, try another approach, or call \
+mark_subtask_complete(success=false, reason=...) if the subtask cannot be done."""
+
+BLOCKED_ALTERNATING = """\
+BLOCKED: you are alternating between {tool} and {other} without changing anything. \
+It was not executed. Change a file to make progress, try another approach, or call \
+mark_subtask_complete(success=false, reason=...)."""
+
+INSISTED = "The model kept repeating blocked actions ({count} times); giving up on this subtask."
+
+INTERRUPTED_CMD = """\
+NOTE: {what} was interrupted by a crash or stop before its result was \
+recorded. Its effect is unknown: it may have run partly or fully. Check the workspace \
+before deciding whether to run it again."""
+
+INTERRUPTED_KILLED = """\
+NOTE: {what} was interrupted by a crash or stop before its result was \
+recorded; it was still running and has now been killed. Its effect is unknown: it may \
+have run partly. Check the workspace before deciding whether to run it again."""
+
+CUT_OFF = """\
+NOTE: your last reply was cut off ({why}; replies are capped at {limit} tokens). \
+Be brief: one tool call, no long explanations."""
+
+MAX_ROUNDS = "round limit of {limit} reached before the goal was achieved"
+
+TOO_MANY_CALLS = "NOTE: your last reply had {count} tool calls; only the first {limit} were run."
+
+TOO_MANY_FORMAT_ERRORS = "the model gave {count} replies in a row without a usable tool call"
+
+COMPLETION_REFUSED = """\
+NOT ACCEPTED, the subtask is not done: {problems}
+Fix this (and run the check again), then call mark_subtask_complete again."""
+
+NOT_ACCEPTED_YET = """\
+NOT ACCEPTED YET, nothing shows it works: {problems}
+Run or read your work to check it, then call mark_subtask_complete again (a second call \
+without checking is accepted, but recorded as unverified)."""
+
+REFUSED_TOO_OFTEN = "completion was refused {count} times: {problems}"
+
+FAILURE_UNTRIED = """\
+NOT ACCEPTED: nothing was tried in this subtask, so nothing shows it cannot be done. \
+Try it with a tool first: write_file creates a file (and its folders), run_cmd runs a \
+program, read_file and list_dir look at the workspace. Then report what the tool showed."""
+
+FAILURE_REPEATED = """\
+NOT ACCEPTED: that reason only repeats what an earlier subtask saw; this is a new \
+subtask. Try it with a tool (write_file creates a file and its folders, run_cmd runs a \
+program) and report what that shows."""
+
+CLAIM_LOOP = "the model made the same failure claim {count} times across subtasks: {reason}"
+
+WAITED_FOR_INPUT = """\
+NOTE: the program waited for input and got none. Run it again with its input in \
+stdin, e.g. run_cmd(cmd="python game.py", stdin="rock\\n")."""
+
+CALL_SKIPPED = (
+    "NOT RUN: the subtask ended with an earlier call of this reply, so this call was skipped."
+)
+
+REPLANNED = """\
+NOTE: the plan was revised. What failed before belongs to the old plan: work on the \
+active subtask with the tools."""
+
+UNPROVEN = """\
+NOT VERIFIED: nothing shows that {programs} work: no run after the last change \
+printed anything, and no tests of it passed"""
+
+SMALL_VERIFIER = """\
+NOT VERIFIED: the verifier model is small ({size}) and nothing deterministic shows the \
+goal works (a goal check, tests that pass, or a program run that printed something)"""
+
+OUTPUT_STORED = """\
+[output {id} stored whole ({lines} lines); read more with read_output(id={id}, start_line=.., \
+end_line=..) or search_output(id={id}, pattern=..)]"""
+
+OUTPUT_STORED_CUT = """\
+[output {id} stored ({lines} lines: its first {size} bytes; {dropped} more bytes were not kept); \
+read more with read_output(id={id}, start_line=.., end_line=..) or search_output(id={id}, \
+pattern=..)]"""
+
+OUTPUT_NOT_STORED = "[the whole output could not be stored: {problem}]"
