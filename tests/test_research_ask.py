@@ -161,3 +161,18 @@ def test_ask_runs_in_the_background(tmp_path: Path) -> None:
         wait_for(lambda: any(r["type"].startswith("goal_") for r in records(root)[1:]))
     assert records(root)[-2]["type"] == "answer"
     assert len(list((root / ".agent_context/answers").glob("*.md"))) == 1
+
+
+def test_the_research_prompts_are_replaced_from_the_config(tmp_path: Path) -> None:
+    config = tmp_path / "home" / "config" / "config.toml"  # LOCALAGENT_HOME's
+    config.parent.mkdir(parents=True)
+    config.write_text('[prompts]\nresearch_plan_user = "RESEARCH PLEASE: {question}"\n')
+    root = make_package(tmp_path / "ws")
+    with FakeServer(scenario(STEP_1 + STEP_2)) as fake:
+        env = cli_env(fake.url, LOCALAGENT_HOME=str(tmp_path / "home"))
+        done = run_cli(env, "ask", QUESTION, "-w", str(root), "--foreground")
+        chats = fake.chat_requests
+    assert done.returncode == 0, done.stderr
+    assert chats[0]["messages"][1]["content"] == f"RESEARCH PLEASE: {QUESTION}"
+    listed = run_cli(env, "prompts", "list").stdout
+    assert "research_plan_user" in listed and "research_fix_citations" in listed

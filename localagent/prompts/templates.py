@@ -16,6 +16,7 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{[^{}\n]*\}|\{|\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -241,3 +242,18 @@ def render(text: str, values: Mapping[str, object]) -> str:
         else:
             raise KeyError(f"no value for the placeholder {{{part.name}}} (line {part.line})")
     return "".join(out)
+
+
+class Prompt(NamedTuple):
+    text: str
+    about: str
+    spec: Spec
+
+
+def spec(required: str = "", optional: str = "", volatile: str = "", prefix: bool = False) -> Spec:
+    return Spec(
+        frozenset(required.split()),
+        frozenset((optional + " " + volatile).split()),
+        frozenset(volatile.split()),
+        prefix,
+    )

@@ -8,7 +8,7 @@ Placeholders are `{name}`; a literal brace is written doubled.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from localagent.prompts.feedback import (
     BLOCKED_ALTERNATING,
@@ -45,8 +45,10 @@ from localagent.prompts.plan import (
     REPLAN_USER,
     UNMET_USER,
 )
-from localagent.prompts.templates import Spec
+from localagent.prompts.research import RESEARCH
+from localagent.prompts.templates import Prompt
 from localagent.prompts.templates import render as fill
+from localagent.prompts.templates import spec as _spec
 
 SYSTEM = """\
 You are localagent, an autonomous coding agent working inside one workspace folder.
@@ -119,21 +121,6 @@ PLAN:
 
 EVIDENCE:
 {ledger}"""
-
-
-class Prompt(NamedTuple):
-    text: str
-    about: str
-    spec: Spec
-
-
-def _spec(required: str = "", optional: str = "", volatile: str = "", prefix: bool = False) -> Spec:
-    return Spec(
-        frozenset(required.split()),
-        frozenset((optional + " " + volatile).split()),
-        frozenset(volatile.split()),
-        prefix,
-    )
 
 
 _FACTS = "round progress task subtask written existing missing commands errors"
@@ -263,6 +250,7 @@ PROMPTS: dict[str, Prompt] = {
     "small_verifier": Prompt(
         SMALL_VERIFIER, "verdict note: the verifier model is small", _spec("", "size")
     ),
+    **RESEARCH,
 }
 
 

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 from localagent.journal import Journal
 from localagent.loop.lifecycle import Outcome
 from localagent.models.protocol import Message
-from localagent.prompts.texts import render
-from localagent.research import prompts
 from localagent.research.citations import check, citations, mark_unverified
 from localagent.research.tools import Span
 from localagent.system import safefs
@@ -47,14 +45,14 @@ def evidence(seen: list[Span]) -> str:
 def write_answer(research: Research) -> Outcome:
     """Synthesize the answer, check its citations, save it; the completed outcome."""
     seen = research.progress.seen
-    user = render(
-        prompts.SYNTH_USER,
+    user = research.texts.render(
+        "research_synth_user",
         question=research.question,
         findings=research.findings_text(),
         evidence=evidence(seen),
     )
     messages: list[Message] = [
-        {"role": "system", "content": prompts.SYNTH_SYSTEM},
+        {"role": "system", "content": research.texts.render("research_synth_system")},
         {"role": "user", "content": user},
     ]
     reply = research.model.chat(messages)
@@ -67,7 +65,10 @@ def write_answer(research: Research) -> Outcome:
         problems = "\n".join(f"- {why}" for why in bad.values())
         messages += [
             {"role": "assistant", "content": answer},
-            {"role": "user", "content": render(prompts.FIX_CITATIONS, problems=problems)},
+            {
+                "role": "user",
+                "content": research.texts.render("research_fix_citations", problems=problems),
+            },
         ]
         reply = research.model.chat(messages)
         research.record_call("fix_citations", reply)

@@ -23,8 +23,7 @@ from localagent.config.settings import Settings
 from localagent.journal import Journal
 from localagent.loop.lifecycle import Outcome
 from localagent.models.protocol import Message, Model, Reply
-from localagent.prompts.texts import render
-from localagent.research import prompts
+from localagent.prompts.promptset import PromptSet
 from localagent.research.answer import write_answer
 from localagent.research.search import index_folder, make_searcher
 from localagent.research.step import run_step
@@ -98,6 +97,7 @@ class Research:
         self.model = model
         self.ctx = ctx
         self.stop = stop
+        self.texts = PromptSet(settings.prompts)
         cancelled = lambda: stop.requested() is not None  # noqa: E731
         searcher, notes = make_searcher(ctx.root, settings, cancelled, model)
         for note in notes:
@@ -148,8 +148,11 @@ class Research:
 
     def plan(self) -> None:
         messages = [
-            {"role": "system", "content": prompts.PLAN_SYSTEM},
-            {"role": "user", "content": render(prompts.PLAN_USER, question=self.question)},
+            {"role": "system", "content": self.texts.render("research_plan_system")},
+            {
+                "role": "user",
+                "content": self.texts.render("research_plan_user", question=self.question),
+            },
         ]
         found = self._structured("plan", messages, PLAN_SCHEMA, PlanReply)
         questions = _clean(found.sub_questions if found else [], MAX_SUB_QUESTIONS)
@@ -158,11 +161,11 @@ class Research:
     def refine(self) -> bool:
         """Ask whether the findings answer the question; True when sub-questions were added."""
         messages = [
-            {"role": "system", "content": prompts.REFINE_SYSTEM},
+            {"role": "system", "content": self.texts.render("research_refine_system")},
             {
                 "role": "user",
-                "content": render(
-                    prompts.REFINE_USER, question=self.question, findings=self.findings_text()
+                "content": self.texts.render(
+                    "research_refine_user", question=self.question, findings=self.findings_text()
                 ),
             },
         ]

@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from localagent.loop.loopguard import signature
 from localagent.models.protocol import Message
-from localagent.prompts.texts import render
-from localagent.research import prompts
 from localagent.research.tools import spans
 from localagent.system.textcap import cap_text
 from localagent.textcalls import ToolCall, given_arguments, parse_reply
@@ -32,7 +30,9 @@ def run_step(research: Research, question: str) -> None:
     calls = 0
     for _ in range(STEP_REPLIES):
         if calls >= STEP_CALLS - 1:
-            messages.append({"role": "user", "content": prompts.STEP_LAST})
+            messages.append(
+                {"role": "user", "content": research.texts.render("research_step_last")}
+            )
         reply = research.model.chat(_trimmed(messages), tools=research.tools.specs())
         found = reply.tool_calls or parse_reply(reply.content, set(research.tools.names())).calls
         state = research.journal.state
@@ -43,7 +43,7 @@ def run_step(research: Research, question: str) -> None:
         if not found:
             messages += [
                 {"role": "assistant", "content": reply.content},
-                {"role": "user", "content": prompts.STEP_NUDGE},
+                {"role": "user", "content": research.texts.render("research_step_nudge")},
             ]
             continue
         messages.append(
@@ -68,11 +68,13 @@ def _opening(research: Research, question: str) -> list[Message]:
     text_protocol = ""
     if not research.model.native_tools:
         tools = "\n".join(f"- {t.name}: {t.description}" for t in research.tools.specs())
-        text_protocol = render(prompts.TEXT_PROTOCOL, tools=tools)
-    system = render(prompts.STEP_SYSTEM, steps=STEP_CALLS, text_protocol=text_protocol)
+        text_protocol = research.texts.render("research_text_protocol", tools=tools)
+    system = research.texts.render(
+        "research_step_system", steps=STEP_CALLS, text_protocol=text_protocol
+    )
     number = len(research.progress.findings) + 1
-    user = render(
-        prompts.STEP_USER,
+    user = research.texts.render(
+        "research_step_user",
         question=research.question,
         number=number,
         sub_question=question,

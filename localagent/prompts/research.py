@@ -1,7 +1,9 @@
-"""The words of research mode, as data: rendered strictly (a missing value is an error);
-placeholders are `{name}`, a literal brace is written doubled."""
+"""The words of research mode (`localagent ask`), as prompts a user can replace like the
+others (`texts.PROMPTS` holds them); placeholders are `{name}`, a literal brace doubled."""
 
 from __future__ import annotations
+
+from localagent.prompts.templates import Prompt, spec
 
 PLAN_SYSTEM = """\
 You plan research into a codebase. Split the question into at most 3 sub-questions, each
@@ -62,3 +64,39 @@ FIX_CITATIONS = """\
 Fix your citations. These do not point at code the research retrieved or read:
 {problems}
 Rewrite the whole answer, citing only lines from the evidence list (or none)."""
+
+
+RESEARCH: dict[str, Prompt] = {
+    "research_plan_system": Prompt(
+        PLAN_SYSTEM, "ask: how to split a question into sub-questions", spec()
+    ),
+    "research_plan_user": Prompt(PLAN_USER, "ask: the question to split", spec("question")),
+    "research_step_system": Prompt(
+        STEP_SYSTEM, "ask: how to research one sub-question", spec("text_protocol", "steps")
+    ),
+    "research_text_protocol": Prompt(
+        TEXT_PROTOCOL, "ask: how to write a tool call without native tool calls", spec("tools")
+    ),
+    "research_step_user": Prompt(
+        STEP_USER,
+        "ask: the sub-question and the findings so far",
+        spec("sub_question", "question number findings"),
+    ),
+    "research_step_nudge": Prompt(STEP_NUDGE, "ask: a reply without a tool call", spec()),
+    "research_step_last": Prompt(STEP_LAST, "ask: the last step of a sub-question", spec()),
+    "research_refine_system": Prompt(
+        REFINE_SYSTEM, "ask: whether the findings answer the question", spec()
+    ),
+    "research_refine_user": Prompt(
+        REFINE_USER, "ask: the question and the findings to judge", spec("findings", "question")
+    ),
+    "research_synth_system": Prompt(SYNTH_SYSTEM, "ask: how to write the answer", spec()),
+    "research_synth_user": Prompt(
+        SYNTH_USER,
+        "ask: the findings and evidence to answer from",
+        spec("question", "findings evidence"),
+    ),
+    "research_fix_citations": Prompt(
+        FIX_CITATIONS, "ask: citations that point at no code seen", spec("problems")
+    ),
+}
