@@ -206,7 +206,9 @@ def journal_problems(workspace: Path) -> list[str]:
     seqs = [r["seq"] for r in records]
     if seqs != list(range(1, len(seqs) + 1)):
         problems.append(f"seq is not 1..n: {seqs[:5]}...{seqs[-5:]}")
-    for here, after in zip(records, [*records[1:], None], strict=True):
+    # A step's `changes` records (what it changed, for `rewind`) come before its finish.
+    steps = [r for r in records if r["type"] != "changes"]
+    for here, after in zip(steps, [*steps[1:], None], strict=True):
         if here["type"] != "action_started":
             continue
         if after is None:

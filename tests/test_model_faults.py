@@ -121,7 +121,9 @@ def assert_intact(workspace: Path, status: str = "completed") -> list[dict[str, 
     """Seq contiguous, every action pair whole, each file written exactly once."""
     found = records(workspace)
     assert [r["seq"] for r in found] == list(range(1, len(found) + 1))
-    for here, after in itertools.pairwise(found):
+    # A step's `changes` record (what it changed, for `rewind`) comes before its finish.
+    steps = [r for r in found if r["type"] != "changes"]
+    for here, after in itertools.pairwise(steps):
         if here["type"] == "action_started":
             assert after["type"] == "action_finished", after
             assert (after["tool"], after["args"]) == (here["tool"], here["args"])

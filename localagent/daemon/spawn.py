@@ -44,7 +44,16 @@ def _popen(request: RunRequest, journal: Journal) -> tuple[subprocess.Popen[byte
 
     argv = child_argv(request.workspace)
     with journal.open_out() as sink:
-        return popen_detached(argv, request.workspace, sink, request_bytes(request))
+        try:
+            return popen_detached(argv, request.workspace, sink, request_bytes(request))
+        except OSError as exc:  # the request goes in a temp file first: a full disk stops it
+            error = AgentError(
+                f"the background agent could not be started: its run request could not be "
+                f"written ({exc.strerror or exc}) (a full disk?); run it attached to see why, "
+                f"with --foreground"
+            )
+            error.exit_code = 1
+            raise error from exc
 
 
 class _Mark:

@@ -45,8 +45,8 @@ class Snapshots:
 
     def scope(self, tool: Tool, args: dict[str, Any]) -> list[str] | None:
         """The paths an edit tool names (it changes nothing else); None for the rest."""
-        if tool.policy.spawns or not tool.policy.paths:
-            return None
+        if tool.policy.spawns or not tool.policy.paths or not isinstance(args, dict):
+            return None  # a malformed call is refused by the tool; scope it all the same
         paths = []
         for key in tool.policy.paths:
             value = args.get(key)
