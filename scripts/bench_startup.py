@@ -9,7 +9,8 @@ Times, as a user runs them (a new process, wall time, the median of N runs):
   Ollama server (the hello scenario: plan, three tool calls, verdict).
 
 The fake server runs in this process; the settings come from a fresh temporary home.
-There is no target: the figures are for comparing two versions on the same machine.
+There is no target: the figures are for comparing two versions on the same machine
+(`PYTHONPATH=TREE` picks the tree; the commands run from a temporary folder).
 
     python scripts/bench_startup.py [--runs N]
 """
@@ -40,10 +41,16 @@ def _env(home: Path, url: str) -> dict[str, str]:
     return {**env, "LOCALAGENT_HOME": str(home), "OLLAMA_HOST": url, "PATH": path}
 
 
-def _timed(args: list[str], env: dict[str, str], expect: int) -> float:
+def _timed(args: list[str], env: dict[str, str], expect: int, cwd: Path) -> float:
+    # `-m` puts the current folder first on sys.path: run from one without a localagent
+    # package, so that PYTHONPATH (or the installed package) decides which one is timed.
     began = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "localagent", *args], env=env, capture_output=True, timeout=120
+        [sys.executable, "-m", "localagent", *args],
+        env=env,
+        capture_output=True,
+        timeout=120,
+        cwd=cwd,
     )
     took = time.perf_counter() - began
     if done.returncode != expect:
@@ -67,12 +74,12 @@ def _rows(root: Path, runs: int) -> list[tuple[str, float]]:
         done.mkdir()
         with FakeServer(scenario) as server:
             args = ["start", GOAL, "-w", str(done), "--foreground"]
-            return _timed(args, {**env, "OLLAMA_HOST": server.url}, 0)
+            return _timed(args, {**env, "OLLAMA_HOST": server.url}, 0, root)
 
-    version = _median(runs, lambda: _timed(["--version"], env, 0))
-    bare = _median(runs, lambda: _timed(["status", "-w", str(empty)], env, 2))
+    version = _median(runs, lambda: _timed(["--version"], env, 0, root))
+    bare = _median(runs, lambda: _timed(["status", "-w", str(empty)], env, 2, root))
     started = _median(runs, start)
-    finished = _median(runs, lambda: _timed(["status", "-w", str(done)], env, 0))
+    finished = _median(runs, lambda: _timed(["status", "-w", str(done)], env, 0, root))
     return [
         ("--version", version),
         ("status, empty folder", bare),

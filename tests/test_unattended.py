@@ -291,7 +291,9 @@ def test_a_command_interrupted_by_a_crash_is_killed_on_resume(ws: Path) -> None:
     assert result.returncode == 0, result.stderr
     interrupted = [r for r in records(ws) if r["type"] == "action_interrupted"]
     assert interrupted and interrupted[0]["killed"] is True
-    time.sleep(4)
+    # Left alone, the command writes late.txt 3 s after it started: wait just past that.
+    written_by = (ws / "started.txt").stat().st_mtime + 3.5
+    time.sleep(max(0.0, written_by - time.time()))
     assert not (ws / "late.txt").exists()
 
 
