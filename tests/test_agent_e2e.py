@@ -591,7 +591,12 @@ def test_resume_with_nothing_to_resume_exits_2(ws: Path) -> None:
     assert "nothing to resume" in result.stderr
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+# Each signal once and each API once: how a signal is handled does not depend on the API.
+@pytest.mark.parametrize(
+    ("signum", "backend"),
+    [(signal.SIGINT, "openai"), (signal.SIGTERM, "ollama")],
+    ids=["openai-ctrl-c", "ollama-sigterm"],
+)
 def test_a_stop_signal_journals_stopped_and_resume_completes(
     ws: Path, signum: int, backend: str
 ) -> None:
