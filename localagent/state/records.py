@@ -41,9 +41,15 @@ class PlannedTask(_Record):
     subtasks: list[StrictStr]
 
 
+class Carried(_Record):
+    subtask: StrictStr
+    reason: StrictStr
+
+
 class Plan(_Record):
     tasks: list[PlannedTask]
     replace_from: StrictInt = Field(0, ge=0)
+    carried: list[Carried] = Field(default_factory=list)  # subtasks done before they start
 
 
 class ActionStarted(_Call):
@@ -62,6 +68,7 @@ class ActionFinished(_Call):
     ok: StrictBool
     result: StrictStr
     returncode: StrictInt | None = None
+    completes: dict[StrictStr, StrictStr] | None = None  # the subtask this write ended
 
 
 class ActionBlocked(_Call):

@@ -155,6 +155,7 @@ def action_finished(state: State, rec: dict[str, Any]) -> None:
     if state.open_action is not None and state.guard.window:
         state.guard.window[-1].obs = f"{zlib.crc32(rec['result'].encode('utf-8', 'replace')):08x}"
     state.open_action = None
+    state.completion_due = rec.get("completes") or None
     state.fingerprint = str(rec.get("fingerprint") or state.fingerprint)
     note_action(state.ledger, rec)
     _push(state.recent_actions, action, RECENT_ACTIONS)
