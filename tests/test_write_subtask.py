@@ -29,9 +29,7 @@ FIRST = {
     "doubled-brace": '{{"name": "write_file", ' + ARGS + "}}",
 }
 # Round 2 verbatim: the same call four times, every other one complete, until the loop cut.
-REPEATED = (
-    '{"name": "write_file", ' + ARGS + "\n" + '{"name": "write_file", ' + ARGS + "}\n"
-) * 2
+REPEATED = ('{"name": "write_file", ' + ARGS + "\n" + '{"name": "write_file", ' + ARGS + "}\n") * 2
 RUN_AND_DONE = {
     "content": '{"name": "run_cmd", "arguments": {"cmd": "python hello_world.py"}}\n'
     '{"name": "mark_subtask_complete", "arguments": {"success": true, '
@@ -39,9 +37,11 @@ RUN_AND_DONE = {
 }
 
 
-def run_goal(ws: Path, replies: list[dict[str, Any]], **env: str) -> tuple[Any, list[Any]]:
+def run_goal(
+    ws: Path, replies: list[dict[str, Any]], plan: dict[str, Any] = PLAN, **env: str
+) -> tuple[Any, list[Any]]:
     scenario = {"models": [{"name": "qwen2.5-coder:0.5b"}], "llama_cpp": True}
-    scenario |= {"rules": [PLAN], "replies": replies, "default": done("written")}
+    scenario |= {"rules": [plan], "replies": replies, "default": done("written")}
     with FakeServer(scenario) as server:
         given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "0"}
         given |= {"LOCALAGENT_MAX_ROUNDS": "6", **env}
@@ -120,6 +120,40 @@ def test_the_real_run_s_replies_complete_the_goal_in_three_rounds(tmp_path: Path
     rewrites = [r for r in of(tmp_path, "action_finished") if r["tool"] == "write_file"][1:]
     assert rewrites and all("already has this content" in r["result"] for r in rewrites)
     assert not any(r.get("completes") for r in rewrites)
+
+
+def test_without_a_later_subtask_for_the_file_the_first_write_leaves_the_check_to_the_model(
+    tmp_path: Path,
+) -> None:
+    """A plan whose one subtask writes the file: the model's own run is the evidence a
+    small verifier needs, so the first write does not end the subtask."""
+    plan = plan_rule((GOAL, ["write_file hello_world.py"]))
+    ran, _ = run_goal(tmp_path, [{"content": FIRST["missing-brace"]}, RUN_AND_DONE], plan)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert not of(tmp_path, "action_finished")[0].get("completes")
+    assert [r.get("by") for r in of(tmp_path, "subtask_completed")] == [None]
+
+
+def test_a_replan_that_gives_back_a_written_write_subtask_carries_it_as_done(
+    tmp_path: Path,
+) -> None:
+    """The write succeeded, then the subtask failed only through repeats of a call that
+    succeeded (a read, blocked by the third time); the replan gives the same plan back.
+    Its write subtask is carried as done instead of being blocked again forever."""
+    read = '{"name": "read_file", "arguments": {"path": "hello_world.py"}}\n'
+    replies = [{"content": FIRST["missing-brace"]}, {"content": read * 3}, {"content": read * 3}]
+    ran, _ = run_goal(
+        tmp_path, [*replies, RUN_AND_DONE], LOCALAGENT_PROFILE="full", LOCALAGENT_MAX_ROUNDS="8"
+    )
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    failed = of(tmp_path, "subtask_failed")
+    assert len(failed) == 1 and "repeating blocked actions" in failed[0]["reason"]
+    replan = [p for p in of(tmp_path, "plan") if p.get("replace_from")]
+    assert len(replan) == 1 and replan[0]["tasks"][0]["subtasks"] == SUBTASKS
+    assert [c["subtask"] for c in replan[0]["carried"]] == ["write_file hello_world.py"]
+    assert "already written by this run" in replan[0]["carried"][0]["reason"]
+    assert len(rounds(tmp_path)) == 4
+    assert records(tmp_path)[-1]["type"] == "goal_completed"
 
 
 def test_a_write_with_a_syntax_error_completes_nothing(tmp_path: Path) -> None:

@@ -5,11 +5,16 @@ names: Qwen2.5-Coder-0.5B wrote hello_world.py in round 1, then sent the same wr
 again and again until three strikes failed the subtask and the replan gave it back
 unchanged. For a subtask that says to write one named file (`plancheck.written_file`),
 the write is the work: an unchanged rewrite of that file after a successful write in
-the same subtask is the model saying it is done, and in the small-model profile the
-first write that creates or changes the file already is. Either way the subtask ends
-through the normal `subtask_completed` record (the write's `action_finished` names the
-completion owed, so a crash between the two still ends it on resume), its evidence is
-the write, and nothing here counts as progress or as a check for the goal's verdict.
+the same subtask is the model saying it is done. In the small-model profile the first
+write that creates or changes the file already is, when a later subtask of the plan
+names the same file (runs or tests it): the check has a subtask of its own, and a round
+of a small model costs 3-30 s. Without one, the model's next move after a write is
+often to run it, and that run is the evidence a small verifier's verdict needs.
+
+Either way the subtask ends through the normal `subtask_completed` record (the write's
+`action_finished` names the completion owed, so a crash between the two still ends it
+on resume), its evidence is the write, and nothing here counts as progress or as a
+check for the goal's verdict.
 """
 
 from __future__ import annotations
@@ -68,13 +73,29 @@ def finished(
         if earlier.subtask != ledger.subtask:
             return None
         path, name = rewritten[0], "done_by_rewrite"
-    elif wrote and small:
+    elif wrote and small and any(_same(p, target) for p in _later_files(state)):
         path, name = wrote[0], "done_by_write"
     else:
         return None
     if not _sound(root, path):
         return None
     return Finished(path, prompts.render(name, path=path))
+
+
+def _later_files(state: State) -> list[str]:
+    """The files the plan's later subtasks name (one that runs or tests the file written)."""
+    return [name for text in _later(state) for name in evidence.named_files(text)]
+
+
+def _later(state: State) -> list[str]:
+    """The subtasks after the active one still to do, in plan order."""
+    assert state.goal is not None
+    return [
+        sub.description
+        for ti, task in enumerate(state.goal.tasks)
+        for si, sub in enumerate(task.subtasks)
+        if (ti, si) > (state.task_index, state.subtask_index) and sub.status == "pending"
+    ]
 
 
 def note(state: State, done: Finished, prompts: PromptSet) -> str:
@@ -88,13 +109,7 @@ def note(state: State, done: Finished, prompts: PromptSet) -> str:
 
 def _next(state: State) -> str:
     """The subtask after the active one, as the note names it."""
-    assert state.goal is not None
-    later = [
-        sub.description
-        for ti, task in enumerate(state.goal.tasks)
-        for si, sub in enumerate(task.subtasks)
-        if (ti, si) > (state.task_index, state.subtask_index) and sub.status == "pending"
-    ]
+    later = _later(state)
     return f"the subtask '{later[0]}'" if later else "nothing: every subtask is done"
 
 
