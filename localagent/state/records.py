@@ -97,6 +97,7 @@ class LlmCall(_Record):
     prompt_tokens: StrictInt = Field(0, ge=0, le=TOKENS_MAX)
     completion_tokens: StrictInt = Field(0, ge=0, le=TOKENS_MAX)
     cached_tokens: StrictInt | None = Field(None, ge=0, le=TOKENS_MAX)
+    estimated: StrictBool = False  # the token counts are ours: the reply was cut off
     content: StrictStr = ""
     notice: StrictStr = ""
     window: StrictInt | None = Field(None, ge=0, le=TOKENS_MAX)

@@ -120,6 +120,8 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
 
 
 def _learn_token_size(state: State, rec: dict[str, Any]) -> None:
+    if rec.get("estimated"):  # an estimate made from the size would only teach itself
+        return
     chars, tokens = rec.get("prompt_chars"), rec.get("prompt_tokens")
     if isinstance(chars, int) and isinstance(tokens, int) and chars > 0 and tokens > 0:
         seen = min(max(chars / tokens, 1.5), 8.0)
