@@ -122,12 +122,6 @@ class Actions:
         log.info("subtask completed by its write: %s", fields["reason"])
         self.journal.append("subtask_completed", call=None, **fields)
 
-    def carried(self, tasks: list[dict[str, Any]], failed: str) -> list[dict[str, str]]:
-        """The replan's subtasks carried as done, each with why (see `writedone.carried`)."""
-        found = writedone.carried(self.state, self.ctx.root, tasks, failed)
-        reason = self.prompts.render("carried", path=found[1]) if found else ""
-        return [{"subtask": found[0], "reason": reason}] if found else []
-
     def finish(
         self,
         name: str,

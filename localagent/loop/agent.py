@@ -19,7 +19,7 @@ from typing import Any
 from localagent import tools
 from localagent.config.settings import Settings
 from localagent.journal import Journal
-from localagent.loop import actions, context, loopguard, planner, roundcall
+from localagent.loop import actions, context, loopguard, planner, roundcall, writedone
 from localagent.loop.lifecycle import Ending, Outcome
 from localagent.loop.strikes import Strikes
 from localagent.models import Model, Reply
@@ -175,7 +175,7 @@ class Agent:
         tasks = self.planner.replan(self.state, failed, due.reason, self._recorder("replan"))
         if tasks:
             log.info("replan: %s", "; ".join(t["description"] for t in tasks))
-            carried = self.actions.carried(tasks, due.subtask)
+            carried = writedone.carried(self.state, self.ctx.root, tasks, due.subtask, self.prompts)
             more = {"carried": carried} if carried else {}
             self.journal.append("plan", tasks=tasks, replace_from=due.task_index + 1, **more)
         else:

@@ -130,12 +130,15 @@ def completion(state: State, root: Path, owed: dict[str, Any]) -> dict[str, Any]
 
 
 def carried(
-    state: State, root: Path, tasks: list[dict[str, Any]], failed: str
-) -> tuple[str, str] | None:
-    """The subtask of a replan to carry as done, and its file: the failed write subtask
-    given back word for word while the file it names is written by this run and sound.
-    Doing it again could only rewrite the file unchanged, which the loop guard blocks."""
+    state: State, root: Path, tasks: list[dict[str, Any]], failed: str, prompts: PromptSet
+) -> list[dict[str, str]]:
+    """The `carried` field of a replan's `plan` record: the failed write subtask, when the
+    replan gives it back word for word while the file it names is written by this run
+    and sound. Doing it again could only rewrite the file unchanged, which the loop guard
+    blocks until the subtask fails again."""
     target = written_file(failed)
     path = next((p for p in state.ledger.writes if target and _same(p, target)), "")
     again = any(text == failed for task in tasks for text in task["subtasks"])
-    return (failed, path) if again and path and _sound(root, path) else None
+    if not (again and path and _sound(root, path)):
+        return []
+    return [{"subtask": failed, "reason": prompts.render("carried", path=path)}]
