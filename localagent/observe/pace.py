@@ -45,5 +45,24 @@ def run_share(tokens: Tokens) -> float | None:
     return share(tokens.cached, tokens.measured)
 
 
+RECENT_ROUNDS = 20  # rounds whose median is "seconds per round"
+RECORDS_READ = 600  # from the end of the history: enough for the recent rounds
+
+
+def figures(tokens: Tokens, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """`status --json`'s pace: the median seconds of the recent rounds, and the share of
+    the prompt the server served from its cache for the last call that said and for the
+    whole run (each null until known)."""
+    gaps = round_gaps(records)[-RECENT_ROUNDS:]
+    said = [part for part in map(call_share, records) if part is not None]
+    whole = run_share(tokens)
+    return {
+        "seconds_per_round": round(statistics.median(gaps), 1) if gaps else None,
+        "rounds_timed": len(gaps),
+        "cache_share_last_call": round(said[-1], 3) if said else None,
+        "cache_share_run": None if whole is None else round(whole, 3),
+    }
+
+
 def cached_text(part: float | None) -> str:
     return "" if part is None else f"{part:.0%} of the prompt from the server's cache"

@@ -72,6 +72,8 @@ def last_activity(journal: History) -> str | None:
 
 def status_info(workspace: Path) -> dict[str, Any]:
     """`status --json`: absent values are null; `schema` is the version of the shape."""
+    from localagent.observe import pace  # it reads the events module, which reads this one
+
     journal = open_journal(workspace)
     state = journal.load(repair=False)
     alive, pid = running(journal)
@@ -97,6 +99,7 @@ def status_info(workspace: Path) -> dict[str, Any]:
         "rounds": state.rounds,
         "llm_calls": state.llm_calls,
         "tokens": {"prompt": state.tokens.prompt, "completion": state.tokens.completion},
+        "pace": pace.figures(state.tokens, journal.tail(pace.RECORDS_READ)),
         "blocked": state.blocked_total,
         "blocked_signatures": state.blocked,
         "loops": state.loops_total,
