@@ -37,6 +37,7 @@ from localagent.journal.files import (
     JOURNAL_FILES,
     QUESTIONS_DIR,
     TEMP_FILES,
+    resume_hint,
 )
 from localagent.journal.journal import SNAPSHOT_AFTER, Journal
 from localagent.journal.replay import SNAPSHOT_EVERY
@@ -59,4 +60,5 @@ __all__ = [
     "encode",
     "is_torn",
     "now_iso",
+    "resume_hint",
 ]

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from localagent.journal import Journal
+from localagent.journal import Journal, resume_hint
 from localagent.journal.archive import archived
 from localagent.journal.reading import History
 from localagent.state import counts, current
@@ -174,7 +174,7 @@ def format_status(info: dict[str, Any]) -> str:
     if info.get("model"):
         rows.append(("model", f"{info['model']} ({info['backend']} backend)"))
     if info.get("suspended"):
-        then = f"once it answers, continue with: localagent resume -w {info['workspace']}"
+        then = f"once it answers, {resume_hint(info['workspace'])}"
         rows.append(("suspended", f"{info['suspended']}; {then}"))
     if info.get("waiting"):
         since, why = local_time(info["waiting"]["since"]), info["waiting"]["reason"]
