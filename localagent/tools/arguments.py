@@ -47,7 +47,7 @@ def prepared(
 ) -> tuple[dict[str, Any], list[str]]:
     """The model's arguments renamed and reshaped for the tool, not yet validated."""
     given = {**(implied or {}), **parse_arguments(args)}
-    properties = tool.spec.parameters.get("properties") or {}
+    properties = tool.spec.flat.get("properties") or {}
     names = renamed(given, properties)
     given = {names.get(key, key): value for key, value in given.items()}
     words = {key for key, field in tool.arguments.model_fields.items() if _words(field.metadata)}
