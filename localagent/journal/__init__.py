@@ -17,7 +17,8 @@ every write goes through, `files` is the folder itself (planted-file checks, the
 other modules open, stop requests), `replay` loads and repairs, `reading` reads the
 history without loading it, `seals` says whose journal it is (and seals it anew when the
 user adopts another agent's), `archive` puts a finished goal's files away, and `journal`
-holds the `Journal`.
+holds the `Journal`. `registry` is the user's index of workspaces with a goal (`list`,
+`resume --all`), kept in the user data folder, not in any `.agent_context/`.
 """
 
 from localagent.journal.archive import KEPT_BY_ARCHIVE

@@ -159,7 +159,7 @@ def _nobody(what: str) -> None:
 def _remember(workspace: Path, goal: str, wait: float, quiet: bool = False) -> bool:
     """Register the workspace for `list` and `resume --all`; a registry that is busy or
     cannot be written is said, never the end of the run."""
-    from localagent.daemon.registry import remember
+    from localagent.journal.registry import remember
 
     try:
         remember(workspace, goal, wait=wait)

@@ -27,7 +27,8 @@ from localagent.mcp.client import (
 from localagent.mcp.config import McpServer
 from localagent.mcp.results import observation
 from localagent.tools.base import ToolContext, ToolError, ToolResult
-from localagent.tools.registry import Policy, Tool, schema_tool
+from localagent.tools.registry import schema_tool
+from localagent.tools.tool import Policy, Tool
 
 log = logging.getLogger("localagent.mcp")
 START_SECONDS = 30.0  # at least this long for a server to start (npx may download it)

@@ -21,7 +21,7 @@ from localagent.tools.aliases import renamed
 from localagent.tools.base import ToolError, Words
 
 if TYPE_CHECKING:
-    from localagent.tools.registry import Tool
+    from localagent.tools.tool import Tool
 
 _INTEGER = re.compile(r"\s*[-+]?\d+\s*")
 _BOOLEANS = {"true": True, "false": False}

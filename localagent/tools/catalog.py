@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal
 
 from localagent.tools import commands, delegate, edits, files, git, outputs, search
 from localagent.tools.base import ToolContext, ToolResult
-from localagent.tools.registry import Policy, Tool, ToolRegistry, make_tool
+from localagent.tools.registry import ToolRegistry, make_tool
+from localagent.tools.tool import Policy, Tool
 
 RUN_CMD_GUIDE = """\
 - run_cmd runs one program without a shell: no pipes, redirections, `&&` or `;`.

@@ -17,52 +17,24 @@ import inspect
 import os
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import ConfigDict, create_model
 
 from localagent.models.protocol import ToolSpec
 from localagent.system.textcap import cap_text
+from localagent.textcalls.names import FOLDER_STEP, Meaning, meaning
 from localagent.tools import aliases
 from localagent.tools.arguments import validated
 from localagent.tools.base import ToolContext, ToolError, ToolResult, clean
 from localagent.tools.outputs import store_text, stored_note
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
+from localagent.tools.tool import Policy, Tool
 
 _JSON_TYPES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", float: "number"}
 DIGEST_LIMIT = 64 * 1024 * 1024  # bytes hashed to tell an applied edit from one not made
-
-# What resume does with a call that a crash interrupted: run it again (it reads, or
-# writes what it was given whatever was there), check the paths it touches against their
-# state when it started (unchanged: run it; changed: it was applied), or never run it
-# again and tell the model (commands, commits: effects outside what can be checked).
-Resume = Literal["redo", "check", "never"]
-
-
-@dataclass(frozen=True)
-class Policy:
-    resume: Resume = "redo"
-    changes: bool = False  # it may change the workspace
-    spawns: bool = False  # it runs processes, marked as its `action_started` says (a crash)
-    control: bool = False  # not an action: the loop reads its verdict (mark_subtask_complete)
-    default: bool = True  # enabled unless the `tools` setting leaves it out
-    paths: tuple[str, ...] = ()  # arguments that name workspace paths
-    # Spells arguments the same way whatever the model wrote (a command re-spaced).
-    canonical: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    guide: str = ""  # rule lines for the system prompt while the tool is enabled
-
-
-@dataclass(frozen=True)
-class Tool:
-    name: str
-    function: Callable[..., ToolResult]
-    arguments: type[BaseModel]
-    spec: ToolSpec
-    signature: str
-    policy: Policy
 
 
 def _parameter(annotation: object) -> tuple[type, str]:
@@ -133,11 +105,11 @@ class ToolRegistry:
         found = self._meaning(name)
         return self._tool(found.tool) if found else None
 
-    def _meaning(self, name: object) -> aliases.Meaning | None:
-        return aliases.meaning(name.strip(), self._tools) if isinstance(name, str) else None
+    def _meaning(self, name: object) -> Meaning | None:
+        return meaning(name.strip(), self._tools) if isinstance(name, str) else None
 
     def _tool(self, name: str) -> Tool:
-        return _folder_step() if name == aliases.FOLDER_STEP else self._tools[name]
+        return _folder_step() if name == FOLDER_STEP else self._tools[name]
 
     def names(self) -> list[str]:
         return list(self._tools)
