@@ -4,6 +4,7 @@ answer (`answer`) work on it."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,14 +55,14 @@ class Session:
     ) -> None:
         self.journal = journal
         self.model = model
-        self.ctx = ctx
         self.stop = stop
         self.texts = PromptSet(settings.prompts)
+        self.ctx = dataclasses.replace(ctx, prompts=self.texts)  # the tools' notes too
         cancelled = lambda: stop.requested() is not None  # noqa: E731
-        searcher, notes = make_searcher(ctx.root, settings, cancelled, model)
+        searcher, notes = make_searcher(self.ctx.root, settings, cancelled, model)
         for note in notes:
             log.info("%s", note)
-        self.tools = research_tools(Library(searcher, index_folder(ctx.root)))
+        self.tools = research_tools(Library(searcher, index_folder(self.ctx.root)))
         self.progress = read_progress(journal)
 
     @property

@@ -1,9 +1,11 @@
-"""The names models give tools and arguments that are not ours, and what they mean.
+"""The names models give arguments that are not ours, and what a call of a name that is
+not ours is told.
 
-Small models call `create_file`, `mkdir`, `bash` or `done`, and pass `file_path` or
-`command`: names taken from the agents they were trained on. A name that clearly means one
-of this run's tools runs that tool (the observation says so); anything else is refused with
-the nearest names. The tables are data: one entry per name seen in practice.
+Small models call `create_file`, `mkdir`, `bash` or `done` (the tools each such name means
+are in `textcalls.names`), and pass `file_path` or `command`: names taken from the agents
+they were trained on. A name that clearly means one of this run's tools runs that tool (the
+observation says so); anything else is refused with the nearest names. The tables are data:
+one entry per name seen in practice.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import difflib
 from collections.abc import Collection, Mapping
 from typing import Annotated, Any
 
+from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.textcalls.base import fold_name
 from localagent.textcalls.names import FOLDER_STEP, alias_table
 from localagent.tools.base import ToolContext, ToolResult
@@ -71,18 +74,21 @@ def nearest(name: str, tools: Collection[str], count: int = 3) -> list[str]:
     return [tool for tool in dict.fromkeys(ranked) if tool in tools][:count]
 
 
-def unknown_tool(name: str, tools: Collection[str]) -> str:
+def unknown_tool(name: str, tools: Collection[str], prompts: PromptSet = DEFAULT) -> str:
     """The observation for a name that means no tool of the run."""
-    near = nearest(name, tools)
-    hint = f"; did you mean {', '.join(near)}?" if near else ""
-    return f"unknown tool {name!r}{hint} Available tools: {', '.join(tools)}"
+    near, listed = nearest(name, tools), ", ".join(tools)
+    if not near:
+        return prompts.render("unknown_tool_no_match", tool=repr(name), tools=listed)
+    return prompts.render("unknown_tool", tool=repr(name), nearest=", ".join(near), tools=listed)
 
 
-def said(called: str, ran: str, notes: list[str]) -> str:
+def said(called: str, ran: str, notes: list[str], prompts: PromptSet = DEFAULT) -> str:
     """What ran, when the model named it otherwise or gave arguments under other names:
     the first line of the observation, so its next call uses the real names."""
-    told = [] if ran in (called, FOLDER_STEP) else [f"{called} ran as {ran}"]
-    told += [f"arguments read: {', '.join(notes)}"] if notes else []
+    told = (
+        [] if ran in (called, FOLDER_STEP) else [prompts.render("ran_as", called=called, ran=ran)]
+    )
+    told += [prompts.render("arguments_read", renamed=", ".join(notes))] if notes else []
     return "; ".join(told)
 
 
@@ -111,9 +117,6 @@ def make_folder(
     shown = relative(ctx.root, target)
     existed = target.is_dir()
     target.mkdir(parents=True, exist_ok=True)
-    how = "already exists" if existed else "created"
-    text = (
-        f"folder {shown}/ {how}. write_file creates missing folders itself: next time "
-        f"write the file directly, e.g. write_file(path={shown + '/main.py'!r}, ...)"
-    )
+    told = "folder_exists" if existed else "folder_created"
+    text = ctx.prompts.render(told, path=shown, example=repr(shown + "/main.py"))
     return ToolResult(True, text, changed=not existed, facts={"made": [normalize_path(path)]})

@@ -12,19 +12,6 @@ from localagent.tools.base import ToolContext, ToolResult
 from localagent.tools.registry import ToolRegistry, make_tool
 from localagent.tools.tool import Policy, Tool
 
-RUN_CMD_GUIDE = """\
-- run_cmd runs one program without a shell: no pipes, redirections, `&&` or `;`.
-  Allowed programs: {allowed}. `python` runs scripts in the workspace
-  (`python app.py`) or `python -m pytest|pip|ruff|unittest`."""
-
-COMPLETE_GUIDE = """\
-- When the active subtask is done, call mark_subtask_complete(success=true, reason=...).
-  If it cannot be done, call mark_subtask_complete(success=false, reason=...)."""
-
-EDIT_GUIDE = """\
-- To change part of a file, prefer replace_in_file with the exact old text over
-  rewriting the whole file."""
-
 
 def mark_subtask_complete(
     ctx: ToolContext,
@@ -92,7 +79,7 @@ def catalog() -> ToolRegistry:
             make_tool(search.search_files, Policy(paths=path)),
             make_tool(search.find_files, Policy(paths=path)),
             make_tool(files.write_file, Policy(changes=True, paths=path)),
-            make_tool(edits.replace_in_file, dataclasses.replace(edit, guide=EDIT_GUIDE)),
+            make_tool(edits.replace_in_file, dataclasses.replace(edit, guide="guide_edit")),
             make_tool(edits.append_file, edit),
             make_tool(edits.delete_file, edit),
             make_tool(edits.move_file, Policy(resume="check", changes=True, paths=("src", "dst"))),
@@ -107,7 +94,7 @@ def catalog() -> ToolRegistry:
                     changes=True,
                     spawns=True,
                     canonical=_respaced,
-                    guide=RUN_CMD_GUIDE,
+                    guide="guide_run_cmd",
                 ),
             ),
             make_tool(outputs.read_output),
@@ -116,7 +103,7 @@ def catalog() -> ToolRegistry:
                 delegate.delegate,
                 Policy(resume="never", changes=True, spawns=True, default=False),
             ),
-            make_tool(mark_subtask_complete, Policy(control=True, guide=COMPLETE_GUIDE)),
+            make_tool(mark_subtask_complete, Policy(control=True, guide="guide_complete")),
         ]
     )
 

@@ -171,10 +171,10 @@ class ToolRegistry:
         try:
             found = self._meaning(name)
             if found is None:
-                raise ToolError(aliases.unknown_tool(str(name), list(self._tools)))
+                raise ToolError(aliases.unknown_tool(str(name), list(self._tools), ctx.prompts))
             tool = self._tool(found.tool)
             values, notes = validated(tool, args, found.implied)
-            said = aliases.said(str(name).strip(), tool.name, notes)
+            said = aliases.said(str(name).strip(), tool.name, notes, ctx.prompts)
             result = tool.function(ctx, **values)
         except ToolError as exc:
             result = ToolResult(False, str(exc))
@@ -212,7 +212,7 @@ class ToolRegistry:
             return None
         written = [path for path, state in now.items() if state not in ("absent", before[path])]
         removed = [path for path, state in now.items() if state == "absent" != before.get(path)]
-        text = f"{name} had been applied before the agent was interrupted; nothing was redone"
+        text = ctx.prompts.render("applied_before", tool=name)
         facts = {"wrote": written, "removed": removed}
         return ToolResult(True, text, changed=True, facts={k: v for k, v in facts.items() if v})
 

@@ -29,7 +29,7 @@ class Policy:
     paths: tuple[str, ...] = ()  # arguments that name workspace paths
     # Spells arguments the same way whatever the model wrote (a command re-spaced).
     canonical: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    guide: str = ""  # rule lines for the system prompt while the tool is enabled
+    guide: str = ""  # the prompt of its rule lines in the system prompt while it is enabled
 
 
 @dataclass(frozen=True)
