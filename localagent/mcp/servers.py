@@ -148,9 +148,13 @@ class McpCall:
         args = schema.coerce(self.input_schema, args)
         found = schema.problems(self.input_schema, args)
         if found:
-            raise ToolError(
-                f"invalid arguments for {self.name}: {'; '.join(found)}. Expected {self.signature}"
+            said = ctx.prompts.render(
+                "invalid_arguments",
+                tool=self.name,
+                problems="; ".join(found),
+                signature=self.signature,
             )
+            raise ToolError(said)
         return self.server.call(ctx, self.name, self.tool, args)
 
 

@@ -43,6 +43,20 @@ write the file directly, e.g. write_file(path={example}, ...)"""
 
 SAME_CONTENT = "{path} already has this content ({size} bytes)"
 
+INVALID_ARGUMENTS = "invalid arguments for {tool}: {problems}. Expected {signature}"
+
+MISSING_PARAMETER = "missing required parameter '{parameter}'"
+
+UNKNOWN_PARAMETER = "unknown parameter '{parameter}'"
+
+BAD_PARAMETER = "parameter '{parameter}': {problem} (got {value})"
+
+SUBTASK_MARKED = "subtask marked {status}: {reason}"
+
+TOOL_OS_ERROR = "{tool} failed: {problem}{where}"
+
+TOOL_CRASHED = "tool {tool} failed: {error}"
+
 APPLIED_BEFORE = "{tool} had been applied before the agent was interrupted; nothing was redone"
 
 
@@ -80,6 +94,39 @@ TOOL_TEXTS: dict[str, Prompt] = {
     ),
     "same_content": Prompt(
         SAME_CONTENT, "result: write_file with the content the file has", spec("path", "size")
+    ),
+    "invalid_arguments": Prompt(
+        INVALID_ARGUMENTS,
+        "result: a call whose arguments the tool cannot take",
+        spec("problems", "tool signature"),
+    ),
+    "missing_parameter": Prompt(
+        MISSING_PARAMETER,
+        "one problem of invalid_arguments: a required one left out",
+        spec("parameter"),
+    ),
+    "unknown_parameter": Prompt(
+        UNKNOWN_PARAMETER,
+        "one problem of invalid_arguments: one the tool has not",
+        spec("parameter"),
+    ),
+    "bad_parameter": Prompt(
+        BAD_PARAMETER,
+        "one problem of invalid_arguments: a value of the wrong kind",
+        spec("parameter problem", "value"),
+    ),
+    "subtask_marked": Prompt(
+        SUBTASK_MARKED,
+        "result of mark_subtask_complete (status: completed or failed)",
+        spec("status", "reason"),
+    ),
+    "tool_os_error": Prompt(
+        TOOL_OS_ERROR,
+        "result: a tool the system refused (where: the path, in brackets)",
+        spec("problem", "tool where"),
+    ),
+    "tool_crashed": Prompt(
+        TOOL_CRASHED, "result: a tool that failed unexpectedly", spec("error", "tool")
     ),
     "applied_before": Prompt(
         APPLIED_BEFORE, "result: an interrupted change found applied on resume", spec("tool")

@@ -19,8 +19,9 @@ def mark_subtask_complete(
     reason: Annotated[str, "Why: the evidence that it is done, or what stands in the way."],
 ) -> ToolResult:
     """Declare the active subtask finished, successfully or not, and say why."""
-    outcome = "completed" if success else "failed"
-    return ToolResult(True, f"subtask marked {outcome}: {reason}", verdict=(success, reason))
+    status = "completed" if success else "failed"
+    said = ctx.prompts.render("subtask_marked", status=status, reason=reason)
+    return ToolResult(True, said, verdict=(success, reason))
 
 
 # Models under this size (billions of parameters) run the small profile unless the user

@@ -173,7 +173,7 @@ class ToolRegistry:
             if found is None:
                 raise ToolError(aliases.unknown_tool(str(name), list(self._tools), ctx.prompts))
             tool = self._tool(found.tool)
-            values, notes = validated(tool, args, found.implied)
+            values, notes = validated(tool, args, found.implied, ctx.prompts)
             said = aliases.said(str(name).strip(), tool.name, notes, ctx.prompts)
             result = tool.function(ctx, **values)
         except ToolError as exc:
@@ -181,7 +181,10 @@ class ToolRegistry:
         except OSError as exc:
             result = ToolResult(False, _os_error_text(ctx, str(name), exc))
         except Exception as exc:
-            result = ToolResult(False, f"tool {name!r} failed: {type(exc).__name__}: {exc}")
+            error = f"{type(exc).__name__}: {exc}"
+            result = ToolResult(
+                False, ctx.prompts.render("tool_crashed", tool=repr(name), error=error)
+            )
         if said:
             result = dataclasses.replace(result, text=f"({said})\n{result.text}")
         return _observed(ctx, result)
@@ -265,4 +268,5 @@ def _os_error_text(ctx: ToolContext, name: str, error: OSError) -> str:
         path = Path(os.fsdecode(error.filename))
         shown = relative(ctx.root, path) if path.is_relative_to(ctx.root) else path.name
         where = f" ({shown})"
-    return f"{name} failed: {error.strerror or error}{where}"
+    problem = error.strerror or error
+    return ctx.prompts.render("tool_os_error", tool=name, problem=problem, where=where)
