@@ -82,7 +82,7 @@ def likely_tool(tools: ToolRegistry, subtask: str, reply: str) -> str:
 
 def _arguments(tools: ToolRegistry, name: str, subtask: str) -> dict[str, Any]:
     tool = tools.get(name)
-    schema = tool.spec.parameters if tool else {}
+    schema = tool.spec.flat if tool else {}
     properties = schema.get("properties") or {}
     files = _FILE.findall(subtask)
     values: dict[str, Any] = {}
