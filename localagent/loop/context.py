@@ -209,7 +209,7 @@ def _fact_values(facts: dict[str, Any]) -> dict[str, Any]:
         "missing": _listing(facts["missing"]),
         "commands": _listing(facts["commands"]),
         "errors": "\n  " + "\n  ".join(facts["errors"]) if facts["errors"] else "none",
-        "notice": facts["notice"],
+        "notice": f"{facts['notice']}\n" if facts["notice"] else "",
     }
 
 

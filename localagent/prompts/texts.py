@@ -96,17 +96,18 @@ PLAN:
 Work only on the active subtask, named in the latest status. Call mark_subtask_complete \
 when it is done."""
 
+# The active subtask is the last line: a small model copies whatever follows a subtask
+# that ends "with the following content: ..." into the file it writes.
 PROBE = """\
 [status] round {round} of {max_rounds}
 Plan progress: {progress}
-ACTIVE TASK: {task}
-ACTIVE SUBTASK: {subtask}
 Files written: {written}
 Files that exist: {existing}
 Files mentioned but missing: {missing}
 Recent commands: {commands}
 Last errors: {errors}
-{notice}"""
+{notice}ACTIVE TASK: {task}
+ACTIVE SUBTASK: {subtask}"""
 
 VERIFY_SYSTEM = """\
 You check whether a coding agent achieved its goal. You see the goal, the plan with the \
