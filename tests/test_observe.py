@@ -37,7 +37,7 @@ from support import (
 from localagent.journal import Journal, encode
 from localagent.models.fake import FakeServer
 from localagent.observe import events, flow, graph, trace, watch
-from localagent.observe.events import seconds
+from localagent.observe.pace import seconds
 from localagent.state import State, apply
 from localagent.system.errors import JournalCorrupt, UsageError
 from localagent.system.safefs import UnsafeFile

@@ -396,7 +396,8 @@ def test_the_tools_own_texts_are_prompts_a_folder_can_replace(tmp_path: Path) ->
     assert result.returncode == 0, result.stderr
     assert "- RUN ONLY python" in sent[0]
     assert "NO TOOL 'write_fiel', TRY write_file" in sent[1]
-    assert any("UNCHANGED 'notes.txt'" in text for text in sent[2:])
+    results = [r["result"] for r in records(ws) if r["type"] == "action_finished"]
+    assert results[2].startswith("UNCHANGED 'notes.txt'")  # the write that ends the subtask
     listed = run_cli(env, "prompts", "list").stdout
     for name in ("guide_run_cmd", "guide_complete", "unknown_tool", "ran_as", "applied_before"):
         assert name in listed

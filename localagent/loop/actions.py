@@ -15,7 +15,7 @@ import secrets
 from typing import Any
 
 from localagent.journal import Journal
-from localagent.loop import loopguard
+from localagent.loop import loopguard, writedone
 from localagent.loop.strikes import Strikes
 from localagent.prompts.promptset import PromptSet
 from localagent.rewind.snapshots import Snapshots
@@ -72,7 +72,9 @@ class Actions:
         prompts: PromptSet,
         strikes: Strikes,
         snapshot_bytes: int = 0,
+        small: bool = False,
     ) -> None:
+        self.small = small  # the small-model profile: a write subtask ends with its write
         self.journal = journal
         self.tools = tools
         self.ctx = ctx
@@ -106,7 +108,19 @@ class Actions:
         )
         ctx = dataclasses.replace(self.ctx, marker=marker, output_id=started["seq"])
         result = self.tools.execute(ctx, name, given)
-        self.finish(name, args, call_id, result)
+        done = writedone.finished(self.state, self.ctx.root, result.facts, self.small, self.prompts)
+        if done is None:
+            self.finish(name, args, call_id, result)
+            return
+        text = f"{result.text}\n{writedone.note(self.state, done, self.prompts)}"
+        result = dataclasses.replace(result, text=text)
+        self.finish(name, args, call_id, result, completes=done.owed())
+
+    def completed_by_write(self, owed: dict[str, str]) -> None:
+        """Journal the completion a write subtask's write earned (see `writedone`)."""
+        fields = writedone.completion(self.state, self.ctx.root, owed)
+        log.info("subtask completed by its write: %s", fields["reason"])
+        self.journal.append("subtask_completed", call=None, **fields)
 
     def finish(
         self,

@@ -19,7 +19,7 @@ from typing import Any
 from localagent import tools
 from localagent.config.settings import Settings
 from localagent.journal import Journal
-from localagent.loop import actions, context, loopguard, planner, roundcall
+from localagent.loop import actions, context, loopguard, planner, roundcall, writedone
 from localagent.loop.lifecycle import Outcome
 from localagent.loop.strikes import Strikes
 from localagent.models import Model, Reply
@@ -84,6 +84,7 @@ class Agent:
             self.prompts,
             Strikes(self.prompts, settings.max_blocked, settings.max_format_errors),
             snapshot_bytes=settings.snapshot_store_mb << 20,
+            small=small,
         )
 
     @property
@@ -106,6 +107,8 @@ class Agent:
                 self.replan(due)
             case owed.DueRecovery(action):
                 self.notice = "\n".join(filter(None, [self.notice, self.actions.recover(action)]))
+            case owed.DueCompletion(done):
+                self.actions.completed_by_write(done)
             case owed.DueCall(call):
                 self.act(call)
             case owed.DueVerify(under_way):
@@ -173,7 +176,9 @@ class Agent:
         tasks = self.planner.replan(self.state, failed, due.reason, self._recorder("replan"))
         if tasks:
             log.info("replan: %s", "; ".join(t["description"] for t in tasks))
-            self.journal.append("plan", tasks=tasks, replace_from=due.task_index + 1)
+            carried = writedone.carried(self.state, self.ctx.root, tasks, due.subtask, self.prompts)
+            more = {"carried": carried} if carried else {}
+            self.journal.append("plan", tasks=tasks, replace_from=due.task_index + 1, **more)
         else:
             self.journal.append("replan_skipped", reason="no valid plan came back")
 

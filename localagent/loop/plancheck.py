@@ -15,6 +15,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from localagent.verify import evidence
+
 MAX_CHARS = 300  # of one subtask: a step is one line, not a program
 MAX_LINES = 3
 
@@ -161,6 +163,28 @@ def one_file(goal: str) -> str:
     (tests, a package, folders); "" otherwise."""
     named = {m.group().rstrip(".") for m in _FILE.finditer(goal)}
     return named.pop() if len(named) == 1 and not _MANY_FILES.search(goal) else ""
+
+
+# A write subtask: it starts by saying to write or create something ("write_file app.py",
+# "Create hello.py that prints hi") and asks for nothing that a write does not do.
+_WRITES = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:write_file|create_file|save_file|write|create|make|save|generate)\b",
+    re.I,
+)
+_MORE_THAN_WRITING = re.compile(
+    r"\b(?:run|runs|running|execute|executes|test|tests|testing|pytest|check|verify|commit|"
+    r"install|read|fix|update|edit|modify|append|and then)\b",
+    re.I,
+)
+
+
+def written_file(text: str) -> str:
+    """The one file a write subtask writes: the subtask says to write or create exactly
+    one named file and asks for nothing else (no run, no test, no edit); "" otherwise."""
+    if not _WRITES.match(text) or _MORE_THAN_WRITING.search(text):
+        return ""
+    named = evidence.named_files(text)
+    return named[0] if len(named) == 1 else ""
 
 
 def one_task(tasks: list[dict[str, Any]], goal: str) -> dict[str, Any]:

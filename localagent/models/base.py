@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from localagent.models.config import ModelConfig
-from localagent.models.protocol import Message, Reply, ToolSpec
+from localagent.models.protocol import Message, Reply, ToolSpec, prompt_size
 from localagent.models.wire import (
     BODY_BYTES,
     ERROR_BYTES,
@@ -281,6 +281,8 @@ class HttpModel:
         finally:
             abandon.set()
         reply.duration_ms = (time.perf_counter() - started) * 1000
+        if reply.estimated:
+            reply.prompt_tokens = prompt_size(messages)
         return reply
 
     def _chat(

@@ -50,6 +50,7 @@ class LoopCut:
 
     def __init__(self) -> None:
         self.pieces: list[str] = []
+        self.chunks = 0  # pieces with text: one token each on llama-server and Ollama
         self.size = 0
         self.checked = 0  # the size at the latest look
         self.cut: int | None = None
@@ -57,6 +58,7 @@ class LoopCut:
     def add(self, piece: str) -> bool:
         """Take the next piece; True once the text loops (read no further)."""
         self.pieces.append(piece)
+        self.chunks += bool(piece)
         self.size += len(piece)
         if self.size - self.checked < CHECK_EVERY:
             return False

@@ -30,7 +30,7 @@ from localagent.models.base import (
 from localagent.models.calls import function_tools, read_call, unreadable_call
 from localagent.models.config import ModelConfig
 from localagent.models.loops import LoopCut
-from localagent.models.protocol import Health, Message, ModelInfo, Reply, ToolSpec
+from localagent.models.protocol import Health, Message, ModelInfo, Reply, ToolSpec, prompt_size
 from localagent.models.wire import (
     ERROR_BYTES,
     Overflow,
@@ -43,7 +43,6 @@ from localagent.system.stopping import StopSignal
 from localagent.textcalls import ToolCall, valid_unicode
 
 DEFAULT_PORT = 11434
-CHARS_PER_TOKEN = 4  # for the size of a prompt the server did not count whole
 
 
 def normalize_host(host: str) -> str:
@@ -224,7 +223,7 @@ def _cache_estimate(reply: Reply, messages: list[Message]) -> Reply:
     rest came from its cache."""
     if reply.cached_tokens is not None:
         return reply
-    size = sum(len(str(m.get("content", ""))) for m in messages) // CHARS_PER_TOKEN
+    size = prompt_size(messages)
     if 0 < reply.prompt_tokens < size // 2:
         reply.cached_tokens, reply.prompt_tokens = size - reply.prompt_tokens, size
     return reply
@@ -264,5 +263,7 @@ def _read(lines: Iterator[str], known: set[str]) -> Reply:
         if not answered:
             raise
         reply.cut_off = "deadline" if isinstance(exc, Overtime) else "length"
+    if reply.cut_off:
+        reply.estimate(content.chunks)
     reply.content = valid_unicode(content.text())
     return reply

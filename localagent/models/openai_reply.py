@@ -87,6 +87,8 @@ def events(lines: Iterator[str], known: set[str]) -> Reply:
             raise
         reply.cut_off = "deadline" if isinstance(exc, Overtime) else "length"
     reply.cut_off = reply.cut_off or ("length" if finish == "length" else "")
+    if reply.cut_off:
+        reply.estimate(content.chunks)
     reply.content = valid_unicode(content.text())
     reply.tool_calls = calls.read(known)
     return reply

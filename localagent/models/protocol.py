@@ -65,6 +65,15 @@ class Reply:
     cut_off: str = ""
     # Of `prompt_tokens`, those the server took from its prompt cache; None: not said.
     cached_tokens: int | None = None
+    # The counts are ours, not the server's: a reply cut off before its usage came
+    estimated: bool = False
+
+    def estimate(self, chunks: int) -> None:
+        """Counts for a reply whose stream was closed before the server's usage came:
+        one completion token per streamed chunk of text (`estimate_prompt` fills in the
+        prompt's)."""
+        if not self.prompt_tokens and not self.completion_tokens:
+            self.completion_tokens, self.estimated = chunks, True
 
     def usage(self) -> dict[str, Any]:
         """The fields of the `llm_call` record that say what the call cost."""
@@ -74,6 +83,7 @@ class Reply:
             "completion_tokens": self.completion_tokens,
             "duration_ms": round(self.duration_ms, 1),
             **cached,
+            **({"estimated": True} if self.estimated else {}),
         }
 
 
@@ -141,3 +151,11 @@ class Model(Protocol):
         """One vector per text from the `embed_model` setting's model (retried as calls
         are); raises ModelUnavailable when that model is not on the server."""
         ...
+
+
+CHARS_PER_TOKEN = 4  # for the size of a prompt the server did not count whole
+
+
+def prompt_size(messages: list[Message]) -> int:
+    """A prompt's size in tokens as estimated where the server does not say it."""
+    return sum(len(str(m.get("content", ""))) for m in messages) // CHARS_PER_TOKEN

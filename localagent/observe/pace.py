@@ -5,10 +5,20 @@ from __future__ import annotations
 
 import itertools
 import statistics
+from datetime import datetime
 from typing import Any
 
-from localagent.observe.events import seconds
 from localagent.state.model import Tokens
+
+
+def seconds(ts: Any) -> float | None:
+    """A record's `ts` as seconds since the epoch (None when it is not a timestamp)."""
+    if not isinstance(ts, str):
+        return None
+    try:
+        return datetime.fromisoformat(ts).timestamp()
+    except ValueError:
+        return None
 
 
 def is_round(rec: dict[str, Any]) -> bool:
@@ -43,6 +53,25 @@ def call_share(rec: dict[str, Any]) -> float | None:
 
 def run_share(tokens: Tokens) -> float | None:
     return share(tokens.cached, tokens.measured)
+
+
+RECENT_ROUNDS = 20  # rounds whose median is "seconds per round"
+RECORDS_READ = 600  # from the end of the history: enough for the recent rounds
+
+
+def figures(tokens: Tokens, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """`status --json`'s pace: the median seconds of the recent rounds, and the share of
+    the prompt the server served from its cache for the last call that said and for the
+    whole run (each null until known)."""
+    gaps = round_gaps(records)[-RECENT_ROUNDS:]
+    said = [part for part in map(call_share, records) if part is not None]
+    whole = run_share(tokens)
+    return {
+        "seconds_per_round": round(statistics.median(gaps), 1) if gaps else None,
+        "rounds_timed": len(gaps),
+        "cache_share_last_call": round(said[-1], 3) if said else None,
+        "cache_share_run": None if whole is None else round(whole, 3),
+    }
 
 
 def cached_text(part: float | None) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from localagent.journal import Journal, resume_hint
 from localagent.journal.archive import archived
 from localagent.journal.reading import History
+from localagent.observe import pace
 from localagent.state import counts, current
 from localagent.system.console import printable
 from localagent.system.errors import UsageError
@@ -97,6 +98,7 @@ def status_info(workspace: Path) -> dict[str, Any]:
         "rounds": state.rounds,
         "llm_calls": state.llm_calls,
         "tokens": {"prompt": state.tokens.prompt, "completion": state.tokens.completion},
+        "pace": pace.figures(state.tokens, journal.tail(pace.RECORDS_READ)),
         "blocked": state.blocked_total,
         "blocked_signatures": state.blocked,
         "loops": state.loops_total,

@@ -78,7 +78,12 @@ def _block(
 def _tokens(entry: dict[str, Any]) -> str:
     took = _secs(entry.get("duration_ms"))
     cut = f", cut off ({visible(entry['cut_off'])})" if entry.get("cut_off") else ""
-    tokens = f"{_count(entry.get('prompt_tokens', 0))}+{_count(entry.get('completion_tokens', 0))}"
+    about = "~" if entry.get("estimated") is True else ""  # counted by us, not the server
+    prompt, completion = (
+        _count(entry.get("prompt_tokens", 0)),
+        _count(entry.get("completion_tokens", 0)),
+    )
+    tokens = f"{about}{prompt}+{about}{completion}"
     part = pace.call_share(entry)
     cached = "" if part is None else f" ({part:.0%} of the prompt cached)"
     return f"{tokens} tokens{cached} in {took}{cut}"

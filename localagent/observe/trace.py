@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from localagent.observe.events import history, json_line, seconds
+from localagent.observe.events import history, json_line
+from localagent.observe.pace import seconds
 from localagent.state import State, apply
 from localagent.system.errors import UsageError
 
@@ -116,7 +117,7 @@ class Tracer:
 
     def _call(self, rec: dict[str, Any]) -> dict[str, Any]:
         keep = ("purpose", "prompt_tokens", "completion_tokens", "cached_tokens", "duration_ms")
-        keep += ("cut_off",)
+        keep += ("cut_off", "estimated")
         entry = {"kind": "model_call", **{k: rec[k] for k in keep if k in rec}}
         if rec.get("purpose") != "round":
             return entry

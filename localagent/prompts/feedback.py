@@ -80,6 +80,15 @@ CALL_SKIPPED = (
     "NOT RUN: the subtask ended with an earlier call of this reply, so this call was skipped."
 )
 
+DONE_BY_WRITE = "{path} is written, which is all the subtask asks"
+
+DONE_BY_REWRITE = "{path} was written in this subtask and then written again unchanged"
+
+WRITE_COMPLETES = """\
+SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not write it again. Next: {next}."""
+
+CARRIED = "{path} is already written by this run: doing it again could only rewrite it unchanged"
+
 REPLANNED = """\
 NOTE: the plan was revised. What failed before belongs to the old plan: work on the \
 active subtask with the tools."""

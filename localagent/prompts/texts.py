@@ -15,9 +15,12 @@ from localagent.prompts.feedback import (
     BLOCKED_ALTERNATING,
     BLOCKED_REPEAT,
     CALL_SKIPPED,
+    CARRIED,
     CLAIM_LOOP,
     COMPLETION_REFUSED,
     CUT_OFF,
+    DONE_BY_REWRITE,
+    DONE_BY_WRITE,
     FAILURE_REPEATED,
     FAILURE_UNTRIED,
     FORMAT_ERROR,
@@ -37,6 +40,7 @@ from localagent.prompts.feedback import (
     TOO_MANY_FORMAT_ERRORS,
     UNPROVEN,
     WAITED_FOR_INPUT,
+    WRITE_COMPLETES,
 )
 from localagent.prompts.plan import (
     PLAN_REPAIR,
@@ -210,6 +214,20 @@ PROMPTS: dict[str, Prompt] = {
         INTERRUPTED_KILLED, "notice: an interrupted command that was killed", _spec("what")
     ),
     "call_skipped": Prompt(CALL_SKIPPED, "result: a call skipped as the subtask ended", _spec()),
+    "write_completes": Prompt(
+        WRITE_COMPLETES,
+        "result: a write that completed its write subtask",
+        _spec("subtask reason next"),
+    ),
+    "done_by_write": Prompt(
+        DONE_BY_WRITE, "why a write subtask is done: its file is written", _spec("path")
+    ),
+    "done_by_rewrite": Prompt(
+        DONE_BY_REWRITE,
+        "why a write subtask is done: its file written again unchanged",
+        _spec("path"),
+    ),
+    "carried": Prompt(CARRIED, "why a replan's write subtask is carried as done", _spec("path")),
     "replanned": Prompt(REPLANNED, "notice: the plan was revised", _spec()),
     "waited_for_input": Prompt(
         WAITED_FOR_INPUT, "note on a command that waited for input", _spec()

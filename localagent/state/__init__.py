@@ -10,6 +10,7 @@ checked), and `migrations` brings older snapshots to the current schema.
 from localagent.state.due import (
     Due,
     DueCall,
+    DueCompletion,
     DuePlan,
     DueRecovery,
     DueReplan,
@@ -66,6 +67,7 @@ __all__ = [
     "Claim",
     "Due",
     "DueCall",
+    "DueCompletion",
     "DuePlan",
     "DueRecovery",
     "DueReplan",

@@ -35,6 +35,13 @@ class DueRecovery:
 
 
 @dataclass(frozen=True)
+class DueCompletion:
+    """A write ended its write subtask: the subtask's completion is owed."""
+
+    owed: dict[str, str]
+
+
+@dataclass(frozen=True)
 class DueCall:
     """A tool call of the latest reply not yet settled."""
 
@@ -53,7 +60,7 @@ class DueRound:
     """Nothing is owed: the next round asks the model."""
 
 
-Due = DuePlan | DueReplan | DueRecovery | DueCall | DueVerify | DueRound
+Due = DuePlan | DueReplan | DueRecovery | DueCompletion | DueCall | DueVerify | DueRound
 
 
 def next_due(state: State) -> Due:
@@ -64,6 +71,8 @@ def next_due(state: State) -> Due:
         return DueReplan(state.replan_due)
     if state.open_action is not None:
         return DueRecovery(state.open_action)
+    if state.completion_due is not None:
+        return DueCompletion(state.completion_due)
     calls = pending_calls(state)
     if calls:
         return DueCall(calls[0])

@@ -196,6 +196,8 @@ class State(BaseModel):
     blocked_total: int = 0
     loops_total: int = 0
     open_action: Action | None = None
+    # A write that ended its write subtask ({"path", "reason"}): its `subtask_completed` is owed
+    completion_due: dict[str, str] | None = None
     recent_actions: list[Action] = Field(default_factory=list)
     exchanges: list[Exchange] = Field(default_factory=list)
     files_written: list[str] = Field(default_factory=list)

@@ -41,9 +41,15 @@ class PlannedTask(_Record):
     subtasks: list[StrictStr]
 
 
+class Carried(_Record):
+    subtask: StrictStr
+    reason: StrictStr
+
+
 class Plan(_Record):
     tasks: list[PlannedTask]
     replace_from: StrictInt = Field(0, ge=0)
+    carried: list[Carried] = Field(default_factory=list)  # subtasks done before they start
 
 
 class ActionStarted(_Call):
@@ -62,6 +68,7 @@ class ActionFinished(_Call):
     ok: StrictBool
     result: StrictStr
     returncode: StrictInt | None = None
+    completes: dict[StrictStr, StrictStr] | None = None  # the subtask this write ended
 
 
 class ActionBlocked(_Call):
@@ -90,6 +97,7 @@ class LlmCall(_Record):
     prompt_tokens: StrictInt = Field(0, ge=0, le=TOKENS_MAX)
     completion_tokens: StrictInt = Field(0, ge=0, le=TOKENS_MAX)
     cached_tokens: StrictInt | None = Field(None, ge=0, le=TOKENS_MAX)
+    estimated: StrictBool = False  # the token counts are ours: the reply was cut off
     content: StrictStr = ""
     notice: StrictStr = ""
     window: StrictInt | None = Field(None, ge=0, le=TOKENS_MAX)

@@ -76,6 +76,7 @@ def _finish_subtask(state: State, rec: dict[str, Any], status: Status) -> None:
         here[1].status = status
         here[1].reason = str(rec.get("reason", ""))[:300]
     rounds.count_claim(state, rec)
+    state.completion_due = None
     if rec.get("stuck"):
         state.stuck = str(rec.get("reason", ""))
     if status == "failed":
@@ -87,9 +88,9 @@ def _finish_subtask(state: State, rec: dict[str, Any], status: Status) -> None:
                 subtask=here[1].description,
                 reason=str(rec.get("reason", ""))[:300],
             )
-    rounds.add_result(
-        state, "mark_subtask_complete", f"subtask {status}: {rec.get('reason', '')}", rec
-    )
+    if rec.get("by") != "write":  # a write's own result already said so
+        text = f"subtask {status}: {rec.get('reason', '')}"
+        rounds.add_result(state, "mark_subtask_complete", text, rec)
     rounds.skip_rest_of_reply(state)
     _advance(state)
 
@@ -108,8 +109,9 @@ def _plan(state: State, rec: dict[str, Any]) -> None:
     keep = state.goal.tasks[: rec.get("replace_from", 0)]
     for task in keep:  # a replan supersedes whatever of the kept tasks was not finished
         task.subtasks = [s for s in task.subtasks if s.status in ("completed", "failed")]
+    carried = {c["subtask"]: c["reason"] for c in rec.get("carried") or []}
     new = [
-        Task(description=t["description"], subtasks=[Subtask(description=s) for s in t["subtasks"]])
+        Task(description=t["description"], subtasks=[_subtask(s, carried) for s in t["subtasks"]])
         for t in rec["tasks"]
     ]
     state.goal.tasks = keep + new
@@ -127,6 +129,13 @@ def _plan(state: State, rec: dict[str, Any]) -> None:
         state.replan_due = None
     rounds.skip_rest_of_reply(state)
     _advance(state)
+
+
+def _subtask(text: str, carried: dict[str, str]) -> Subtask:
+    """A planned subtask; one the plan carries as done starts completed."""
+    if text not in carried:
+        return Subtask(description=text)
+    return Subtask(description=text, status="completed", reason=carried.pop(text)[:300])
 
 
 def _replan_skipped(state: State, rec: dict[str, Any]) -> None:

@@ -44,7 +44,7 @@ def rewound(state: State, rec: dict[str, Any], advance: Callable[[State], None])
     state.unsettled = None
     state.rewound = rec["undone"]
     state.guard.epoch += 1
-    state.verdict = state.verifying = state.replan_due = None
+    state.verdict = state.verifying = state.replan_due = state.completion_due = None
     if state.open_action is not None and state.open_action.seq >= rec["to"]:
         state.open_action = None
     rounds.skip_rest_of_reply(state)

@@ -120,6 +120,8 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
 
 
 def _learn_token_size(state: State, rec: dict[str, Any]) -> None:
+    if rec.get("estimated"):  # an estimate made from the size would only teach itself
+        return
     chars, tokens = rec.get("prompt_chars"), rec.get("prompt_tokens")
     if isinstance(chars, int) and isinstance(tokens, int) and chars > 0 and tokens > 0:
         seen = min(max(chars / tokens, 1.5), 8.0)
@@ -155,6 +157,7 @@ def action_finished(state: State, rec: dict[str, Any]) -> None:
     if state.open_action is not None and state.guard.window:
         state.guard.window[-1].obs = f"{zlib.crc32(rec['result'].encode('utf-8', 'replace')):08x}"
     state.open_action = None
+    state.completion_due = rec.get("completes") or None
     state.fingerprint = str(rec.get("fingerprint") or state.fingerprint)
     note_action(state.ledger, rec)
     _push(state.recent_actions, action, RECENT_ACTIONS)

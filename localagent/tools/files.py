@@ -173,7 +173,7 @@ def write_file(
     data = content.encode("utf-8", errors="replace")
     if _holds(ctx, target, data):
         said = ctx.prompts.render("same_content", path=describe(path), size=len(data))
-        return ToolResult(True, said)
+        return ToolResult(True, said, facts={"unchanged": [normalize_path(path)]})
     if not target.parent.is_dir() and not create_dirs:
         folder = describe(relative(ctx.root, target.parent))
         raise ToolError(f"folder {folder} does not exist; pass create_dirs=true to create it")

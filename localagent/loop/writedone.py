@@ -1,0 +1,144 @@
+"""A write subtask ends with its write.
+
+A small model does not call mark_subtask_complete after writing the file a subtask
+names: Qwen2.5-Coder-0.5B wrote hello_world.py in round 1, then sent the same write
+again and again until three strikes failed the subtask and the replan gave it back
+unchanged. For a subtask that says to write one named file (`plancheck.written_file`),
+the write is the work: an unchanged rewrite of that file after a successful write in
+the same subtask is the model saying it is done. In the small-model profile the first
+write that creates or changes the file already is, when a later subtask of the plan
+names the same file (runs or tests it): the check has a subtask of its own, and a round
+of a small model costs 3-30 s. Without one, the model's next move after a write is
+often to run it, and that run is the evidence a small verifier's verdict needs.
+
+Either way the subtask ends through the normal `subtask_completed` record (the write's
+`action_finished` names the completion owed, so a crash between the two still ends it
+on resume), its evidence is the write, and nothing here counts as progress or as a
+check for the goal's verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from localagent.loop.plancheck import written_file
+from localagent.prompts.promptset import PromptSet
+from localagent.state import State, current
+from localagent.state.ledger import norm
+from localagent.verify import evidence
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A write that ends its subtask: the file, and why (for the journal and the model)."""
+
+    path: str
+    reason: str
+
+    def owed(self) -> dict[str, str]:
+        """The `completes` field of the write's `action_finished` record."""
+        return {"path": self.path, "reason": self.reason}
+
+
+def _same(path: str, target: str) -> bool:
+    return path == target or path.endswith("/" + target)
+
+
+def _sound(root: Path, path: str) -> bool:
+    """Whether the written file can stand as the subtask's result: there, not empty,
+    and compiling when it is Python."""
+    target = root / path
+    try:
+        if not target.is_file() or target.stat().st_size == 0:
+            return False
+    except OSError:
+        return False
+    return not path.endswith((".py", ".pyw")) or evidence.syntax_problem(root, target) is None
+
+
+def finished(
+    state: State, root: Path, facts: dict[str, list[str]], small: bool, prompts: PromptSet
+) -> Finished | None:
+    """Whether the call with these `facts`, just run, ends the active write subtask."""
+    here = current(state)
+    target = written_file(here[1].description) if here is not None else ""
+    if not target:
+        return None
+    ledger = state.ledger
+    rewritten = [p for p in map(norm, facts.get("unchanged", [])) if _same(p, target)]
+    wrote = [p for p in map(norm, facts.get("wrote", [])) if _same(p, target)]
+    if rewritten and (earlier := ledger.writes.get(rewritten[0])) is not None:
+        if earlier.subtask != ledger.subtask:
+            return None
+        path, name = rewritten[0], "done_by_rewrite"
+    elif wrote and small and any(_same(p, target) for p in _later_files(state)):
+        path, name = wrote[0], "done_by_write"
+    else:
+        return None
+    if not _sound(root, path):
+        return None
+    return Finished(path, prompts.render(name, path=path))
+
+
+def _later_files(state: State) -> list[str]:
+    """The files the plan's later subtasks name (one that runs or tests the file written)."""
+    return [name for text in _later(state) for name in evidence.named_files(text)]
+
+
+def _later(state: State) -> list[str]:
+    """The subtasks after the active one still to do, in plan order."""
+    assert state.goal is not None
+    return [
+        sub.description
+        for ti, task in enumerate(state.goal.tasks)
+        for si, sub in enumerate(task.subtasks)
+        if (ti, si) > (state.task_index, state.subtask_index) and sub.status == "pending"
+    ]
+
+
+def note(state: State, done: Finished, prompts: PromptSet) -> str:
+    """What the write's observation adds: the subtask is complete, and what comes next."""
+    here = current(state)
+    assert here is not None
+    return prompts.render(
+        "write_completes", subtask=here[1].description, reason=done.reason, next=_next(state)
+    )
+
+
+def _next(state: State) -> str:
+    """The subtask after the active one, as the note names it."""
+    later = _later(state)
+    return f"the subtask '{later[0]}'" if later else "nothing: every subtask is done"
+
+
+def completion(state: State, root: Path, owed: dict[str, Any]) -> dict[str, Any]:
+    """The `subtask_completed` record's fields for a completion a write owes."""
+    here = current(state)
+    assert here is not None
+    path = str(owed.get("path", ""))
+    found = evidence.gate(state.ledger, root, [here[1].description])
+    write = state.ledger.writes.get(path)
+    return {
+        "reason": str(owed.get("reason", "")),
+        "by": "write",
+        "evidence": [write.seq] if write is not None else [],
+        "verified": not found.soft,
+        "unverified": found.soft,
+    }
+
+
+def carried(
+    state: State, root: Path, tasks: list[dict[str, Any]], failed: str, prompts: PromptSet
+) -> list[dict[str, str]]:
+    """The `carried` field of a replan's `plan` record: the failed write subtask, when the
+    replan gives it back word for word while the file it names is written by this run
+    and sound. Doing it again could only rewrite the file unchanged, which the loop guard
+    blocks until the subtask fails again."""
+    target = written_file(failed)
+    path = next((p for p in state.ledger.writes if target and _same(p, target)), "")
+    again = any(text == failed for task in tasks for text in task["subtasks"])
+    if not (again and path and _sound(root, path)):
+        return []
+    return [{"subtask": failed, "reason": prompts.render("carried", path=path)}]

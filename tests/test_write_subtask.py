@@ -1,0 +1,222 @@
+"""A write subtask ends with its write: what Qwen2.5-Coder-0.5B on llama-server did with
+"Write a hello world script", replayed verbatim on the scripted fake server through the
+real CLI. It wrote hello_world.py in round 1, never called mark_subtask_complete, sent
+the same write again and again (a streamed reply cut off as a loop), was blocked, failed
+the subtask by three strikes, and the replan gave the same subtask back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import backend_env, call, done, messages_text, plan_rule, records, run_cli
+
+from localagent.journal import Journal
+from localagent.loop import writedone
+from localagent.loop.plancheck import written_file
+from localagent.models.fake import FakeServer
+from localagent.prompts.promptset import PromptSet
+from localagent.state import DueCompletion, DueRound, next_due
+
+GOAL = "Write a hello world script"
+SUBTASKS = ["write_file hello_world.py", "run python hello_world.py"]
+PLAN = plan_rule((GOAL, SUBTASKS))
+ARGS = '"arguments": {"path": "hello_world.py", "content": "print(\'Hello, world!\')"}'
+# Round 1 as the journal has it (its last brace missing), and as issue 25 saw 1.5B's calls.
+FIRST = {
+    "missing-brace": '{"name": "write_file", ' + ARGS,
+    "doubled-brace": '{{"name": "write_file", ' + ARGS + "}}",
+}
+# Round 2 verbatim: the same call four times, every other one complete, until the loop cut.
+REPEATED = ('{"name": "write_file", ' + ARGS + "\n" + '{"name": "write_file", ' + ARGS + "}\n") * 2
+RUN_AND_DONE = {
+    "content": '{"name": "run_cmd", "arguments": {"cmd": "python hello_world.py"}}\n'
+    '{"name": "mark_subtask_complete", "arguments": {"success": true, '
+    '"reason": "it printed Hello, world!"}}'
+}
+
+
+def run_goal(
+    ws: Path, replies: list[dict[str, Any]], plan: dict[str, Any] = PLAN, **env: str
+) -> tuple[Any, list[Any]]:
+    scenario = {"models": [{"name": "qwen2.5-coder:0.5b"}], "llama_cpp": True}
+    scenario |= {"rules": [plan], "replies": replies, "default": done("written")}
+    with FakeServer(scenario) as server:
+        given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "0"}
+        given |= {"LOCALAGENT_MAX_ROUNDS": "6", **env}
+        environ = backend_env("openai", server.url, **given)
+        ran = run_cli(environ, "start", GOAL, "-w", str(ws), "--foreground")
+        return ran, server.chat_requests
+
+
+def of(ws: Path, kind: str) -> list[dict[str, Any]]:
+    return [r for r in records(ws) if r["type"] == kind]
+
+
+def rounds(ws: Path) -> list[dict[str, Any]]:
+    return [r for r in of(ws, "llm_call") if r["purpose"] == "round"]
+
+
+def looped() -> dict[str, Any]:
+    """The repeated-call reply as llama-server streamed it: far past the loop cut."""
+    return {"content": REPEATED * 40, "chunks": 320}
+
+
+def check_no_strikes(ws: Path) -> None:
+    assert of(ws, "action_blocked") == [] and of(ws, "subtask_failed") == []
+    assert [p["replace_from"] for p in of(ws, "plan") if p.get("replace_from")] == []
+
+
+@pytest.mark.parametrize("form", sorted(FIRST))
+def test_an_unchanged_rewrite_after_the_write_completes_the_write_subtask(
+    tmp_path: Path, form: str
+) -> None:
+    replies = [{"content": FIRST[form]}, looped(), RUN_AND_DONE]
+    ran, sent = run_goal(tmp_path, replies, LOCALAGENT_PROFILE="full")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert (tmp_path / "hello_world.py").read_text() == "print('Hello, world!')"
+    assert len(rounds(tmp_path)) <= 3 and rounds(tmp_path)[1]["cut_off"] == "loop"
+    check_no_strikes(tmp_path)
+    first, then = of(tmp_path, "subtask_completed")
+    write = of(tmp_path, "action_finished")[0]
+    assert first["by"] == "write" and first["evidence"] == [write["seq"]]
+    assert "written again unchanged" in first["reason"] and first["verified"] is False
+    rewrite = of(tmp_path, "action_finished")[1]
+    assert "already has this content" in rewrite["result"]
+    assert rewrite["completes"]["path"] == "hello_world.py"
+    told = rewrite["result"].split("\n", 1)[1]
+    assert "SUBTASK COMPLETE" in told and "'run python hello_world.py'" in told
+    assert told in messages_text(sent[-1])  # the model read it in the next round
+    assert then["reason"] == "it printed Hello, world!"
+
+
+@pytest.mark.parametrize("form", sorted(FIRST))
+def test_with_a_small_model_the_first_write_completes_the_write_subtask(
+    tmp_path: Path, form: str
+) -> None:
+    replies = [{"content": FIRST[form]}, RUN_AND_DONE]
+    ran, _ = run_goal(tmp_path, replies)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert len(rounds(tmp_path)) == 2
+    check_no_strikes(tmp_path)
+    first = of(tmp_path, "subtask_completed")[0]
+    write = of(tmp_path, "action_finished")[0]
+    assert first["by"] == "write" and first["evidence"] == [write["seq"]]
+    assert "SUBTASK COMPLETE" in write["result"] and write["completes"]
+
+
+def test_the_real_run_s_replies_complete_the_goal_in_three_rounds(tmp_path: Path) -> None:
+    """The 0.5B's rounds as they came: the write, the looped repeats (now in the run
+    subtask: no progress, no completion), then the run."""
+    replies = [{"content": FIRST["missing-brace"]}, looped(), RUN_AND_DONE]
+    ran, _ = run_goal(tmp_path, replies)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert len(rounds(tmp_path)) == 3
+    check_no_strikes(tmp_path)
+    completed = of(tmp_path, "subtask_completed")
+    assert [r.get("by") for r in completed] == ["write", None]
+    # The rewrites in the run subtask did nothing: unchanged, and never a completion.
+    rewrites = [r for r in of(tmp_path, "action_finished") if r["tool"] == "write_file"][1:]
+    assert rewrites and all("already has this content" in r["result"] for r in rewrites)
+    assert not any(r.get("completes") for r in rewrites)
+
+
+def test_without_a_later_subtask_for_the_file_the_first_write_leaves_the_check_to_the_model(
+    tmp_path: Path,
+) -> None:
+    """A plan whose one subtask writes the file: the model's own run is the evidence a
+    small verifier needs, so the first write does not end the subtask."""
+    plan = plan_rule((GOAL, ["write_file hello_world.py"]))
+    ran, _ = run_goal(tmp_path, [{"content": FIRST["missing-brace"]}, RUN_AND_DONE], plan)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert not of(tmp_path, "action_finished")[0].get("completes")
+    assert [r.get("by") for r in of(tmp_path, "subtask_completed")] == [None]
+
+
+def test_a_replan_that_gives_back_a_written_write_subtask_carries_it_as_done(
+    tmp_path: Path,
+) -> None:
+    """The write succeeded, then the subtask failed only through repeats of a call that
+    succeeded (a read, blocked by the third time); the replan gives the same plan back.
+    Its write subtask is carried as done instead of being blocked again forever."""
+    read = '{"name": "read_file", "arguments": {"path": "hello_world.py"}}\n'
+    replies = [{"content": FIRST["missing-brace"]}, {"content": read * 3}, {"content": read * 3}]
+    ran, _ = run_goal(
+        tmp_path, [*replies, RUN_AND_DONE], LOCALAGENT_PROFILE="full", LOCALAGENT_MAX_ROUNDS="8"
+    )
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    failed = of(tmp_path, "subtask_failed")
+    assert len(failed) == 1 and "repeating blocked actions" in failed[0]["reason"]
+    replan = [p for p in of(tmp_path, "plan") if p.get("replace_from")]
+    assert len(replan) == 1 and replan[0]["tasks"][0]["subtasks"] == SUBTASKS
+    assert [c["subtask"] for c in replan[0]["carried"]] == ["write_file hello_world.py"]
+    assert "already written by this run" in replan[0]["carried"][0]["reason"]
+    assert len(rounds(tmp_path)) == 4
+    assert records(tmp_path)[-1]["type"] == "goal_completed"
+
+
+def test_a_write_with_a_syntax_error_completes_nothing(tmp_path: Path) -> None:
+    broken = call("write_file", path="hello_world.py", content="print('Hello'")
+    fixed = call("write_file", path="hello_world.py", content="print('Hello, world!')")
+    ran, _ = run_goal(tmp_path, [broken, broken, fixed, RUN_AND_DONE])
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    finished = of(tmp_path, "action_finished")
+    assert [bool(r.get("completes")) for r in finished[:3]] == [False, False, True]
+
+
+@pytest.mark.parametrize(
+    ("subtask", "path"),
+    [
+        ("write_file hello_world.py", "hello_world.py"),
+        ("Create hello.py that prints hi", "hello.py"),
+        ("write_file rps_game.py with game logic", "rps_game.py"),
+        ("Write mathx/core.py with add and sub", "mathx/core.py"),
+        ("run python hello_world.py", ""),
+        ("Create hello.py and run it", ""),
+        ("Write tests in test_core.py", ""),
+        ("Write a.py and b.py", ""),
+        ("Fix the bug in app.py", ""),
+    ],
+)
+def test_what_is_a_write_subtask(subtask: str, path: str) -> None:
+    assert written_file(subtask) == path
+
+
+def test_a_completion_owed_by_a_write_is_journaled_on_resume(tmp_path: Path) -> None:
+    """A crash between the write's record and the subtask's completion: the state names
+    the completion as owed, so a resumed run journals it before anything else."""
+    (tmp_path / "hello_world.py").write_text("print('Hello, world!')")
+    journal = Journal(tmp_path)
+    journal.load()
+    journal.append("goal_started", goal=GOAL, model="m", settings={})
+    journal.append("plan", tasks=[{"description": GOAL, "subtasks": SUBTASKS}])
+    args = {"path": "hello_world.py", "content": "print('Hello, world!')"}
+    journal.append("action_started", tool="write_file", args=args, signature="w", call=None)
+    owed = {"path": "hello_world.py", "reason": "hello_world.py is written"}
+    journal.append(
+        "action_finished",
+        tool="write_file",
+        args=args,
+        ok=True,
+        result="wrote 22 bytes",
+        facts={"wrote": ["hello_world.py"]},
+        completes=owed,
+    )
+    journal.close()
+    again = Journal(tmp_path)
+    state = again.load()
+    assert next_due(state) == DueCompletion(owed)
+    fields = writedone.completion(state, tmp_path, owed)
+    again.append("subtask_completed", call=None, **fields)
+    assert isinstance(next_due(again.state), DueRound)
+    assert again.state.goal is not None
+    assert [s.status for s in again.state.goal.tasks[0].subtasks] == ["completed", "in_progress"]
+    assert fields["evidence"] == [4]
+    again.close()
+
+
+def test_the_prompts_are_named() -> None:
+    prompts = PromptSet({})
+    text = prompts.render("write_completes", subtask="a", reason="b", next="c")
+    assert text.startswith("SUBTASK COMPLETE")
