@@ -380,7 +380,8 @@ def test_the_tools_own_texts_are_prompts_a_folder_can_replace(tmp_path: Path) ->
     (folder / "unknown_tool.txt").write_text("NO TOOL {tool}, TRY {nearest}\n")
     (folder / "same_content.txt").write_text("UNCHANGED {path}\n")
     scenario = {
-        "rules": [plan_rule(("Notes", ["Write notes.txt"]))],
+        # No file named: an unchanged rewrite of a write subtask's own file would end it.
+        "rules": [plan_rule(("Notes", ["Put a greeting into the notes"]))],
         "replies": [
             call("write_fiel", path="notes.txt", content="hi\n"),
             call("write_file", path="notes.txt", content="hi\n"),
@@ -396,8 +397,7 @@ def test_the_tools_own_texts_are_prompts_a_folder_can_replace(tmp_path: Path) ->
     assert result.returncode == 0, result.stderr
     assert "- RUN ONLY python" in sent[0]
     assert "NO TOOL 'write_fiel', TRY write_file" in sent[1]
-    results = [r["result"] for r in records(ws) if r["type"] == "action_finished"]
-    assert results[2].startswith("UNCHANGED 'notes.txt'")  # the write that ends the subtask
+    assert any("UNCHANGED 'notes.txt'" in text for text in sent[2:])
     listed = run_cli(env, "prompts", "list").stdout
     for name in ("guide_run_cmd", "guide_complete", "unknown_tool", "ran_as", "applied_before"):
         assert name in listed
