@@ -23,7 +23,8 @@ from localagent.state import DueCall, next_due
 from localagent.system.stopping import StopSignal
 from localagent.textcalls.names import FOLDER_ALIASES, TOOL_ALIASES
 from localagent.tools import ToolContext, ToolResult, canonical_call, catalog, execute
-from localagent.tools.registry import Policy, ToolRegistry, make_tool
+from localagent.tools.registry import ToolRegistry, make_tool
+from localagent.tools.tool import Policy
 
 
 @pytest.fixture
