@@ -8,6 +8,7 @@ the model sent."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from support import backend_env, done, messages_text, plan_rule, records, run_cl
 from localagent.models.fake import FakeServer
 from localagent.tools import ToolContext, canonical_call, execute
 from localagent.tools.catalog import SMALL_MODEL_TOOLS, catalog
+from localagent.tools.examples import example_call
 
 GOAL = "Write a hello world script"
 PLAN = plan_rule((GOAL, ["write_file hello_world.py", "run python hello_world.py"]))
@@ -155,3 +157,14 @@ def test_the_loop_guard_sees_a_sentence_as_the_call_it_runs() -> None:
     plain = canonical_call("run_cmd", {"cmd": "python hello_world.py"})
     assert canonical_call("run python", {"cmd": "python  hello_world.py"}) == plain
     assert canonical_call("run python hello_world.py", {}) == plain
+
+
+def test_the_format_example_takes_its_command_from_the_subtask() -> None:
+    small = catalog().select(SMALL_MODEL_TOOLS)
+    shown = example_call(small, "run python -m pytest -q", "no call here")
+    assert json.loads(shown.text) == {
+        "name": "run_cmd",
+        "arguments": {"cmd": "python -m pytest -q"},
+    }
+    script = example_call(small, "Run hello_world.py and check its output", "")
+    assert json.loads(script.text)["arguments"] == {"cmd": "python hello_world.py"}

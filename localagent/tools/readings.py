@@ -14,6 +14,7 @@ built from what the model sent: a small model copies the example it is shown.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,7 @@ from localagent.tools.base import ToolError
 from localagent.tools.tool import Tool
 
 _PATH_WORD = ("path", "src")
+_FILE = re.compile(r"\b[\w./-]*\w\.[A-Za-z]{1,5}\b")  # a file's name in a text
 
 
 def read_name(tools: Mapping[str, Tool], name: str, args: object) -> Meaning | None:
@@ -44,27 +46,41 @@ def read_name(tools: Mapping[str, Tool], name: str, args: object) -> Meaning | N
 
 
 def right_call(tool: Tool, name: str, args: object) -> str:
-    """The call `tool` takes, as JSON text: the model's arguments that fit its required
-    parameters, a command or a file's name read from the call's name, else `<param>`."""
-    required = tool.spec.flat.get("required") or []
+    """The call `tool` takes, as JSON text, built from the model's arguments and name."""
     try:
         given, _ = prepared(tool, args)
     except ToolError:
         given = {}
-    files = [word for word in name.split() if "." in word.strip(".")]
+    values = call_arguments(tool, name, given)
+    return json.dumps({"name": tool.name, "arguments": values}, ensure_ascii=False)
+
+
+def call_arguments(tool: Tool, text: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Values for the arguments a call of `tool` needs: those `given` (the model's, under
+    the tool's names), else a command or a file's name read from `text` (a call's name,
+    a subtask), else `<param>` (copied back, plainly not work)."""
+    given = given or {}
+    schema = tool.spec.flat
+    properties = schema.get("properties") or {}
+    files = [*([given["path"]] if isinstance(given.get("path"), str) else []), *_FILE.findall(text)]
     values: dict[str, Any] = {}
-    for key in required:
+    for key in schema.get("required") or list(properties)[:1]:
+        kind = (properties.get(key) or {}).get("type")
         if key in given:
             values[key] = given[key]
-        elif key == "cmd" and (command := command_in_name(name)):
+        elif kind == "boolean":
+            values[key] = True
+        elif kind in ("integer", "number"):
+            values[key] = 1
+        elif key == "cmd" and (command := command_in_name(text)):
             values[key] = command
-        elif key == "cmd" and str(given.get("path", "")).endswith(".py"):
-            values[key] = f"python {given['path']}"
+        elif key == "cmd" and files and files[0].endswith(".py"):
+            values[key] = f"python {files[0]}"
         elif key in _PATH_WORD and files:
             values[key] = files[0]
         else:
             values[key] = f"<{key}>"
-    return json.dumps({"name": tool.name, "arguments": values}, ensure_ascii=False)
+    return values
 
 
 def suggested(tools: Mapping[str, Tool], name: str, args: object) -> str:
