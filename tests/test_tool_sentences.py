@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from support import backend_env, done, messages_text, plan_rule, records, run_cli
 
 from localagent.models.fake import FakeServer
-from localagent.tools import ToolContext, canonical_call, execute
+from localagent.tools import ToolContext, ToolResult, canonical_call, execute
 from localagent.tools.catalog import SMALL_MODEL_TOOLS, catalog
 from localagent.tools.examples import example_call
+from localagent.tools.registry import Policy, ToolRegistry, make_tool
 
 GOAL = "Write a hello world script"
 PLAN = plan_rule((GOAL, ["write_file hello_world.py", "run python hello_world.py"]))
@@ -168,3 +169,16 @@ def test_the_format_example_takes_its_command_from_the_subtask() -> None:
     }
     script = example_call(small, "Run hello_world.py and check its output", "")
     assert json.loads(script.text)["arguments"] == {"cmd": "python hello_world.py"}
+
+
+def search(ctx: ToolContext, query: Annotated[str, "What to look for."]) -> ToolResult:
+    """Search the web (a tool of the run's own, an MCP server's say)."""
+    return ToolResult(True, f"web: {query}")
+
+
+def test_a_sentence_naming_another_tool_of_the_run_runs_nothing(ctx: ToolContext) -> None:
+    tools = ToolRegistry([*catalog(), make_tool(search, Policy())])
+    # search_files would take the query as its pattern: the server's search may be meant.
+    result = tools.execute(ctx, "search the web", {"query": "hello"})
+    assert not result.ok and result.text.startswith("unknown tool 'search the web'")
+    assert catalog().execute(ctx, "search the web", {"query": "Hello"}).ok

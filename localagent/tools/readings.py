@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from localagent.textcalls.base import fold_name
 from localagent.textcalls.names import Meaning, command_in_name, sentence
 from localagent.tools.aliases import nearest
 from localagent.tools.arguments import parse_arguments, prepared, validated
@@ -33,7 +34,7 @@ def read_name(tools: Mapping[str, Tool], name: str, args: object) -> Meaning | N
     said = sentence(name)
     tool = tools.get(said.tool) if said else None
     given = _given(args)
-    if said is None or tool is None or given is None:
+    if said is None or tool is None or given is None or _names_another(tools, tool, name):
         return None
     if not given:
         command = command_in_name(name) if tool.name == "run_cmd" else None
@@ -102,6 +103,13 @@ def shown_call(tool: Tool, values: Mapping[str, Any]) -> str:
         if key in required or key not in fields or fields[key].default != value
     }
     return json.dumps({"name": tool.name, "arguments": kept}, ensure_ascii=False)
+
+
+def _names_another(tools: Mapping[str, Tool], tool: Tool, name: str) -> bool:
+    """Whether the sentence holds the name of another tool of the run: "search the web"
+    with a server's tool `search` may mean that one, not search_files."""
+    folded = f"_{fold_name(name)}_"
+    return any(f"_{fold_name(other)}_" in folded for other in tools if other != tool.name)
 
 
 def _given(args: object) -> dict[str, Any] | None:
