@@ -31,6 +31,10 @@ UNKNOWN_TOOL_NO_MATCH = "unknown tool {tool} Available tools: {tools}"
 
 RAN_AS = "{called} ran as {ran}"
 
+RAN_AS_CALL = "{called} is not a tool; it ran as {call}. Next time write the call like that"
+
+RIGHT_CALL = "Nothing ran. The right call looks like: {call}"
+
 ARGUMENTS_READ = "arguments read: {renamed}"
 
 FOLDER_CREATED = """\
@@ -82,6 +86,16 @@ TOOL_TEXTS: dict[str, Prompt] = {
     ),
     "ran_as": Prompt(
         RAN_AS, "result's first line: a tool called by another name", spec("ran", "called")
+    ),
+    "ran_as_call": Prompt(
+        RAN_AS_CALL,
+        "result's first line: a call named with a sentence, run as the tool its verb says",
+        spec("called call"),
+    ),
+    "right_call": Prompt(
+        RIGHT_CALL,
+        "result: after unknown_tool, the call built from what the model sent",
+        spec("call"),
     ),
     "arguments_read": Prompt(
         ARGUMENTS_READ, "result's first line: arguments given under other names", spec("renamed")

@@ -9,6 +9,7 @@ The tables are data: one entry per name seen in practice.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,12 +67,39 @@ FOLDER_ALIASES = (
 FOLDER_STEP = "make_folder"
 
 
+# Tool -> the verbs that start a sentence only it does: a name such as "run python
+# hello_world.py" (Qwen2.5-Coder-0.5B named its call after its subtask) says its tool.
+# Only these tools are read from a sentence: "delete_everything" with `{"path": "."}`
+# must never delete, so a sentence that means delete_file or move_file means nothing.
+SENTENCE_VERBS: dict[str, tuple[str, ...]] = {
+    "run_cmd": ("run", "execute", "exec"),
+    "write_file": ("write", "create", "save"),
+    "read_file": ("read", "open", "cat", "show", "view"),
+    "list_dir": ("list", "ls"),
+    "search_files": ("search", "grep"),
+    "find_files": ("find", "locate"),
+}
+_PATHLIKE = re.compile(r"[./\\]")  # a word of a name that is a file's name, not a verb
+_SENTENCE = re.compile(r"[\w .\-/\\]+")  # words and file names; no markup, no control
+
+
 @dataclass(frozen=True)
 class Meaning:
-    """The tool a name runs, and the arguments its name implies."""
+    """The tool a name runs, and the arguments its name implies; `read` when the name
+    is a sentence whose verb says the tool (the observation then shows the right call)."""
 
     tool: str
     implied: dict[str, Any] = field(default_factory=dict)
+    read: bool = False
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """What a name that is not a tool's says: the one tool its words mean, and whether
+    it is a sentence (words apart) whose first word is that tool's verb."""
+
+    tool: str
+    first: bool
 
 
 @functools.cache
@@ -106,3 +134,46 @@ def is_tool_name(name: str, known: Collection[str]) -> bool:
     """Whether `name` names a tool: a known one in any spelling, or one the registry runs
     under another name (`create_file` runs write_file)."""
     return meant(name, known) is not None
+
+
+@functools.cache
+def _verb_table() -> dict[str, str]:
+    verbs = {verb: tool for tool, words in SENTENCE_VERBS.items() for verb in words}
+    return {**alias_table(), **verbs}
+
+
+def sentence(name: str) -> Sentence | None:
+    """The tool a name's words mean when all of them that mean a tool mean the same one
+    ("run python hello_world.py", "execute_script"); None when none does, or when two
+    tools are meant ("write and run", "show_diff"): a wrong call must never run."""
+    if not _SENTENCE.fullmatch(name):
+        return None
+    words = [
+        word
+        for token in name.split()
+        if not _PATHLIKE.search(token)
+        for word in fold_name(token).split("_")
+        if word
+    ]
+    meant = [_verb_table()[word] for word in words if word in _verb_table()]
+    if len(set(meant)) != 1 or meant[0] not in SENTENCE_VERBS:
+        return None
+    spoken = len(name.split()) > 1  # words apart: a sentence, not a misspelt name
+    return Sentence(meant[0], spoken and _verb_table().get(words[0]) == meant[0])
+
+
+def command_in_name(name: str) -> str | None:
+    """The command a run verb's sentence names, when nothing else can be read in it:
+    "run python hello_world.py" -> "python hello_world.py". Every word after the program
+    is an option, a module after -m, or a file's name; "run the tests" names none.
+    run_cmd then checks it as it checks any command."""
+    verb, *rest = name.split() or [""]
+    if fold_name(verb) not in SENTENCE_VERBS["run_cmd"] or len(rest) < 2:
+        return None  # a program alone ("run python") is no command anyone asked for
+    after_m = [rest[i - 1] == "-m" for i in range(len(rest))]
+    if not all(
+        word.startswith("-") or module or _PATHLIKE.search(word)
+        for word, module in zip(rest[1:], after_m[1:], strict=True)
+    ):
+        return None
+    return " ".join(rest)

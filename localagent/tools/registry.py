@@ -26,7 +26,7 @@ from pydantic import ConfigDict, create_model
 from localagent.models.protocol import ToolSpec
 from localagent.system.textcap import cap_text
 from localagent.textcalls.names import FOLDER_STEP, Meaning, meaning
-from localagent.tools import aliases
+from localagent.tools import aliases, readings
 from localagent.tools.arguments import validated
 from localagent.tools.base import ToolContext, ToolError, ToolResult, clean
 from localagent.tools.outputs import store_text, stored_note
@@ -100,13 +100,19 @@ class ToolRegistry:
     def __iter__(self) -> typing.Iterator[Tool]:
         return iter(self._tools.values())
 
-    def get(self, name: object) -> Tool | None:
-        """The tool `name` runs: this one, or the one it means (see `aliases`)."""
-        found = self._meaning(name)
+    def get(self, name: object, args: object = None) -> Tool | None:
+        """The tool `name` runs: this one, or the one it means (see `aliases`), or with
+        `args` the one a sentence for a name means (see `readings`)."""
+        found = self._meaning(name, args)
         return self._tool(found.tool) if found else None
 
-    def _meaning(self, name: object) -> Meaning | None:
-        return meaning(name.strip(), self._tools) if isinstance(name, str) else None
+    def _meaning(self, name: object, args: object = None) -> Meaning | None:
+        if not isinstance(name, str):
+            return None
+        found = meaning(name.strip(), self._tools)
+        if found is None and args is not None:
+            found = readings.read_name(self._tools, name.strip(), args)
+        return found
 
     def _tool(self, name: str) -> Tool:
         return _folder_step() if name == FOLDER_STEP else self._tools[name]
@@ -148,7 +154,7 @@ class ToolRegistry:
         `write_file(path=...)`). A call that does not validate comes back with its name
         trimmed and its arguments as given (a dict, else `{"__raw__": repr(args)}`)."""
         stripped = name.strip() if isinstance(name, str) else repr(name)
-        found = self._meaning(stripped)
+        found = self._meaning(stripped, args)
         try:
             if found is None:
                 raise ToolError(stripped)
@@ -169,12 +175,15 @@ class ToolRegistry:
         says what ran when the model named it otherwise), never an exception."""
         said = ""
         try:
-            found = self._meaning(name)
+            found = self._meaning(name, args)
             if found is None:
-                raise ToolError(aliases.unknown_tool(str(name), list(self._tools), ctx.prompts))
+                raise ToolError(self._unknown(ctx, str(name), args))
             tool = self._tool(found.tool)
             values, notes = validated(tool, args, found.implied, ctx.prompts)
             said = aliases.said(str(name).strip(), tool.name, notes, ctx.prompts)
+            if found.read:
+                call = readings.shown_call(tool, values)
+                said = ctx.prompts.render("ran_as_call", called=str(name).strip(), call=call)
             result = tool.function(ctx, **values)
         except ToolError as exc:
             result = ToolResult(False, str(exc))
@@ -189,15 +198,23 @@ class ToolRegistry:
             result = dataclasses.replace(result, text=f"({said})\n{result.text}")
         return _observed(ctx, result)
 
+    def _unknown(self, ctx: ToolContext, name: str, args: object) -> str:
+        """The refusal of a name that means no tool: the nearest names, and the right
+        call built from what the model sent."""
+        said = aliases.unknown_tool(name, list(self._tools), ctx.prompts)
+        example = readings.suggested(self._tools, name.strip(), args)
+        return f"{said}\n{ctx.prompts.render('right_call', call=example)}" if example else said
+
     def digest(self, ctx: ToolContext, name: str, args: object) -> dict[str, str] | None:
         """For a tool resumed by checking: the state of each path it touches ("absent", a
         folder, or a hash of the content), recorded when it starts; None for other tools
         and for arguments that do not validate (the call will fail either way)."""
-        tool = self.get(name)
-        if tool is None or tool.policy.resume != "check":
+        found = self._meaning(name, args)
+        tool = self._tool(found.tool) if found else None
+        if found is None or tool is None or tool.policy.resume != "check":
             return None
         try:
-            values, _ = validated(tool, args)
+            values, _ = validated(tool, args, found.implied)
             return {
                 str(values[key]): _path_state(resolve_in_workspace(ctx.root, str(values[key])))
                 for key in tool.policy.paths
