@@ -26,7 +26,7 @@ import psutil
 
 from localagent.config.userconfig import ENV_NAMES
 from localagent.journal import CONTEXT_DIR, Journal, encode
-from localagent.loop.loopguard import signature
+from localagent.journal.codec import signature
 
 GOAL = "Write inventory.py, a small stock-keeping module, with tests in test_inventory.py"
 SUBTASK = "Implement inventory.py and make python -m pytest pass"

@@ -105,7 +105,8 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
 def scenario(batches: int, per_batch: int) -> dict[str, Any]:
     """Rules keyed on the prompt only, so every answer is right after any kill: a file
     is written while the probe does not list it as existing, a batch is checked until
-    the probe lists `python check.py BATCH -> 0` among the recent commands."""
+    the probe lists `python check.py BATCH -> 0` among the recent commands. The probe's
+    facts come before its last line, the active subtask."""
     active = r"ACTIVE SUBTASK: "
     return {
         "rules": [
@@ -113,21 +114,21 @@ def scenario(batches: int, per_batch: int) -> dict[str, Any]:
             {
                 "kind": "chat",
                 "in": "last",
-                "match": active + r"Write file (f\d+\.txt) .*\nFiles that exist: [^\n]*\b\1\b",
+                "match": r"Files that exist: [^\n]*\b(f\d+\.txt)\b.*" + active + r"Write file \1 ",
                 "reply": _call("mark_subtask_complete", success=True, reason="$1 exists"),
             },
             {
                 "kind": "chat",
                 "in": "last",
-                "match": active + r"Write file (f\d+\.txt) with the text (\d+)\n",
+                "match": active + r"Write file (f\d+\.txt) with the text (\d+)$",
                 "reply": _call("write_file", path="$1", content="$2\n", create_dirs=False),
             },
             {
                 "kind": "chat",
                 "in": "last",
-                "match": active
-                + r"Run python check\.py (\d+) .*\nRecent commands: [^\n]*"
-                + r"python check\.py \1 -> 0",
+                "match": r"Recent commands: [^\n]*python check\.py (\d+) -> 0.*"
+                + active
+                + r"Run python check\.py \1 ",
                 "reply": _call("mark_subtask_complete", success=True, reason="batch $1 passed"),
             },
             {

@@ -84,7 +84,7 @@ def writer(files: list[str], delay: float = 0.0, tasks: int = 1) -> dict[str, An
     subtasks = [f"Write file {name}" for name in files]
     size = -(-len(subtasks) // tasks)
     plan = [(f"Part {i + 1}", subtasks[i * size : (i + 1) * size]) for i in range(tasks)]
-    written = r"ACTIVE SUBTASK: Write file (\S+)\n.*Files that exist: [^\n]*\b\1"
+    written = r"Files that exist: [^\n]*\b(\S+)\b.*ACTIVE SUBTASK: Write file \1$"
     return {
         "rules": [
             plan_rule(*plan),

@@ -127,3 +127,16 @@ def test_localagent_model_names_the_model_for_any_server(
     monkeypatch.setenv("LOCALAGENT_MODEL", "qwen2.5-coder:1.5b")
     assert load_settings().model == "qwen2.5-coder:1.5b"
     assert load_settings(model="flag-wins").model == "flag-wins"
+
+
+def test_demo_exits_as_start_would(tmp_path: Path) -> None:
+    """`demo` ends with the code of its run: 0 when its goal completes, 1 when it fails."""
+    env = {**os.environ}
+    done = run_cli(env, "demo", "-w", str(tmp_path / "ok"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "goal completed" in done.stdout
+    env["LOCALAGENT_MAX_ROUNDS"] = "1"  # too few rounds for the scripted goal
+    done = run_cli(env, "demo", "-w", str(tmp_path / "short"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "goal failed" in done.stdout
+    assert done.stderr.splitlines()[-1].startswith("localagent: ")

@@ -123,7 +123,7 @@ def test_probe_names_mentioned_files_that_exist_and_are_missing(tmp_path: Path) 
     assert facts["existing"] == ["m00.py"]
     assert "m39.py" in facts["missing"]
     text = context.probe_message(facts)
-    assert "Files that exist: m00.py" in text and text.endswith("NOTE: restarted")
+    assert "Files that exist: m00.py" in text and "NOTE: restarted\nACTIVE TASK" in text
 
 
 def test_prompt_is_bounded_round_8_versus_round_40(tmp_path: Path) -> None:
@@ -208,3 +208,28 @@ def test_the_window_keeps_sliding_in_chunks_after_a_long_history(tmp_path: Path,
         starts.add(shown[0].round)
     # The state keeps only the last exchanges; the window must still move in chunks.
     assert len(starts) <= 99 // keep + 1
+
+
+def test_the_active_subtask_ends_the_status_so_nothing_follows_its_text() -> None:
+    """Qwen2.5-Coder-0.5B, given the subtask "write_file hello_world.py with the following
+    content: print('Hello, World!')" followed by the status lines, wrote those lines into
+    the file. The subtask is the status's last line, after any notice."""
+    subtask = "write_file hello_world.py with the following content: print('Hello, World!')"
+    facts = {
+        "round": 2,
+        "max_rounds": 8,
+        "task": "Write a hello world script",
+        "subtask": subtask,
+        "written": ["hello_world.py"],
+        "existing": ["hello_world.py"],
+        "missing": [],
+        "commands": [],
+        "errors": ["syntax error at line 2"],
+        "notice": "NOTE: your last reply was cut off.",
+    }
+    lines = context.probe_message(facts).splitlines()
+    assert lines[0] == "[status] round 2 of 8"
+    assert lines[-2:] == ["ACTIVE TASK: Write a hello world script", f"ACTIVE SUBTASK: {subtask}"]
+    assert "NOTE: your last reply was cut off." in lines and "" not in lines
+    quiet = context.probe_message(facts | {"notice": "", "errors": []}).splitlines()
+    assert quiet[-1] == f"ACTIVE SUBTASK: {subtask}" and "" not in quiet

@@ -240,7 +240,7 @@ def scenario(cases: list[dict[str, Any]], native: bool) -> dict[str, Any]:
     plan = json.dumps({"tasks": tasks})
     rules: list[dict[str, Any]] = [{"kind": "plan", "reply": {"content": plan}}]
     for label, case in zip(labels, cases, strict=True):
-        match = f"ACTIVE SUBTASK: {label}\n"
+        match = f"ACTIVE SUBTASK: {re.escape(label)}$"
         rules += [
             {"kind": "chat", "match": match, "in": "last", "times": 1, "reply": reply}
             for reply in case["replies"]

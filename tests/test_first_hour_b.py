@@ -170,7 +170,7 @@ def test_a_suspended_goal_says_how_to_resume_it_from_anywhere(tmp_path: Path) ->
     status = cli_in(elsewhere, env, "status", "-w", str(ws))
     assert foreground.returncode == 3 and started.returncode == 3, started.stderr
     assert foreground.stderr.count("localagent resume") == 1, foreground.stderr
-    assert f"then continue with: localagent resume -w {ws}" in foreground.stderr
+    assert f"resume with: localagent resume -w {ws}" in foreground.stderr
     assert f"localagent resume -w {background}" in started.stderr
     assert status.stdout.count("localagent resume") == 1, status.stdout
     assert f"localagent resume -w {ws}" in status.stdout

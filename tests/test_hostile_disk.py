@@ -123,7 +123,7 @@ def test_a_held_registry_lock_is_said_and_never_changes_the_outcome(
 ) -> None:
     from filelock import FileLock
 
-    from localagent.daemon.registry import registry_path
+    from localagent.journal.registry import registry_path
 
     registry_path().parent.mkdir(parents=True, exist_ok=True)
     with FakeServer(QUICK) as fake, FileLock(str(registry_path()) + ".lock"):

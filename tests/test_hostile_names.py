@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from support import CLI_TIMEOUT, cli_args, cli_env, done, plan_rule, records
 
-from localagent.daemon.registry import remember, workspaces
 from localagent.journal import Journal
+from localagent.journal.registry import remember, workspaces
 from localagent.models.fake import FakeServer
 
 pytestmark = pytest.mark.skipif(

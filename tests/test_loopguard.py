@@ -12,7 +12,8 @@ from localagent.models.fake import FakeServer
 from localagent.state import Attempt, Claim, GuardState
 from localagent.system.stopping import StopSignal
 from localagent.tools import ToolContext, ToolResult
-from localagent.tools.registry import Policy, schema_tool
+from localagent.tools.registry import schema_tool
+from localagent.tools.tool import Policy
 
 
 def run(guard: GuardState, sig: str, changed: bool = False, obs: str = "") -> None:

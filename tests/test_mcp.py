@@ -110,7 +110,7 @@ def test_a_pydantic_schema_is_sent_flat_with_its_shape_described() -> None:
     sent = json.dumps(function_tools([spec]))
     for dropped in ("$ref", "$defs", "anyOf", '"default"', '"properties": {"title"'):
         assert dropped not in sent, dropped
-    params = spec.parameters
+    params = spec.flat  # as the backends send it
     assert params["required"] == ["note"]
     note = params["properties"]["note"]
     assert note["type"] == "object"
@@ -123,6 +123,10 @@ def test_a_pydantic_schema_is_sent_flat_with_its_shape_described() -> None:
     assert params["properties"]["mode"]["enum"] == ["a", "b"]
     assert params["properties"]["labels"]["items"] == {"type": "string"}
     assert signature.startswith("t__add(note: {title: string")
+    # Our own type keeps the whole schema, its references resolved; only the wire is flat.
+    kept = spec.parameters["properties"]["note"]
+    assert kept["properties"]["owner"]["anyOf"][0]["required"] == ["name"]
+    assert "$ref" not in json.dumps(spec.parameters)
 
 
 def test_arguments_are_checked_against_the_original_schema() -> None:
@@ -149,7 +153,7 @@ def test_a_recursive_schema_is_cut_not_followed_forever() -> None:
         "type": "object",
     }
     spec, _ = schema.for_model("t__tree", "", tree)
-    assert "..." in spec.parameters["properties"]["root"]["description"]
+    assert "..." in spec.flat["properties"]["root"]["description"]
 
 
 def chained(levels: int, width: int) -> dict[str, Any]:
@@ -190,7 +194,7 @@ def test_a_schema_past_the_bound_is_refused_for_its_tool_and_the_others_load(
     assert "expand past 20,000 values" in refused["s__bomb"]
     assert "nested deeper than 64 levels" in refused["s__deep"]
     shared = next(tool for tool in tools if tool.name == "s__shared")
-    assert "{p0?: {p0?: {p0?: string" in json.dumps(shared.spec.parameters)
+    assert "{p0?: {p0?: {p0?: string" in json.dumps(shared.spec.flat)
 
 
 def test_a_server_whose_schema_explodes_starts_with_that_tool_refused(tmp_path: Path) -> None:

@@ -36,8 +36,8 @@ from support import (
 
 from localagent.journal import Journal, encode
 from localagent.models.fake import FakeServer
-from localagent.observe import events, graph, trace, watch
-from localagent.observe.events import seconds
+from localagent.observe import events, flow, graph, trace, watch
+from localagent.observe.pace import seconds
 from localagent.state import State, apply
 from localagent.system.errors import JournalCorrupt, UsageError
 from localagent.system.safefs import UnsafeFile
@@ -252,14 +252,14 @@ def test_mermaid_labels_carry_no_syntax_from_user_text(tmp_path: Path) -> None:
     subtasks = HOSTILE[1:]
     journal.append("plan", tasks=[{"description": HOSTILE[0], "subtasks": subtasks}])
     journal.finish()
-    found = parse_mermaid(graph.show(tmp_path, False))
+    found = parse_mermaid(flow.show(tmp_path, False))
     assert set(found["nodes"]) == {"g0", "t1", *(f"s{i}" for i in range(2, 2 + len(subtasks)))}
 
 
 def test_the_flow_graph_is_the_state_machine_with_counts(run: Path, tmp_path: Path) -> None:
-    bare = parse_mermaid(graph.show(tmp_path, True))
+    bare = parse_mermaid(flow.show(tmp_path, True))
     assert set(bare["classes"].values()) == {"pending"}
-    counted = parse_mermaid(graph.show(run, True))
+    counted = parse_mermaid(flow.show(run, True))
     assert counted["nodes"]["f3"] == "round: ask the model ×11"
     assert counted["nodes"]["f7"] == "replan the rest ×1"
     assert counted["nodes"]["f10"] == "goal failed" and counted["classes"]["f10"] == "pending"
@@ -450,8 +450,8 @@ def test_planted_histories_are_refused_by_every_view(tmp_path: Path, planted: st
     ws = tmp_path / "ws"
     views = [
         lambda: list(trace.show(ws, None, False, False)),
-        lambda: graph.show(ws, False),
-        lambda: graph.show(ws, True),
+        lambda: flow.show(ws, False),
+        lambda: flow.show(ws, True),
         lambda: events.show(ws, 0, False, print),
         lambda: watch.lines(ws, print),
         lambda: watch.snapshot(Journal(ws)),
@@ -475,7 +475,7 @@ def test_a_damaged_history_is_named_not_shown(run: Path, tmp_path: Path) -> None
     (context / "history.jsonl").write_bytes(damaged)
     for shown in (
         lambda: list(trace.show(tmp_path, None, False, False)),
-        lambda: graph.show(tmp_path, False),
+        lambda: flow.show(tmp_path, False),
     ):
         with pytest.raises(JournalCorrupt, match="damaged at byte"):
             shown()

@@ -371,3 +371,33 @@ def test_the_loop_s_own_texts_are_prompts_a_folder_can_replace(tmp_path: Path) -
         assert name in listed
     found = promptset.problems({"insisted": "kept at it {times}"}, lambda n: n)
     assert "unknown placeholder {times}" in str(found[0])
+
+
+def test_the_tools_own_texts_are_prompts_a_folder_can_replace(tmp_path: Path) -> None:
+    folder, ws = tmp_path / "p", tmp_path / "ws"
+    folder.mkdir()
+    (folder / "guide_run_cmd.txt").write_text("- RUN ONLY {allowed}\n")
+    (folder / "unknown_tool.txt").write_text("NO TOOL {tool}, TRY {nearest}\n")
+    (folder / "same_content.txt").write_text("UNCHANGED {path}\n")
+    scenario = {
+        # No file named: an unchanged rewrite of a write subtask's own file would end it.
+        "rules": [plan_rule(("Notes", ["Put a greeting into the notes"]))],
+        "replies": [
+            call("write_fiel", path="notes.txt", content="hi\n"),
+            call("write_file", path="notes.txt", content="hi\n"),
+            call("write_file", path="notes.txt", content="hi\n"),
+        ],
+        "default": done("notes.txt is written"),
+    }
+    with FakeServer(scenario) as server:
+        env = cli_env(server.url, LOCALAGENT_VERIFY="0")
+        args = ["start", "Write notes.txt", "-w", str(ws), "--foreground", "--prompts", str(folder)]
+        result = run_cli(env, *args)
+        sent = [messages_text(r) for r in server.chat_requests if not r.get("format")]
+    assert result.returncode == 0, result.stderr
+    assert "- RUN ONLY python" in sent[0]
+    assert "NO TOOL 'write_fiel', TRY write_file" in sent[1]
+    assert any("UNCHANGED 'notes.txt'" in text for text in sent[2:])
+    listed = run_cli(env, "prompts", "list").stdout
+    for name in ("guide_run_cmd", "guide_complete", "unknown_tool", "ran_as", "applied_before"):
+        assert name in listed

@@ -39,7 +39,8 @@ from localagent.textcalls import parse_reply
 from localagent.tools import ToolContext, ToolResult
 from localagent.tools.catalog import catalog
 from localagent.tools.examples import Example, example_call
-from localagent.tools.registry import Policy, Tool, schema_tool
+from localagent.tools.registry import schema_tool
+from localagent.tools.tool import Policy, Tool
 
 CORPUS = Path(__file__).parent / "corpus" / "real" / "real_replies.json"
 CASES: list[dict[str, Any]] = json.loads(CORPUS.read_text(encoding="utf-8"))["cases"]

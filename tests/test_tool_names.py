@@ -21,9 +21,10 @@ from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.state import DueCall, next_due
 from localagent.system.stopping import StopSignal
+from localagent.textcalls.names import FOLDER_ALIASES, TOOL_ALIASES
 from localagent.tools import ToolContext, ToolResult, canonical_call, catalog, execute
-from localagent.tools.aliases import FOLDER_ALIASES, TOOL_ALIASES
-from localagent.tools.registry import Policy, ToolRegistry, make_tool
+from localagent.tools.registry import ToolRegistry, make_tool
+from localagent.tools.tool import Policy
 
 
 @pytest.fixture

@@ -20,9 +20,9 @@ import pytest
 from support import cli_env, done, plan_rule, records, run_cli
 
 from localagent.config.userconfig import load_settings
-from localagent.daemon.registry import remember
 from localagent.journal import KEPT_BY_ARCHIVE, Disk, Journal, encode
 from localagent.journal.codec import decode_sealed, sealer
+from localagent.journal.registry import remember
 from localagent.loop.runner import run
 from localagent.models.fake import FakeServer
 from localagent.system.errors import JournalWriteFailed, RecordRefused

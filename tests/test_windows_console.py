@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from localagent.daemon import registry
-from localagent.journal import Journal
+from localagent.journal import Journal, registry
 from localagent.system.console import live_line_supported, utf8_streams
 
 GOAL = "Schreibe ✓ 日本語 → ɸ"

@@ -198,7 +198,7 @@ def _detach() -> Check | None:
 
 
 def _registry() -> Check:
-    from localagent.daemon.registry import registry_path, workspaces
+    from localagent.journal.registry import registry_path, workspaces
 
     notes: list[str] = []
     try:

@@ -117,5 +117,8 @@ def demo(
 ) -> None:
     """Run a scripted goal end to end against the bundled fake model server."""
     from localagent.cli.demo import run_demo
+    from localagent.system.exits import conclude
 
-    say(run_demo(workspace))
+    shown, outcome = run_demo(workspace)
+    say(shown)
+    conclude(outcome)

@@ -120,7 +120,7 @@ def logs(
 
 
 def _prune() -> list[str]:
-    from localagent.daemon.registry import prune
+    from localagent.journal.registry import prune
 
     return prune()
 
@@ -197,7 +197,7 @@ def graph(
 ) -> None:
     """Mermaid text: the plan tree with statuses and the path taken (--flow: the agent's
     state machine)."""
-    from localagent.observe.graph import show
+    from localagent.observe.flow import show
 
     _say(show(_workspace(workspace), flow), nl=False)
 

@@ -15,8 +15,7 @@ from pydantic import ValidationError
 
 from localagent.config.settings import Settings
 from localagent.system.errors import UsageError
-
-APP = "localagent"
+from localagent.system.userdirs import user_config_dir
 
 ENV_NAMES: dict[str, str] = {
     "ollama_host": "OLLAMA_HOST",
@@ -46,24 +45,6 @@ ENV_NAMES: dict[str, str] = {
 # Variables that also set a field and win over its ENV_NAMES one: LOCALAGENT_MODEL means
 # something to users of any server, OLLAMA_MODEL stays for Ollama's users.
 ENV_ALIASES: dict[str, str] = {"LOCALAGENT_MODEL": "model"}
-
-
-def user_config_dir() -> Path:
-    home = os.environ.get("LOCALAGENT_HOME")
-    if home:
-        return Path(home) / "config"
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir(APP, appauthor=False))
-
-
-def user_data_dir() -> Path:
-    home = os.environ.get("LOCALAGENT_HOME")
-    if home:
-        return Path(home) / "data"
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir(APP, appauthor=False))
 
 
 def config_path() -> Path:

@@ -23,7 +23,7 @@ MAX_LOG_BYTES = 256_000
 
 def log_path() -> Path:
     try:
-        from localagent.config.userconfig import user_data_dir
+        from localagent.system.userdirs import user_data_dir
 
         return user_data_dir() / LOG_NAME
     except Exception:  # even a broken install (pydantic missing) must leave a trace
@@ -67,8 +67,8 @@ def run_at_logon(poll: float = POLL_SECONDS) -> int:
     """Resume every unfinished goal, log what happened, wait for the agents; the exit code."""
     try:
         from localagent.config.userconfig import load_settings
-        from localagent.daemon.registry import workspaces
         from localagent.daemon.resume import resume_all
+        from localagent.journal.registry import workspaces
         from localagent.system.errors import AgentError
 
         write_log("resuming unfinished goals")

@@ -37,7 +37,7 @@ def resumable(notes: list[str]) -> tuple[list[Goal], int]:
     was not stopped by the user: the agent died, was suspended waiting for the server,
     or was ended by a logout or shutdown. Also the exit code owed for those skipped with
     a note (0: none)."""
-    from localagent.daemon.registry import workspaces
+    from localagent.journal.registry import workspaces
 
     found: list[Goal] = []
     code = 0

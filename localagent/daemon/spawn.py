@@ -209,14 +209,12 @@ def _early_exit(journal: Journal, code: int, before: _Mark) -> str:
     if code == WorkspaceBusy.exit_code:
         # Another start got the workspace first (its agent holds the lock).
         raise WorkspaceBusy(_lost_race(journal))
-    from localagent.loop.prepare import resume_hint
-
     ended = next(
         (r for r in reversed(before.since()) if r["type"] in ("suspended", "goal_failed")), None
     )
     reason = str(ended.get("reason", "")) if ended else ""
     if reason and ended and ended["type"] == "suspended":
-        reason = f"{reason}; {resume_hint(journal)}"  # the goal is journaled: it goes on
+        reason = f"{reason}; {journal.resume_hint()}"  # the goal is journaled: it goes on
     if not reason:
         reason = _last_output(journal) or (
             f"it ended at once (exit code {code}) and could not even write its error to "

@@ -58,7 +58,7 @@ def stop(workspace: Path, grace: float = 15.0) -> str:
     record_stop(journal, "stopped with `localagent stop` (forced)")
     return (
         f"the agent (pid {info['pid']}) did not stop within {grace:g} s and was ended by "
-        f"force; the journal is intact; {_resume_hint(journal)}"
+        f"force; the journal is intact; {journal.resume_hint()}"
     )
 
 
@@ -119,20 +119,13 @@ def _final_status(journal: Journal) -> str | None:
         return None
 
 
-def _resume_hint(journal: Journal) -> str:
-    where = display(journal.workspace)
-    if journal.part == QUESTIONS_DIR:
-        return f"ask the same question again to go on (localagent ask ... -w {where})"
-    return f"resume with: localagent resume -w {where}"
-
-
 def _not_running(journal: Journal) -> str:
     status = _final_status(journal)
     said = f"no agent is running in {display(journal.workspace)}"
     if status in ("completed", "failed"):
         return f"{said}; its goal is {status}"
     if status in ("stopped", "in_progress"):
-        return f"{said}; its goal is {status.replace('_', ' ')} ({_resume_hint(journal)})"
+        return f"{said}; its goal is {status.replace('_', ' ')} ({journal.resume_hint()})"
     return said
 
 
@@ -146,8 +139,8 @@ def _after_exit(journal: Journal, pid: int | None, took: float) -> str:
     if status == "in_progress":
         # It died without journaling the stop (a crash, a kill by someone else).
         record_stop(journal, "stopped with `localagent stop` (the agent had ended)")
-        return f"{who} ended without finishing its step; {_resume_hint(journal)}"
-    return f"stopped {who} after {took:.1f} s; {_resume_hint(journal)}"
+        return f"{who} ended without finishing its step; {journal.resume_hint()}"
+    return f"stopped {who} after {took:.1f} s; {journal.resume_hint()}"
 
 
 def _withdraw_request(journal: Journal) -> None:

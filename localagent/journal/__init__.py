@@ -17,7 +17,8 @@ every write goes through, `files` is the folder itself (planted-file checks, the
 other modules open, stop requests), `replay` loads and repairs, `reading` reads the
 history without loading it, `seals` says whose journal it is (and seals it anew when the
 user adopts another agent's), `archive` puts a finished goal's files away, and `journal`
-holds the `Journal`.
+holds the `Journal`. `registry` is the user's index of workspaces with a goal (`list`,
+`resume --all`), kept in the user data folder, not in any `.agent_context/`.
 """
 
 from localagent.journal.archive import KEPT_BY_ARCHIVE
@@ -37,6 +38,7 @@ from localagent.journal.files import (
     JOURNAL_FILES,
     QUESTIONS_DIR,
     TEMP_FILES,
+    resume_hint,
 )
 from localagent.journal.journal import SNAPSHOT_AFTER, Journal
 from localagent.journal.replay import SNAPSHOT_EVERY
@@ -59,4 +61,5 @@ __all__ = [
     "encode",
     "is_torn",
     "now_iso",
+    "resume_hint",
 ]

@@ -30,6 +30,12 @@ _SHORT_REPR = reprlib.Repr()
 _SHORT_REPR.maxlevel, _SHORT_REPR.maxstring, _SHORT_REPR.maxother = 8, 400, 400
 
 
+def signature(tool: str, args: dict[str, Any]) -> str:
+    """Tool name plus canonical JSON of the arguments (sorted keys); values JSON cannot
+    hold (integers past 64 bits, deep nesting) are signed as the journal writes them."""
+    return tool + " " + orjson.dumps(encodable(args), option=orjson.OPT_SORT_KEYS).decode()
+
+
 def encodable(value: Any, depth: int = 0) -> Any:
     """`value` as orjson can always write it: integers beyond 64 bits as their digits,
     nesting deeper than MAX_DEPTH as a short repr, lone surrogates escaped, other

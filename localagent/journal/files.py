@@ -18,6 +18,7 @@ from localagent.journal.outputstore import OutputStore
 from localagent.journal.snapshots import FOLDER as SNAPSHOTS_FOLDER
 from localagent.journal.snapshots import Store as SnapshotStore
 from localagent.system import safefs, userkey
+from localagent.system.names import display
 
 CONTEXT_DIR = ".agent_context"
 # Research (`localagent ask`) keeps its own journal here, beside the goal's, so a question
@@ -38,8 +39,18 @@ JOURNAL_FILES = frozenset(
         "agent.lock",
     }
 )
+
 TEMP_FILES = ("state.json.tmp", "loops.json.tmp", "history.jsonl.tmp")
 _ROTATED_LOG = re.compile(r"agent\.log\.\d+")
+
+
+def resume_hint(workspace: str | Path, part: str = "") -> str:
+    """How the user goes on with the goal (or the question, for `part` QUESTIONS_DIR) of
+    `workspace`: the one wording every command shows."""
+    where = display(workspace)
+    if part == QUESTIONS_DIR:
+        return f"ask the same question again to go on (localagent ask ... -w {where})"
+    return f"resume with: localagent resume -w {where}"
 
 
 class _SafeRotatingHandler(RotatingFileHandler):
@@ -81,6 +92,10 @@ class Folder:
         if self._sealer is None:
             self._sealer = sealer()
         return self._sealer
+
+    def resume_hint(self) -> str:
+        """How the user goes on with this journal's goal or question."""
+        return resume_hint(self.workspace, self.part)
 
     # ---- planted files ---------------------------------------------------------------
 

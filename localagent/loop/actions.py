@@ -89,7 +89,7 @@ class Actions:
 
     def execute(self, name: str, args: dict[str, Any], call_id: str, sig: str) -> None:
         given = given_arguments(args)
-        tool = self.tools.get(name)
+        tool = self.tools.get(name, given)
         # The processes a tool starts carry this marker, journaled (durably) before any of
         # them exists: after a crash at any moment they can be found, and killed.
         marker = secrets.token_hex(8) if tool is not None and tool.policy.spawns else None
@@ -161,9 +161,9 @@ class Actions:
         """Settle an action a crash interrupted as its tool's policy says: redo it, redo it
         unless it was applied, or tell the model its effect is unknown (the notice for the
         model is returned; "" when there is none)."""
-        tool = self.tools.get(action.tool)
-        resume = "never" if tool is None else tool.policy.resume
         given = given_arguments(action.args)
+        tool = self.tools.get(action.tool, given)
+        resume = "never" if tool is None else tool.policy.resume
         if resume == "check" and action.before is not None:
             applied = self.tools.applied(self.ctx, action.tool, given, action.before)
             if applied is not None:

@@ -20,13 +20,13 @@ from localagent import tools
 from localagent.config.settings import Settings
 from localagent.journal import Journal
 from localagent.loop import actions, context, loopguard, planner, roundcall, writedone
-from localagent.loop.lifecycle import Ending, Outcome
 from localagent.loop.strikes import Strikes
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, Verifying, current
 from localagent.state import due as owed
+from localagent.system.exits import Ending, Outcome
 from localagent.system.stopping import StopRequested, StopSignal
 from localagent.textcalls import ToolCall, parse_reply
 from localagent.tools.examples import example_call

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localagent.prompts.promptset import DEFAULT, PromptSet
-from localagent.prompts.texts import render
 from localagent.state import CALL_CHARS, Exchange, State, current
 from localagent.system.textcap import cap_text, clip
 from localagent.verify.where import locate
@@ -47,7 +46,9 @@ def system_prompt(
         lines = [spec.line() for spec in tools.specs()]
         protocol = prompts.render("text_protocol", tools="\n".join(lines))
     shown = ", ".join(allowed)
-    guides = "\n".join(render(t.policy.guide, allowed=shown) for t in tools if t.policy.guide)
+    guides = "\n".join(
+        prompts.render(t.policy.guide, allowed=shown) for t in tools if t.policy.guide
+    )
     names = tools.names()
     listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
     return prompts.render("system", names=listed, guides=guides, protocol=protocol)
@@ -208,7 +209,7 @@ def _fact_values(facts: dict[str, Any]) -> dict[str, Any]:
         "missing": _listing(facts["missing"]),
         "commands": _listing(facts["commands"]),
         "errors": "\n  " + "\n  ".join(facts["errors"]) if facts["errors"] else "none",
-        "notice": facts["notice"],
+        "notice": f"{facts['notice']}\n" if facts["notice"] else "",
     }
 
 

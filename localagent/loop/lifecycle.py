@@ -12,33 +12,16 @@ import contextlib
 import logging
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
 
 from localagent.journal import Disk, Journal
 from localagent.system.console import PrintableFormatter, printable
 from localagent.system.errors import AgentError, disk_error
+from localagent.system.exits import Outcome
 from localagent.system.lock import WorkspaceLock
 from localagent.system.names import display
 from localagent.system.stopping import StopSignal
-
-Ending = Literal["completed", "failed", "stopped", "suspended"]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a run ended. `by` says who stopped it (user or system); a suspended run
-    either found no server or model (`unavailable`) or had a request refused. `said`
-    is the one line that tells the user the ending and how to go on."""
-
-    status: Ending
-    reason: str
-    verification: str = ""
-    by: str = ""
-    unavailable: bool = False
-    said: str = ""
 
 
 class Run:

@@ -17,9 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from localagent.journal import encodable
+from localagent.journal.codec import signature
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state import Attempt, GuardState
 from localagent.textcalls import given_arguments
@@ -33,12 +31,6 @@ SAME_OBSERVATION_LIMIT = 4
 CYCLES = 3
 WINDOW = 10
 CLAIM_LIMIT = 3  # identical failure claims, spanning subtasks, before the goal gives up
-
-
-def signature(tool: str, args: dict[str, Any]) -> str:
-    """Tool name plus canonical JSON of the arguments (sorted keys); values JSON cannot
-    hold (integers past 64 bits, deep nesting) are signed as the journal writes them."""
-    return tool + " " + orjson.dumps(encodable(args), option=orjson.OPT_SORT_KEYS).decode()
 
 
 def sign(tools: ToolRegistry, name: str, args: dict[str, Any]) -> str:

@@ -109,14 +109,6 @@ def _cut(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def resume_hint(journal: Journal) -> str:
-    """How to go on with the journal's goal once the model server answers again."""
-    where = display(journal.workspace)
-    if journal.part == QUESTIONS_DIR:
-        return f"then ask the same question again to go on (localagent ask ... -w {where})"
-    return f"then continue with: localagent resume -w {where}"
-
-
 def over(state: State) -> Outcome:
     """The outcome of a goal that already ended (journaled then, not again now)."""
     assert state.goal is not None

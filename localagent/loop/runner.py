@@ -20,7 +20,7 @@ from localagent.config.settings import Settings
 from localagent.journal import QUESTIONS_DIR, Disk, Journal
 from localagent.loop.lifecycle import Outcome, Run, say
 from localagent.loop.placement import keep_out_of_git, refuse_wide
-from localagent.loop.prepare import over, prepare, resume_hint
+from localagent.loop.prepare import over, prepare
 from localagent.observe.liveline import LiveLine
 from localagent.state import State
 from localagent.system.errors import AgentError, ModelRefused, ModelUnavailable
@@ -125,9 +125,9 @@ def _said(journal: Journal, outcome: Outcome) -> str:
     if outcome.status == "failed":
         return f"goal failed: {outcome.reason}"
     if outcome.status == "stopped":
-        return f"stopped ({outcome.reason}); {resume_hint(journal).removeprefix('then ')}"
+        return f"stopped ({outcome.reason}); {journal.resume_hint()}"
     if outcome.status == "suspended":
-        return f"{outcome.reason}; {resume_hint(journal)}"
+        return f"{outcome.reason}; {journal.resume_hint()}"
     return ""
 
 
@@ -159,7 +159,7 @@ def _nobody(what: str) -> None:
 def _remember(workspace: Path, goal: str, wait: float, quiet: bool = False) -> bool:
     """Register the workspace for `list` and `resume --all`; a registry that is busy or
     cannot be written is said, never the end of the run."""
-    from localagent.daemon.registry import remember
+    from localagent.journal.registry import remember
 
     try:
         remember(workspace, goal, wait=wait)

@@ -1,12 +1,9 @@
-"""MCP tool schemas made into what a model backend keeps, and arguments checked against
-the original.
+"""MCP tool schemas made into our own `ToolSpec`, and arguments checked against the
+original.
 
-Ollama's client drops `anyOf`, `$ref`, nested `properties`, `default` and similar keywords
-from tool schemas, and schemas made by pydantic are full of them. So each schema is
-resolved (`$ref` replaced by its target), nullable unions collapsed to their type, and
-each top-level parameter sent flat: nested objects and their fields are written into its
-description, so the model still sees their shape. The model's arguments are validated
-against the server's original schema.
+Each schema is resolved (`$ref` replaced by its target) and its nullable unions collapsed
+to their type; the backends send it flat (`models.toolschema`). The model's arguments are
+validated against the server's original schema.
 
 A `$ref` is expanded at every place that names it, so a definition shared by many
 places, each naming others, grows exponentially: the expansion is counted, and one past
@@ -20,13 +17,12 @@ from typing import Any
 import orjson
 
 from localagent.models.protocol import ToolSpec
+from localagent.models.toolschema import cut, kind, shape, simplify
 
 MAX_REF_DEPTH = 8  # a recursive schema is cut here
 MAX_VALUES = 20_000  # of a schema with its references expanded: real tools have hundreds
 MAX_NESTING = 64  # levels of objects and lists
-MAX_SHAPE = 600  # characters of one parameter's shape in its description
 MAX_DESCRIPTION = 1200  # characters of a tool's own description
-PRIMITIVES = ("string", "integer", "number", "boolean")
 
 
 class SchemaTooLarge(ValueError):
@@ -79,107 +75,18 @@ def _pointer(root: Any, ref: str) -> dict[str, Any] | None:
     return node if isinstance(node, dict) else None
 
 
-def simplify(schema: Any) -> dict[str, Any]:
-    """A resolved schema with `X | null` unions and one-item `allOf` collapsed to X."""
-    if not isinstance(schema, dict):
-        return {}
-    for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        if isinstance(options, list):
-            real = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
-            if len(real) == 1 and isinstance(real[0], dict):
-                rest = {k: v for k, v in schema.items() if k != key}
-                return simplify({**real[0], **rest})
-    if isinstance(schema.get("allOf"), list) and len(schema["allOf"]) == 1:
-        rest = {k: v for k, v in schema.items() if k != "allOf"}
-        return simplify({**schema["allOf"][0], **rest})
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        real = [k for k in kind if k != "null"]
-        schema = {**schema, "type": real[0] if len(real) == 1 else real}
-    return schema
-
-
-def _kind(schema: dict[str, Any]) -> str | None:
-    kind = schema.get("type")
-    if isinstance(kind, str):
-        return kind
-    if "properties" in schema:
-        return "object"
-    if "items" in schema:
-        return "array"
-    return None
-
-
-def shape(schema: Any, depth: int = 0) -> str:
-    """A compact picture of a schema: `{title: string, tags?: [string]}`."""
-    s = simplify(schema)
-    if depth > 4:
-        return "..."
-    if "enum" in s and isinstance(s["enum"], list):
-        return " | ".join(orjson.dumps(v).decode() for v in s["enum"][:12])
-    if "const" in s:
-        return orjson.dumps(s["const"]).decode()
-    options = s.get("anyOf") or s.get("oneOf")
-    if isinstance(options, list):
-        return " | ".join(shape(o, depth + 1) for o in options)
-    kind = _kind(s)
-    if kind == "object":
-        props = s.get("properties")
-        if isinstance(props, dict) and props:
-            required = set(s.get("required") or [])
-            fields = [
-                f"{name}{'' if name in required else '?'}: {shape(sub, depth + 1)}"
-                for name, sub in props.items()
-            ]
-            return "{" + ", ".join(fields) + "}"
-        extra = s.get("additionalProperties")
-        return "{string: " + shape(extra, depth + 1) + "}" if isinstance(extra, dict) else "object"
-    if kind == "array":
-        return "[" + shape(s.get("items") or {}, depth + 1) + "]"
-    if isinstance(s.get("type"), list):
-        return " | ".join(map(str, s["type"]))
-    return kind or "any"
-
-
-def _flat(schema: Any) -> dict[str, Any]:
-    """One top-level parameter as the model is sent it: a plain type, its description
-    holding what the backend would drop."""
-    s = simplify(schema)
-    kind = _kind(s)
-    out: dict[str, Any] = {"type": kind} if kind else {}
-    notes = [str(s.get("description") or "").strip()]  # a title is a pydantic class name
-    if kind == "array" and _kind(simplify(s.get("items") or {})) in PRIMITIVES:
-        out["items"] = {"type": _kind(simplify(s["items"]))}
-    elif kind in ("object", "array") or kind is None:
-        picture = shape(s)
-        if picture not in ("object", "any"):
-            notes.append(f"Shape: {_cut(picture, MAX_SHAPE)}")
-    if isinstance(s.get("enum"), list) and kind in PRIMITIVES:
-        out["enum"] = s["enum"]
-    if "default" in s:
-        notes.append(f"Default: {_cut(orjson.dumps(s['default']).decode(), 200)}.")
-    out["description"] = " ".join(note for note in notes if note)
-    return out
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def for_model(name: str, description: str, input_schema: Any) -> tuple[ToolSpec, str]:
-    """The tool as a model is told of it (its parameters flat), and its signature."""
+    """The tool as a model is told of it (its schema resolved), and its signature;
+    SchemaTooLarge for one past the bounds."""
     resolved = simplify(resolve(input_schema if isinstance(input_schema, dict) else {}))
     props = resolved.get("properties") if isinstance(resolved.get("properties"), dict) else {}
-    required = [r for r in resolved.get("required") or [] if r in props]
-    properties = {key: _flat(sub) for key, sub in props.items()}
+    required = set(resolved.get("required") or [])
     shown = [
-        f"{key}{'' if key in required else '?'}: {_cut(shape(sub), 200)}"
+        f"{key}{'' if key in required else '?'}: {cut(shape(sub), 200)}"
         for key, sub in props.items()
     ]
     text = " ".join(description.split()) or f"The MCP tool {name}."
-    parameters = {"type": "object", "properties": properties, "required": required}
-    spec = ToolSpec(name, _cut(text, MAX_DESCRIPTION), parameters)
+    spec = ToolSpec(name, cut(text, MAX_DESCRIPTION), resolved)
     return spec, f"{name}({', '.join(shown)})"
 
 
@@ -190,7 +97,7 @@ def coerce(input_schema: Any, args: dict[str, Any]) -> dict[str, Any]:
     props = resolved.get("properties") if isinstance(resolved.get("properties"), dict) else {}
     fixed = dict(args)
     for key, value in args.items():
-        want = _kind(simplify(props.get(key)))
+        want = kind(simplify(props.get(key)))
         if want in ("object", "array") and isinstance(value, str):
             try:
                 decoded = orjson.loads(value)

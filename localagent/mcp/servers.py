@@ -27,7 +27,8 @@ from localagent.mcp.client import (
 from localagent.mcp.config import McpServer
 from localagent.mcp.results import observation
 from localagent.tools.base import ToolContext, ToolError, ToolResult
-from localagent.tools.registry import Policy, Tool, schema_tool
+from localagent.tools.registry import schema_tool
+from localagent.tools.tool import Policy, Tool
 
 log = logging.getLogger("localagent.mcp")
 START_SECONDS = 30.0  # at least this long for a server to start (npx may download it)
@@ -147,9 +148,13 @@ class McpCall:
         args = schema.coerce(self.input_schema, args)
         found = schema.problems(self.input_schema, args)
         if found:
-            raise ToolError(
-                f"invalid arguments for {self.name}: {'; '.join(found)}. Expected {self.signature}"
+            said = ctx.prompts.render(
+                "invalid_arguments",
+                tool=self.name,
+                problems="; ".join(found),
+                signature=self.signature,
             )
+            raise ToolError(said)
         return self.server.call(ctx, self.name, self.tool, args)
 
 

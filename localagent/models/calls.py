@@ -18,15 +18,16 @@ from localagent.textcalls import (
 
 
 def function_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
-    """`tools` as both APIs read them: `{"type": "function", "function": {...}}`; a
-    fresh copy each call, so nothing the request holds is shared with the tools."""
+    """`tools` as both APIs read them: `{"type": "function", "function": {...}}`, their
+    parameters flat; a fresh copy each call, so nothing the request holds is shared with
+    the tools."""
     return [
         {
             "type": "function",
             "function": {
                 "name": tool.name,
                 "description": tool.description,
-                "parameters": orjson.loads(orjson.dumps(tool.parameters)),
+                "parameters": orjson.loads(orjson.dumps(tool.flat)),
             },
         }
         for tool in tools

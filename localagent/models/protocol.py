@@ -11,10 +11,12 @@ Tools are `ToolSpec`s, our own type: each adapter writes them in its server's sh
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from localagent.models.toolschema import flat_parameters
 from localagent.textcalls import ToolCall
 
 Message = dict[str, Any]
@@ -23,16 +25,23 @@ Message = dict[str, Any]
 @dataclass(frozen=True)
 class ToolSpec:
     """A tool as a model is told of it: its name, what it does, and its parameters (a
-    JSON schema object; each property one flat parameter, its `type` absent when it has
-    no one JSON type, e.g. `str | int`)."""
+    JSON schema object, its references resolved; nested objects, unions and defaults
+    allowed). The backends send `flat`."""
 
     name: str
     description: str
     parameters: dict[str, Any]
 
+    @functools.cached_property
+    def flat(self) -> dict[str, Any]:
+        """The parameters as a backend sends them (see `toolschema`): each property one
+        flat parameter, its `type` absent when it has no one JSON type (`str | int`).
+        Shared: a caller that changes it copies it first."""
+        return flat_parameters(self.parameters)
+
     def line(self) -> str:
         """The tool as the text protocol lists it: `- name(param: type, ...): what it does`."""
-        properties = self.parameters.get("properties") or {}
+        properties = self.flat.get("properties") or {}
         params = ", ".join(f"{name}: {_type_name(spec)}" for name, spec in properties.items())
         return f"- {self.name}({params}): {self.description}"
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,16 +38,6 @@ def history(workspace: Path, last: int = 0) -> Iterator[dict[str, Any]]:
     """The records of the workspace's goal: the last `last` (0: all, streamed)."""
     journal = open_journal(workspace)
     return iter(journal.tail(last)) if last else journal.records()
-
-
-def seconds(ts: Any) -> float | None:
-    """A record's `ts` as seconds since the epoch (None when it is not a timestamp)."""
-    if not isinstance(ts, str):
-        return None
-    try:
-        return datetime.fromisoformat(ts).timestamp()
-    except ValueError:
-        return None
 
 
 class Follower:

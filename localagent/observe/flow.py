@@ -4,9 +4,10 @@ it (`localagent graph --flow`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
-from localagent.observe.graph import Edge, Node, draw
+from localagent.observe.graph import Edge, Node, draw, plan_graph
 
 # (id, shape, text): what `Agent.step` does next, as `state.next_due` names it.
 FLOW_NODES = (
@@ -85,3 +86,14 @@ def flow(counts: dict[str, int] | None = None) -> str:
         nodes.append(Node(node_id, text + (f" ×{times}" if times else ""), status, shape))
     edges = [Edge(a, b, "-->", text) for a, b, text in FLOW_EDGES]
     return draw(nodes, edges)
+
+
+def show(workspace: Path, state_machine: bool) -> str:
+    """What `localagent graph` prints: the goal's plan tree, or (`--flow`) the agent's
+    state machine, with how often the run went through each step when there is a run."""
+    from localagent.journal import Journal
+    from localagent.observe.events import history
+
+    if not state_machine:
+        return plan_graph(history(workspace))
+    return flow(flow_counts(history(workspace)) if Journal(workspace).exists() else None)

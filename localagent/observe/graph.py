@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -215,15 +214,3 @@ def draw(nodes: list[Node], edges: list[Edge], comments: list[str] | None = None
     lines += [f"    classDef {name} {CLASSES[name]}" for name in CLASSES if name in used]
     lines += [f"    class {','.join(ids)} {name}" for name, ids in used.items() if name in CLASSES]
     return "\n".join(lines) + "\n"
-
-
-def show(workspace: Path, state_machine: bool) -> str:
-    """What `localagent graph` prints: the goal's plan tree, or (`--flow`) the agent's
-    state machine, with how often the run went through each step when there is a run."""
-    from localagent.journal import Journal
-    from localagent.observe.events import history
-    from localagent.observe.flow import flow, flow_counts
-
-    if not state_machine:
-        return plan_graph(history(workspace))
-    return flow(flow_counts(history(workspace)) if Journal(workspace).exists() else None)

@@ -75,7 +75,7 @@ def listing() -> tuple[list[dict[str, Any]], list[str]]:
     """One row per registered workspace, the most recently active first; vanished or
     damaged ones are shown as such. Each is read cheaply: the snapshot and the end of
     the history, never all of it."""
-    from localagent.daemon.registry import workspaces
+    from localagent.journal.registry import workspaces
 
     notes: list[str] = []
     rows = [_row(path, entry) for path, entry in workspaces(notes).items()]

@@ -5,10 +5,20 @@ from __future__ import annotations
 
 import itertools
 import statistics
+from datetime import datetime
 from typing import Any
 
-from localagent.observe.events import seconds
 from localagent.state.model import Tokens
+
+
+def seconds(ts: Any) -> float | None:
+    """A record's `ts` as seconds since the epoch (None when it is not a timestamp)."""
+    if not isinstance(ts, str):
+        return None
+    try:
+        return datetime.fromisoformat(ts).timestamp()
+    except ValueError:
+        return None
 
 
 def is_round(rec: dict[str, Any]) -> bool:

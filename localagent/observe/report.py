@@ -13,9 +13,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from localagent.journal import Journal
+from localagent.journal import Journal, resume_hint
 from localagent.journal.archive import archived
 from localagent.journal.reading import History
+from localagent.observe import pace
 from localagent.state import counts, current
 from localagent.system.console import printable
 from localagent.system.errors import UsageError
@@ -72,8 +73,6 @@ def last_activity(journal: History) -> str | None:
 
 def status_info(workspace: Path) -> dict[str, Any]:
     """`status --json`: absent values are null; `schema` is the version of the shape."""
-    from localagent.observe import pace  # it reads the events module, which reads this one
-
     journal = open_journal(workspace)
     state = journal.load(repair=False)
     alive, pid = running(journal)
@@ -177,7 +176,7 @@ def format_status(info: dict[str, Any]) -> str:
     if info.get("model"):
         rows.append(("model", f"{info['model']} ({info['backend']} backend)"))
     if info.get("suspended"):
-        then = f"once it answers, continue with: localagent resume -w {info['workspace']}"
+        then = f"once it answers, {resume_hint(info['workspace'])}"
         rows.append(("suspended", f"{info['suspended']}; {then}"))
     if info.get("waiting"):
         since, why = local_time(info["waiting"]["since"]), info["waiting"]["reason"]

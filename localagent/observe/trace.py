@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from localagent.observe.events import history, json_line, seconds
+from localagent.observe.events import history, json_line
+from localagent.observe.pace import seconds
 from localagent.state import State, apply
 from localagent.system.errors import UsageError
 

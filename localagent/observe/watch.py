@@ -21,7 +21,8 @@ from typing import Any
 
 from localagent.journal import Journal
 from localagent.observe import pace, text, trace
-from localagent.observe.events import ENDS, Follower, seconds
+from localagent.observe.events import ENDS, Follower
+from localagent.observe.pace import seconds
 from localagent.observe.report import open_journal, running, visible
 from localagent.state import (
     DueCall,

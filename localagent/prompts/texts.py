@@ -2,7 +2,8 @@
 
 Each has a name, a default text and a `Spec` of its placeholders (`PROMPTS`), and the
 user may replace any of them (localagent.prompts.promptset); the loop's feedback and
-notices are in localagent.prompts.feedback.
+notices are in localagent.prompts.feedback, the tools' guides and results in
+localagent.prompts.tooltexts.
 Placeholders are `{name}`; a literal brace is written doubled.
 """
 
@@ -53,6 +54,7 @@ from localagent.prompts.research import RESEARCH
 from localagent.prompts.templates import Prompt
 from localagent.prompts.templates import render as fill
 from localagent.prompts.templates import spec as _spec
+from localagent.prompts.tooltexts import TOOL_TEXTS
 
 SYSTEM = """\
 You are localagent, an autonomous coding agent working inside one workspace folder.
@@ -94,17 +96,18 @@ PLAN:
 Work only on the active subtask, named in the latest status. Call mark_subtask_complete \
 when it is done."""
 
+# The active subtask is the last line: a small model copies whatever follows a subtask
+# that ends "with the following content: ..." into the file it writes.
 PROBE = """\
 [status] round {round} of {max_rounds}
 Plan progress: {progress}
-ACTIVE TASK: {task}
-ACTIVE SUBTASK: {subtask}
 Files written: {written}
 Files that exist: {existing}
 Files mentioned but missing: {missing}
 Recent commands: {commands}
 Last errors: {errors}
-{notice}"""
+{notice}ACTIVE TASK: {task}
+ACTIVE SUBTASK: {subtask}"""
 
 VERIFY_SYSTEM = """\
 You check whether a coding agent achieved its goal. You see the goal, the plan with the \
@@ -269,6 +272,7 @@ PROMPTS: dict[str, Prompt] = {
         SMALL_VERIFIER, "verdict note: the verifier model is small", _spec("", "size")
     ),
     **RESEARCH,
+    **TOOL_TEXTS,
 }
 
 

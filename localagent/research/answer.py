@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localagent.journal import Journal
-from localagent.loop.lifecycle import Outcome
 from localagent.models.protocol import Message
 from localagent.research.citations import check, citations, mark_unverified
 from localagent.research.tools import Span
 from localagent.system import safefs
+from localagent.system.exits import Outcome
 
 if TYPE_CHECKING:
-    from localagent.research.ask import Research
+    from localagent.research.session import Session
 
 log = logging.getLogger("localagent.research")
 EVIDENCE_LINES = 80
@@ -42,7 +42,7 @@ def evidence(seen: list[Span]) -> str:
     return "\n".join(lines[:EVIDENCE_LINES]) or "- nothing was retrieved"
 
 
-def write_answer(research: Research) -> Outcome:
+def write_answer(research: Session) -> Outcome:
     """Synthesize the answer, check its citations, save it; the completed outcome."""
     seen = research.progress.seen
     user = research.texts.render(

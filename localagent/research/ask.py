@@ -13,24 +13,17 @@ sub-questions already answered and starts the open one afresh (its tools only re
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
-from localagent.config.settings import Settings
-from localagent.journal import Journal
-from localagent.loop.lifecycle import Outcome
-from localagent.models.protocol import Message, Model, Reply
-from localagent.prompts.promptset import PromptSet
+from localagent.models.protocol import Message
 from localagent.research.answer import write_answer
-from localagent.research.search import index_folder, make_searcher
+from localagent.research.session import Session
 from localagent.research.step import run_step
-from localagent.research.tools import Library, Span, research_tools
-from localagent.state import Goal, current
-from localagent.system.stopping import StopSignal
-from localagent.tools.base import ToolContext
+from localagent.state import current
+from localagent.system.exits import Outcome
 
 log = logging.getLogger("localagent.research")
 MAX_SUB_QUESTIONS = 3
@@ -64,55 +57,8 @@ class RefineReply(BaseModel):
 Shape = TypeVar("Shape", bound=BaseModel)
 
 
-@dataclass
-class Progress:
-    """What the journal says this research has done (read back on resume)."""
-
-    findings: list[tuple[str, str]] = field(default_factory=list)  # sub-question, findings
-    seen: list[Span] = field(default_factory=list)
-    refinements: int = 0
-
-    def fold(self, record: dict[str, Any]) -> None:
-        kind = record["type"]
-        if kind in ("subtask_completed", "subtask_failed") and "findings" in record:
-            self.findings.append((str(record.get("question", "")), str(record["findings"])))
-        elif kind == "action_finished":
-            self.seen += [(str(p), int(a), int(b)) for p, a, b in record.get("spans", [])]
-        elif kind == "refinery":
-            self.refinements += 1
-
-
-def read_progress(journal: Journal) -> Progress:
-    progress = Progress()
-    for record in journal.records():
-        progress.fold(record)
-    return progress
-
-
-class Research:
-    def __init__(
-        self, journal: Journal, model: Model, settings: Settings, ctx: ToolContext, stop: StopSignal
-    ) -> None:
-        self.journal = journal
-        self.model = model
-        self.ctx = ctx
-        self.stop = stop
-        self.texts = PromptSet(settings.prompts)
-        cancelled = lambda: stop.requested() is not None  # noqa: E731
-        searcher, notes = make_searcher(ctx.root, settings, cancelled, model)
-        for note in notes:
-            log.info("%s", note)
-        self.tools = research_tools(Library(searcher, index_folder(ctx.root)))
-        self.progress = read_progress(journal)
-
-    @property
-    def goal(self) -> Goal:
-        assert self.journal.state.goal is not None
-        return self.journal.state.goal
-
-    @property
-    def question(self) -> str:
-        return self.goal.text
+class Research(Session):
+    """A question researched to its answer: plan, steps, refinery, the answer."""
 
     def run(self) -> Outcome:
         """Research until the answer is saved; a stop ends it with StopRequested (the
@@ -180,13 +126,6 @@ class Research:
             return False
         self.journal.append("plan", tasks=_tasks(more), replace_from=len(self.goal.tasks))
         return True
-
-    def record_call(self, purpose: str, reply: Reply, **fields: Any) -> None:
-        self.journal.append("llm_call", purpose=purpose, **reply.usage(), **fields)
-
-    def findings_text(self) -> str:
-        lines = [f"- {q}\n  {f}" for q, f in self.progress.findings]
-        return "\n".join(lines) or "- none yet"
 
 
 def _clean(questions: list[str], limit: int) -> list[str]:

@@ -7,14 +7,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from localagent.loop.loopguard import signature
+from localagent.journal.codec import signature
 from localagent.models.protocol import Message
 from localagent.research.tools import spans
 from localagent.system.textcap import cap_text
 from localagent.textcalls import ToolCall, given_arguments, parse_reply
 
 if TYPE_CHECKING:
-    from localagent.research.ask import Research
+    from localagent.research.session import Session
 
 log = logging.getLogger("localagent.research")
 STEP_CALLS = 8  # tool calls of one step
@@ -24,7 +24,7 @@ OLD_RESULT_CHARS = 400
 RESULT_CHARS = 6000
 
 
-def run_step(research: Research, question: str) -> None:
+def run_step(research: Session, question: str) -> None:
     """Work on `question` until finish_step or the budget; journals the outcome."""
     messages = _opening(research, question)
     calls = 0
@@ -64,7 +64,7 @@ def run_step(research: Research, question: str) -> None:
     research.progress.findings.append((question, f"({why})"))
 
 
-def _opening(research: Research, question: str) -> list[Message]:
+def _opening(research: Session, question: str) -> list[Message]:
     text_protocol = ""
     if not research.model.native_tools:
         tools = "\n".join(f"- {t.name}: {t.description}" for t in research.tools.specs())
@@ -93,7 +93,7 @@ def _tool_message(call: ToolCall, call_id: str, text: str) -> Message:
     return {"role": "tool", "content": text, "call": call_id, "tool": call.name}
 
 
-def _finish(research: Research, question: str, call: ToolCall, call_id: str) -> bool:
+def _finish(research: Session, question: str, call: ToolCall, call_id: str) -> bool:
     findings = str(call.arguments.get("findings", "")).strip()
     if not findings:
         return False
@@ -109,7 +109,7 @@ def _finish(research: Research, question: str, call: ToolCall, call_id: str) -> 
     return True
 
 
-def _act(research: Research, call: ToolCall, call_id: str) -> str:
+def _act(research: Session, call: ToolCall, call_id: str) -> str:
     args = given_arguments(call.arguments)
     name, canonical = research.tools.canonical(call.name, args)
     sig = signature(name, canonical)

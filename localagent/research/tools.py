@@ -17,7 +17,8 @@ from localagent.research.retrieval import Searcher
 from localagent.tools import catalog
 from localagent.tools.base import ToolContext, ToolError, ToolResult
 from localagent.tools.paths import normalize_path
-from localagent.tools.registry import Policy, ToolRegistry, make_tool
+from localagent.tools.registry import ToolRegistry, make_tool
+from localagent.tools.tool import Policy
 
 Span = tuple[str, int, int]  # path, first line, last line
 CATALOG_TOOLS = ("read_file", "list_dir", "find_files")

@@ -1,4 +1,5 @@
-"""The one place that turns what escapes a command into a message and an exit code.
+"""The one place that turns what escapes a command, or how its run ended (`Outcome`),
+into a message and an exit code.
 
 Shared by the CLI and the background agent's entry point, which does not load the
 CLI's libraries (typer, rich) so that a resumed run reaches its model quickly.
@@ -9,13 +10,27 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Literal
 
 from localagent.system.console import printable, utf8_streams
 from localagent.system.errors import AgentError
 
-if TYPE_CHECKING:
-    from localagent.loop.lifecycle import Outcome
+Ending = Literal["completed", "failed", "stopped", "suspended"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended. `by` says who stopped it (user or system); a suspended run
+    either found no server or model (`unavailable`) or had a request refused. `said`
+    is the one line that tells the user the ending and how to go on."""
+
+    status: Ending
+    reason: str
+    verification: str = ""
+    by: str = ""
+    unavailable: bool = False
+    said: str = ""
 
 
 def _crash_report(exc: BaseException) -> str:
@@ -25,7 +40,7 @@ def _crash_report(exc: BaseException) -> str:
         from datetime import UTC, datetime
 
         from localagent import __version__
-        from localagent.config.userconfig import user_data_dir
+        from localagent.system.userdirs import user_data_dir
 
         path = user_data_dir() / "crash.log"
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -108,7 +108,7 @@ def _isolation(network: bool) -> list[str]:
 
 def _hidden(root: Path) -> list[str]:
     """localagent's per-user folders (the secret key, the config), hidden by an empty tmpfs."""
-    from localagent.config.userconfig import user_config_dir, user_data_dir
+    from localagent.system.userdirs import user_config_dir, user_data_dir
 
     found = []
     for folder in dict.fromkeys((user_config_dir(), user_data_dir())):

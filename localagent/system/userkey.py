@@ -35,7 +35,7 @@ class KeyUnavailable(AgentError):
 
 
 def key_path() -> Path:
-    from localagent.config.userconfig import user_data_dir
+    from localagent.system.userdirs import user_data_dir
 
     return user_data_dir() / KEY_NAME
 

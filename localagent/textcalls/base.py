@@ -88,16 +88,6 @@ def clean_tool_name(name: str, known: Collection[str]) -> str:
     return candidates.pop() if len(candidates) == 1 else stripped
 
 
-def is_tool_name(name: str, known: Collection[str]) -> bool:
-    """Whether `name` names a tool: a known one in any spelling, or one the registry runs
-    under another name (`create_file` runs write_file)."""
-    # Imported here: the tools package is slow to import and a model client needs it only
-    # once it reads a call.
-    from localagent.tools.aliases import meant
-
-    return meant(name, known) is not None
-
-
 def _bare(piece: str) -> str:
     piece = re.sub(r":\d+$", "", piece.strip("\"'`"))
     return piece.removeprefix("functions.")

@@ -10,7 +10,8 @@ import re
 import warnings
 from typing import Any
 
-from localagent.textcalls.base import Found, ToolCall, is_tool_name, make_call
+from localagent.textcalls.base import Found, ToolCall, make_call
+from localagent.textcalls.names import is_tool_name
 from localagent.textcalls.values import NotLiteral, literal_node
 
 _LIST = re.compile(r"^[ \t]*\[\s*[A-Za-z_][\w.]*\s*\(", re.M)

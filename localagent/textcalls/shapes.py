@@ -15,9 +15,9 @@ from localagent.textcalls.base import (
     TextCallError,
     ToolCall,
     clean_tool_name,
-    is_tool_name,
     make_call,
 )
+from localagent.textcalls.names import is_tool_name
 from localagent.textcalls.values import closing, json_at, lenient_arguments, value_at
 
 NAME_KEYS = ("name", "tool", "tool_name", "function")

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from localagent.textcalls.base import Found, TextCallError, is_tool_name, make_call
+from localagent.textcalls.base import Found, TextCallError, make_call
+from localagent.textcalls.names import is_tool_name
 from localagent.textcalls.shapes import calls_in
 from localagent.textcalls.values import object_at, value_at, whole_object
 

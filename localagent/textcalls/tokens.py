@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from localagent.textcalls.base import Found, TextCallError, ToolCall, is_tool_name, make_call
+from localagent.textcalls.base import Found, TextCallError, ToolCall, make_call
 from localagent.textcalls.gemma import GemmaArguments
+from localagent.textcalls.names import is_tool_name
 from localagent.textcalls.pythonic import call_list
 from localagent.textcalls.reasoning import harmony_messages
 from localagent.textcalls.shapes import calls_in, ends_with_object

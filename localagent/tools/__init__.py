@@ -15,7 +15,8 @@ from localagent.tools.commands import command_argv, split_command
 from localagent.tools.fileio import clean_stale_temps
 from localagent.tools.files import syntax_problem
 from localagent.tools.paths import normalize_path, resolve_in_workspace
-from localagent.tools.registry import Policy, Tool, ToolRegistry, make_tool
+from localagent.tools.registry import ToolRegistry, make_tool
+from localagent.tools.tool import Policy, Tool
 
 __all__ = [
     "JOURNAL_DIR",

@@ -1,72 +1,24 @@
-"""The names models give tools and arguments that are not ours, and what they mean.
+"""The names models give arguments that are not ours, and what a call of a name that is
+not ours is told.
 
-Small models call `create_file`, `mkdir`, `bash` or `done`, and pass `file_path` or
-`command`: names taken from the agents they were trained on. A name that clearly means one
-of this run's tools runs that tool (the observation says so); anything else is refused with
-the nearest names. The tables are data: one entry per name seen in practice.
+Small models call `create_file`, `mkdir`, `bash` or `done` (the tools each such name means
+are in `textcalls.names`), and pass `file_path` or `command`: names taken from the agents
+they were trained on. A name that clearly means one of this run's tools runs that tool (the
+observation says so); anything else is refused with the nearest names. The tables are data:
+one entry per name seen in practice.
 """
 
 from __future__ import annotations
 
 import difflib
-import functools
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
+from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.textcalls.base import fold_name
+from localagent.textcalls.names import FOLDER_STEP, alias_table
 from localagent.tools.base import ToolContext, ToolResult
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
-
-# Tool -> the other names models call it by (compared folded: case, `-`, spaces, camelCase).
-TOOL_ALIASES: dict[str, tuple[str, ...]] = {
-    "write_file": (
-        "create_file", "save_file", "new_file", "write", "writefile", "file_write",
-        "write_to_file", "create", "make_file", "overwrite_file", "put_file", "save",
-    ),
-    "run_cmd": (
-        "run", "shell", "bash", "execute", "run_command", "exec", "execute_command",
-        "run_shell_command", "shell_command", "run_shell", "execute_bash", "terminal",
-        "run_terminal_cmd", "cmd", "command", "sh",
-    ),
-    "read_file": (
-        "read", "cat", "open_file", "view_file", "view", "get_file", "file_read",
-        "show_file", "read_file_content", "get_file_contents", "read_text_file",
-    ),
-    "list_dir": (
-        "ls", "list_files", "list_directory", "dir", "list_folder", "listdir",
-        "list_dir_contents", "directory_tree",
-    ),
-    "search_files": ("grep", "search", "search_code", "grep_search", "find_in_files", "rg"),
-    "find_files": ("find", "glob", "find_file", "file_search", "search_files_by_name"),
-    "replace_in_file": (
-        "str_replace", "replace", "replace_text", "search_replace", "replace_string_in_file",
-    ),
-    "append_file": ("append", "append_to_file", "add_to_file"),
-    "delete_file": ("rm", "remove", "remove_file", "delete", "unlink"),
-    "move_file": ("mv", "rename", "rename_file", "move"),
-    "git_commit": ("commit",),
-    "git_diff": ("diff",),
-    "mark_subtask_complete": (
-        "done", "finish", "complete", "task_complete", "finish_task", "mark_complete",
-        "complete_subtask", "subtask_complete", "mark_task_complete", "attempt_completion",
-        "submit", "task_done", "mark_done", "mark_subtask_done", "mark_subtask",
-    ),
-}  # fmt: skip
-
-# Arguments the aliases imply when the model leaves them out: `done` means success.
-ALIAS_ARGUMENTS: dict[str, dict[str, Any]] = {
-    alias: {"success": True}
-    for alias in TOOL_ALIASES["mark_subtask_complete"]
-    if alias != "mark_subtask"
-}
-
-# A folder is made as part of writing a file: these run FOLDER_STEP while write_file is on.
-FOLDER_ALIASES = (
-    "create_dir", "mkdir", "make_dir", "create_directory", "create_folder", "make_directory",
-    "makedirs", "mkdirs", "new_folder", "new_directory", "make_folder",
-)  # fmt: skip
-FOLDER_STEP = "make_folder"
 
 # Parameter -> the other names models give it. A name is renamed only where the tool has
 # exactly one of its meanings and was not also given that parameter by its own name.
@@ -86,42 +38,6 @@ ARGUMENT_ALIASES: dict[str, tuple[str, ...]] = {
     "src": ("source", "from_path", "old_path"),
     "dst": ("destination", "to_path", "new_path"),
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Meaning:
-    """The tool a name runs, and the arguments its name implies."""
-
-    tool: str
-    implied: dict[str, Any] = field(default_factory=dict)
-
-
-@functools.cache
-def _table() -> dict[str, str]:
-    return {fold_name(alias): tool for tool, names in TOOL_ALIASES.items() for alias in names}
-
-
-def meaning(name: str, tools: Collection[str]) -> Meaning | None:
-    """What `name` runs among `tools`: the tool of that name in any spelling, the tool an
-    alias names, or the folder step; None when it means none of them."""
-    if name in tools:
-        return Meaning(name)
-    folded = fold_name(name)
-    spelled = [tool for tool in tools if fold_name(tool) == folded]
-    if spelled:
-        return Meaning(spelled[0]) if len(spelled) == 1 else None
-    target = _table().get(folded)
-    if target in tools:
-        return Meaning(target, dict(ALIAS_ARGUMENTS.get(folded, {})))
-    if "write_file" in tools and folded in FOLDER_ALIASES:
-        return Meaning(FOLDER_STEP)
-    return None
-
-
-def meant(name: str, tools: Collection[str]) -> str | None:
-    """The name of the tool `name` runs among `tools`, or None."""
-    found = meaning(name, tools)
-    return found.tool if found else None
 
 
 # Words in a name that means no tool for sure, and the tools to suggest for them.
@@ -150,7 +66,7 @@ def nearest(name: str, tools: Collection[str], count: int = 3) -> list[str]:
     name it contains (`walk_directorywrite_file`), then the most alike names and aliases."""
     folded = fold_name(name)
     spellings = {fold_name(tool): tool for tool in tools}
-    spellings.update({alias: tool for alias, tool in _table().items() if tool in tools})
+    spellings.update({alias: tool for alias, tool in alias_table().items() if tool in tools})
     hinted = [tool for word in folded.split("_") for tool in HINTS.get(word, ())]
     inside = [tool for key, tool in spellings.items() if len(key) > 3 and key in folded]
     close = difflib.get_close_matches(folded, list(spellings), n=count * 3, cutoff=0.5)
@@ -158,18 +74,21 @@ def nearest(name: str, tools: Collection[str], count: int = 3) -> list[str]:
     return [tool for tool in dict.fromkeys(ranked) if tool in tools][:count]
 
 
-def unknown_tool(name: str, tools: Collection[str]) -> str:
+def unknown_tool(name: str, tools: Collection[str], prompts: PromptSet = DEFAULT) -> str:
     """The observation for a name that means no tool of the run."""
-    near = nearest(name, tools)
-    hint = f"; did you mean {', '.join(near)}?" if near else ""
-    return f"unknown tool {name!r}{hint} Available tools: {', '.join(tools)}"
+    near, listed = nearest(name, tools), ", ".join(tools)
+    if not near:
+        return prompts.render("unknown_tool_no_match", tool=repr(name), tools=listed)
+    return prompts.render("unknown_tool", tool=repr(name), nearest=", ".join(near), tools=listed)
 
 
-def said(called: str, ran: str, notes: list[str]) -> str:
+def said(called: str, ran: str, notes: list[str], prompts: PromptSet = DEFAULT) -> str:
     """What ran, when the model named it otherwise or gave arguments under other names:
     the first line of the observation, so its next call uses the real names."""
-    told = [] if ran in (called, FOLDER_STEP) else [f"{called} ran as {ran}"]
-    told += [f"arguments read: {', '.join(notes)}"] if notes else []
+    told = (
+        [] if ran in (called, FOLDER_STEP) else [prompts.render("ran_as", called=called, ran=ran)]
+    )
+    told += [prompts.render("arguments_read", renamed=", ".join(notes))] if notes else []
     return "; ".join(told)
 
 
@@ -198,9 +117,6 @@ def make_folder(
     shown = relative(ctx.root, target)
     existed = target.is_dir()
     target.mkdir(parents=True, exist_ok=True)
-    how = "already exists" if existed else "created"
-    text = (
-        f"folder {shown}/ {how}. write_file creates missing folders itself: next time "
-        f"write the file directly, e.g. write_file(path={shown + '/main.py'!r}, ...)"
-    )
+    told = "folder_exists" if existed else "folder_created"
+    text = ctx.prompts.render(told, path=shown, example=repr(shown + "/main.py"))
     return ToolResult(True, text, changed=not existed, facts={"made": [normalize_path(path)]})

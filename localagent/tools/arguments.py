@@ -16,19 +16,23 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from pydantic import ValidationError
 
+from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.textcalls.values import NotLiteral, literal
 from localagent.tools.aliases import renamed
 from localagent.tools.base import ToolError, Words
 
 if TYPE_CHECKING:
-    from localagent.tools.registry import Tool
+    from localagent.tools.tool import Tool
 
 _INTEGER = re.compile(r"\s*[-+]?\d+\s*")
 _BOOLEANS = {"true": True, "false": False}
 
 
 def validated(
-    tool: Tool, args: object, implied: Mapping[str, Any] | None = None
+    tool: Tool,
+    args: object,
+    implied: Mapping[str, Any] | None = None,
+    prompts: PromptSet = DEFAULT,
 ) -> tuple[dict[str, Any], list[str]]:
     """The arguments the tool runs with, and what was read under another name (for the
     observation); ToolError with the problems and the expected signature otherwise."""
@@ -36,10 +40,15 @@ def validated(
         given, notes = prepared(tool, args, implied)
         return dict(tool.arguments.model_validate(given)), notes
     except ValidationError as exc:
-        raise ToolError(explain(tool, exc)) from exc
+        raise ToolError(explain(tool, exc, prompts)) from exc
     except ToolError as exc:
-        message = f"invalid arguments for {tool.name}: {exc}. Expected {tool.signature}"
-        raise ToolError(message) from None
+        raise ToolError(_invalid(tool, str(exc), prompts)) from None
+
+
+def _invalid(tool: Tool, problems: str, prompts: PromptSet) -> str:
+    return prompts.render(
+        "invalid_arguments", tool=tool.name, problems=problems, signature=tool.signature
+    )
 
 
 def prepared(
@@ -47,7 +56,7 @@ def prepared(
 ) -> tuple[dict[str, Any], list[str]]:
     """The model's arguments renamed and reshaped for the tool, not yet validated."""
     given = {**(implied or {}), **parse_arguments(args)}
-    properties = tool.spec.parameters.get("properties") or {}
+    properties = tool.spec.flat.get("properties") or {}
     names = renamed(given, properties)
     given = {names.get(key, key): value for key, value in given.items()}
     words = {key for key, field in tool.arguments.model_fields.items() if _words(field.metadata)}
@@ -129,15 +138,16 @@ def parse_arguments(args: object) -> dict[str, Any]:
     return {str(key): value for key, value in args.items() if value is not None}
 
 
-def explain(tool: Tool, error: ValidationError) -> str:
+def explain(tool: Tool, error: ValidationError, prompts: PromptSet = DEFAULT) -> str:
     problems = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"]) or "arguments"
         if item["type"] == "missing":
-            problems.append(f"missing required parameter '{where}'")
+            problems.append(prompts.render("missing_parameter", parameter=where))
         elif item["type"] == "extra_forbidden":
-            problems.append(f"unknown parameter '{where}'")
+            problems.append(prompts.render("unknown_parameter", parameter=where))
         else:
             got = repr(item.get("input"))[:60]
-            problems.append(f"parameter '{where}': {item['msg']} (got {got})")
-    return f"invalid arguments for {tool.name}: {'; '.join(problems)}. Expected {tool.signature}"
+            said = prompts.render("bad_parameter", parameter=where, problem=item["msg"], value=got)
+            problems.append(said)
+    return _invalid(tool, "; ".join(problems), prompts)

@@ -7,17 +7,32 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.system.sandbox import CommandPolicy
 
 if TYPE_CHECKING:
-    from localagent.config.settings import Delegate
     from localagent.journal.outputstore import OutputStore, Stored
 
 JOURNAL_DIR = ".agent_context"
 BINARY_SNIFF_BYTES = 8192  # a NUL in a file's first bytes makes it binary
+
+
+class Delegate(Protocol):
+    """A coding agent the delegate tool may run, as the settings describe one (the
+    config file's `[delegates.NAME]`)."""
+
+    @property
+    def command(self) -> tuple[str, ...]: ...
+    @property
+    def timeout_sec(self) -> float: ...
+    @property
+    def network(self) -> bool: ...
+    @property
+    def pass_env(self) -> tuple[str, ...]: ...
+    @property
+    def sandbox(self) -> bool: ...
 
 
 def _never() -> bool:

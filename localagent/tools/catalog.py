@@ -9,20 +9,8 @@ from typing import Annotated, Any, Literal
 
 from localagent.tools import commands, delegate, edits, files, git, outputs, search
 from localagent.tools.base import ToolContext, ToolResult
-from localagent.tools.registry import Policy, Tool, ToolRegistry, make_tool
-
-RUN_CMD_GUIDE = """\
-- run_cmd runs one program without a shell: no pipes, redirections, `&&` or `;`.
-  Allowed programs: {allowed}. `python` runs scripts in the workspace
-  (`python app.py`) or `python -m pytest|pip|ruff|unittest`."""
-
-COMPLETE_GUIDE = """\
-- When the active subtask is done, call mark_subtask_complete(success=true, reason=...).
-  If it cannot be done, call mark_subtask_complete(success=false, reason=...)."""
-
-EDIT_GUIDE = """\
-- To change part of a file, prefer replace_in_file with the exact old text over
-  rewriting the whole file."""
+from localagent.tools.registry import ToolRegistry, make_tool
+from localagent.tools.tool import Policy, Tool
 
 
 def mark_subtask_complete(
@@ -31,8 +19,9 @@ def mark_subtask_complete(
     reason: Annotated[str, "Why: the evidence that it is done, or what stands in the way."],
 ) -> ToolResult:
     """Declare the active subtask finished, successfully or not, and say why."""
-    outcome = "completed" if success else "failed"
-    return ToolResult(True, f"subtask marked {outcome}: {reason}", verdict=(success, reason))
+    status = "completed" if success else "failed"
+    said = ctx.prompts.render("subtask_marked", status=status, reason=reason)
+    return ToolResult(True, said, verdict=(success, reason))
 
 
 # Models under this size (billions of parameters) run the small profile unless the user
@@ -91,7 +80,7 @@ def catalog() -> ToolRegistry:
             make_tool(search.search_files, Policy(paths=path)),
             make_tool(search.find_files, Policy(paths=path)),
             make_tool(files.write_file, Policy(changes=True, paths=path)),
-            make_tool(edits.replace_in_file, dataclasses.replace(edit, guide=EDIT_GUIDE)),
+            make_tool(edits.replace_in_file, dataclasses.replace(edit, guide="guide_edit")),
             make_tool(edits.append_file, edit),
             make_tool(edits.delete_file, edit),
             make_tool(edits.move_file, Policy(resume="check", changes=True, paths=("src", "dst"))),
@@ -106,7 +95,7 @@ def catalog() -> ToolRegistry:
                     changes=True,
                     spawns=True,
                     canonical=_respaced,
-                    guide=RUN_CMD_GUIDE,
+                    guide="guide_run_cmd",
                 ),
             ),
             make_tool(outputs.read_output),
@@ -115,7 +104,7 @@ def catalog() -> ToolRegistry:
                 delegate.delegate,
                 Policy(resume="never", changes=True, spawns=True, default=False),
             ),
-            make_tool(mark_subtask_complete, Policy(control=True, guide=COMPLETE_GUIDE)),
+            make_tool(mark_subtask_complete, Policy(control=True, guide="guide_complete")),
         ]
     )
 

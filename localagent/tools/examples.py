@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from localagent.textcalls.base import PLACEHOLDER, fold_name
+from localagent.tools.readings import call_arguments
 from localagent.tools.registry import ToolRegistry
 
 _WORD = re.compile(r"[A-Za-z][\w\-]*")
-_FILE = re.compile(r"\b[\w./-]*\w\.[A-Za-z]{1,5}\b")
 # The first of these words in a subtask says which tool it needs.
 _VERBS = {
     "write": "write_file",
@@ -82,20 +82,4 @@ def likely_tool(tools: ToolRegistry, subtask: str, reply: str) -> str:
 
 def _arguments(tools: ToolRegistry, name: str, subtask: str) -> dict[str, Any]:
     tool = tools.get(name)
-    schema = tool.spec.parameters if tool else {}
-    properties = schema.get("properties") or {}
-    files = _FILE.findall(subtask)
-    values: dict[str, Any] = {}
-    for key in schema.get("required") or list(properties)[:1]:
-        kind = (properties.get(key) or {}).get("type")
-        if kind == "boolean":
-            values[key] = True
-        elif kind in ("integer", "number"):
-            values[key] = 1
-        elif key == "path" and files:
-            values[key] = files[0]
-        elif key == "cmd" and files and files[0].endswith(".py"):
-            values[key] = f"python {files[0]}"
-        else:
-            values[key] = f"<{key}>"
-    return values
+    return call_arguments(tool, subtask) if tool else {}

@@ -172,8 +172,8 @@ def write_file(
         raise ToolError(f"{describe(path)} is a folder; give the path of a file inside it")
     data = content.encode("utf-8", errors="replace")
     if _holds(ctx, target, data):
-        text = f"{describe(path)} already has this content ({len(data)} bytes)"
-        return ToolResult(True, text, facts={"unchanged": [normalize_path(path)]})
+        said = ctx.prompts.render("same_content", path=describe(path), size=len(data))
+        return ToolResult(True, said, facts={"unchanged": [normalize_path(path)]})
     if not target.parent.is_dir() and not create_dirs:
         folder = describe(relative(ctx.root, target.parent))
         raise ToolError(f"folder {folder} does not exist; pass create_dirs=true to create it")

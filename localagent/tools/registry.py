@@ -17,52 +17,24 @@ import inspect
 import os
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import ConfigDict, create_model
 
 from localagent.models.protocol import ToolSpec
 from localagent.system.textcap import cap_text
-from localagent.tools import aliases
+from localagent.textcalls.names import FOLDER_STEP, Meaning, meaning
+from localagent.tools import aliases, readings
 from localagent.tools.arguments import validated
 from localagent.tools.base import ToolContext, ToolError, ToolResult, clean
 from localagent.tools.outputs import store_text, stored_note
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
+from localagent.tools.tool import Policy, Tool
 
 _JSON_TYPES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", float: "number"}
 DIGEST_LIMIT = 64 * 1024 * 1024  # bytes hashed to tell an applied edit from one not made
-
-# What resume does with a call that a crash interrupted: run it again (it reads, or
-# writes what it was given whatever was there), check the paths it touches against their
-# state when it started (unchanged: run it; changed: it was applied), or never run it
-# again and tell the model (commands, commits: effects outside what can be checked).
-Resume = Literal["redo", "check", "never"]
-
-
-@dataclass(frozen=True)
-class Policy:
-    resume: Resume = "redo"
-    changes: bool = False  # it may change the workspace
-    spawns: bool = False  # it runs processes, marked as its `action_started` says (a crash)
-    control: bool = False  # not an action: the loop reads its verdict (mark_subtask_complete)
-    default: bool = True  # enabled unless the `tools` setting leaves it out
-    paths: tuple[str, ...] = ()  # arguments that name workspace paths
-    # Spells arguments the same way whatever the model wrote (a command re-spaced).
-    canonical: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    guide: str = ""  # rule lines for the system prompt while the tool is enabled
-
-
-@dataclass(frozen=True)
-class Tool:
-    name: str
-    function: Callable[..., ToolResult]
-    arguments: type[BaseModel]
-    spec: ToolSpec
-    signature: str
-    policy: Policy
 
 
 def _parameter(annotation: object) -> tuple[type, str]:
@@ -132,16 +104,22 @@ class ToolRegistry:
     def __iter__(self) -> typing.Iterator[Tool]:
         return iter(self._tools.values())
 
-    def get(self, name: object) -> Tool | None:
-        """The tool `name` runs: this one, or the one it means (see `aliases`)."""
-        found = self._meaning(name)
+    def get(self, name: object, args: object = None) -> Tool | None:
+        """The tool `name` runs: this one, or the one it means (see `aliases`), or with
+        `args` the one a sentence for a name means (see `readings`)."""
+        found = self._meaning(name, args)
         return self._tool(found.tool) if found else None
 
-    def _meaning(self, name: object) -> aliases.Meaning | None:
-        return aliases.meaning(name.strip(), self._tools) if isinstance(name, str) else None
+    def _meaning(self, name: object, args: object = None) -> Meaning | None:
+        if not isinstance(name, str):
+            return None
+        found = meaning(name.strip(), self._tools)
+        if found is None and args is not None:
+            found = readings.read_name(self._tools, name.strip(), args)
+        return found
 
     def _tool(self, name: str) -> Tool:
-        return _folder_step() if name == aliases.FOLDER_STEP else self._tools[name]
+        return _folder_step() if name == FOLDER_STEP else self._tools[name]
 
     def names(self) -> list[str]:
         return list(self._tools)
@@ -180,7 +158,7 @@ class ToolRegistry:
         `write_file(path=...)`). A call that does not validate comes back with its name
         trimmed and its arguments as given (a dict, else `{"__raw__": repr(args)}`)."""
         stripped = name.strip() if isinstance(name, str) else repr(name)
-        found = self._meaning(stripped)
+        found = self._meaning(stripped, args)
         try:
             if found is None:
                 raise ToolError(stripped)
@@ -201,32 +179,46 @@ class ToolRegistry:
         says what ran when the model named it otherwise), never an exception."""
         said = ""
         try:
-            found = self._meaning(name)
+            found = self._meaning(name, args)
             if found is None:
-                raise ToolError(aliases.unknown_tool(str(name), list(self._tools)))
+                raise ToolError(self._unknown(ctx, str(name), args))
             tool = self._tool(found.tool)
-            values, notes = validated(tool, args, found.implied)
-            said = aliases.said(str(name).strip(), tool.name, notes)
+            values, notes = validated(tool, args, found.implied, ctx.prompts)
+            said = aliases.said(str(name).strip(), tool.name, notes, ctx.prompts)
+            if found.read:
+                call = readings.shown_call(tool, values)
+                said = ctx.prompts.render("ran_as_call", called=str(name).strip(), call=call)
             result = tool.function(ctx, **values)
         except ToolError as exc:
             result = ToolResult(False, str(exc))
         except OSError as exc:
             result = ToolResult(False, _os_error_text(ctx, str(name), exc))
         except Exception as exc:
-            result = ToolResult(False, f"tool {name!r} failed: {type(exc).__name__}: {exc}")
+            error = f"{type(exc).__name__}: {exc}"
+            result = ToolResult(
+                False, ctx.prompts.render("tool_crashed", tool=repr(name), error=error)
+            )
         if said:
             result = dataclasses.replace(result, text=f"({said})\n{result.text}")
         return _observed(ctx, result)
+
+    def _unknown(self, ctx: ToolContext, name: str, args: object) -> str:
+        """The refusal of a name that means no tool: the nearest names, and the right
+        call built from what the model sent."""
+        said = aliases.unknown_tool(name, list(self._tools), ctx.prompts)
+        example = readings.suggested(self._tools, name.strip(), args)
+        return f"{said}\n{ctx.prompts.render('right_call', call=example)}" if example else said
 
     def digest(self, ctx: ToolContext, name: str, args: object) -> dict[str, str] | None:
         """For a tool resumed by checking: the state of each path it touches ("absent", a
         folder, or a hash of the content), recorded when it starts; None for other tools
         and for arguments that do not validate (the call will fail either way)."""
-        tool = self.get(name)
-        if tool is None or tool.policy.resume != "check":
+        found = self._meaning(name, args)
+        tool = self._tool(found.tool) if found else None
+        if found is None or tool is None or tool.policy.resume != "check":
             return None
         try:
-            values, _ = validated(tool, args)
+            values, _ = validated(tool, args, found.implied)
             return {
                 str(values[key]): _path_state(resolve_in_workspace(ctx.root, str(values[key])))
                 for key in tool.policy.paths
@@ -244,7 +236,7 @@ class ToolRegistry:
             return None
         written = [path for path, state in now.items() if state not in ("absent", before[path])]
         removed = [path for path, state in now.items() if state == "absent" != before.get(path)]
-        text = f"{name} had been applied before the agent was interrupted; nothing was redone"
+        text = ctx.prompts.render("applied_before", tool=name)
         facts = {"wrote": written, "removed": removed}
         return ToolResult(True, text, changed=True, facts={k: v for k, v in facts.items() if v})
 
@@ -297,4 +289,5 @@ def _os_error_text(ctx: ToolContext, name: str, error: OSError) -> str:
         path = Path(os.fsdecode(error.filename))
         shown = relative(ctx.root, path) if path.is_relative_to(ctx.root) else path.name
         where = f" ({shown})"
-    return f"{name} failed: {error.strerror or error}{where}"
+    problem = error.strerror or error
+    return ctx.prompts.render("tool_os_error", tool=name, problem=problem, where=where)

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socketserver
-import sys
 import time
-from http.server import ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from localagent.models.fake import openai as fake_openai
+from localagent.models.fake.hosting import Server
 from localagent.models.fake.ollama import (
     chat_refusal,
     final_fields,
@@ -23,29 +21,8 @@ from localagent.models.fake.ollama import (
 from localagent.models.fake.scenario import EMBED_PATHS
 from localagent.models.fake.streams import Streams
 
-if TYPE_CHECKING:
-    from localagent.models.fake.server import FakeServer
 
-
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 64
-    # Quick restarts on the same port need SO_REUSEADDR on POSIX; on Windows
-    # it would let the fake bind a port a real Ollama already holds.
-    allow_reuse_address = sys.platform != "win32"
-
-    def __init__(self, address: tuple[str, int], fake: FakeServer) -> None:
-        self.fake = fake
-        super().__init__(address, _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host's FQDN, which can stall for
-        # seconds on machines with slow DNS; the name is never used here.
-        socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
-
-
-class _Handler(Streams):
+class Handler(Streams):
     # HTTP/1.1 so streams use chunked encoding: a dropped stream then reads
     # as truncated to the client instead of as a clean end of body.
     protocol_version = "HTTP/1.1"

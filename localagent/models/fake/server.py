@@ -4,20 +4,16 @@ it received and the connections it holds."""
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import threading
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from localagent.models.fake.cache import PromptCache
-from localagent.models.fake.handler import Server
-from localagent.models.fake.ollama import now
-from localagent.models.fake.scenario import CHAT_PATHS, full_name, load_scenario, validate_scenario
-from localagent.models.fake.script import Script
+from localagent.models.fake.handler import Handler
+from localagent.models.fake.hosting import Recorder, Server
 
 
-class FakeServer:
+class FakeServer(Recorder):
     """A scripted model server (Ollama and OpenAI-compatible) on a background thread;
     restartable on the same port."""
 
@@ -28,41 +24,18 @@ class FakeServer:
         port: int = 0,
         log_path: Path | None = None,
     ) -> None:
-        if isinstance(scenario, dict):
-            self.scenario = validate_scenario(scenario)
-        else:
-            self.scenario = load_scenario(Path(scenario))
+        super().__init__(scenario)
         self.host = host
         self.port = port
         self.log_path = log_path
-        self._script = Script(self.scenario)
-        self._models = {m["name"]: m for m in self.scenario["models"]}
-        self._received: list[tuple[str, dict[str, Any]]] = []
-        self._chats = 0
-        self.prompt_cache = PromptCache()
-        self._lock = threading.Lock()
-        self._connections: set[socket.socket] = set()
-        self._stopping = threading.Event()
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
-        self._log: TextIO | None = None
 
     @property
     def url(self) -> str:
         if not self.port:
             raise RuntimeError("the fake Ollama server has not been started")
         return f"http://{self.host}:{self.port}"
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        """Every chat and /api/show body received, in order."""
-        with self._lock:
-            return [body for _, body in self._received]
-
-    @property
-    def chat_requests(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [body for path, body in self._received if path in CHAT_PATHS]
 
     def start(self) -> FakeServer:
         if self._server is not None:
@@ -72,7 +45,7 @@ class FakeServer:
             # Held open until stop() so each request costs one write and flush.
             self._log = Path(self.log_path).open("a", encoding="utf-8")  # noqa: SIM115
         try:
-            server = Server((self.host, self.port), self)
+            server = Server((self.host, self.port), self, Handler)
         except OSError:
             self._close_log()
             raise
@@ -110,42 +83,3 @@ class FakeServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-    def _model(self, name: str) -> dict[str, Any] | None:
-        return self._models.get(full_name(name)) if name else None
-
-    def _track(self, connection: socket.socket, open_: bool) -> None:
-        with self._lock:
-            if open_:
-                self._connections.add(connection)
-            else:
-                self._connections.discard(connection)
-
-    def _note(
-        self, path: str, body: dict[str, Any], answered_by: str | None = None, status: int = 200
-    ) -> int:
-        """Keep a request; returns the number of chat requests so far."""
-        with self._lock:
-            self._received.append((path, body))
-            if path not in CHAT_PATHS:
-                return self._chats
-            self._chats += 1
-            if self._log is None:
-                return self._chats
-            entry = {
-                "seq": self._chats,
-                "ts": now(),
-                "path": path,
-                "status": status,
-                "answered_by": answered_by,
-                "request": body,
-            }
-            self._log.write(json.dumps(entry) + "\n")
-            self._log.flush()
-            return self._chats
-
-    def _close_log(self) -> None:
-        with self._lock:
-            log, self._log = self._log, None
-        if log is not None:
-            log.close()

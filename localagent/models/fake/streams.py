@@ -12,7 +12,7 @@ from localagent.models.fake import openai as fake_openai
 from localagent.models.fake.ollama import final_fields, now, stream_messages
 
 if TYPE_CHECKING:
-    from localagent.models.fake.handler import Server
+    from localagent.models.fake.hosting import Server
 
 
 class Streams(BaseHTTPRequestHandler):

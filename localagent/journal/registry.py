@@ -15,11 +15,12 @@ from typing import Any
 import orjson
 from filelock import FileLock, Timeout
 
-from localagent.config.userconfig import user_data_dir
-from localagent.journal import CONTEXT_DIR, now_iso
+from localagent.journal.codec import now_iso
+from localagent.journal.files import CONTEXT_DIR
 from localagent.system import fsretry, safefs
 from localagent.system.errors import AgentError
 from localagent.system.names import clean_text, display
+from localagent.system.userdirs import user_data_dir
 
 LOCK_WAIT = 10.0
 READ_WAIT = 0.5  # `list` and `resume --all` read past a lock held longer than this
