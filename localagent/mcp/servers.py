@@ -108,7 +108,9 @@ class Server:
         self.stop(kill=True)
 
     def _next(self) -> ToolError:
-        return ToolError.of("mcp_restarts" if self.restarts_left else "mcp_no_restart")
+        if self.restarts_left:
+            return ToolError.of("mcp_restarts")
+        return ToolError.of("mcp_no_restart")
 
     def _running(self) -> Connection:
         if self.connection is not None and self.connection.alive():
