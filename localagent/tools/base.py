@@ -100,9 +100,11 @@ class ToolError(Exception):
     same way (one part of a longer refusal). Made with a text, that text was rendered
     already. `str()` renders with the default prompts (for logs and the user's errors)."""
 
-    def __init__(self, text: str = "", *, name: str = "", values: Mapping[str, object] = {}):
+    def __init__(
+        self, text: str = "", *, name: str = "", values: Mapping[str, object] | None = None
+    ) -> None:
         super().__init__(text or name)
-        self.name, self.values = name, dict(values)
+        self.name, self.values = name, dict(values or {})
 
     @classmethod
     def of(cls, prompt: str, /, **values: object) -> ToolError:
