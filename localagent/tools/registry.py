@@ -190,7 +190,7 @@ class ToolRegistry:
                 said = ctx.prompts.render("ran_as_call", called=str(name).strip(), call=call)
             result = tool.function(ctx, **values)
         except ToolError as exc:
-            result = ToolResult(False, str(exc))
+            result = ToolResult(False, exc.text(ctx.prompts))
         except OSError as exc:
             result = ToolResult(False, _os_error_text(ctx, str(name), exc))
         except Exception as exc:
