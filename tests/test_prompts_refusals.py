@@ -7,10 +7,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from support import call, cli_env, done, messages_text, plan_rule, run_cli
-
 import localagent
-from localagent.models.fake import FakeServer
 from localagent.prompts import texts as prompts
 from localagent.prompts.promptset import PromptSet
 from localagent.tools import ToolError
@@ -132,35 +129,3 @@ def test_a_refusal_renders_through_the_prompt_set_it_reaches() -> None:
     assert str(nested) == default
     mine = PromptSet({"old_not_found": "NOT IN {path}{nearest}", "old_nearest_lines": " ~ {lines}"})
     assert nested.text(mine) == "NOT IN 'a.py' ~   1| x"
-
-
-def test_replaced_refusals_reach_the_model(tmp_path: Path) -> None:
-    folder, ws = tmp_path / "p", tmp_path / "ws"
-    folder.mkdir()
-    ws.mkdir()
-    (folder / "no_such_file.txt").write_text("NO FILE {path} HERE\n")
-    (folder / "outside_workspace.txt").write_text("KEEP INSIDE, NOT {path}\n")
-    (folder / "shell_operator.txt").write_text("NO SHELL: {operator}\n")
-    scenario = {
-        "rules": [plan_rule(("Notes", ["Put a greeting into the notes"]))],
-        "replies": [
-            call("read_file", path="missing.txt"),
-            call("read_file", path="../secret.txt"),
-            call("run_cmd", cmd="python a.py | grep x"),
-            call("write_file", path="notes.txt", content="hi\n"),
-        ],
-        "default": done("notes.txt is written"),
-    }
-    with FakeServer(scenario) as server:
-        env = cli_env(server.url, LOCALAGENT_VERIFY="0")
-        args = ["start", "Write notes.txt", "-w", str(ws), "--foreground", "--prompts", str(folder)]
-        result = run_cli(env, *args)
-        sent = [messages_text(r) for r in server.chat_requests if not r.get("format")]
-    assert result.returncode == 0, result.stderr
-    assert "NO FILE 'missing.txt' HERE" in sent[1]
-    assert "KEEP INSIDE, NOT '../secret.txt'" in sent[2]
-    assert "NO SHELL: '|'" in sent[3]
-    assert not any("does not exist; use list_dir" in text for text in sent)
-    listed = run_cli(env, "prompts", "list").stdout
-    for name in ("no_such_file", "outside_workspace", "shell_operator", "mcp_timed_out"):
-        assert name in listed

@@ -379,11 +379,18 @@ def test_the_tools_own_texts_are_prompts_a_folder_can_replace(tmp_path: Path) ->
     (folder / "guide_run_cmd.txt").write_text("- RUN ONLY {allowed}\n")
     (folder / "unknown_tool.txt").write_text("NO TOOL {tool}, TRY {nearest}\n")
     (folder / "same_content.txt").write_text("UNCHANGED {path}\n")
+    # A tool's refusals are prompts too.
+    (folder / "no_such_file.txt").write_text("NO FILE {path} HERE\n")
+    (folder / "outside_workspace.txt").write_text("KEEP INSIDE, NOT {path}\n")
+    (folder / "shell_operator.txt").write_text("NO SHELL: {operator}\n")
     scenario = {
         # No file named: an unchanged rewrite of a write subtask's own file would end it.
         "rules": [plan_rule(("Notes", ["Put a greeting into the notes"]))],
         "replies": [
             call("write_fiel", path="notes.txt", content="hi\n"),
+            call("read_file", path="missing.txt"),
+            call("read_file", path="../secret.txt"),
+            call("run_cmd", cmd="python a.py | grep x"),
             call("write_file", path="notes.txt", content="hi\n"),
             call("write_file", path="notes.txt", content="hi\n"),
         ],
@@ -397,7 +404,13 @@ def test_the_tools_own_texts_are_prompts_a_folder_can_replace(tmp_path: Path) ->
     assert result.returncode == 0, result.stderr
     assert "- RUN ONLY python" in sent[0]
     assert "NO TOOL 'write_fiel', TRY write_file" in sent[1]
-    assert any("UNCHANGED 'notes.txt'" in text for text in sent[2:])
+    assert "NO FILE 'missing.txt' HERE" in sent[2]
+    assert "KEEP INSIDE, NOT '../secret.txt'" in sent[3]
+    assert "NO SHELL: '|'" in sent[4]
+    assert not any("does not exist; use list_dir" in text for text in sent)
+    assert any("UNCHANGED 'notes.txt'" in text for text in sent[5:])
     listed = run_cli(env, "prompts", "list").stdout
-    for name in ("guide_run_cmd", "guide_complete", "unknown_tool", "ran_as", "applied_before"):
+    tools_texts = ("guide_run_cmd", "guide_complete", "unknown_tool", "ran_as", "applied_before")
+    refusals = ("no_such_file", "outside_workspace", "shell_operator", "mcp_timed_out")
+    for name in tools_texts + refusals:
         assert name in listed
