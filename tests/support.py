@@ -104,6 +104,14 @@ def record_types(workspace: Path) -> list[str]:
     return [r["type"] for r in records(workspace)]
 
 
+def status_now(workspace: Path) -> dict[str, Any]:
+    """What `status --json` prints, computed here by the code the command runs: for a
+    test that polls, without starting a process for every look."""
+    from localagent.observe.report import status_info
+
+    return status_info(workspace)
+
+
 def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
     end = time.monotonic() + timeout
     while not condition():

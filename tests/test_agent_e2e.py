@@ -4,7 +4,9 @@ and a scripted model server on loopback in this process.
 Tests that take a `backend` run twice: against the fake's Ollama API and against its
 OpenAI-compatible API (the representative ones: a goal to its end, several tasks, a
 blocked loop, text calls, tool errors, tools refused, a missing model, a server that
-is down, a kill and resume). The rest run against Ollama only.
+is down, a kill mid-reply and resume). The rest run against Ollama only: what they
+prove (the round limit, the loop guard, the journal across runs and kills during a
+command) happens after the reply is read, the same whichever API carried it.
 """
 
 from __future__ import annotations
@@ -160,7 +162,7 @@ def test_several_tasks_and_subtasks(ws: Path, backend: str) -> None:
     assert [new.startswith(old) for old, new in pairwise(as_sent)] == [True] * 7
 
 
-def test_max_rounds_ends_the_goal_failed(ws: Path, backend: str) -> None:
+def test_max_rounds_ends_the_goal_failed(ws: Path) -> None:
     scenario = {
         "rules": [
             plan_rule(("Keep busy", ["Write many files"])),
@@ -172,7 +174,7 @@ def test_max_rounds_ends_the_goal_failed(ws: Path, backend: str) -> None:
         ]
     }
     with FakeServer(scenario) as server:
-        env = backend_env(backend, server.url)
+        env = cli_env(server.url)
         result = run_cli(
             env, "start", "Keep busy", "-w", str(ws), "--foreground", "--max-rounds", "3"
         )
@@ -228,7 +230,7 @@ def test_a_model_insisting_on_a_repeated_command_is_blocked(ws: Path, backend: s
     assert any("BLOCKED" in messages_text(r) for r in rounds(server.chat_requests))
 
 
-def test_rerunning_a_command_after_editing_a_file_is_not_blocked(ws: Path, backend: str) -> None:
+def test_rerunning_a_command_after_editing_a_file_is_not_blocked(ws: Path) -> None:
     failing = "import sys\nprint('attempt {n}')\nsys.exit(1)\n"
     attempts = [failing.format(n=n) for n in (1, 2, 3)] + ["print('all good')\n"]
     replies = []
@@ -242,7 +244,7 @@ def test_rerunning_a_command_after_editing_a_file_is_not_blocked(ws: Path, backe
         "replies": [*replies, done("check.py exits 0")],
     }
     with FakeServer(scenario) as server:
-        env = backend_env(backend, server.url)
+        env = cli_env(server.url)
         result = run_cli(env, "start", "Make check.py pass", "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     recs = records(ws)
@@ -251,7 +253,7 @@ def test_rerunning_a_command_after_editing_a_file_is_not_blocked(ws: Path, backe
     assert [r["returncode"] for r in runs] == [1, 1, 1, 0]
 
 
-def test_alternating_actions_are_blocked(ws: Path, backend: str) -> None:
+def test_alternating_actions_are_blocked(ws: Path) -> None:
     (ws / "notes.txt").write_text("nothing here\n")
     read, look = call("read_file", path="notes.txt"), call("list_dir", path=".")
     scenario = {
@@ -259,7 +261,7 @@ def test_alternating_actions_are_blocked(ws: Path, backend: str) -> None:
         "replies": [read, look] * 6,
     }
     with FakeServer(scenario) as server:
-        env = backend_env(backend, server.url)
+        env = cli_env(server.url)
         result = run_cli(env, "start", "Find the bug", "-w", str(ws), "--foreground")
     assert result.returncode == 1
     recs = records(ws)
@@ -494,7 +496,7 @@ print("job finished")
 """
 
 
-def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path, backend: str) -> None:
+def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path) -> None:
     (ws / "slow.py").write_text(SLOW_SCRIPT)
     job = call("run_cmd", cmd="python slow.py", timeout_sec=120)
     scenario = {
@@ -507,7 +509,7 @@ def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path, ba
     }
     runs = ws / "runs.txt"
     with FakeServer(scenario) as server:
-        env = backend_env(backend, server.url)
+        env = cli_env(server.url)
         proc = start_cli(env, "start", "Run the slow job", "-w", str(ws), "--foreground")
         try:
             wait_for(lambda: runs.exists() and "action_started" in record_types(ws))
@@ -537,18 +539,14 @@ def test_sigkill_during_a_command_is_reported_and_not_rerun_blindly(ws: Path, ba
     assert kinds[-1] == "goal_completed"
 
 
-def test_start_with_the_same_goal_resumes_it(ws: Path, backend: str) -> None:
+def test_start_with_the_same_goal_resumes_it(ws: Path) -> None:
     goal = "Write file g.txt"
     with FakeServer({"models": [{"name": "other:1b"}]}) as server:
-        result = run_cli(
-            backend_env(backend, server.url), "start", goal, "-w", str(ws), "--foreground"
-        )
+        result = run_cli(cli_env(server.url), "start", goal, "-w", str(ws), "--foreground")
     assert result.returncode == 3
     assert record_types(ws) == ["goal_started", "suspended"]
     with FakeServer(writer(["g.txt"])) as server:
-        result = run_cli(
-            backend_env(backend, server.url), "start", goal, "-w", str(ws), "--foreground"
-        )
+        result = run_cli(cli_env(server.url), "start", goal, "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     kinds = record_types(ws)
     assert kinds.count("goal_started") == 1
@@ -557,17 +555,13 @@ def test_start_with_the_same_goal_resumes_it(ws: Path, backend: str) -> None:
     assert not (ws / ".agent_context" / "archive").exists()
 
 
-def test_a_different_goal_archives_the_previous_one(ws: Path, backend: str) -> None:
+def test_a_different_goal_archives_the_previous_one(ws: Path) -> None:
     with FakeServer(hello_scenario()) as server:
-        result = run_cli(
-            backend_env(backend, server.url), "start", HELLO_GOAL, "-w", str(ws), "--foreground"
-        )
+        result = run_cli(cli_env(server.url), "start", HELLO_GOAL, "-w", str(ws), "--foreground")
     assert result.returncode == 0
     first = records(ws)
     with FakeServer(writer(["x.txt"])) as server:
-        result = run_cli(
-            backend_env(backend, server.url), "start", WRITE_GOAL, "-w", str(ws), "--foreground"
-        )
+        result = run_cli(cli_env(server.url), "start", WRITE_GOAL, "-w", str(ws), "--foreground")
     assert result.returncode == 0, result.stderr
     archived = list((ws / ".agent_context" / "archive").iterdir())
     assert len(archived) == 1
@@ -580,9 +574,9 @@ def test_a_different_goal_archives_the_previous_one(ws: Path, backend: str) -> N
     assert now[0]["goal"] == WRITE_GOAL and now[-1]["type"] == "goal_completed"
 
 
-def test_resume_of_a_completed_goal_says_so(ws: Path, backend: str) -> None:
+def test_resume_of_a_completed_goal_says_so(ws: Path) -> None:
     with FakeServer(hello_scenario()) as server:
-        env = backend_env(backend, server.url)
+        env = cli_env(server.url)
         assert run_cli(env, "start", HELLO_GOAL, "-w", str(ws), "--foreground").returncode == 0
         before = records(ws)
         result = run_cli(env, "resume", "-w", str(ws), "--foreground")
@@ -599,7 +593,12 @@ def test_resume_with_nothing_to_resume_exits_2(ws: Path) -> None:
     assert "nothing to resume" in result.stderr
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+# Each signal once and each API once: how a signal is handled does not depend on the API.
+@pytest.mark.parametrize(
+    ("signum", "backend"),
+    [(signal.SIGINT, "openai"), (signal.SIGTERM, "ollama")],
+    ids=["openai-ctrl-c", "ollama-sigterm"],
+)
 def test_a_stop_signal_journals_stopped_and_resume_completes(
     ws: Path, signum: int, backend: str
 ) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -27,15 +26,19 @@ DISTRIBUTION_OF = {"typer": "typer", "rich": "rich", "httpx": "httpx", "mcp": "m
 
 
 def _help_text() -> str:
-    """`--help` of the app and its main commands, as a user's 100-column terminal shows it."""
-    env = {**os.environ, "COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"}
-    env.pop("FORCE_COLOR", None)
+    """`--help` of the app and its main commands, as a user's 100-column terminal shows it.
+    Rendered in this process, by the app the command runs (`-h` is run as a command below)."""
+    from typer.testing import CliRunner
+
+    from localagent.cli import app
+
+    env = {"COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1", "FORCE_COLOR": None}
     parts = []
     for command in HELP_OF:
-        args = [sys.executable, "-m", "localagent", *([command] if command else []), "--help"]
-        done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=60)
-        assert done.returncode == 0, done.stderr
-        parts.append(f"$ {' '.join(['localagent', *args[3:]])}\n{done.stdout}")
+        args = [*([command] if command else []), "--help"]
+        done = CliRunner().invoke(app, args, env=env, prog_name="localagent")
+        assert done.exit_code == 0, done.output
+        parts.append(f"$ {' '.join(['localagent', *args])}\n{done.stdout}")
     return "\n".join(parts)
 
 

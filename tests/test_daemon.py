@@ -12,6 +12,7 @@ from pathlib import Path
 import orjson
 import psutil
 import pytest
+from support import status_now
 
 from localagent.daemon import detach
 from localagent.journal import Journal
@@ -106,7 +107,7 @@ def test_detach_status_stop_resume(tmp_path: Path, fake: FakeServer) -> None:
     assert str(tmp_path) in done.stdout and "agent.log" in done.stdout
     info = status(tmp_path, env)
     assert info["alive"] and info["pid"] == pid and info["status"] == "in_progress"
-    wait_for(lambda: status(tmp_path, env)["rounds"] >= 2)
+    wait_for(lambda: status_now(tmp_path)["rounds"] >= 2)
 
     done = cli("stop", "-w", str(tmp_path), env=env)
     assert done.returncode == 0 and "stopped" in done.stdout
@@ -116,7 +117,7 @@ def test_detach_status_stop_resume(tmp_path: Path, fake: FakeServer) -> None:
 
     done = cli("resume", "-w", str(tmp_path), env=env)
     assert done.returncode == 0, done.stderr
-    wait_for(lambda: status(tmp_path, env)["alive"])
+    wait_for(lambda: status_now(tmp_path)["alive"])
     types = [r["type"] for r in Journal(tmp_path).records()]
     assert "stopped" in types and types[-1] != "goal_started"
     assert cli("stop", "-w", str(tmp_path), "--grace", "10", env=env).returncode == 0
@@ -179,9 +180,9 @@ def test_stale_lock_after_sigkill_is_reclaimed(tmp_path: Path, fake: FakeServer)
     env = env_for(fake)
     assert cli("start", "keep writing notes", "-w", str(tmp_path), env=env).returncode == 0
     pid = status(tmp_path, env)["pid"]
-    wait_for(lambda: status(tmp_path, env)["rounds"] >= 1)
+    wait_for(lambda: status_now(tmp_path)["rounds"] >= 1)
     psutil.Process(pid).kill()  # SIGKILL; TerminateProcess on Windows
-    wait_for(lambda: not status(tmp_path, env)["alive"])
+    wait_for(lambda: not status_now(tmp_path)["alive"])
     context = tmp_path / ".agent_context"
     # On Windows filelock deletes the lock file whenever a probe (status) releases it.
     assert (context / "agent.pid").exists()
@@ -190,8 +191,8 @@ def test_stale_lock_after_sigkill_is_reclaimed(tmp_path: Path, fake: FakeServer)
     assert info["status"] == "in_progress" and info["pid"] is None
     done = cli("resume", "-w", str(tmp_path), env=env)
     assert done.returncode == 0, done.stderr
-    wait_for(lambda: status(tmp_path, env)["alive"])
-    assert status(tmp_path, env)["pid"] != pid
+    wait_for(lambda: status_now(tmp_path)["alive"])
+    assert status_now(tmp_path)["pid"] != pid
     assert cli("stop", "-w", str(tmp_path), env=env).returncode == 0
 
 
@@ -206,13 +207,13 @@ def test_resume_all_resumes_only_what_died(tmp_path: Path, fake: FakeServer) -> 
             pid = status(ws, env)["pid"]
             assert pid is not None  # psutil.Process(None) would be this very process
             psutil.Process(pid).kill()  # SIGKILL; TerminateProcess on Windows
-            wait_for(lambda ws=ws: not status(ws, env)["alive"])
+            wait_for(lambda ws=ws: not status_now(ws)["alive"])
     assert cli("stop", "-w", str(stopped), env=env).returncode == 0
     done = cli("resume", "--all", env=env)
     assert done.returncode == 0, done.stderr
     for ws in died:
         assert str(ws) in done.stdout
-        wait_for(lambda ws=ws: status(ws, env)["alive"])
+        wait_for(lambda ws=ws: status_now(ws)["alive"])
     assert str(stopped) not in done.stdout and not status(stopped, env)["alive"]
     again = cli("resume", "--all", env=env)
     assert "nothing to resume" in again.stdout
@@ -325,7 +326,7 @@ def test_a_background_goal_may_begin_with_a_dash(tmp_path: Path, goal: str) -> N
         env = env_for(server)
         done = cli("start", "-w", str(tmp_path), "--", goal, env=env)
         assert done.returncode == 0, done.stderr
-        wait_for(lambda: status(tmp_path, env)["status"] == "completed")
+        wait_for(lambda: status_now(tmp_path)["status"] == "completed")
     started = next(r for r in Journal(tmp_path).records() if r["type"] == "goal_started")
     assert started["goal"] == goal
     assert not (tmp_path / "elsewhere").exists()

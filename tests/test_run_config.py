@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import psutil
-from support import cli_env, closed_port, records, run_cli, wait_for
+from support import cli_env, closed_port, records, run_cli, status_now, wait_for
 
 from localagent.journal import encode
 from localagent.models.fake import FakeServer
@@ -49,9 +49,9 @@ def _start_and_kill(env: dict[str, str], ws: Path, *flags: str) -> None:
         env, "start", "keep writing notes", "-w", str(ws), "--max-rounds", "400", *flags
     )
     assert started.returncode == 0, started.stdout + started.stderr
-    wait_for(lambda: _status(env, ws)["rounds"] >= 1)
+    wait_for(lambda: status_now(ws)["rounds"] >= 1)
     psutil.Process(_status(env, ws)["pid"]).kill()
-    wait_for(lambda: not _status(env, ws)["alive"])
+    wait_for(lambda: not status_now(ws)["alive"])
 
 
 def _stop(env: dict[str, str], ws: Path) -> None:

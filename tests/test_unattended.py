@@ -258,11 +258,13 @@ def test_a_replan_owed_when_the_run_was_killed_is_done_on_resume(ws: Path) -> No
     assert state["goal"]["tasks"][1]["status"] == "completed"
 
 
+# Writes late.txt once the test says go (after the resume): only if it is still alive.
 LATE_WRITER = """
-import time
-from datetime import datetime
+import os, time
 open("started.txt", "w").close()
-time.sleep(3)
+end = time.monotonic() + 60
+while not os.path.exists("go.txt") and time.monotonic() < end:
+    time.sleep(0.05)
 open("late.txt", "w").write("written after the crash")
 """
 
@@ -291,7 +293,8 @@ def test_a_command_interrupted_by_a_crash_is_killed_on_resume(ws: Path) -> None:
     assert result.returncode == 0, result.stderr
     interrupted = [r for r in records(ws) if r["type"] == "action_interrupted"]
     assert interrupted and interrupted[0]["killed"] is True
-    time.sleep(4)
+    (ws / "go.txt").touch()
+    time.sleep(1.0)  # a command still alive writes late.txt within 0.05 s of this
     assert not (ws / "late.txt").exists()
 
 

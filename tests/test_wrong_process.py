@@ -84,7 +84,8 @@ def test_stop_in_a_copied_workspace_leaves_the_original_agent_alone(
         assert "no agent is running" in done.stdout
         time.sleep(0.5)  # a wrongly forced agent would be gone by now
         assert alive(pid)
-        assert status(original, env)["alive"] and status(original, env)["pid"] == pid
+        seen = status(original, env)
+        assert seen["alive"] and seen["pid"] == pid
 
         # The copy is a workspace of its own: a background start there is not refused as busy
         # (its unfinished goal, copied with it, is put away with --new).

@@ -125,7 +125,7 @@ class RunRequest(BaseModel):
     """What the starter hands the background agent (`run-agent`), as one JSON document
     on its standard input: the settings given for this run and how to start it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     workspace: Path
     goal: str | None = None

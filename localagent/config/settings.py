@@ -48,7 +48,7 @@ PassEnv = Annotated[tuple[str, ...], BeforeValidator(_variable_names)]
 class Delegate(BaseModel):
     """A coding agent the delegate tool may run: its command with `{task}` in it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     command: tuple[str, ...]
     timeout_sec: float = Field(600.0, gt=0)
@@ -79,7 +79,7 @@ class Delegate(BaseModel):
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     backend: Literal["ollama", "openai"] = "ollama"
     ollama_host: str = "http://127.0.0.1:11434"

@@ -23,7 +23,7 @@ EXAMPLE = (
 class McpServer(BaseModel):
     """One server: a program spoken to over stdio, or a streamable HTTP `url`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     command: str | None = None
     args: tuple[str, ...] = ()
@@ -72,7 +72,7 @@ class McpServer(BaseModel):
 
 
 class McpSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     servers: dict[str, McpServer] = Field(default_factory=dict)
 

@@ -78,41 +78,39 @@ class Server:
         try:
             result = connection.call(tool, args, timeout, ctx.cancelled)
         except CallCancelled:
-            return ToolResult(
-                False,
-                f"{full}: stopped: the agent was asked to stop; the call "
-                "was cancelled and its effect is unknown",
-            )
+            return ToolResult(False, ctx.prompts.render("mcp_cancelled", tool=full))
         except CallFailed as exc:
-            raise ToolError(f"{full} failed: {exc}") from None
+            raise ToolError.of("mcp_call_failed", tool=full, problem=exc) from None
         except CallTimedOut:
             ended = "its processes killed" if self.config.url is None else "the connection closed"
             self._lost(f"a call to {tool} timed out after {timeout:g}s")
-            raise ToolError(
-                f"{full} timed out after {timeout:g}s: the MCP server {self.name} was stopped "
-                f"({ended}); the call's effect is unknown. {self._next()}"
+            raise ToolError.of(
+                "mcp_timed_out",
+                tool=full,
+                seconds=f"{timeout:g}",
+                server=self.name,
+                ended=ended,
+                next=self._next(),
             ) from None
         except ServerDown as exc:
             self._lost(f"it stopped during a call to {tool}: {exc}")
-            raise ToolError(
-                f"{full}: the MCP server {self.name} stopped during the call ({exc}); the "
-                f"call's effect is unknown. {self._next()}"
+            raise ToolError.of(
+                "mcp_server_stopped", tool=full, server=self.name, problem=exc, next=self._next()
             ) from None
         ok, text = observation(result)
-        return ToolResult(ok, text if ok else f"{full} failed: {text}")
+        return ToolResult(
+            ok, text if ok else ctx.prompts.render("mcp_call_failed", tool=full, problem=text)
+        )
 
     def _lost(self, why: str) -> None:
         log.warning("MCP server %s: %s", self.name, why)
         self.down = why
         self.stop(kill=True)
 
-    def _next(self) -> str:
+    def _next(self) -> ToolError:
         if self.restarts_left:
-            return "It is restarted at its next call (once per run)."
-        return (
-            "It was already restarted once in this run: its tools are unavailable until the "
-            "next start or resume."
-        )
+            return ToolError.of("mcp_restarts")
+        return ToolError.of("mcp_no_restart")
 
     def _running(self) -> Connection:
         if self.connection is not None and self.connection.alive():
@@ -120,18 +118,14 @@ class Server:
         if self.connection is not None:  # it died between calls
             self._lost(self.connection.reason())
         if not self.restarts_left:
-            raise ToolError(
-                f"the MCP server {self.name} is not running ({self.down}); it was already "
-                "restarted once in this run: its tools are unavailable until the next start "
-                "or resume"
-            )
+            raise ToolError.of("mcp_not_running", server=self.name, problem=self.down)
         self.restarts_left -= 1
         log.warning("restarting MCP server %s (%s)", self.name, self.down)
         try:
             self.start()
         except ServerDown as exc:
             log.warning("MCP server %s could not be restarted: %s", self.name, exc)
-            raise ToolError(f"the MCP server {self.name} could not be restarted: {exc}") from None
+            raise ToolError.of("mcp_restart_failed", server=self.name, problem=exc) from None
         assert self.connection is not None
         return self.connection
 

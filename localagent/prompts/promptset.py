@@ -42,7 +42,7 @@ class PromptSet:
                 if variant in PROMPTS and (variant in replaced or name not in replaced):
                     self.texts[name] = self.texts[variant]
 
-    def render(self, name: str, **values: Any) -> str:
+    def render(self, name: str, /, **values: Any) -> str:
         return render(self.texts[name], values)
 
 

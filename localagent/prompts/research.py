@@ -65,6 +65,16 @@ Fix your citations. These do not point at code the research retrieved or read:
 {problems}
 Rewrite the whole answer, citing only lines from the evidence list (or none)."""
 
+CITATION_NO_FILE = "{citation}: {path} is not a file of the workspace"
+
+CITATION_PAST_END = "{citation}: {path} has {lines} lines"
+
+CITATION_UNSEEN = "{citation}: these lines were never retrieved or read in this run"
+
+STEP_NO_FINDINGS = "findings are empty; say what you found"
+
+STEP_UNFINISHED = "the step ended after {calls} tool calls without finish_step"
+
 
 RESEARCH: dict[str, Prompt] = {
     "research_plan_system": Prompt(
@@ -98,5 +108,22 @@ RESEARCH: dict[str, Prompt] = {
     ),
     "research_fix_citations": Prompt(
         FIX_CITATIONS, "ask: citations that point at no code seen", spec("problems")
+    ),
+    "research_citation_no_file": Prompt(
+        CITATION_NO_FILE, "ask: one of problems: a citation of no file", spec("", "citation path")
+    ),
+    "research_citation_past_end": Prompt(
+        CITATION_PAST_END,
+        "ask: one of problems: a citation past the file's end",
+        spec("", "citation path lines"),
+    ),
+    "research_citation_unseen": Prompt(
+        CITATION_UNSEEN, "ask: one of problems: a citation of lines not seen", spec("", "citation")
+    ),
+    "research_step_no_findings": Prompt(
+        STEP_NO_FINDINGS, "ask: result of finish_step without findings", spec()
+    ),
+    "research_step_unfinished": Prompt(
+        STEP_UNFINISHED, "ask: a step's findings when its calls ran out", spec("", "calls")
     ),
 }

@@ -55,6 +55,8 @@ from localagent.prompts.plan import (
     REPLAN_USER,
     UNMET_USER,
 )
+from localagent.prompts.refusals import REFUSALS
+from localagent.prompts.refusals_run import REFUSALS_RUN
 from localagent.prompts.research import RESEARCH
 from localagent.prompts.templates import Prompt
 from localagent.prompts.templates import render as fill
@@ -295,6 +297,8 @@ PROMPTS: dict[str, Prompt] = {
     ),
     **RESEARCH,
     **TOOL_TEXTS,
+    **REFUSALS,
+    **REFUSALS_RUN,
 }
 
 

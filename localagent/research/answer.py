@@ -58,7 +58,7 @@ def write_answer(research: Session) -> Outcome:
     reply = research.model.chat(messages)
     research.record_call("synthesis", reply)
     answer = reply.content.strip() or "(the model gave no answer)"
-    bad = check(research.ctx.root, answer, seen)
+    bad = check(research.ctx.root, answer, seen, research.texts)
     if bad:
         log.info("citations to fix: %s", "; ".join(bad.values()))
         research.journal.append("citations_checked", bad=list(bad.values()), fixing=True)
@@ -73,7 +73,7 @@ def write_answer(research: Session) -> Outcome:
         reply = research.model.chat(messages)
         research.record_call("fix_citations", reply)
         answer = reply.content.strip() or answer
-        bad = check(research.ctx.root, answer, seen)
+        bad = check(research.ctx.root, answer, seen, research.texts)
     answer = mark_unverified(answer, bad)
     path = save(research.journal, research.question, answer)
     count = len(citations(answer))

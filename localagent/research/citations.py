@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.research.tools import Span
 from localagent.tools.base import ToolError
 from localagent.tools.paths import normalize_path, resolve_in_workspace
@@ -48,27 +49,32 @@ def _line_count(root: Path, path: str) -> int | None:
         return None
 
 
-def problem(root: Path, citation: Citation, seen: Iterable[Span]) -> str:
+def problem(
+    root: Path, citation: Citation, seen: Iterable[Span], texts: PromptSet = DEFAULT
+) -> str:
     """Why a citation is bad, or "" when it is good."""
     lines = _line_count(root, citation.path)
+    named = {"citation": citation.text, "path": citation.path}
     if lines is None:
-        return f"{citation.text}: {citation.path} is not a file of the workspace"
+        return texts.render("research_citation_no_file", **named)
     if citation.end < citation.start or citation.end > lines or citation.start < 1:
-        return f"{citation.text}: {citation.path} has {lines} lines"
+        return texts.render("research_citation_past_end", **named, lines=lines)
     mine = [(a, b) for p, a, b in seen if p == citation.path]
     if not any(a <= citation.start <= b for a, b in mine) or not any(
         a <= citation.end <= b for a, b in mine
     ):
-        return f"{citation.text}: these lines were never retrieved or read in this run"
+        return texts.render("research_citation_unseen", citation=citation.text)
     return ""
 
 
-def check(root: Path, answer: str, seen: Iterable[Span]) -> dict[str, str]:
-    """The bad citations of an answer, each with why."""
+def check(
+    root: Path, answer: str, seen: Iterable[Span], texts: PromptSet = DEFAULT
+) -> dict[str, str]:
+    """The bad citations of an answer, each with why (in these texts' words)."""
     spans = list(seen)
     bad = {}
     for citation in citations(answer):
-        why = problem(root, citation, spans)
+        why = problem(root, citation, spans, texts)
         if why:
             bad[citation.text] = why
     return bad

@@ -53,13 +53,12 @@ def run_step(research: Session, question: str) -> None:
             if call.name == "finish_step":
                 if _finish(research, question, call, call_id):
                     return
-                messages.append(
-                    _tool_message(call, call_id, "findings are empty; say what you found")
-                )
+                said = research.texts.render("research_step_no_findings")
+                messages.append(_tool_message(call, call_id, said))
                 continue
             calls += 1
             messages.append(_tool_message(call, call_id, _act(research, call, call_id)))
-    why = f"the step ended after {calls} tool calls without finish_step"
+    why = research.texts.render("research_step_unfinished", calls=calls)
     research.journal.append("subtask_failed", reason=why, question=question, findings=f"({why})")
     research.progress.findings.append((question, f"({why})"))
 

@@ -51,28 +51,30 @@ class Library:
         """Search the workspace's code (ranked chunks: functions, methods, classes, other
         text) and show each chunk's path, line range, symbol and first line."""
         if not query.strip():
-            raise ToolError("query is empty; say what to look for")
+            raise ToolError.of("query_empty")
         hits = self.searcher.search(query, min(max(k, 1), MAX_K))
         if not hits:
-            return ToolResult(True, f"no code matches {query!r}; try other words")
-        lines = [f"{len(hits)} chunks for {query!r} ({self.searcher.mode} search):"]
-        for hit in hits:
-            lines.append(f"{hit.path}:{hit.start}-{hit.end} {hit.symbol or '-'}  | {hit.head}")
-        lines.append("read a chunk with read_file(path, start_line, end_line)")
-        return ToolResult(True, "\n".join(lines))
+            return ToolResult(True, ctx.prompts.render("no_code_matches", query=repr(query)))
+        chunks = [
+            f"{hit.path}:{hit.start}-{hit.end} {hit.symbol or '-'}  | {hit.head}" for hit in hits
+        ]
+        said = ctx.prompts.render(
+            "code_chunks",
+            count=len(hits),
+            query=repr(query),
+            mode=self.searcher.mode,
+            chunks="\n".join(chunks),
+        )
+        return ToolResult(True, said)
 
     def _edges(self, symbol: str, direction: str) -> ToolResult:
         found = self.graph.find(symbol)
         if not found:
-            raise ToolError(
-                f"no function or class named {symbol!r} in the workspace; use search_code to "
-                f"find its exact name (Class.method, or path::name when names repeat)"
-            )
+            raise ToolError.of("no_such_symbol", symbol=repr(symbol))
         if len(found) > 5:
             names = ", ".join(d.id for d in found[:10])
-            raise ToolError(
-                f"{len(found)} definitions are named {symbol!r}: {names}; "
-                f"name one as path::Qualified.name"
+            raise ToolError.of(
+                "symbol_ambiguous", count=len(found), symbol=repr(symbol), names=names
             )
         parts = []
         for target in found:
@@ -106,8 +108,8 @@ def finish_step(
 ) -> ToolResult:
     """End this research step with its findings."""
     if not findings.strip():
-        raise ToolError("findings are empty; say what the step found, with path:line citations")
-    return ToolResult(True, "step finished", verdict=(True, findings))
+        raise ToolError.of("findings_empty")
+    return ToolResult(True, ctx.prompts.render("step_finished"), verdict=(True, findings))
 
 
 def research_tools(library: Library) -> ToolRegistry:

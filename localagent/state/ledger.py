@@ -13,7 +13,7 @@ import posixpath
 import re
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 MAX_WRITES = 400
 MAX_SEEN = 400
@@ -39,12 +39,16 @@ _PASSED = re.compile(
 
 
 class Write(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built with the state that holds it
+
     seq: int
     subtask: int
 
 
 class CheckRun(BaseModel):
     """The latest run of one check command."""
+
+    model_config = ConfigDict(defer_build=True)  # built with the state that holds it
 
     cmd: str
     kind: str
@@ -56,6 +60,8 @@ class CheckRun(BaseModel):
 
 
 class Ledger(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built with the state that holds it
+
     subtask: int = 0  # serial number of the active subtask (starts at 1)
     writes: dict[str, Write] = Field(default_factory=dict)  # path -> its latest write
     seen: dict[str, int] = Field(default_factory=dict)  # path -> seq of its latest read or run

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from localagent.state.ledger import Ledger
 
@@ -18,30 +18,36 @@ GUARD_WINDOW = 10
 CLAIMS_KEPT = 20  # distinct failure claims the loop guard remembers
 PAST_WINDOWS = 8  # windows of earlier subtasks kept, by subtask text
 
+
+class _Model(BaseModel):
+    # Built on first use, not at import: a command validates a few of these, often none.
+    model_config = ConfigDict(defer_build=True)
+
+
 Status = Literal["pending", "in_progress", "completed", "failed"]
 GoalStatus = Literal["in_progress", "completed", "failed", "stopped"]
 
 
-class Subtask(BaseModel):
+class Subtask(_Model):
     description: str
     status: Status = "pending"
     reason: str = ""  # why it was completed or failed, as the model or the guard said
 
 
-class Task(BaseModel):
+class Task(_Model):
     description: str
     status: Status = "pending"
     subtasks: list[Subtask] = Field(default_factory=list)
 
 
-class Goal(BaseModel):
+class Goal(_Model):
     text: str
     status: GoalStatus = "in_progress"
     reason: str = ""
     tasks: list[Task] = Field(default_factory=list)
 
 
-class Action(BaseModel):
+class Action(_Model):
     seq: int
     tool: str
     args: dict[str, Any]
@@ -57,7 +63,7 @@ class Action(BaseModel):
     returncode: int | None = None
 
 
-class Exchange(BaseModel):
+class Exchange(_Model):
     """One round as the model saw it: its reply and what came back.
 
     Each tool call has an `id`; `settled` lists the ids that were run, blocked, refused
@@ -77,7 +83,7 @@ class Exchange(BaseModel):
     settled: list[str] = Field(default_factory=list)
 
 
-class Tokens(BaseModel):
+class Tokens(_Model):
     prompt: int = 0
     completion: int = 0
     # The server's prompt cache, over the calls whose server said what it served from it:
@@ -86,7 +92,7 @@ class Tokens(BaseModel):
     cached: int = 0
 
 
-class Attempt(BaseModel):
+class Attempt(_Model):
     """One attempted action as the loop guard sees it."""
 
     sig: str
@@ -94,14 +100,14 @@ class Attempt(BaseModel):
     obs: str = ""  # a checksum of the observation, once there is one
 
 
-class Claim(BaseModel):
+class Claim(_Model):
     """One failure claim as the loop guard remembers it, over all subtasks."""
 
     count: int = 0
     first: int = 0  # the serial number of the subtask it was first made in
 
 
-class GuardState(BaseModel):
+class GuardState(_Model):
     """What the loop guard remembers: this subtask's recent attempts, with the workspace
     epoch each ran in (a change to the workspace starts a new epoch)."""
 
@@ -116,14 +122,14 @@ class GuardState(BaseModel):
     claims: dict[str, Claim] = Field(default_factory=dict)  # failure claims, by signature
 
 
-class Waiting(BaseModel):
+class Waiting(_Model):
     """A model call waiting out a server that fails, until a call ends or the run does."""
 
     since: str  # the `ts` of the `waiting` record
     reason: str
 
 
-class ReplanDue(BaseModel):
+class ReplanDue(_Model):
     """A revision of the plan owed after a failed subtask, or after a verdict that found
     the goal not achieved (`unmet` is then what is missing, and tasks are appended)."""
 
@@ -134,7 +140,7 @@ class ReplanDue(BaseModel):
     unmet: list[str] = Field(default_factory=list)
 
 
-class Verifying(BaseModel):
+class Verifying(_Model):
     """The goal checks of a verification under way; `open` is the check a crash cut off."""
 
     checks: list[dict[str, Any]] = Field(default_factory=list)
@@ -142,7 +148,7 @@ class Verifying(BaseModel):
     open: str | None = None
 
 
-class Verdict(BaseModel):
+class Verdict(_Model):
     verdict: Literal["VERIFIED", "NOT_VERIFIED"]
     source: Literal["checks", "model"]
     unmet: list[str] = Field(default_factory=list)
@@ -152,7 +158,7 @@ class Verdict(BaseModel):
     note: str = ""  # why it is not verified, said loudly at the end
 
 
-class Unsettled(BaseModel):
+class Unsettled(_Model):
     """The step snapshotted last whose `changes` are not journaled yet (a crash may have
     cut it short): its seq, tool, round, and the paths it may change (None: any)."""
 
@@ -162,7 +168,7 @@ class Unsettled(BaseModel):
     scope: list[str] | None = None
 
 
-class Rewinding(BaseModel):
+class Rewinding(_Model):
     """A rewind under way (its `rewinding` record): [path, id now, id restored] each."""
 
     seq: int
@@ -170,7 +176,7 @@ class Rewinding(BaseModel):
     files: list[list[Any]] = Field(default_factory=list)
 
 
-class State(BaseModel):
+class State(_Model):
     schema_version: int = SCHEMA_VERSION
     seq: int = 0
     history_offset: int = 0

@@ -24,7 +24,7 @@ class MalformedRecord(ValueError):
 
 class _Record(BaseModel):
     # Lax containers (a tuple is written as a list), strict leaves (a number is no text).
-    model_config = ConfigDict(extra="ignore", hide_input_in_errors=True)
+    model_config = ConfigDict(extra="ignore", hide_input_in_errors=True, defer_build=True)
 
 
 class _Call(_Record):

@@ -42,7 +42,7 @@ def validated(
     except ValidationError as exc:
         raise ToolError(explain(tool, exc, prompts)) from exc
     except ToolError as exc:
-        raise ToolError(_invalid(tool, str(exc), prompts)) from None
+        raise ToolError(_invalid(tool, exc.text(prompts), prompts)) from None
 
 
 def _invalid(tool: Tool, problems: str, prompts: PromptSet) -> str:
@@ -129,11 +129,11 @@ def parse_arguments(args: object) -> dict[str, Any]:
         try:
             args = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            raise ToolError(f"the arguments are not valid JSON ({exc})") from exc
+            raise ToolError.of("arguments_not_json", problem=exc) from exc
     if args is None:
         return {}
     if not isinstance(args, Mapping):
-        raise ToolError(f"the arguments must be a JSON object, got {type(args).__name__}")
+        raise ToolError.of("arguments_not_object", kind=type(args).__name__)
     # Models often send null for an argument they mean to leave out.
     return {str(key): value for key, value in args.items() if value is not None}
 

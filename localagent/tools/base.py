@@ -92,7 +92,37 @@ WORDS = Words()
 
 
 class ToolError(Exception):
-    """A mistake the model can correct; the message is the observation it reads."""
+    """A mistake the model can correct; the message is the observation it reads.
+
+    Made with `of`, it names a prompt (localagent/prompts/refusals*.py) and its values,
+    rendered through the run's prompt set where it becomes the observation (`text`), so a
+    user can replace its wording; a value that is itself a `ToolError.of` is rendered the
+    same way (one part of a longer refusal). Made with a text, that text was rendered
+    already. `str()` renders with the default prompts (for logs and the user's errors)."""
+
+    def __init__(
+        self, text: str = "", *, name: str = "", values: Mapping[str, object] | None = None
+    ) -> None:
+        super().__init__(text or name)
+        self.name, self.values = name, dict(values or {})
+
+    @classmethod
+    def of(cls, prompt: str, /, **values: object) -> ToolError:
+        return cls(name=prompt, values=values)
+
+    def text(self, prompts: PromptSet = DEFAULT) -> str:
+        if not self.name:
+            return str(self.args[0]) if self.args else ""
+        return prompts.render(
+            self.name, **{key: _part(v, prompts) for key, v in self.values.items()}
+        )
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _part(value: object, prompts: PromptSet) -> object:
+    return value.text(prompts) if isinstance(value, ToolError) else value
 
 
 def clean(text: str) -> str:

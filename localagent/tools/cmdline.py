@@ -33,10 +33,8 @@ OPTION_LETTERS = string.ascii_letters + string.digits
 SHELL_OPERATORS = (";", "&&", "||", "|", "&", ">", "<", "`", "$(")
 LINE_BREAKS = ("\n", "\r")  # refused even inside quotes: a command is one line
 _PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?|py")
-_PYTHON_FORMS = (
-    "use 'python [-u] [-B] SCRIPT.py ...' with a script in the workspace, or "
-    f"'python -m MODULE ...' with MODULE one of {', '.join(sorted(PYTHON_MODULES))}"
-)
+# The end of each python refusal: how python may run.
+_FORMS = ToolError.of("python_forms", modules=", ".join(sorted(PYTHON_MODULES)))
 
 
 @dataclass(frozen=True)
@@ -61,20 +59,20 @@ def check_command(root: Path, allowed_commands: Iterable[str], cmd: str) -> Comm
     try:
         tokens = split_command(cmd)
     except ValueError as exc:
-        raise ToolError(f"cannot parse command {describe(cmd)}: {exc}") from exc
+        raise ToolError.of("command_unparsable", cmd=describe(cmd), problem=exc) from exc
     if not tokens:
-        raise ToolError("the command is empty; give one program and its arguments")
+        raise ToolError.of("command_empty")
     # Any python spelling on the list stands for the python rule, shown as 'python'.
     names = (_program_name(c) for c in allowed_commands)
     allowed = list(dict.fromkeys("python" if _PYTHON_NAME.fullmatch(c) else c for c in names))
     name = _program_name(tokens[0])
     key = "python" if _PYTHON_NAME.fullmatch(name) else name
     if key not in allowed:
-        raise ToolError(
-            f"program {tokens[0]!r} is not allowed; allowed programs: {', '.join(allowed)}"
+        raise ToolError.of(
+            "program_not_allowed", program=repr(tokens[0]), allowed=", ".join(allowed)
         )
     if name != tokens[0].casefold().removesuffix(".exe"):
-        raise ToolError(f"give the program by name ({name!r}), not as a path")
+        raise ToolError.of("program_as_path", name=repr(name))
     _check_arguments(root, tokens[1:])
     _check_pip_subcommand(key, tokens[1:])
     if key != "python":
@@ -134,10 +132,7 @@ def _check_arguments(root: Path, args: list[str]) -> None:
         for candidate in _path_candidates(arg):
             problem = _outside_problem(root, candidate)
             if problem is not None:
-                raise ToolError(
-                    f"argument {describe(arg)} names {problem}; commands may only name "
-                    "files and folders inside the workspace, by paths relative to it"
-                )
+                raise ToolError.of("argument_outside", argument=describe(arg), problem=problem)
 
 
 def _path_candidates(arg: str) -> list[str]:
@@ -183,10 +178,7 @@ def _check_pip_subcommand(key: str, args: list[str]) -> None:
         return
     action = tuple(arg for arg in pip_args if not arg.startswith("-"))[:2]
     if action in PIP_OUTSIDE and not (action[0] == "config" and "--site" in pip_args):
-        raise ToolError(
-            f"'pip {' '.join(action)}' changes pip's {action[0]} outside the workspace and is "
-            "not allowed; pip may only change the workspace's own environment"
-        )
+        raise ToolError.of("pip_outside", action=" ".join(action), what=action[0])
 
 
 def _pip_arguments(key: str, args: list[str]) -> list[str] | None:
@@ -205,15 +197,8 @@ def _pip_arguments(key: str, args: list[str]) -> list[str] | None:
 
 def _refuse_shell(operator: str) -> typing.NoReturn:
     if operator in LINE_BREAKS:
-        raise ToolError(
-            "shell syntax a line break is not supported: a command is one line; run one "
-            "program per call"
-        )
-    raise ToolError(
-        f"shell syntax {operator!r} is not supported (there is no shell; only inside quotes "
-        "is it a plain character); run one program per call without pipes, redirections, "
-        "chaining or substitution"
-    )
+        raise ToolError.of("shell_line_break")
+    raise ToolError.of("shell_operator", operator=repr(operator))
 
 
 def _python_args(root: Path, args: list[str]) -> tuple[list[str], Path | None]:
@@ -226,22 +211,19 @@ def _python_args(root: Path, args: list[str]) -> tuple[list[str], Path | None]:
     if first.startswith("-m"):
         module = first[2:] or (args[1] if len(args) > 1 else "")
         if module not in PYTHON_MODULES:
-            raise ToolError(f"python -m {module or '(nothing)'} is not allowed; {_PYTHON_FORMS}")
+            raise ToolError.of("python_module", module=module or "(nothing)", forms=_FORMS)
         return [*options, *args], None
     if not first or first.startswith("-"):
-        raise ToolError(_python_refusal(first))
+        raise _python_refusal(first)
     script = resolve_in_workspace(root, first)
     return [*options, relative(root, script), *args[1:]], script
 
 
-def _python_refusal(first: str) -> str:
+def _python_refusal(first: str) -> ToolError:
     if not first:
-        return f"bare python is not allowed; {_PYTHON_FORMS}"
+        return ToolError.of("python_bare", forms=_FORMS)
     if first == "-":
-        return f"python reading a script from stdin ('python -') is not allowed; {_PYTHON_FORMS}"
+        return ToolError.of("python_stdin", forms=_FORMS)
     if first.startswith("-c"):
-        return (
-            "python -c is not allowed; write the code to a .py file in the workspace with "
-            "write_file, then run 'python FILE.py'"
-        )
-    return f"python option {first!r} is not allowed; {_PYTHON_FORMS}"
+        return ToolError.of("python_c")
+    return ToolError.of("python_option", option=repr(first), forms=_FORMS)

@@ -47,7 +47,7 @@ def run_cmd(
                 argv, ctx.root, timeout, limit, ctx.cancelled, None, env, write, ctx.marker, given
             )
         except LaunchError as exc:
-            raise ToolError(f"cannot run {describe(cmd)}: {exc}") from exc
+            raise ToolError.of("cannot_run", cmd=describe(cmd), problem=exc) from exc
         stored, problem = _kept(ctx, spill, result, problem)
     ok = result.returncode == 0
     offline = "" if ok or result.cancelled else sandbox.offline_note(policy, online, result.output)
@@ -96,11 +96,11 @@ def command_argv(ctx: ToolContext, cmd: str) -> list[str]:
     command = check_command(ctx.root, ctx.allowed_commands, cmd)
     if command.script is not None and not command.script.is_file():
         shown = relative(ctx.root, command.script)
-        raise ToolError(f"script {describe(shown)} does not exist; write it first or list_dir")
+        raise ToolError.of("no_such_script", path=describe(shown))
     try:
         return _resolved_argv(ctx, command.key, command.args)
     except WorkspaceEnvError as exc:
-        raise ToolError(f"cannot run {describe(cmd)}: {exc}") from None
+        raise ToolError.of("cannot_run", cmd=describe(cmd), problem=exc) from None
 
 
 def _resolved_argv(ctx: ToolContext, key: str, args: list[str]) -> list[str]:

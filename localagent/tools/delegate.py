@@ -31,8 +31,8 @@ def delegate(
     its exit code and output come back."""
     name = agent.strip()
     if name not in ctx.delegates:
-        known = ", ".join(ctx.delegates) or "none (add [delegates.NAME] to the config file)"
-        raise ToolError(f"no coding agent named {agent!r}; configured agents: {known}")
+        known = ", ".join(ctx.delegates) or ToolError.of("no_agents")
+        raise ToolError.of("no_such_agent", agent=repr(agent), agents=known)
     spec = ctx.delegates[name]
     timeout = spec.timeout_sec
     argv = _argv(spec.command, task, ctx.root)
@@ -50,7 +50,7 @@ def delegate(
             argv, ctx.root, timeout, limit, ctx.cancelled, env=env, marker=ctx.marker
         )
     except LaunchError as exc:
-        raise ToolError(f"cannot run coding agent {name!r}: {exc}") from exc
+        raise ToolError.of("agent_unrunnable", agent=repr(name), problem=exc) from exc
     if result.cancelled:
         status = "stopped: the agent was asked to stop; the process tree was killed; output:"
     elif result.timed_out:
@@ -65,24 +65,18 @@ def delegate(
 def _argv(command: tuple[str, ...], task: str, root: Path) -> list[str]:
     """The command with the task in place of each `{task}`, or ToolError for a bad task."""
     if not task.strip():
-        raise ToolError("the task is empty; say what the coding agent should do")
+        raise ToolError.of("task_empty")
     if "\x00" in task:
-        raise ToolError("the task holds a NUL character; give it as plain text")
+        raise ToolError.of("task_nul")
     if task.lstrip().startswith("-") and PLACEHOLDER in command:
-        raise ToolError("the task may not start with '-' (it would read as an option); reword it")
+        raise ToolError.of("task_dash")
     argv = [part.replace(PLACEHOLDER, task) for part in command]
     program = _program(argv[0], root)
     if program is None:
-        raise ToolError(
-            f"program {argv[0]!r} was not found; install it or fix its command in the "
-            "[delegates] section of the config file"
-        )
+        raise ToolError.of("agent_program_missing", program=repr(argv[0]))
     if sys.platform == "win32" and Path(program).suffix.lower() in (".bat", ".cmd"):
         # cmd.exe would read the task's quotes and metacharacters: no safe quoting exists.
-        raise ToolError(
-            f"{program} is a batch file, which cannot be given a task safely; configure the "
-            "agent's .exe (or `python -m ...`) in the [delegates] section of the config file"
-        )
+        raise ToolError.of("agent_batch_file", program=program)
     return [program, *argv[1:]]
 
 

@@ -33,16 +33,16 @@ def replace_in_file(
     target, data = _current(ctx, path)
     text = _text_of(data, path)
     if not old:
-        raise ToolError("old is empty; give the exact text to replace (write_file writes a file)")
+        raise ToolError.of("old_empty")
     if count < 1:
-        raise ToolError(f"count must be at least 1, got {count}")
+        raise ToolError.of("count_below_one", count=count)
     if "\r\n" in text and "\r\n" not in old:  # the model writes '\n'; the file has CRLF
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
     found = text.count(old)
     if found != count:
-        raise ToolError(_count_problem(text, old, path, found, count))
+        raise _count_problem(text, old, path, found, count)
     if old == new:
-        raise ToolError("old and new are the same text; nothing would change")
+        raise ToolError.of("old_is_new")
     first_line = text[: text.index(old)].count("\n") + 1
     edited = text.replace(old, new)
     write_atomically(ctx.root, target, edited.encode("utf-8"))
@@ -65,13 +65,13 @@ def append_file(
     """Add text at the end of a file, creating it (and its folders) if it does not exist."""
     target = resolve_in_workspace(ctx.root, path)
     if target == ctx.root or target.is_dir():
-        raise ToolError(f"{describe(path)} is a folder; give the path of a file inside it")
+        raise ToolError.of("folder_not_file", path=describe(path))
     before = b""
     if target.exists():
         before = _current(ctx, path)[1]
         _text_of(before, path)
     if not content:
-        raise ToolError("content is empty; nothing to append")
+        raise ToolError.of("content_empty")
     data = before + content.encode("utf-8", errors="replace")
     write_atomically(ctx.root, target, data)
     note = syntax_note(data.decode("utf-8", errors="replace"), relative(ctx.root, target))
@@ -91,9 +91,9 @@ def delete_file(
     """Delete one file of the workspace (not a folder)."""
     target = resolve_in_workspace(ctx.root, path)
     if target.is_dir():
-        raise ToolError(f"{describe(path)} is a folder; delete_file deletes single files only")
+        raise ToolError.of("delete_folder", path=describe(path))
     if not target.exists():
-        raise ToolError(f"file {describe(path)} does not exist; nothing to delete")
+        raise ToolError.of("delete_missing", path=describe(path))
     size = target.stat().st_size
     target.unlink()
     return ToolResult(
@@ -113,13 +113,13 @@ def move_file(
     source = resolve_in_workspace(ctx.root, src)
     target = resolve_in_workspace(ctx.root, dst)
     if source == ctx.root:
-        raise ToolError("the workspace itself cannot be moved")
+        raise ToolError.of("move_workspace")
     if not source.exists() and not source.is_symlink():
-        raise ToolError(f"{describe(src)} does not exist; use list_dir to see what exists")
+        raise ToolError.of("no_such_path", path=describe(src))
     if target.exists() or target.is_symlink():
-        raise ToolError(f"{describe(dst)} already exists; delete it first or pick another path")
+        raise ToolError.of("move_target_exists", path=describe(dst))
     if target.is_relative_to(source):
-        raise ToolError(f"{describe(dst)} is inside {describe(src)}; a folder cannot hold itself")
+        raise ToolError.of("move_into_itself", target=describe(dst), source=describe(src))
     target.parent.mkdir(parents=True, exist_ok=True)
     os.rename(source, target)
     return ToolResult(
@@ -137,26 +137,25 @@ def _current(ctx: ToolContext, path: str) -> tuple[Path, bytes]:
         size = os.fstat(handle.fileno()).st_size
         data = handle.read(MAX_EDIT_BYTES + 1) if size <= MAX_EDIT_BYTES else b""
     if size > MAX_EDIT_BYTES or len(data) > MAX_EDIT_BYTES:
-        raise ToolError(
-            f"{describe(path)} is {max(size, len(data)):,} bytes; replace_in_file and "
-            f"append_file edit files of up to {MAX_EDIT_BYTES:,} bytes: write it anew with "
-            "write_file, or change it with a command"
+        raise ToolError.of(
+            "edit_too_large",
+            path=describe(path),
+            size=f"{max(size, len(data)):,}",
+            limit=f"{MAX_EDIT_BYTES:,}",
         )
     return target, data
 
 
 def _text_of(data: bytes, path: str) -> str:
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
-        raise ToolError(f"{describe(path)} is a binary file; it cannot be edited as text")
+        raise ToolError.of("binary_not_editable", path=describe(path))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ToolError(
-            f"{describe(path)} is not UTF-8 text (byte {exc.start}); rewrite it with write_file"
-        ) from None
+        raise ToolError.of("not_utf8", path=describe(path), byte=exc.start) from None
 
 
-def _count_problem(text: str, old: str, path: str, found: int, count: int) -> str:
+def _count_problem(text: str, old: str, path: str, found: int, count: int) -> ToolError:
     if found:
         lines, line, seen = [], 1, 0
         for at in _positions(text, old, SHOWN_PLACES):  # counted on from the last: linear
@@ -164,19 +163,15 @@ def _count_problem(text: str, old: str, path: str, found: int, count: int) -> st
             seen = at
             lines.append(line)
         where = ", ".join(map(str, lines)) + (" ..." if found > SHOWN_PLACES else "")
-        return (
-            f"old occurs {found} times in {describe(path)} (at lines {where}), not {count}; "
-            f"add surrounding lines to old to make it unique, or pass count={found}"
+        return ToolError.of(
+            "old_found_often", found=found, path=describe(path), lines=where, count=count
         )
     wanted = next((line for line in old.splitlines() if line.strip()), old).strip()
     numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     close = difflib.get_close_matches(wanted, [line.strip() for _, line in numbered], NEAREST, 0.5)
     nearest = [f"{n:>5}| {line}" for n, line in numbered if line.strip() in close][:NEAREST]
-    hint = "; the nearest lines are:\n" + "\n".join(nearest) if nearest else ""
-    return (
-        f"old was not found in {describe(path)} (it must match exactly, spaces and "
-        f"indentation included; read_file shows the current text){hint}"
-    )
+    hint = ToolError.of("old_nearest_lines", lines="\n".join(nearest)) if nearest else ""
+    return ToolError.of("old_not_found", path=describe(path), nearest=hint)
 
 
 def _positions(text: str, old: str, limit: int) -> list[int]:

@@ -74,7 +74,7 @@ def open_regular(root: Path, target: Path) -> BinaryIO:
         try:
             return safefs.open_file(target, "rb")  # type: ignore[return-value]
         except safefs.UnsafeFile:
-            raise ToolError(f"{describe(shown)} is not a regular file; it is not read") from None
+            raise ToolError.of("not_regular_unread", path=describe(shown)) from None
     *folders, name = target.relative_to(root).parts
     folder = _open_folder(root, folders, shown, create=False)
     try:
@@ -86,7 +86,7 @@ def open_regular(root: Path, target: Path) -> BinaryIO:
     handle = os.fdopen(fd, "rb")
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         handle.close()
-        raise ToolError(f"{describe(shown)} is not a regular file; it is not read")
+        raise ToolError.of("not_regular_unread", path=describe(shown))
     os.set_blocking(fd, True)
     return handle
 
@@ -110,10 +110,7 @@ def _open_folder(root: Path, names: list[str], shown: str, create: bool) -> int:
 def _changed(exc: OSError, shown: str) -> OSError | ToolError:
     """What to raise for a failed open on the way to `shown`."""
     if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENXIO):
-        return ToolError(
-            f"{describe(shown)} or a folder on its way is now a link or not a regular file "
-            "(it changed after the path was checked); it was left alone"
-        )
+        return ToolError.of("changed_after_check", path=describe(shown))
     return exc
 
 

@@ -25,9 +25,9 @@ def list_dir(
     """List a folder of the workspace: sub-folders end with '/', files show their size."""
     folder = resolve_in_workspace(ctx.root, path)
     if not folder.exists():
-        raise ToolError(f"folder {describe(path)} does not exist; list_dir('.') shows the root")
+        raise ToolError.of("folder_missing", path=describe(path))
     if not folder.is_dir():
-        raise ToolError(f"{describe(path)} is a file, not a folder; use read_file to read it")
+        raise ToolError.of("file_not_folder", path=describe(path))
     with os.scandir(folder) as scan:
         entries = sorted(
             (e for e in scan if not touches_journal((e.name,))),
@@ -64,7 +64,7 @@ def read_file(
     target = existing_file(ctx, path)
     limit = min(max(max_bytes, READ_BYTES_RANGE[0]), READ_BYTES_RANGE[1])
     if end_line and start_line and end_line < start_line:
-        raise ToolError(f"end_line {end_line} is before start_line {start_line}")
+        raise ToolError.of("end_before_start", end_line=end_line, start_line=start_line)
     with open_regular(ctx.root, target) as handle:
         if start_line or end_line:
             return _read_lines(handle, path, max(start_line, 1), end_line, limit)
@@ -88,12 +88,12 @@ def existing_file(ctx: ToolContext, path: str) -> Path:
     """The regular file path names, or ToolError saying what it is instead."""
     target = resolve_in_workspace(ctx.root, path)
     if not target.exists():
-        raise ToolError(f"file {describe(path)} does not exist; use list_dir to see what exists")
+        raise ToolError.of("no_such_file", path=describe(path))
     if target.is_dir():
-        raise ToolError(f"{describe(path)} is a folder, not a file; use list_dir to list it")
+        raise ToolError.of("folder_not_readable", path=describe(path))
     if not target.is_file():
         # Reading a FIFO or a device could block forever.
-        raise ToolError(f"{describe(path)} is not a regular file")
+        raise ToolError.of("not_regular", path=describe(path))
     return target
 
 
@@ -122,7 +122,7 @@ def _count_rest(handle: BinaryIO) -> tuple[int, bool]:
 
 def _read_lines(handle: BinaryIO, path: str, first: int, last: int, limit: int) -> ToolResult:
     if b"\x00" in handle.read(BINARY_SNIFF_BYTES):
-        raise ToolError(f"{describe(path)} is a binary file; it has no lines to show")
+        raise ToolError.of("binary_no_lines", path=describe(path))
     handle.seek(0)
     shown: list[str] = []
     used = total = 0
@@ -142,7 +142,7 @@ def _read_lines(handle: BinaryIO, path: str, first: int, last: int, limit: int) 
     more, whole = _count_rest(handle)
     total += more
     if first > total:
-        raise ToolError(f"{describe(path)} has {total} lines; start_line {first} is past its end")
+        raise ToolError.of("file_past_end", path=describe(path), total=total, start_line=first)
     end = first + len(shown) - 1
     text = "\n".join(shown)
     wanted_end = min(last, total) if last else total
@@ -169,14 +169,14 @@ def write_file(
     """
     target = resolve_in_workspace(ctx.root, path)
     if target == ctx.root or target.is_dir():
-        raise ToolError(f"{describe(path)} is a folder; give the path of a file inside it")
+        raise ToolError.of("folder_not_file", path=describe(path))
     data = content.encode("utf-8", errors="replace")
     if _holds(ctx, target, data):
         said = ctx.prompts.render("same_content", path=describe(path), size=len(data))
         return ToolResult(True, said, facts={"unchanged": [normalize_path(path)]})
     if not target.parent.is_dir() and not create_dirs:
         folder = describe(relative(ctx.root, target.parent))
-        raise ToolError(f"folder {folder} does not exist; pass create_dirs=true to create it")
+        raise ToolError.of("write_folder_missing", folder=folder)
     existed = target.exists()
     write_atomically(ctx.root, target, data)
     how = "replaced" if existed else "created"

@@ -86,7 +86,7 @@ def git_commit(
     and deleted ones included), or with no paths every change to files git tracks. Hooks
     do not run."""
     if not message.strip() or "\x00" in message:
-        raise ToolError("the commit message is empty or holds a NUL; say what the commit changes")
+        raise ToolError.of("commit_message_empty")
     specs = [_pathspec(ctx, raw) for raw in _split_paths(paths)]
     with repository(ctx) as git:
         identity = git.identity()
@@ -124,7 +124,7 @@ def _split_paths(paths: str) -> list[str]:
     try:
         return list(lexer)
     except ValueError as exc:
-        raise ToolError(f"cannot read paths {paths!r}: {exc}") from None
+        raise ToolError.of("git_paths_unreadable", paths=repr(paths), problem=exc) from None
 
 
 def _pathspec(ctx: ToolContext, raw: str) -> str:

@@ -103,11 +103,11 @@ class Git:
                 marker=ctx.marker,
             )
         except LaunchError as exc:
-            raise ToolError(f"cannot run git: {exc}") from exc
+            raise ToolError.of("git_unrunnable", problem=exc) from exc
         if result.cancelled:
-            raise ToolError("git was stopped: the agent was asked to stop")
+            raise ToolError.of("git_stopped")
         if result.timed_out:
-            raise ToolError(f"git took longer than {timeout:g}s and was killed:\n{result.output}")
+            raise ToolError.of("git_timed_out", seconds=f"{timeout:g}", output=result.output)
         return result
 
     def has_commits(self) -> bool:
@@ -138,9 +138,9 @@ def repository(ctx: ToolContext) -> Iterator[Git]:
 def _program() -> str:
     program = shutil.which("git")
     if program is None:
-        raise ToolError("git is not installed or not on PATH; the git tools need the git program")
+        raise ToolError.of("git_missing")
     if sys.platform == "win32" and Path(program).suffix.lower() in (".bat", ".cmd"):
-        raise ToolError(f"git on PATH is a batch file ({program}); the git tools need git.exe")
+        raise ToolError.of("git_batch_file", program=program)
     return program
 
 
@@ -150,16 +150,9 @@ def _check_top_level(git: Git) -> None:
     top = found.output.strip()
     if found.returncode != 0:
         said = top.splitlines()[-1] if top else f"exit code {found.returncode}"
-        raise ToolError(
-            f"the workspace is not a git repository (git says: {said}); the git tools "
-            "work on a repository whose top level is the workspace"
-        )
+        raise ToolError.of("not_a_repository", said=said)
     if not _same_folder(Path(top), root):
-        raise ToolError(
-            f"the workspace is inside the git repository whose top level is {top}, "
-            "outside the workspace; the git tools work only on a repository whose top "
-            "level is the workspace itself, so a commit cannot take files outside it"
-        )
+        raise ToolError.of("repository_above", top=top)
 
 
 def _check_git_dirs(git: Git) -> str:
@@ -169,16 +162,11 @@ def _check_git_dirs(git: Git) -> str:
     found = git.run("rev-parse", "--absolute-git-dir", "--git-common-dir")
     lines = found.output.splitlines()
     if found.returncode != 0 or len(lines) != 2:
-        raise ToolError(f"git cannot tell where the repository is kept:\n{found.output.strip()}")
+        raise ToolError.of("git_dir_unknown", output=found.output.strip())
     folders = [os.path.realpath(os.path.join(git.ctx.root, line)) for line in lines]
     for folder, what in zip(folders, ("git folder", "branches and objects"), strict=True):
         if os.path.commonpath([root, folder]) != root:
-            raise ToolError(
-                f"the workspace's repository keeps its {what} at {folder}, outside the "
-                "workspace (its .git is a file or a link naming another repository); the "
-                "git tools work only on a repository kept inside the workspace, so that a "
-                "commit cannot move another repository's branch"
-            )
+            raise ToolError.of("repository_kept_outside", what=what, folder=folder)
     return folders[0]
 
 
@@ -199,16 +187,13 @@ def _configuration(git: Git) -> list[tuple[str, str, str | None]]:
             stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ToolError(f"cannot read the repository's git configuration: {exc}") from None
+        raise ToolError.of("git_config_unreadable", problem=exc) from None
     fields = done.stdout.split(b"\0")[:-1]
     scopes = {field.decode("ascii", "replace") for field in fields[::2]}
     bad = len(fields) % 2 or not scopes <= SCOPES or len(done.stdout) > MAX_CONFIG_BYTES
     if done.returncode != 0 or bad:
         said = os.fsdecode(done.stderr).strip().splitlines()[-1:] or ["no reason given"]
-        raise ToolError(
-            f"cannot read the repository's git configuration (git says: {said[0]}); the "
-            "git tools need git 2.26 or later and a configuration under 1 MB"
-        )
+        raise ToolError.of("git_config_bad", said=said[0])
     settings = []
     for scope, entry in zip(fields[::2], fields[1::2], strict=True):
         key, newline, value = os.fsdecode(entry).partition("\n")
@@ -259,10 +244,7 @@ def _protocols_off(settings: list[tuple[str, str, str | None]]) -> list[str]:
 def _check_nameable(name: str, what: str) -> None:
     """A subsection `-c` cannot name (its `=` would end the key) cannot be overridden."""
     if "=" in name or "\n" in name:
-        raise ToolError(
-            f"the repository's git configuration names a {what} {name!r} that the git "
-            "tools cannot switch off; rename or remove it"
-        )
+        raise ToolError.of("git_config_unswitchable", what=what, name=repr(name))
 
 
 def _same_folder(one: Path, two: Path) -> bool:

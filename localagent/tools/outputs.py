@@ -88,7 +88,7 @@ def read_output(
     head and tail), shown with their line numbers."""
     first = max(start_line, 1)
     if end_line and end_line < first:
-        raise ToolError(f"end_line {end_line} is before start_line {first}")
+        raise ToolError.of("end_before_start", end_line=end_line, start_line=first)
     room = max(ctx.output_limit - 200, ctx.output_limit // 2)  # the header and how to go on
     shown: list[str] = []
     used = total = 0
@@ -102,7 +102,7 @@ def read_output(
             if used <= room:
                 shown.append(line)
     if first > total:
-        raise ToolError(f"output {id} has {total} lines; start_line {first} is past its end")
+        raise ToolError.of("output_past_end", id=id, total=total, start_line=first)
     end = first + len(shown) - 1
     wanted = min(end_line, total) if end_line else total
     body = "\n".join(shown)
@@ -119,9 +119,9 @@ def search_output(
     """Find the lines of a long output stored whole that match a pattern; each result is
     `line: text`, to read around with read_output."""
     if not pattern:
-        raise ToolError("the pattern is empty; give a regular expression or a plain string")
+        raise ToolError.of("output_pattern_empty")
     if len(pattern) > MAX_PATTERN:
-        raise ToolError(f"the pattern is {len(pattern)} characters long; at most {MAX_PATTERN}")
+        raise ToolError.of("output_pattern_long", size=len(pattern), limit=MAX_PATTERN)
     regex, how = _as_regex(pattern)
     with _open(ctx, id) as fh:
         if regex:
@@ -141,24 +141,25 @@ def search_output(
 
 def _open(ctx: ToolContext, output_id: int) -> IO[bytes]:
     if ctx.outputs is None:
-        raise ToolError("outputs are not stored in this run (the output_store_mb setting is 0)")
+        raise ToolError.of("outputs_not_stored")
     try:
         if not 0 < output_id < 10**18:  # no such seq; an absurd name never reaches the disk
             raise FileNotFoundError(output_id)
         return ctx.outputs.open(output_id)
     except FileNotFoundError:
         listing = _listing(ctx.outputs.ids())
-        raise ToolError(f"there is no stored output {output_id}; {listing}") from None
+        raise ToolError.of("no_stored_output", id=output_id, listing=listing) from None
     except UnsafeFile as exc:
-        raise ToolError(f"stored output {output_id} cannot be read: {exc}") from None
+        raise ToolError.of("stored_output_unreadable", id=output_id, problem=exc) from None
 
 
-def _listing(ids: list[int]) -> str:
+def _listing(ids: list[int]) -> ToolError:
     if not ids:
-        return "no output is stored yet (only outputs longer than an observation are)"
-    older = f" (and {len(ids) - IDS_SHOWN} older)" if len(ids) > IDS_SHOWN else ""
+        return ToolError.of("no_outputs_yet")
+    older = len(ids) - IDS_SHOWN
+    more = ToolError.of("stored_outputs_older", count=older) if older > 0 else ""
     shown = ", ".join(str(i) for i in ids[-IDS_SHOWN:])
-    return f"stored outputs: {shown}{older}; the oldest are removed as the store fills"
+    return ToolError.of("stored_outputs", ids=shown, older=more)
 
 
 def _lines(fh: IO[bytes]) -> Iterator[tuple[int, str, int]]:
@@ -219,14 +220,12 @@ def _regex_matches(fh: IO[bytes], pattern: str) -> tuple[list[tuple[int, str]], 
             argv, input=data, capture_output=True, timeout=REGEX_SECONDS, creationflags=flags
         )
     except subprocess.TimeoutExpired:
-        raise ToolError(
-            f"the regular expression {describe(pattern)} took longer than {REGEX_SECONDS:g}s "
-            "(nested repeats such as (a+)+ can take forever); simplify it or search a plain "
-            "string"
+        raise ToolError.of(
+            "regex_too_slow", pattern=describe(pattern), seconds=f"{REGEX_SECONDS:g}"
         ) from None
     lines = [line for line in done.stdout.split(b"\n") if line]
     if done.returncode != 0 or not lines:
         why = done.stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:]
-        raise ToolError(f"the search failed: {why[0] if why else done.returncode}")
+        raise ToolError.of("output_search_failed", problem=why[0] if why else done.returncode)
     matches = [(int(n), str(text)) for n, text in map(json.loads, lines[:-1])]
     return matches, int(json.loads(lines[-1]))

@@ -23,15 +23,15 @@ def resolve_in_workspace(root: Path, raw: str) -> Path:
     thing whichever system runs the agent.
     """
     if not raw.strip():
-        raise ToolError("path is empty; use '.' for the workspace or a path relative to it")
+        raise ToolError.of("path_empty")
     if "\x00" in raw:
-        raise ToolError(f"path {describe(raw)} contains a NUL character")
+        raise ToolError.of("path_nul", path=describe(raw))
     normalized = raw.replace("\\", "/")
-    outside = f"path {describe(raw)} is outside the workspace; use a path relative to it"
+    outside = ToolError.of("outside_workspace", path=describe(raw))
     drive = PureWindowsPath(normalized).drive
     # `C:x` is relative to drive C's current folder, wherever that is.
     if drive and (sys.platform != "win32" or not PureWindowsPath(normalized).root):
-        raise ToolError(outside)
+        raise outside
     # Before anything touches the disk: on Windows, resolving `CON` opens the console.
     named = normalized[len(drive) :].split("/")
     if touches_journal(tuple(named)):
@@ -41,9 +41,9 @@ def resolve_in_workspace(root: Path, raw: str) -> Path:
     try:
         resolved = (root / normalized).resolve()
     except (OSError, RuntimeError) as exc:
-        raise ToolError(f"path {describe(raw)} cannot be resolved: {exc}") from exc
+        raise ToolError.of("path_unresolvable", path=describe(raw), problem=exc) from exc
     if not resolved.is_relative_to(root):
-        raise ToolError(outside)
+        raise outside
     parts = resolved.relative_to(root).parts
     if touches_journal(parts):
         raise _journal_error(raw)
@@ -53,17 +53,14 @@ def resolve_in_workspace(root: Path, raw: str) -> Path:
 
 def _journal_error(raw: str) -> ToolError:
     # Nested ones too: a workspace inside this one has its own journal.
-    return ToolError(
-        f"path {describe(raw)} is inside {JOURNAL_DIR}/, the agent's own journal; "
-        "tools may not touch it"
-    )
+    return ToolError.of("path_in_journal", path=describe(raw), journal=JOURNAL_DIR)
 
 
 def _check_names(raw: str, parts: typing.Iterable[str]) -> None:
     for part in parts:
         problem = name_problem(part)
         if problem is not None:
-            raise ToolError(f"path {describe(raw)} {problem}")
+            raise ToolError.of("bad_name", path=describe(raw), problem=problem)
 
 
 def name_size(name: str) -> int:
@@ -76,15 +73,16 @@ def name_size(name: str) -> int:
 def _check_length(raw: str, normalized: str) -> None:
     longest = max(normalized.split("/"), key=name_size)
     if name_size(longest) > MAX_NAME_SIZE:
-        raise ToolError(
-            f"path {describe(raw)} has a name of {name_size(longest)} bytes "
-            f"({describe(longest)}); file and folder names may be at most {MAX_NAME_SIZE} "
-            "bytes, use a shorter name"
+        raise ToolError.of(
+            "name_too_long",
+            path=describe(raw),
+            size=name_size(longest),
+            name=describe(longest),
+            limit=MAX_NAME_SIZE,
         )
     if name_size(normalized) > MAX_PATH_SIZE:
-        raise ToolError(
-            f"path {describe(raw)} is {name_size(normalized)} bytes long; paths may be at "
-            f"most {MAX_PATH_SIZE} bytes, use a shorter one"
+        raise ToolError.of(
+            "path_too_long", path=describe(raw), size=name_size(normalized), limit=MAX_PATH_SIZE
         )
 
 

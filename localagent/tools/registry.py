@@ -67,7 +67,9 @@ def make_tool(function: Callable[..., ToolResult], policy: Policy | None = None)
         shown.append(f"{param.name}: {_JSON_TYPES[base]}{default}")
     description = " ".join(inspect.getdoc(function).split("\n\n")[0].split())  # type: ignore[union-attr]
     arguments = create_model(
-        f"{function.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+        f"{function.__name__}_arguments",
+        __config__=ConfigDict(extra="forbid", defer_build=True),
+        **fields,
     )
     parameters_schema = {"type": "object", "properties": properties, "required": required}
     spec = ToolSpec(function.__name__, description, parameters_schema)
@@ -84,7 +86,9 @@ def schema_tool(
 ) -> Tool:
     """A tool described by a JSON schema rather than a typed function (an MCP server's):
     any JSON object passes as its arguments here; `function(ctx, **args)` checks them."""
-    arguments = create_model(f"{name}_arguments", __config__=ConfigDict(extra="allow"))
+    arguments = create_model(
+        f"{name}_arguments", __config__=ConfigDict(extra="allow", defer_build=True)
+    )
     return Tool(name, function, arguments, spec, signature, policy)
 
 
@@ -186,7 +190,7 @@ class ToolRegistry:
                 said = ctx.prompts.render("ran_as_call", called=str(name).strip(), call=call)
             result = tool.function(ctx, **values)
         except ToolError as exc:
-            result = ToolResult(False, str(exc))
+            result = ToolResult(False, exc.text(ctx.prompts))
         except OSError as exc:
             result = ToolResult(False, _os_error_text(ctx, str(name), exc))
         except Exception as exc:

@@ -109,7 +109,7 @@ def find_files(
 ) -> ToolResult:
     """Find files by name pattern, sorted by path, with the same skips as search_files."""
     if not glob.strip():
-        raise ToolError("glob is empty; use '*' for every file")
+        raise ToolError.of("glob_empty")
     start = start_of(ctx.root, resolve_in_workspace(ctx.root, path), path)
     wanted = _glob_filter(glob, relative(ctx.root, start))
     walk = Walk(ctx.root, time.monotonic() + ctx.search_seconds, ctx.cancelled)
@@ -182,7 +182,7 @@ def _glob_filter(glob: str, top: str) -> Callable[[str], bool]:
     try:
         matches = gitignore.glob_matcher(glob)
     except re.error as exc:
-        raise ToolError(f"glob {describe(glob)} is not a valid name pattern ({exc})") from None
+        raise ToolError.of("glob_invalid", glob=describe(glob), problem=exc) from None
     prefix = "" if top == "." else top + "/"
     return lambda file: matches(file.removeprefix(prefix))
 
@@ -192,20 +192,14 @@ def _compile(pattern: str) -> tuple[regex.Pattern[str], str]:
     import regex  # on first use: a run that never searches does not pay for it
 
     if not pattern:
-        raise ToolError("pattern is empty; give a regular expression or a text to look for")
+        raise ToolError.of("pattern_empty")
     if len(pattern) > MAX_PATTERN_CHARS:
-        raise ToolError(
-            f"pattern is {len(pattern)} characters; at most {MAX_PATTERN_CHARS} are accepted"
-        )
+        raise ToolError.of("pattern_long", size=len(pattern), limit=MAX_PATTERN_CHARS)
     try:
         parsed = _parser.parse(pattern, re.MULTILINE)
         re.compile(pattern, re.MULTILINE)
         if _expansion(parsed) > MAX_EXPANSION:
-            raise ToolError(
-                f"pattern {describe(pattern)} repeats too much: its counted repeats ({{n}}) "
-                f"would expand to more than {MAX_EXPANSION} copies; use a smaller count or "
-                "+ or *"
-            )
+            raise ToolError.of("pattern_repeats", pattern=describe(pattern), limit=MAX_EXPANSION)
         return regex.compile(pattern, regex.MULTILINE), ""
     except (re.error, regex.error, RecursionError, OverflowError) as exc:
         note = (

@@ -142,11 +142,9 @@ def start_of(root: Path, resolved: Path, raw: str) -> Path:
     try:
         mode = resolved.stat().st_mode
     except FileNotFoundError:
-        raise ToolError(
-            f"{describe(raw)} does not exist; use list_dir to see what exists"
-        ) from None
+        raise ToolError.of("no_such_path", path=describe(raw)) from None
     if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-        raise ToolError(f"{describe(raw)} is not a regular file or folder")
+        raise ToolError.of("not_file_or_folder", path=describe(raw))
     return resolved
 
 

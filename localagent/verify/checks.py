@@ -76,7 +76,7 @@ def unrunnable(
         except tools.ToolError as exc:
             source = "--check" if cmd in given else "the config file's check"
             why = str(exc)
-            if why.startswith("program "):
+            if exc.name == "program_not_allowed":
                 why += " (the allowed_commands setting)"
             problems.append(f"{source} {cmd!r} can never run: {why}")
     return "; ".join(problems) or None
