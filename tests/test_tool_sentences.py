@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from support import backend_env, done, messages_text, plan_rule, records, run_cli
+from support import backend_env, done, plan_rule, records, run_cli
 
 from localagent.models.fake import FakeServer
 from localagent.tools import ToolContext, ToolResult, canonical_call, execute
@@ -68,18 +68,16 @@ def test_the_hello_goal_with_the_real_replies_completes(tmp_path: Path) -> None:
     assert "Traceback" not in ran.stderr
     finished = [r for r in records(tmp_path) if r["type"] == "action_finished"]
     runs = [r for r in finished if r["tool"].startswith("run python")]
-    assert len(runs) == 2 and all(r["ok"] for r in runs)
-    # The loop guard signs them as run_cmd: the third and fourth identical runs are blocked.
-    assert [r["tool"] for r in records(tmp_path) if r["type"] == "action_blocked"] == [
-        "run python",
-        "run python",
-    ]
+    # The first run succeeds and, the model being small, ends its run subtask at once:
+    # the rest of that reply is skipped and nothing is left to block.
+    assert len(runs) == 1 and runs[0]["ok"]
+    assert [r for r in records(tmp_path) if r["type"] == "action_blocked"] == []
     first = runs[0]["result"]
     assert f"ran as {RUN_CMD}" in first
     assert "Hello, World!" in first
-    assert "ran as" in messages_text(sent[-1])  # the model reads which call ran
+    assert len(sent) == 3  # the plan and two rounds: nothing was left to ask
     completed = [r for r in records(tmp_path) if r["type"] == "subtask_completed"]
-    assert len(completed) == 2
+    assert [r.get("by") for r in completed] == ["write", "run"]
 
 
 @pytest.mark.parametrize(

@@ -108,14 +108,14 @@ def test_with_a_small_model_the_first_write_completes_the_write_subtask(
 
 def test_the_real_run_s_replies_complete_the_goal_in_three_rounds(tmp_path: Path) -> None:
     """The 0.5B's rounds as they came: the write, the looped repeats (now in the run
-    subtask: no progress, no completion), then the run."""
+    subtask: no progress, no completion), then the run, which ends the run subtask."""
     replies = [{"content": FIRST["missing-brace"]}, looped(), RUN_AND_DONE]
     ran, _ = run_goal(tmp_path, replies)
     assert ran.returncode == 0, ran.stderr + ran.stdout
     assert len(rounds(tmp_path)) == 3
     check_no_strikes(tmp_path)
     completed = of(tmp_path, "subtask_completed")
-    assert [r.get("by") for r in completed] == ["write", None]
+    assert [r.get("by") for r in completed] == ["write", "run"]
     # The rewrites in the run subtask did nothing: unchanged, and never a completion.
     rewrites = [r for r in of(tmp_path, "action_finished") if r["tool"] == "write_file"][1:]
     assert rewrites and all("already has this content" in r["result"] for r in rewrites)

@@ -15,7 +15,7 @@ import secrets
 from typing import Any
 
 from localagent.journal import Journal
-from localagent.loop import loopguard, writedone
+from localagent.loop import loopguard, rundone
 from localagent.loop.strikes import Strikes
 from localagent.prompts.promptset import PromptSet
 from localagent.rewind.snapshots import Snapshots
@@ -74,7 +74,7 @@ class Actions:
         snapshot_bytes: int = 0,
         small: bool = False,
     ) -> None:
-        self.small = small  # the small-model profile: a write subtask ends with its write
+        self.small = small  # the small-model profile: a write or run subtask ends with it
         self.journal = journal
         self.tools = tools
         self.ctx = ctx
@@ -108,19 +108,32 @@ class Actions:
         )
         ctx = dataclasses.replace(self.ctx, marker=marker, output_id=started["seq"])
         result = self.tools.execute(ctx, name, given)
-        done = writedone.finished(self.state, self.ctx.root, result.facts, self.small, self.prompts)
-        if done is None:
+        state, root = self.state, self.ctx.root
+        earned = rundone.earned(state, root, result.facts, result.text, self.small, self.prompts)
+        if earned is None:
             self.finish(name, args, call_id, result)
             return
-        text = f"{result.text}\n{writedone.note(self.state, done, self.prompts)}"
-        result = dataclasses.replace(result, text=text)
-        self.finish(name, args, call_id, result, completes=done.owed())
+        result = dataclasses.replace(result, text=f"{result.text}\n{earned[1]}")
+        self.finish(name, args, call_id, result, completes=earned[0])
 
-    def completed_by_write(self, owed: dict[str, str]) -> None:
-        """Journal the completion a write subtask's write earned (see `writedone`)."""
-        fields = writedone.completion(self.state, self.ctx.root, owed)
-        log.info("subtask completed by its write: %s", fields["reason"])
+    def completed_by(self, owed: dict[str, str]) -> None:
+        """Journal the completion a write or run subtask's own call earned (see `writedone`,
+        `rundone`)."""
+        fields = rundone.completion(self.state, self.ctx.root, owed)
+        log.info("subtask completed by its %s: %s", fields["by"], fields["reason"])
         self.journal.append("subtask_completed", call=None, **fields)
+
+    def repeat_completes(self, name: str, args: dict[str, Any], call_id: str) -> bool:
+        """Whether a run the loop guard blocks ends its run subtask instead: the same
+        command succeeded in it with nothing changed since (journaled then)."""
+        ran = rundone.rerun(self.state, self.tools.get(name, given_arguments(args)), args)
+        done = rundone.repeated(self.state, ran, self.prompts) if ran else None
+        if done is None:
+            return False
+        text = rundone.note(self.state, done, self.prompts, rerun=True)
+        log.info("subtask completed by its earlier run: %s", done.reason)
+        self.journal.append("feedback", text=text, tool=name, call=call_id, completes=done.owed())
+        return True
 
     def finish(
         self,

@@ -19,7 +19,7 @@ from typing import Any
 from localagent import tools
 from localagent.config.settings import Settings
 from localagent.journal import Journal
-from localagent.loop import actions, context, loopguard, planner, roundcall, writedone
+from localagent.loop import actions, context, loopguard, planner, roundcall, rundone, writedone
 from localagent.loop.strikes import Strikes
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front
@@ -107,7 +107,7 @@ class Agent:
             case owed.DueRecovery(action):
                 self.notice = "\n".join(filter(None, [self.notice, self.actions.recover(action)]))
             case owed.DueCompletion(done):
-                self.actions.completed_by_write(done)
+                self.actions.completed_by(done)
             case owed.DueCall(call):
                 self.act(call)
             case owed.DueVerify(under_way):
@@ -176,6 +176,7 @@ class Agent:
         if tasks:
             log.info("replan: %s", "; ".join(t["description"] for t in tasks))
             carried = writedone.carried(self.state, self.ctx.root, tasks, due.subtask, self.prompts)
+            carried += rundone.carried(self.state, tasks, due.subtask, self.prompts)
             more = {"carried": carried} if carried else {}
             self.journal.append("plan", tasks=tasks, replace_from=due.task_index + 1, **more)
         else:
@@ -277,6 +278,8 @@ class Agent:
         block = loopguard.check(self.state.guard, sig)
         if block is None:
             self.actions.execute(name, args, call_id, sig)
+            return
+        if self.actions.repeat_completes(name, args, call_id):
             return
         self.actions.blocked(name, args, call_id, block)
         if (reason := self.actions.strikes.insisted(self.state)) is not None:

@@ -187,6 +187,30 @@ def written_file(text: str) -> str:
     return named[0] if len(named) == 1 else ""
 
 
+# A run subtask: it starts by saying to run, execute or test something ("run python
+# hello_world.py", "Run the tests", "Execute game.py") and asks for nothing else.
+_RUNS = re.compile(r"^\W*(?:\d+[.)]\s*)?(?:run_cmd|run|execute|exec|test)\b", re.I)
+_MORE_THAN_RUNNING = re.compile(
+    r"\b(?:and|then|write|create|make|fix|edit|modify|update|change|add|install|commit|"
+    r"until|if|with input|stdin|enter|type|play|read|prints?|outputs?|shows?|displays?|"
+    r"returns?|expect\w*)\b",
+    re.I,
+)
+_TESTS = re.compile(r"\b(?:tests|test suite|unit tests?|pytest|unittest)\b", re.I)
+TESTS = "the tests"  # what `ran_by` names for a subtask a test runner does
+
+
+def ran_by(text: str) -> str:
+    """What a run subtask runs: `TESTS` for the tests, or the one program it names;
+    "" for a subtask that is not one run (it also writes, fixes, plays, or names more)."""
+    if not _RUNS.match(text) or _MORE_THAN_RUNNING.search(text):
+        return ""
+    if _TESTS.search(text):
+        return TESTS
+    named = evidence.named_files(text)
+    return named[0] if len(named) == 1 else ""
+
+
 def one_task(tasks: list[dict[str, Any]], goal: str) -> dict[str, Any]:
     """The plan's subtasks, in order, as one task that is the goal (at most 8 of them)."""
     return {"description": goal, "subtasks": [s for task in tasks for s in task["subtasks"]][:8]}

@@ -103,12 +103,12 @@ def note(state: State, done: Finished, prompts: PromptSet) -> str:
     here = current(state)
     assert here is not None
     return prompts.render(
-        "write_completes", subtask=here[1].description, reason=done.reason, next=_next(state)
+        "write_completes", subtask=here[1].description, reason=done.reason, next=upcoming(state)
     )
 
 
-def _next(state: State) -> str:
-    """The subtask after the active one, as the note names it."""
+def upcoming(state: State) -> str:
+    """The subtask after the active one, as a completion's note names it."""
     later = _later(state)
     return f"the subtask '{later[0]}'" if later else "nothing: every subtask is done"
 

@@ -89,6 +89,17 @@ SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not write it again. Next: {
 
 CARRIED = "{path} is already written by this run: doing it again could only rewrite it unchanged"
 
+DONE_BY_RUN = "`{cmd}` ran and succeeded ({summary}), which is all the subtask asks"
+
+DONE_BY_RERUN = "`{cmd}` already succeeded in this subtask ({summary}) and nothing changed since"
+
+RUN_COMPLETES = """\
+SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not run it again. Next: {next}."""
+
+RERUN_SKIPPED = "NOT RUN: running it again could only show the same."
+
+CARRIED_RUN = "`{cmd}` already succeeded in this run ({summary}) and nothing changed since"
+
 REPLANNED = """\
 NOTE: the plan was revised. What failed before belongs to the old plan: work on the \
 active subtask with the tools."""

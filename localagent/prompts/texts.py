@@ -16,10 +16,13 @@ from localagent.prompts.feedback import (
     BLOCKED_REPEAT,
     CALL_SKIPPED,
     CARRIED,
+    CARRIED_RUN,
     CLAIM_LOOP,
     COMPLETION_REFUSED,
     CUT_OFF,
+    DONE_BY_RERUN,
     DONE_BY_REWRITE,
+    DONE_BY_RUN,
     DONE_BY_WRITE,
     FAILURE_REPEATED,
     FAILURE_UNTRIED,
@@ -35,6 +38,8 @@ from localagent.prompts.feedback import (
     OUTPUT_STORED_CUT,
     REFUSED_TOO_OFTEN,
     REPLANNED,
+    RERUN_SKIPPED,
+    RUN_COMPLETES,
     SMALL_VERIFIER,
     TOO_MANY_CALLS,
     TOO_MANY_FORMAT_ERRORS,
@@ -231,6 +236,23 @@ PROMPTS: dict[str, Prompt] = {
         _spec("path"),
     ),
     "carried": Prompt(CARRIED, "why a replan's write subtask is carried as done", _spec("path")),
+    "run_completes": Prompt(
+        RUN_COMPLETES,
+        "result: a run that completed its run subtask",
+        _spec("subtask reason next"),
+    ),
+    "done_by_run": Prompt(
+        DONE_BY_RUN, "why a run subtask is done: its command succeeded", _spec("cmd summary")
+    ),
+    "done_by_rerun": Prompt(
+        DONE_BY_RERUN,
+        "why a run subtask is done: its command, already successful, sent again",
+        _spec("cmd summary"),
+    ),
+    "rerun_skipped": Prompt(RERUN_SKIPPED, "result: a repeat of a successful run", _spec()),
+    "carried_run": Prompt(
+        CARRIED_RUN, "why a replan's run subtask is carried as done", _spec("cmd summary")
+    ),
     "replanned": Prompt(REPLANNED, "notice: the plan was revised", _spec()),
     "waited_for_input": Prompt(
         WAITED_FOR_INPUT, "note on a command that waited for input", _spec()

@@ -36,7 +36,7 @@ class DueRecovery:
 
 @dataclass(frozen=True)
 class DueCompletion:
-    """A write ended its write subtask: the subtask's completion is owed."""
+    """A write or a run ended its subtask: the subtask's completion is owed."""
 
     owed: dict[str, str]
 

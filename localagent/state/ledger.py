@@ -56,6 +56,7 @@ class CheckRun(BaseModel):
     subtask: int
     passed: bool | None  # None: inconclusive (it waited for input, or ran too long)
     summary: str
+    epoch: int = -1  # the workspace's epoch after it ran: equal to today's, nothing changed
 
 
 class Ledger(BaseModel):
@@ -161,12 +162,28 @@ def _last_line(text: str) -> str:
 
 def split_result(text: str) -> tuple[int | None, str]:
     """run_cmd's observation ("exit code N" line, then the output) taken apart."""
-    head, _, output = text.partition("\n")
+    head, _, output = _own(text).partition("\n")
     found = re.fullmatch(r"exit code (-?\d+).*", head.strip())
     return (int(found[1]) if found else None), output
 
 
-def _mentioned(cmd: str) -> list[str]:
+def _own(text: str) -> str:
+    """run_cmd's own observation, without the notes the registry puts first ("(run python
+    is not a tool; it ran as ...)"): a run the model named with a sentence is evidence too."""
+    while text.startswith("(") and (line := text.partition("\n")[0]).endswith(")"):
+        text = text[len(line) + 1 :]
+    return text
+
+
+def outcome(cmd: str, result: str) -> tuple[bool | None, str] | None:
+    """Whether a run of `cmd` with this observation passed (None: inconclusive), and its
+    summary; None when it did not run to an end (refused, stopped): no evidence at all."""
+    if not _own(result).startswith(("exit code", "timed out")):
+        return None
+    return judge(check_kind(cmd) or "script", *split_result(result))
+
+
+def mentioned(cmd: str) -> list[str]:
     """Workspace files a command runs or reads: `x.py`, `-m pkg.mod` as pkg/mod.py."""
     words = _words(cmd)
     found = [norm(w) for w in words[1:] if "." in w.rsplit("/", 1)[-1] and not w.startswith("-")]
@@ -207,15 +224,16 @@ def recorded_facts(rec: dict[str, Any]) -> dict[str, list[str]]:
     return {}
 
 
-def note_action(ledger: Ledger, rec: dict[str, Any]) -> None:
-    """Fold one `action_finished` record into the ledger."""
+def note_action(ledger: Ledger, rec: dict[str, Any], epoch: int = -1) -> None:
+    """Fold one `action_finished` record into the ledger; `epoch`: the workspace's epoch
+    once the action ended."""
     facts, seq = recorded_facts(rec), rec["seq"]
     ledger.tried += 1
     # An unchanged rewrite ("already has this content") is no work; a program run is.
     ledger.worked += bool(rec.get("changed") or facts.get("ran"))
     ledger.looked += bool(rec.get("ok") and rec.get("tool") in LOOKUPS)
     for cmd in facts.get("ran", []):
-        _note_command(ledger, cmd, rec)
+        _note_command(ledger, cmd, rec, epoch)
     for path in map(norm, facts.get("removed", [])):
         ledger.writes.pop(path, None)
         ledger.removed[path] = seq
@@ -230,25 +248,32 @@ def note_action(ledger: Ledger, rec: dict[str, Any]) -> None:
         _bound(ledger.seen, MAX_SEEN, lambda p: ledger.seen[p])
 
 
-def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any]) -> None:
-    seq, result = rec["seq"], str(rec.get("result", ""))
-    if not result.startswith(("exit code", "timed out")):
+def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> None:
+    seq = rec["seq"]
+    found = outcome(cmd, str(rec.get("result", "")))
+    if found is None:
         return  # refused, or stopped before it ended: no evidence either way
     kind = check_kind(cmd)
-    observed = _mentioned(cmd)
+    observed = mentioned(cmd)
     if kind in ("pytest", "unittest"):  # tests exercise the code written so far
         observed += [path for path in ledger.writes if path.endswith(".py")]
     for path in observed:
         ledger.seen[path] = seq
     _bound(ledger.seen, MAX_SEEN, lambda p: ledger.seen[p])
-    passed, summary = judge(kind or "script", *split_result(result))
+    passed, summary = found
     if kind != "ruff":  # a linter does not run the program
         _note_shown(ledger, observed, seq, passed, summary)
     if kind is None:
         return
     ledger.checks.pop(key(cmd), None)
     ledger.checks[key(cmd)] = CheckRun(
-        cmd=key(cmd), kind=kind, seq=seq, subtask=ledger.subtask, passed=passed, summary=summary
+        cmd=key(cmd),
+        kind=kind,
+        seq=seq,
+        subtask=ledger.subtask,
+        passed=passed,
+        summary=summary,
+        epoch=epoch,
     )
     _bound(ledger.checks, MAX_CHECKS, lambda k: ledger.checks[k].seq)
 

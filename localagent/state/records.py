@@ -68,7 +68,7 @@ class ActionFinished(_Call):
     ok: StrictBool
     result: StrictStr
     returncode: StrictInt | None = None
-    completes: dict[StrictStr, StrictStr] | None = None  # the subtask this write ended
+    completes: dict[StrictStr, StrictStr] | None = None  # the subtask this write or run ended
 
 
 class ActionBlocked(_Call):
@@ -85,6 +85,7 @@ class ActionInterrupted(_Call):
 class Feedback(_Call):
     text: StrictStr
     tool: StrictStr = ""
+    completes: dict[StrictStr, StrictStr] | None = None  # the run subtask a repeat ended
 
 
 class ToolCall(_Record):

@@ -88,7 +88,7 @@ def _finish_subtask(state: State, rec: dict[str, Any], status: Status) -> None:
                 subtask=here[1].description,
                 reason=str(rec.get("reason", ""))[:300],
             )
-    if rec.get("by") != "write":  # a write's own result already said so
+    if rec.get("by") not in ("write", "run"):  # the call's own result already said so
         text = f"subtask {status}: {rec.get('reason', '')}"
         rounds.add_result(state, "mark_subtask_complete", text, rec)
     rounds.skip_rest_of_reply(state)

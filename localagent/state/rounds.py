@@ -159,11 +159,11 @@ def action_finished(state: State, rec: dict[str, Any]) -> None:
     state.open_action = None
     state.completion_due = rec.get("completes") or None
     state.fingerprint = str(rec.get("fingerprint") or state.fingerprint)
-    note_action(state.ledger, rec)
-    _push(state.recent_actions, action, RECENT_ACTIONS)
-    add_result(state, rec["tool"], result, rec)
     if rec.get("changed"):
         state.guard.epoch += 1
+    note_action(state.ledger, rec, state.guard.epoch)
+    _push(state.recent_actions, action, RECENT_ACTIONS)
+    add_result(state, rec["tool"], result, rec)
     facts = recorded_facts(rec)
     for path in facts.get("removed", []) + facts.get("wrote", []):
         if path in state.files_written:
@@ -193,6 +193,8 @@ def feedback(state: State, rec: dict[str, Any]) -> None:
         state.ledger.refused += 1
     if rec.get("nudged"):
         state.ledger.nudged = True
+    if rec.get("completes"):  # a repeat that ended its run subtask: the completion is owed
+        state.completion_due = rec["completes"]
     count_claim(state, rec)
     status = "refused" if rec.get("refused") or rec.get("nudged") else "done"
     add_result(state, rec.get("tool", ""), rec["text"], rec, status)

@@ -1,0 +1,163 @@
+"""A run subtask ends with its successful run.
+
+After its write subtask ended with the write, Qwen2.5-Coder-0.5B ran `python
+hello_world.py` for the subtask "run python hello_world.py": exit code 0, "Hello,
+world!". It never called mark_subtask_complete: it sent the same run again until the
+loop guard's three strikes failed the subtask, and the replan gave it back. For a
+subtask that says to run one program or the tests (`plancheck.ran_by`), the run is the
+work: a repeat the loop guard blocks, after a run of that command in the same subtask
+succeeded with nothing changed since, is the model saying it is done. In the
+small-model profile the successful run itself is: the command is the subtask, and a
+round of a small model costs 3-30 s. A larger model reads the output first (it may show
+the program misbehaving), so there it keeps the say.
+
+Success is the ledger's judgement (`ledger.judge`): a test runner exited 0 with no
+failures; a program printed something or exited with a status, without a traceback; a
+program that waited for input, ran out of time or printed nothing proves nothing. The
+subtask ends through the normal `subtask_completed` record (`by: "run"`), owed by the
+run's `action_finished` or the repeat's `feedback`, so a crash between the two still
+ends it on resume.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from localagent.loop import writedone
+from localagent.loop.plancheck import TESTS, ran_by
+from localagent.prompts.promptset import PromptSet
+from localagent.state import State, current
+from localagent.state.ledger import CheckRun, check_kind, key, mentioned, outcome
+from localagent.textcalls import given_arguments
+from localagent.tools.tool import Tool
+from localagent.verify import evidence
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A run that ends its subtask: the command, and why (for the journal and the model)."""
+
+    cmd: str
+    reason: str
+
+    def owed(self) -> dict[str, str]:
+        """The `completes` field of the record that earned the completion."""
+        return {"by": "run", "cmd": self.cmd, "reason": self.reason}
+
+
+def runs(target: str, cmd: str) -> bool:
+    """Whether `cmd` is the run a subtask that runs `target` asks for."""
+    kind = check_kind(cmd)
+    if target == TESTS:
+        return kind in ("pytest", "unittest")
+    found = mentioned(cmd)
+    return kind == "script" and any(p == target or p.endswith("/" + target) for p in found)
+
+
+def _target(state: State) -> str:
+    here = current(state)
+    return ran_by(here[1].description) if here is not None else ""
+
+
+def finished(
+    state: State, facts: dict[str, list[str]], text: str, small: bool, prompts: PromptSet
+) -> Finished | None:
+    """Whether the run with these `facts` and observation, just made, ends the active
+    run subtask (only in the small-model profile)."""
+    target = _target(state) if small else ""
+    for cmd in facts.get("ran", []) if target else []:
+        found = outcome(cmd, text)
+        if runs(target, cmd) and found is not None and found[0]:
+            return Finished(key(cmd), prompts.render("done_by_run", cmd=key(cmd), summary=found[1]))
+    return None
+
+
+def _succeeded(state: State, cmd: str) -> CheckRun | None:
+    """The latest run of `cmd`, when it succeeded and nothing changed since."""
+    run = state.ledger.checks.get(key(cmd))
+    if run is None or not run.passed or run.epoch != state.guard.epoch:
+        return None
+    return run
+
+
+def rerun(state: State, tool: Tool | None, args: dict[str, Any]) -> str:
+    """The command a call runs, when it is a run_cmd and the active subtask a run subtask."""
+    cmd = given_arguments(args).get("cmd") if tool is not None and tool.name == "run_cmd" else None
+    return cmd if isinstance(cmd, str) and _target(state) else ""
+
+
+def repeated(state: State, cmd: str, prompts: PromptSet) -> Finished | None:
+    """Whether a run of `cmd` that the loop guard blocks ends the active run subtask
+    instead: the same command succeeded in this subtask and nothing changed since."""
+    target = _target(state)
+    run = _succeeded(state, cmd) if target and runs(target, cmd) else None
+    if run is None or run.subtask != state.ledger.subtask:
+        return None
+    return Finished(run.cmd, prompts.render("done_by_rerun", cmd=run.cmd, summary=run.summary))
+
+
+def note(state: State, done: Finished, prompts: PromptSet, rerun: bool = False) -> str:
+    """What the run's observation adds, or (`rerun`) what a repeat gets instead of its
+    result: the subtask is complete, and what comes next."""
+    here = current(state)
+    assert here is not None
+    later = writedone.upcoming(state)
+    text = prompts.render(
+        "run_completes", subtask=here[1].description, reason=done.reason, next=later
+    )
+    return f"{prompts.render('rerun_skipped')}\n{text}" if rerun else text
+
+
+def earned(
+    state: State,
+    root: Path,
+    facts: dict[str, list[str]],
+    text: str,
+    small: bool,
+    prompts: PromptSet,
+) -> tuple[dict[str, str], str] | None:
+    """The completion the call just run earns its subtask, by the write rule or the run
+    rule: what its record owes, and what its observation adds; None when it earns none."""
+    if (wrote := writedone.finished(state, root, facts, small, prompts)) is not None:
+        return wrote.owed(), writedone.note(state, wrote, prompts)
+    if (ran := finished(state, facts, text, small, prompts)) is not None:
+        return ran.owed(), note(state, ran, prompts)
+    return None
+
+
+def completion(state: State, root: Path, owed: dict[str, Any]) -> dict[str, Any]:
+    """The `subtask_completed` record's fields for a completion a write or a run owes."""
+    if owed.get("by") != "run":
+        return writedone.completion(state, root, owed)
+    here = current(state)
+    assert here is not None
+    found = evidence.gate(state.ledger, root, [here[1].description])
+    run = state.ledger.checks.get(key(str(owed.get("cmd", ""))))
+    return {
+        "reason": str(owed.get("reason", "")),
+        "by": "run",
+        "evidence": [run.seq] if run is not None else [],
+        "verified": not found.soft,
+        "unverified": found.soft,
+    }
+
+
+def carried(
+    state: State, tasks: list[dict[str, Any]], failed: str, prompts: PromptSet
+) -> list[dict[str, str]]:
+    """The `carried` field of a replan's `plan` record: the failed run subtask, when the
+    replan gives it back word for word while its run succeeded in this goal and nothing
+    changed since. Doing it again could only show the same, which the loop guard blocks
+    until the subtask fails again."""
+    target = ran_by(failed)
+    again = any(text == failed for task in tasks for text in task["subtasks"])
+    if not (target and again):
+        return []
+    done = [run for run in state.ledger.checks.values() if runs(target, run.cmd)]
+    run = next((r for r in reversed(done) if _succeeded(state, r.cmd) is not None), None)
+    if run is None:
+        return []
+    reason = prompts.render("carried_run", cmd=run.cmd, summary=run.summary)
+    return [{"subtask": failed, "reason": reason}]

@@ -1,0 +1,258 @@
+"""A run subtask ends with its successful run: what Qwen2.5-Coder-0.5B on llama-server
+did with "Write a hello world script", replayed verbatim on the scripted fake server
+through the real CLI. After the write ended subtask 1.1, it ran `python hello_world.py`
+for "run python hello_world.py" (exit code 0, "Hello, world!"), never called
+mark_subtask_complete, sent the same run again and again, was blocked, failed the
+subtask by three strikes, and the replan gave the same subtask back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import backend_env, done, plan_rule, records, run_cli
+
+from localagent.journal import Journal
+from localagent.loop import rundone
+from localagent.loop.plancheck import TESTS, ran_by
+from localagent.models.fake import FakeServer
+from localagent.prompts.promptset import PromptSet
+from localagent.state import DueCompletion, DueVerify, next_due
+from localagent.state.ledger import Ledger, note_action
+
+GOAL = "Write a hello world script"
+SUBTASKS = ["write_file hello_world.py", "run python hello_world.py"]
+PLAN = plan_rule((GOAL, SUBTASKS))
+RUN_ONLY = plan_rule((GOAL, SUBTASKS[1:]))
+HELLO = "print('Hello, world!')"
+# The rounds verbatim, as the journal has them: the write (its last brace missing), then
+# the run called with two sentences for names, streamed until the loop cut.
+WRITE = (
+    '{"name": "write_file hello_world.py", "arguments": {"path": "hello_world.py", '
+    '"content": "print(\'Hello, world!\')"}'
+)
+RUNS = (
+    '{"name": "run python hello_world.py", "arguments": {"cmd": "python hello_world.py"}}\n'
+    '{"name": "run python", "arguments": {"cmd": "python hello_world.py"}}'
+)
+
+
+def looped(text: str = RUNS) -> dict[str, Any]:
+    """A reply as llama-server streamed it: the same calls far past the loop cut."""
+    return {"content": (text + "\n") * 40, "chunks": 320}
+
+
+def run_goal(
+    ws: Path, replies: list[dict[str, Any]], plan: dict[str, Any] = PLAN, **env: str
+) -> tuple[Any, list[Any]]:
+    scenario = {"models": [{"name": "qwen2.5-coder:0.5b"}], "llama_cpp": True}
+    scenario |= {"rules": [plan], "replies": replies, "default": done("it ran")}
+    with FakeServer(scenario) as server:
+        given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "0"}
+        given |= {"LOCALAGENT_MAX_ROUNDS": "6", **env}
+        environ = backend_env("openai", server.url, **given)
+        ran = run_cli(environ, "start", GOAL, "-w", str(ws), "--foreground")
+        return ran, server.chat_requests
+
+
+def of(ws: Path, kind: str) -> list[dict[str, Any]]:
+    return [r for r in records(ws) if r["type"] == kind]
+
+
+def rounds(ws: Path) -> list[dict[str, Any]]:
+    return [r for r in of(ws, "llm_call") if r["purpose"] == "round"]
+
+
+def runs(ws: Path) -> list[dict[str, Any]]:
+    return [r for r in of(ws, "action_finished") if r["args"].get("cmd")]
+
+
+def check_no_strikes(ws: Path) -> None:
+    assert of(ws, "action_blocked") == [] and of(ws, "subtask_failed") == []
+    assert [p for p in of(ws, "plan") if p.get("replace_from")] == []
+
+
+def test_the_real_run_s_replies_complete_the_goal_with_a_small_model(tmp_path: Path) -> None:
+    """The 0.5B's rounds as they came: the write ends 1.1, the first run ends 1.2, the
+    second call of that reply is skipped; the goal is done in two rounds."""
+    ran, _ = run_goal(tmp_path, [{"content": WRITE}, looped(), looped(), looped()])
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert len(rounds(tmp_path)) == 2 and rounds(tmp_path)[1]["cut_off"] == "loop"
+    check_no_strikes(tmp_path)
+    completed = of(tmp_path, "subtask_completed")
+    assert [r.get("by") for r in completed] == ["write", "run"]
+    (run,) = runs(tmp_path)
+    assert completed[1]["evidence"] == [run["seq"]]
+    assert run["completes"]["by"] == "run" and "Hello, world!" in completed[1]["reason"]
+    told = run["result"].rsplit("\n", 1)[1]
+    assert told.startswith("SUBTASK COMPLETE: 'run python hello_world.py'")
+    assert "Do not run it again" in told and "every subtask is done" in told
+    assert records(tmp_path)[-1]["type"] == "goal_completed"
+
+
+def test_a_blocked_repeat_of_a_successful_run_completes_the_run_subtask(tmp_path: Path) -> None:
+    """Without the small profile the run leaves the say to the model; its third identical
+    run, which the loop guard blocks, ends the subtask instead of striking."""
+    (tmp_path / "hello_world.py").write_text(HELLO)
+    replies = [looped(), {"content": RUNS}, {"content": RUNS}]
+    ran, _ = run_goal(tmp_path, replies, RUN_ONLY, LOCALAGENT_PROFILE="full")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert len(rounds(tmp_path)) == 2
+    check_no_strikes(tmp_path)
+    assert len(runs(tmp_path)) == 2 and not any(r.get("completes") for r in runs(tmp_path))
+    (completed,) = of(tmp_path, "subtask_completed")
+    assert completed["by"] == "run" and completed["evidence"] == [runs(tmp_path)[-1]["seq"]]
+    (repeat,) = [f for f in of(tmp_path, "feedback") if f.get("completes")]
+    assert repeat["call"] == "2.1" and repeat["text"].startswith("NOT RUN")
+    assert "SUBTASK COMPLETE" in repeat["text"]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "print('Hello')\nraise SystemExit(1 / 0)\n",  # a traceback, exit code 1
+        "move = input('Your move: ')\nprint(move)\n",  # waits for input
+        "def main():\n    print('Hello, world!')\n",  # prints nothing
+    ],
+)
+@pytest.mark.parametrize("profile", ["small", "full"])
+def test_a_run_that_did_not_succeed_completes_nothing(
+    tmp_path: Path, program: str, profile: str
+) -> None:
+    (tmp_path / "hello_world.py").write_text(program)
+    replies = [{"content": RUNS}, {"content": RUNS}]
+    ran, _ = run_goal(
+        tmp_path, replies, RUN_ONLY, LOCALAGENT_PROFILE=profile, LOCALAGENT_MAX_ROUNDS="2"
+    )
+    assert ran.returncode == 1, ran.stderr + ran.stdout
+    assert len(runs(tmp_path)) == 2 and not any(r.get("completes") for r in runs(tmp_path))
+    assert of(tmp_path, "action_blocked") and of(tmp_path, "subtask_completed") == []
+
+
+PASSING = "def test_sum():\n    assert 1 + 1 == 2\n"
+FAILING = "def test_sum():\n    assert 1 + 1 == 3\n"
+
+
+@pytest.mark.parametrize(("tests", "completes"), [(PASSING, True), (FAILING, False)])
+def test_a_test_runner_subtask_completes_only_when_the_tests_passed(
+    tmp_path: Path, tests: str, completes: bool
+) -> None:
+    (tmp_path / "test_sum.py").write_text(tests)
+    pytest_call = {"content": '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest -q"}}'}
+    plan = plan_rule(("Test the sum", ["Run the tests"]))
+    ran, _ = run_goal(tmp_path, [pytest_call], plan, LOCALAGENT_MAX_ROUNDS="1")
+    assert ran.returncode == (0 if completes else 1), ran.stderr + ran.stdout
+    (run,) = runs(tmp_path)
+    assert bool(run.get("completes")) is completes
+    by = [r.get("by") for r in of(tmp_path, "subtask_completed")]
+    assert by == (["run"] if completes else [])
+
+
+def test_a_replan_that_gives_back_a_run_subtask_that_succeeded_carries_it_as_done(
+    tmp_path: Path,
+) -> None:
+    """The run succeeded, then the subtask failed only through repeats of a read; the
+    replan gives the same plan back, and nothing changed since the run: carried."""
+    (tmp_path / "hello_world.py").write_text(HELLO)
+    read = '{"name": "read_file", "arguments": {"path": "hello_world.py"}}\n'
+    replies = [{"content": RUNS.split("\n")[0]}, {"content": read * 3}, {"content": read * 3}]
+    ran, _ = run_goal(tmp_path, replies, RUN_ONLY, LOCALAGENT_PROFILE="full")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    failed = of(tmp_path, "subtask_failed")
+    assert len(failed) == 1 and "repeating blocked actions" in failed[0]["reason"]
+    (replan,) = [p for p in of(tmp_path, "plan") if p.get("replace_from")]
+    assert [c["subtask"] for c in replan["carried"]] == ["run python hello_world.py"]
+    assert "already succeeded in this run" in replan["carried"][0]["reason"]
+    assert len(rounds(tmp_path)) == 3
+    assert records(tmp_path)[-1]["type"] == "goal_completed"
+
+
+def test_a_run_subtask_whose_program_changed_since_its_run_is_not_carried(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "hello_world.py").write_text(HELLO)
+    changed = {"path": "hello_world.py", "content": "print('Hello!')"}
+    write = json.dumps({"name": "write_file", "arguments": changed}) + "\n"
+    read = '{"name": "read_file", "arguments": {"path": "hello_world.py"}}\n'
+    replies = [{"content": RUNS.split("\n")[0]}, {"content": write + read * 3}]
+    replies += [{"content": read * 3}, {"content": RUNS.split("\n")[0]}]
+    ran, _ = run_goal(tmp_path, replies, RUN_ONLY, LOCALAGENT_PROFILE="full")
+    (replan,) = [p for p in of(tmp_path, "plan") if p.get("replace_from")]
+    assert not replan.get("carried"), ran.stdout
+
+
+def test_a_completion_owed_by_a_run_is_journaled_on_resume(tmp_path: Path) -> None:
+    """A crash between the repeat's record and the subtask's completion: the state names
+    the completion as owed, so a resumed run journals it before anything else."""
+    (tmp_path / "hello_world.py").write_text(HELLO)
+    journal = Journal(tmp_path)
+    journal.load()
+    journal.append("goal_started", goal=GOAL, model="m", settings={})
+    journal.append("plan", tasks=[{"description": GOAL, "subtasks": SUBTASKS[1:]}])
+    args = {"cmd": "python hello_world.py"}
+    journal.append("action_started", tool="run_cmd", args=args, signature="r", call=None)
+    result = "exit code 0\nHello, world!\n"
+    facts = {"ran": ["python hello_world.py"]}
+    journal.append(
+        "action_finished", tool="run_cmd", args=args, ok=True, result=result, facts=facts
+    )
+    owed = {"by": "run", "cmd": "python hello_world.py", "reason": "it ran"}
+    journal.append("feedback", text="NOT RUN", tool="run_cmd", call="2.1", completes=owed)
+    journal.close()
+    again = Journal(tmp_path)
+    state = again.load()
+    assert next_due(state) == DueCompletion(owed)
+    fields = rundone.completion(state, tmp_path, owed)
+    assert fields["by"] == "run" and fields["evidence"] == [4]
+    again.append("subtask_completed", call=None, **fields)
+    assert isinstance(next_due(again.state), DueVerify)  # the goal's only subtask is done
+    assert again.state.goal is not None
+    assert [s.status for s in again.state.goal.tasks[0].subtasks] == ["completed"]
+    again.close()
+
+
+def test_a_run_named_with_a_sentence_is_evidence() -> None:
+    """The registry puts a note before the observation of a call whose name was a
+    sentence; the ledger reads the run's outcome under it."""
+    ledger = Ledger(subtask=1)
+    result = (
+        '(run python is not a tool; it ran as {"name": "run_cmd", "arguments": '
+        '{"cmd": "python hello_world.py"}}. Next time write the call like that)\n'
+        "exit code 0\nHello, world!\n"
+    )
+    rec = {"seq": 7, "tool": "run python", "result": result, "ok": True}
+    note_action(ledger, rec | {"facts": {"ran": ["python hello_world.py"]}}, epoch=3)
+    run = ledger.checks["python hello_world.py"]
+    assert run.passed is True and run.summary == "exit code 0: Hello, world!"
+    assert run.epoch == 3 and ledger.shown == {"hello_world.py": 7}
+
+
+@pytest.mark.parametrize(
+    ("subtask", "target"),
+    [
+        ("run python hello_world.py", "hello_world.py"),
+        ("Execute game.py", "game.py"),
+        ("Run the tests", TESTS),
+        ("run pytest -q", TESTS),
+        ("Run the unit tests in tests/test_core.py", TESTS),
+        ("Test hello.py", "hello.py"),
+        ("Run game.py and play a round", ""),
+        ("Run hello.py to check it prints Hello", ""),
+        ("Run game.py with input rock", ""),
+        ("Run a.py and b.py", ""),
+        ("write_file hello_world.py", ""),
+        ("Fix the failing tests", ""),
+        ("run python -m mathx", ""),
+    ],
+)
+def test_what_is_a_run_subtask(subtask: str, target: str) -> None:
+    assert ran_by(subtask) == target
+
+
+def test_the_prompts_are_named() -> None:
+    prompts = PromptSet({})
+    text = prompts.render("run_completes", subtask="a", reason="b", next="c")
+    assert text.startswith("SUBTASK COMPLETE")
+    assert "already succeeded" in prompts.render("carried_run", cmd="x", summary="y")
