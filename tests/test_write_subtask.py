@@ -156,6 +156,22 @@ def test_a_replan_that_gives_back_a_written_write_subtask_carries_it_as_done(
     assert records(tmp_path)[-1]["type"] == "goal_completed"
 
 
+def test_an_unchanged_rewrite_completes_a_write_subtask_whose_file_an_earlier_one_wrote(
+    tmp_path: Path,
+) -> None:
+    """Qwen2.5-Coder-0.5B's next run: the small verifier asked for the write again, and
+    the replan's first subtask was "write_file hello_world.py" once more. The model sent
+    the same write, unchanged; the file is what the subtask asks, so it is done."""
+    sentence = '{"name": "write_file hello_world.py", ' + ARGS  # verbatim, brace missing
+    plan = plan_rule((GOAL, ["write_file hello_world.py", *SUBTASKS]))
+    replies = [{"content": sentence}, {"content": sentence}, RUN_AND_DONE]
+    ran, _ = run_goal(tmp_path, replies, plan)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    check_no_strikes(tmp_path)
+    assert [r.get("by") for r in of(tmp_path, "subtask_completed")] == ["write", "write", "run"]
+    assert len(rounds(tmp_path)) == 3
+
+
 def test_a_write_with_a_syntax_error_completes_nothing(tmp_path: Path) -> None:
     broken = call("write_file", path="hello_world.py", content="print('Hello'")
     fixed = call("write_file", path="hello_world.py", content="print('Hello, world!')")

@@ -4,8 +4,9 @@ A small model does not call mark_subtask_complete after writing the file a subta
 names: Qwen2.5-Coder-0.5B wrote hello_world.py in round 1, then sent the same write
 again and again until three strikes failed the subtask and the replan gave it back
 unchanged. For a subtask that says to write one named file (`plancheck.written_file`),
-the write is the work: an unchanged rewrite of that file after a successful write in
-the same subtask is the model saying it is done. In the small-model profile the first
+the write is the work: an unchanged rewrite of that file after a successful write by
+this run (in this subtask, or in an earlier one that a replan gave back) is the model
+saying it is done. In the small-model profile the first
 write that creates or changes the file already is, when a later subtask of the plan
 names the same file (runs or tests it): the check has a subtask of its own, and a round
 of a small model costs 3-30 s. Without one, the model's next move after a write is
@@ -69,9 +70,9 @@ def finished(
     ledger = state.ledger
     rewritten = [p for p in map(norm, facts.get("unchanged", [])) if _same(p, target)]
     wrote = [p for p in map(norm, facts.get("wrote", [])) if _same(p, target)]
-    if rewritten and (earlier := ledger.writes.get(rewritten[0])) is not None:
-        if earlier.subtask != ledger.subtask:
-            return None
+    # Written by this run, in this subtask or an earlier one (a replan or a verdict may
+    # give the write back): the file already is what the subtask asks for.
+    if rewritten and ledger.writes.get(rewritten[0]) is not None:
         path, name = rewritten[0], "done_by_rewrite"
     elif wrote and small and any(_same(p, target) for p in _later_files(state)):
         path, name = wrote[0], "done_by_write"

@@ -82,7 +82,7 @@ CALL_SKIPPED = (
 
 DONE_BY_WRITE = "{path} is written, which is all the subtask asks"
 
-DONE_BY_REWRITE = "{path} was written in this subtask and then written again unchanged"
+DONE_BY_REWRITE = "{path} was already written by this run and is written again unchanged"
 
 WRITE_COMPLETES = """\
 SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not write it again. Next: {next}."""
