@@ -157,15 +157,18 @@ def test_a_replan_that_gives_back_a_run_subtask_that_succeeded_carries_it_as_don
     replan gives the same plan back, and nothing changed since the run: carried."""
     (tmp_path / "hello_world.py").write_text(HELLO)
     read = '{"name": "read_file", "arguments": {"path": "hello_world.py"}}\n'
-    replies = [{"content": RUNS.split("\n")[0]}, {"content": read * 3}, {"content": read * 3}]
-    ran, _ = run_goal(tmp_path, replies, RUN_ONLY, LOCALAGENT_PROFILE="full")
+    # One read per reply: the same call twice in one reply is cut as a loop.
+    replies = [{"content": RUNS.split("\n")[0]}, *[{"content": read}] * 5]
+    ran, _ = run_goal(
+        tmp_path, replies, RUN_ONLY, LOCALAGENT_PROFILE="full", LOCALAGENT_MAX_ROUNDS="8"
+    )
     assert ran.returncode == 0, ran.stderr + ran.stdout
     failed = of(tmp_path, "subtask_failed")
     assert len(failed) == 1 and "repeating blocked actions" in failed[0]["reason"]
     (replan,) = [p for p in of(tmp_path, "plan") if p.get("replace_from")]
     assert [c["subtask"] for c in replan["carried"]] == ["run python hello_world.py"]
     assert "already succeeded in this run" in replan["carried"][0]["reason"]
-    assert len(rounds(tmp_path)) == 3
+    assert len(rounds(tmp_path)) == 6
     assert records(tmp_path)[-1]["type"] == "goal_completed"
 
 
@@ -176,9 +179,11 @@ def test_a_run_subtask_whose_program_changed_since_its_run_is_not_carried(
     changed = {"path": "hello_world.py", "content": "print('Hello!')"}
     write = json.dumps({"name": "write_file", "arguments": changed}) + "\n"
     read = '{"name": "read_file", "arguments": {"path": "hello_world.py"}}\n'
-    replies = [{"content": RUNS.split("\n")[0]}, {"content": write + read * 3}]
-    replies += [{"content": read * 3}, {"content": RUNS.split("\n")[0]}]
-    ran, _ = run_goal(tmp_path, replies, RUN_ONLY, LOCALAGENT_PROFILE="full")
+    replies = [{"content": RUNS.split("\n")[0]}, {"content": write + read}]
+    replies += [*[{"content": read}] * 4, {"content": RUNS.split("\n")[0]}]
+    ran, _ = run_goal(
+        tmp_path, replies, RUN_ONLY, LOCALAGENT_PROFILE="full", LOCALAGENT_MAX_ROUNDS="9"
+    )
     (replan,) = [p for p in of(tmp_path, "plan") if p.get("replace_from")]
     assert not replan.get("carried"), ran.stdout
 

@@ -91,6 +91,25 @@ def test_the_copy_kept_is_whole_lines() -> None:
     assert start < len(text) // 2  # read no further than needed
 
 
+def test_a_call_sent_again_and_again_is_cut_after_two_copies() -> None:
+    """Qwen2.5-Coder-0.5B's verbatim loop: the same call, every other copy missing its
+    last brace. A tool call the same twice in one reply adds nothing (the loop guard runs
+    it once), so reading stops after the second copy of the unit, not after 1,200
+    characters: about 400 tokens, five minutes of a loaded CPU, were spent on it."""
+    args = '"arguments": {"path": "hello_world.py", "content": "print(\'Hello, world!\')"}'
+    unit = '{"name": "write_file", ' + args + "\n" + '{"name": "write_file", ' + args + "}\n"
+    looped = LoopCut()
+    text = unit * 40
+    for start in range(0, len(text), 4):
+        if looped.add(text[start : start + 4]):
+            break
+    assert looped.text() == unit
+    assert start < 2 * len(unit) + 130  # one look past the second copy
+    # A file whose lines repeat a call-like record is not cut before the long span.
+    record = '{"name": "a", "arguments": []},\n'
+    assert loop_start("[\n" + record * 4) is None
+
+
 def test_a_json_call_missing_its_last_brace_runs(tmp_path: Path) -> None:
     ran, _ = run_hello(tmp_path, [{"content": HELLO_CALL[:-1]}])
     assert ran.returncode == 0, ran.stderr

@@ -5,7 +5,10 @@ A small model can fall into a loop and repeat one line or one chunk until the le
 time on a local CPU and nothing the agent can use. Once the end of the reply is the same
 unit of text over and over, reading stops and what came before, with the unit once, is
 the reply. Short repeats are ordinary text (a ruler of `=`, a table's rows), so a loop
-needs both many copies and a long span.
+needs both many copies and a long span. A tool call written as text is the exception:
+the same call twice in one reply adds nothing (the loop guard would run it once), and
+the 0.5B model repeats its call for hundreds of tokens, so two copies of a unit that
+holds a call are a loop.
 """
 
 from __future__ import annotations
@@ -15,18 +18,19 @@ MIN_SPAN = 1200  # characters the copies cover together: a ruler of 80 `-` is no
 MAX_PERIOD = 2000  # characters of the longest unit looked for
 CHECK_EVERY = 128  # new characters between two looks: a loop is caught that much later
 _PROBE = 32  # characters compared first: most units are ruled out by them
+CALL_MARKS = ('"name"', '"arguments": {')  # a unit holding both is a call written as text
 
 
 def loop_start(text: str) -> int | None:
     """Where the repetition that ends `text` starts repeating (just past its first copy),
     or None when the end of `text` is no loop."""
     n = len(text)
-    for period in range(1, min(MAX_PERIOD, n // MIN_COPIES) + 1):
-        span = max(MIN_COPIES * period, MIN_SPAN)
-        if span > n:
-            continue
+    for period in range(1, min(MAX_PERIOD, n // 2) + 1):
         probe = min(_PROBE, n - period)
         if text[n - probe :] != text[n - probe - period : n - period]:
+            continue
+        span = _span(text[n - period :], period)
+        if span > n:
             continue
         if text[n - span :] != text[n - span + period :] + text[n - period :]:
             continue
@@ -35,6 +39,13 @@ def loop_start(text: str) -> int | None:
             start -= 1
         return _line_end(text, start + period, period)
     return None
+
+
+def _span(unit: str, period: int) -> int:
+    """How much text the copies of `unit` must cover to be a loop."""
+    if all(mark in unit for mark in CALL_MARKS):
+        return 2 * period
+    return max(MIN_COPIES * period, MIN_SPAN)
 
 
 def _line_end(text: str, cut: int, period: int) -> int:
