@@ -246,3 +246,16 @@ def test_steps_a_tool_does_pass_the_check(subtask: str) -> None:
     tools = ["read_file", "write_file", "run_cmd"]
     assert plancheck.subtask_problem(subtask, tools) == ""
     assert not plancheck.folder_only(subtask)
+
+
+@pytest.mark.parametrize(
+    "subtask",
+    [
+        "print('Hello, World!')",  # Qwen2.5-Coder-0.5B's replan, verbatim: the code as a step
+        "import random",
+        "def add(a, b): return a + b",
+    ],
+)
+def test_a_subtask_that_is_one_line_of_code_is_code(subtask: str) -> None:
+    tools = ["read_file", "write_file", "run_cmd"]
+    assert plancheck.subtask_problem(subtask, tools) == plancheck.CODE

@@ -95,7 +95,7 @@ def subtask_problem(text: str, tools: Collection[str]) -> str:
     line = text.strip()
     if not line:
         return EMPTY
-    if _FENCE.search(line) or len(_CODE_LINE.findall(line)) >= 2:
+    if _FENCE.search(line) or len(_CODE_LINE.findall(line)) >= 2 or _one_code_line(line):
         return CODE
     if len(line) > MAX_CHARS or line.count("\n") >= MAX_LINES:
         return f"is {len(line)} characters long: one short line says a step"
@@ -107,6 +107,18 @@ def subtask_problem(text: str, tools: Collection[str]) -> str:
     if _THINKING.search(line) and not _FILE.search(line):
         return THINKING
     return ""
+
+
+def _one_code_line(line: str) -> bool:
+    """A step that is nothing but a line of Python (`print('Hello, World!')`): a small
+    model's replan split "write hello.py with the following content:" from its code."""
+    if "\n" in line or len(line) > MAX_CHARS or not _CODE_LINE.match(line):
+        return False
+    try:
+        compile(line, "<subtask>", "exec")  # parsed only, never run
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _unknown_tool(line: str, tools: Collection[str]) -> str:
