@@ -14,7 +14,7 @@ from support import backend_env, call, done, messages_text, plan_rule, records, 
 
 from localagent.journal import Journal
 from localagent.loop import writedone
-from localagent.loop.plancheck import written_file
+from localagent.loop.plancheck import writes_unnamed, written_file
 from localagent.models.fake import FakeServer
 from localagent.prompts.promptset import PromptSet
 from localagent.state import DueCompletion, DueRound, next_due
@@ -171,6 +171,37 @@ def test_an_unchanged_rewrite_completes_a_write_subtask_whose_file_an_earlier_on
     check_no_strikes(tmp_path)
     assert [r.get("by") for r in of(tmp_path, "subtask_completed")] == ["write", "write", "run"]
     assert len(rounds(tmp_path)) == 3
+
+
+def test_an_unchanged_rewrite_completes_a_write_subtask_that_names_no_file(tmp_path: Path) -> None:
+    """The 0.5B model's one-subtask plan, "Write a hello world script": it wrote
+    hello_world.py and then sent the same write (verbatim) until three strikes failed
+    the subtask. The file this subtask wrote, rewritten unchanged, ends it."""
+    write = (
+        '{"name": "write_file", "arguments": {"path": "hello_world.py", '
+        '"content": "print(\'Hello, world!\')\\n"}}'
+    )
+    plan = plan_rule((GOAL, [GOAL]))
+    ran, _ = run_goal(tmp_path, [{"content": write}, {"content": write + "\n"}], plan)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    check_no_strikes(tmp_path)
+    assert [r.get("by") for r in of(tmp_path, "subtask_completed")] == ["write"]
+    assert len(rounds(tmp_path)) == 2
+
+
+@pytest.mark.parametrize(
+    ("subtask", "unnamed"),
+    [
+        ("Write a hello world script", True),
+        ("Create the game", True),
+        ("Write the tests", False),
+        ("Write hello.py", False),  # it names its file
+        ("Write a script and run it", False),
+        ("Create the mathx package", False),
+    ],
+)
+def test_what_is_a_write_subtask_that_names_no_file(subtask: str, unnamed: bool) -> None:
+    assert writes_unnamed(subtask) is unnamed
 
 
 def test_a_write_with_a_syntax_error_completes_nothing(tmp_path: Path) -> None:

@@ -199,6 +199,17 @@ def written_file(text: str) -> str:
     return named[0] if len(named) == 1 else ""
 
 
+def writes_unnamed(text: str) -> bool:
+    """A write subtask that names no file ("Write a hello world script"): one thing to
+    write, nothing else asked, no file, package or tests named."""
+    return bool(
+        _WRITES.match(text)
+        and not _MORE_THAN_WRITING.search(text)
+        and not _MANY_FILES.search(text)
+        and not evidence.named_files(text)
+    )
+
+
 # A run subtask: it starts by saying to run, execute or test something ("run python
 # hello_world.py", "Run the tests", "Execute game.py") and asks for nothing else.
 _RUNS = re.compile(r"^\W*(?:\d+[.)]\s*)?(?:run_cmd|run|execute|exec|test)\b", re.I)

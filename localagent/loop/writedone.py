@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localagent.loop.plancheck import written_file
+from localagent.loop.plancheck import writes_unnamed, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import norm
@@ -64,10 +64,12 @@ def finished(
 ) -> Finished | None:
     """Whether the call with these `facts`, just run, ends the active write subtask."""
     here = current(state)
-    target = written_file(here[1].description) if here is not None else ""
-    if not target:
+    if here is None:
         return None
     ledger = state.ledger
+    target = written_file(here[1].description) or _own_file(state, here[1].description, facts)
+    if not target:
+        return None
     rewritten = [p for p in map(norm, facts.get("unchanged", [])) if _same(p, target)]
     wrote = [p for p in map(norm, facts.get("wrote", [])) if _same(p, target)]
     # Written by this run, in this subtask or an earlier one (a replan or a verdict may
@@ -81,6 +83,19 @@ def finished(
     if not _sound(root, path):
         return None
     return Finished(path, prompts.render(name, path=path))
+
+
+def _own_file(state: State, subtask: str, facts: dict[str, list[str]]) -> str:
+    """For a write subtask that names no file ("Write a hello world script", the 0.5B
+    model's one-subtask plan), the file this subtask wrote and now rewrites unchanged."""
+    if not writes_unnamed(subtask):
+        return ""
+    ledger = state.ledger
+    for path in map(norm, facts.get("unchanged", [])):
+        earlier = ledger.writes.get(path)
+        if earlier is not None and earlier.subtask == ledger.subtask:
+            return path
+    return ""
 
 
 def _later_files(state: State) -> list[str]:
