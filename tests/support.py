@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from localagent.journal import decode
+from localagent.models.fake import FakeServer
 
 CLI_TIMEOUT = 60
 
@@ -98,6 +99,31 @@ def read_history(path: Path) -> list[dict[str, Any]]:
         if record is not None:
             found.append(record)
     return found
+
+
+def records_of(workspace: Path, kind: str) -> list[dict[str, Any]]:
+    return [r for r in records(workspace) if r["type"] == kind]
+
+
+def round_calls(workspace: Path) -> list[dict[str, Any]]:
+    """The `llm_call` records of the rounds (not plan, replan or verdict)."""
+    return [r for r in records_of(workspace, "llm_call") if r["purpose"] == "round"]
+
+
+def small_model_goal(
+    ws: Path, goal: str, plan: dict[str, Any], replies: list[dict[str, Any]], **env: str
+) -> tuple[subprocess.CompletedProcess[str], list[Any]]:
+    """`goal` run to its end in the foreground by Qwen2.5-Coder-0.5B as llama-server
+    serves it (the small profile, no verifier, 6 rounds unless `env` says otherwise),
+    with `replies` scripted: the CLI's result and the chat requests the server saw."""
+    scenario = {"models": [{"name": "qwen2.5-coder:0.5b"}], "llama_cpp": True}
+    scenario |= {"rules": [plan], "replies": replies, "default": done("done")}
+    with FakeServer(scenario) as server:
+        given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "0"}
+        given |= {"LOCALAGENT_MAX_ROUNDS": "6", **env}
+        environ = backend_env("openai", server.url, **given)
+        ran = run_cli(environ, "start", goal, "-w", str(ws), "--foreground")
+        return ran, server.chat_requests
 
 
 def record_types(workspace: Path) -> list[str]:

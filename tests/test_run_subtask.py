@@ -12,12 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import backend_env, done, plan_rule, records, run_cli
+from support import (
+    plan_rule,
+    records,
+    records_of,
+    round_calls,
+    small_model_goal,
+)
 
 from localagent.journal import Journal
 from localagent.loop import rundone
 from localagent.loop.plancheck import TESTS, ran_by
-from localagent.models.fake import FakeServer
 from localagent.prompts.promptset import PromptSet
 from localagent.state import DueCompletion, DueVerify, next_due
 from localagent.state.ledger import Ledger, note_action
@@ -47,22 +52,11 @@ def looped(text: str = RUNS) -> dict[str, Any]:
 def run_goal(
     ws: Path, replies: list[dict[str, Any]], plan: dict[str, Any] = PLAN, **env: str
 ) -> tuple[Any, list[Any]]:
-    scenario = {"models": [{"name": "qwen2.5-coder:0.5b"}], "llama_cpp": True}
-    scenario |= {"rules": [plan], "replies": replies, "default": done("it ran")}
-    with FakeServer(scenario) as server:
-        given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "0"}
-        given |= {"LOCALAGENT_MAX_ROUNDS": "6", **env}
-        environ = backend_env("openai", server.url, **given)
-        ran = run_cli(environ, "start", GOAL, "-w", str(ws), "--foreground")
-        return ran, server.chat_requests
+    return small_model_goal(ws, GOAL, plan, replies, **env)
 
 
-def of(ws: Path, kind: str) -> list[dict[str, Any]]:
-    return [r for r in records(ws) if r["type"] == kind]
-
-
-def rounds(ws: Path) -> list[dict[str, Any]]:
-    return [r for r in of(ws, "llm_call") if r["purpose"] == "round"]
+of = records_of
+rounds = round_calls
 
 
 def runs(ws: Path) -> list[dict[str, Any]]:

@@ -10,12 +10,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import backend_env, call, done, messages_text, plan_rule, records, run_cli
+from support import (
+    call,
+    messages_text,
+    plan_rule,
+    records,
+    records_of,
+    round_calls,
+    small_model_goal,
+)
 
 from localagent.journal import Journal
 from localagent.loop import writedone
 from localagent.loop.plancheck import writes_unnamed, written_file
-from localagent.models.fake import FakeServer
 from localagent.prompts.promptset import PromptSet
 from localagent.state import DueCompletion, DueRound, next_due
 
@@ -40,22 +47,11 @@ RUN_AND_DONE = {
 def run_goal(
     ws: Path, replies: list[dict[str, Any]], plan: dict[str, Any] = PLAN, **env: str
 ) -> tuple[Any, list[Any]]:
-    scenario = {"models": [{"name": "qwen2.5-coder:0.5b"}], "llama_cpp": True}
-    scenario |= {"rules": [plan], "replies": replies, "default": done("written")}
-    with FakeServer(scenario) as server:
-        given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "0"}
-        given |= {"LOCALAGENT_MAX_ROUNDS": "6", **env}
-        environ = backend_env("openai", server.url, **given)
-        ran = run_cli(environ, "start", GOAL, "-w", str(ws), "--foreground")
-        return ran, server.chat_requests
+    return small_model_goal(ws, GOAL, plan, replies, **env)
 
 
-def of(ws: Path, kind: str) -> list[dict[str, Any]]:
-    return [r for r in records(ws) if r["type"] == kind]
-
-
-def rounds(ws: Path) -> list[dict[str, Any]]:
-    return [r for r in of(ws, "llm_call") if r["purpose"] == "round"]
+of = records_of
+rounds = round_calls
 
 
 def looped() -> dict[str, Any]:

@@ -32,7 +32,6 @@ from localagent.state import State, current
 from localagent.state.ledger import CheckRun, check_kind, key, mentioned, outcome
 from localagent.textcalls import given_arguments
 from localagent.tools.tool import Tool
-from localagent.verify import evidence
 
 
 @dataclass(frozen=True)
@@ -131,17 +130,8 @@ def completion(state: State, root: Path, owed: dict[str, Any]) -> dict[str, Any]
     """The `subtask_completed` record's fields for a completion a write or a run owes."""
     if owed.get("by") != "run":
         return writedone.completion(state, root, owed)
-    here = current(state)
-    assert here is not None
-    found = evidence.gate(state.ledger, root, [here[1].description])
     run = state.ledger.checks.get(key(str(owed.get("cmd", ""))))
-    return {
-        "reason": str(owed.get("reason", "")),
-        "by": "run",
-        "evidence": [run.seq] if run is not None else [],
-        "verified": not found.soft,
-        "unverified": found.soft,
-    }
+    return writedone.completed(state, root, owed, "run", run.seq if run is not None else None)
 
 
 def carried(

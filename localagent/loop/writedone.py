@@ -133,13 +133,22 @@ def completion(state: State, root: Path, owed: dict[str, Any]) -> dict[str, Any]
     """The `subtask_completed` record's fields for a completion a write owes."""
     here = current(state)
     assert here is not None
-    path = str(owed.get("path", ""))
+    write = state.ledger.writes.get(str(owed.get("path", "")))
+    return completed(state, root, owed, "write", write.seq if write is not None else None)
+
+
+def completed(
+    state: State, root: Path, owed: dict[str, Any], by: str, seq: int | None
+) -> dict[str, Any]:
+    """The `subtask_completed` fields of a completion a step owes (`by` it, with the
+    step's `seq` as evidence), verified as the completion gate says."""
+    here = current(state)
+    assert here is not None
     found = evidence.gate(state.ledger, root, [here[1].description])
-    write = state.ledger.writes.get(path)
     return {
         "reason": str(owed.get("reason", "")),
-        "by": "write",
-        "evidence": [write.seq] if write is not None else [],
+        "by": by,
+        "evidence": [seq] if seq is not None else [],
         "verified": not found.soft,
         "unverified": found.soft,
     }
