@@ -259,3 +259,9 @@ def test_steps_a_tool_does_pass_the_check(subtask: str) -> None:
 def test_a_subtask_that_is_one_line_of_code_is_code(subtask: str) -> None:
     tools = ["read_file", "write_file", "run_cmd"]
     assert plancheck.subtask_problem(subtask, tools) == plancheck.CODE
+
+
+@pytest.mark.parametrize("subtask", ["{{", "}}", "1.", ":", "..."])
+def test_a_subtask_with_no_words_is_no_step(subtask: str) -> None:
+    """Qwen2.5-Coder-1.5B's plan, verbatim: `"subtasks": ["{{"]`, the start of a call."""
+    assert plancheck.subtask_problem(subtask, ["write_file"]) == plancheck.NO_WORDS

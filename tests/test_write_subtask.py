@@ -264,3 +264,23 @@ def test_the_prompts_are_named() -> None:
     prompts = PromptSet({})
     text = prompts.render("write_completes", subtask="a", reason="b", next="c")
     assert text.startswith("SUBTASK COMPLETE")
+
+
+def test_the_1_5b_plan_of_a_brace_is_the_goal_and_its_rewrite_ends_it(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-1.5B through the Ollama API planned `"subtasks": ["{{"]` (twice), then
+    wrote app.py with a doubled-brace call and sent it again and again: the subtask "{{"
+    was no write subtask, so three strikes failed it and every replan gave it back. A
+    subtask with no words is refused; the goal becomes the one subtask, and the
+    unchanged rewrite of the file it wrote ends it. The replies are verbatim."""
+    write = (
+        '{{"name": "write_file", "arguments": {"path": "app.py", '
+        '"content": "print(\'Hello, world!\')"}}}}'
+    )
+    plan = plan_rule((GOAL, ["{{"]))
+    ran, asked = run_goal(tmp_path, [{"content": write}, {"content": write + "\n"}], plan)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert 'subtask "{{" has no words' in messages_text(asked[1])
+    assert of(tmp_path, "plan")[0]["tasks"] == [{"description": GOAL, "subtasks": [GOAL]}]
+    check_no_strikes(tmp_path)
+    assert [r.get("by") for r in of(tmp_path, "subtask_completed")] == ["write"]
+    assert (tmp_path / "app.py").read_text() == "print('Hello, world!')"

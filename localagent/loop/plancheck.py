@@ -74,6 +74,8 @@ THINKING = "is thinking, not a step: plan what to write or to run"
 SAVE = "saving is part of writing the file, not a step"
 CODE = "holds code: name the file and what it must do; the code goes into write_file"
 EMPTY = "is empty"
+NO_WORDS = "has no words: name the file to write or the command to run"
+_WORD = re.compile(r"[^\W\d_]{2}")
 
 
 @dataclass
@@ -95,6 +97,8 @@ def subtask_problem(text: str, tools: Collection[str]) -> str:
     line = text.strip()
     if not line:
         return EMPTY
+    if not _WORD.search(line):
+        return NO_WORDS
     if _FENCE.search(line) or len(_CODE_LINE.findall(line)) >= 2 or _one_code_line(line):
         return CODE
     if len(line) > MAX_CHARS or line.count("\n") >= MAX_LINES:
