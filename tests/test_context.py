@@ -233,3 +233,23 @@ def test_the_active_subtask_ends_the_status_so_nothing_follows_its_text() -> Non
     assert "NOTE: your last reply was cut off." in lines and "" not in lines
     quiet = context.probe_message(facts | {"notice": "", "errors": []}).splitlines()
     assert quiet[-1] == f"ACTIVE SUBTASK: {subtask}" and "" not in quiet
+
+
+def test_a_replan_starts_the_window_after_the_rounds_before_it(tmp_path: Path) -> None:
+    """The failed subtask's rounds are not the news after a replan: a small model copied
+    its blocked call from them into every new subtask, and the prompt after the new plan
+    (whose summary changed) was re-read whole by the server."""
+    journal = new_journal(tmp_path)
+    for n in range(1, 4):
+        play_round(journal, n)
+    journal.append("subtask_failed", reason="blocked three times")
+    journal.append(
+        "plan", tasks=[{"description": "Again", "subtasks": ["Write b.py"]}], replace_from=1
+    )
+    messages = messages_for(journal, tmp_path)
+    assert len(messages) == 3  # the system prompt, the summary and the status
+    assert "VALUE = " not in str(messages)
+    play_round(journal, 4)
+    shown = messages_for(journal, tmp_path)
+    assert [m["role"] for m in shown[2:-1]] == ["user", "assistant", "tool"]
+    assert shown[:2] == messages[:2]

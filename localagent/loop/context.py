@@ -6,7 +6,8 @@ volatile facts (progress marks, the active subtask, the probe). The window slide
 chunks: it grows from `keep` to `3*keep - 1` exchanges and then drops back to `keep`,
 so between drops every round's messages start with the previous round's messages
 unchanged and the model server reuses its KV cache; a drop makes the server read the
-`keep` exchanges again, once every `2*keep` rounds.
+`keep` exchanges again, once every `2*keep` rounds. A replan starts the window anew
+(`State.window_start`): the rounds before it are about the subtask that failed.
 
 The whole prompt fits a token budget (`num_ctx` minus room for the reply), estimated
 from characters with a ratio the state learns from the server's token counts. Over

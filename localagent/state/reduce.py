@@ -120,6 +120,11 @@ def _plan(state: State, rec: dict[str, Any]) -> None:
     if rec.get("unmet") or rec.get("replace_from", 0):
         state.errors.clear()  # they belong to the old plan: no longer the latest news
         state.replanned = True
+        # So do the rounds before it: the next round's window starts after them, so a
+        # small model does not copy the calls that failed, and the prompt after the
+        # new plan is short instead of re-read whole.
+        if state.exchanges:
+            state.window_start = max(state.window_start, state.exchanges[-1].round)
     if rec.get("unmet"):  # tasks added for what the verdict found unmet
         state.verify_replans += 1
         state.replan_due = None
