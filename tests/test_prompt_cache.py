@@ -98,13 +98,13 @@ TWO_FILES = {
 }
 
 
-def run_two_files(ws: Path, backend: str) -> list[dict[str, Any]]:
+def run_two_files(ws: Path, backend: str, profile: str = "full") -> list[dict[str, Any]]:
     """The run's chat requests, as the fake server received them."""
     with FakeServer(scenario(**TWO_FILES)) as server:
         where = {"base_url": server.url + "/v1"} if backend == "openai" else {}
         result = localagent.run_goal(
             "Write a.txt and b.txt", ws, ollama_host=server.url, model=MODEL,
-            backend=backend, checks=[], **where,
+            backend=backend, checks=[], profile=profile, **where,
         )  # fmt: skip
         assert result.status == "completed", result.reason
         return server.chat_requests
@@ -133,6 +133,27 @@ def test_every_call_opens_as_the_rounds_do_with_the_same_options(
     assert all(c["cached_tokens"] >= front * 0.9 for c in calls[1:]), [
         (c["purpose"], c["cached_tokens"], c["prompt_tokens"]) for c in calls
     ]
+
+
+def kinds_of(sent: list[dict[str, Any]]) -> list[str]:
+    return ["plan" if "tasks" in json.dumps(r.get("format") or r.get("response_format"))
+            else "verify" if "verdict" in json.dumps(r.get("format") or r.get("response_format"))
+            else "round" for r in sent]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_small_profile_asks_for_plans_and_verdicts_without_the_tools(
+    tmp_path: Path, backend: str
+) -> None:
+    """Qwen2.5-Coder-1.5B on llama-server answered every plan request that carried the
+    tools with `"subtasks": ["{{"]`, and gave real plans to the same request without
+    them: in the small profile, plan and verdict requests open with the rounds' system
+    prompt alone."""
+    sent = run_two_files(tmp_path, backend, profile="small")
+    kinds = kinds_of(sent)
+    assert kinds[0] == "plan" and kinds[-1] == "verify" and kinds.count("round") == 4
+    assert len({json.dumps(r["messages"][0]) for r in sent}) == 1
+    assert [bool(r.get("tools")) for r in sent] == [k == "round" for k in kinds]
 
 
 def test_the_views_show_the_cache_and_the_seconds_per_round(tmp_path: Path) -> None:

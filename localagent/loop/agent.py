@@ -72,7 +72,7 @@ class Agent:
         self.prompts = PromptSet(settings.prompts, small=small)
         self.ctx = ctx = dataclasses.replace(ctx, prompts=self.prompts)  # tools' notes too
         steps = [tool.name for tool in self.tools if not tool.policy.control]
-        self.planner = planner.Planner(model, self.prompts, steps, small, self.front)
+        self.planner = planner.Planner(model, self.prompts, steps, small, self.request_front)
         # Rendered once per run (per tool-calling mode), so the front of every prompt
         # stays byte-identical and the model server reuses its KV cache.
         self.system: dict[bool, str] = {}
@@ -196,6 +196,13 @@ class Agent:
             )
         return Front(self.system[native], self.tools.specs() if native else None)
 
+    def request_front(self) -> Front:
+        """How a plan, replan or verdict request opens: as the rounds do, but without the
+        tools in the small profile. Qwen2.5-Coder-1.5B answers every plan request that
+        carries them with a tool call begun inside the JSON (`"subtasks": ["{{"]`)."""
+        front = self.front()
+        return dataclasses.replace(front, tools=None) if self.planner.small else front
+
     def ask(self) -> None:
         native = self.model.native_tools
         front = self.front()
@@ -302,7 +309,12 @@ class Agent:
         answer = None
         if not found.hard:
             answer = verdict.ask_model(
-                self.model, self.state, found, self._recorder("verify"), self.prompts, self.front()
+                self.model,
+                self.state,
+                found,
+                self._recorder("verify"),
+                self.prompts,
+                self.request_front(),
             )
         replans_left = self.state.verify_replans < self.settings.max_replans
         small = verdict.small_verifier(self.settings.profile, self.state.parameters)
