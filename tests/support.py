@@ -111,13 +111,20 @@ def round_calls(workspace: Path) -> list[dict[str, Any]]:
 
 
 def small_model_goal(
-    ws: Path, goal: str, plan: dict[str, Any], replies: list[dict[str, Any]], **env: str
+    ws: Path,
+    goal: str,
+    plan: dict[str, Any],
+    replies: list[dict[str, Any]],
+    verdict: dict[str, Any] | None = None,
+    **env: str,
 ) -> tuple[subprocess.CompletedProcess[str], list[Any]]:
     """`goal` run to its end in the foreground by Qwen2.5-Coder-0.5B as llama-server
     serves it (the small profile, no verifier, 6 rounds unless `env` says otherwise),
-    with `replies` scripted: the CLI's result and the chat requests the server saw."""
+    with `replies` scripted (and the `verdict`'s reply): the CLI's result and the chat
+    requests the server saw."""
     scenario = {"models": [{"name": "qwen2.5-coder:0.5b"}], "llama_cpp": True}
     scenario |= {"rules": [plan], "replies": replies, "default": done("done")}
+    scenario |= {"verdict": verdict} if verdict is not None else {}
     with FakeServer(scenario) as server:
         given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "0"}
         given |= {"LOCALAGENT_MAX_ROUNDS": "6", **env}

@@ -226,3 +226,54 @@ def test_a_look_up_subtask_is_done_by_its_look_up(tmp_path: Path) -> None:
 )
 def test_what_is_a_look_up(subtask: str, lookup: bool) -> None:
     assert is_lookup([subtask]) is lookup
+
+
+# Qwen2.5-Coder-1.5B's first round of "Create a rock-paper-scissors game", verbatim: the
+# content's closing quote is missing, then the braces of every object; round 2 sent the
+# same in a fence with one object less opened. Both were "no valid JSON tool call".
+RPS_CONTENT = (
+    "import random\\n"
+    "\\n"
+    "def play_game(player1, player2):\\n"
+    "    choices = ['rock', 'paper', 'scissors']\\n"
+    "    player1_choice = player1.lower()\\n"
+    "    player2_choice = player2.lower()\\n"
+    "    if player1_choice == player2_choice:\\n"
+    "        return 'It's a tie!'\\n"
+    "    elif (player1_choice == 'rock' and player2_choice == 'scissors')"
+    " or (player1_choice == 'paper' and player2_choice == 'rock')"
+    " or (player1_choice == 'scissors' and player2_choice == 'paper'):\\n"
+    "        return 'Player 1 wins!'\\n"
+    "    else:\\n"
+    "        return 'Player 2 wins!'"
+)
+RPS_ARGS = '"arguments": {"path": "rps_game.py", "content": "' + RPS_CONTENT
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{{"name": "write_file", ' + RPS_ARGS + "}}}",
+        '```json\n{"name": "write_file", ' + RPS_ARGS + "}}}\n```",
+    ],
+    ids=["doubled-brace", "fenced"],
+)
+def test_a_call_whose_last_string_is_not_closed_runs(content: str) -> None:
+    [call] = parse_reply(content, KNOWN).calls
+    assert call.name == "write_file" and call.arguments["path"] == "rps_game.py"
+    assert call.arguments["content"] == json.loads('"' + RPS_CONTENT + '"')
+    assert call.arguments["content"].endswith("return 'Player 2 wins!'")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"name": "write_file", "arguments": {"path": "a.js", "content": "x = {a: {}}}',
+        '{"name": "write_file", "arguments": {"path": "a.py", "content": "x = {}}',
+        '{"name": "write_file", "arguments": {"path": "a.py", "content": "print(1)}',
+        '{"name": "write_file", "arguments": {"path": "a.py", "content": "[1, 2]"}, "x": "y}}',
+    ],
+    ids=["own-braces", "own-brace-short", "one-brace-short", "another-string"],
+)
+def test_a_string_left_open_is_never_guessed_where_its_end_is_unclear(content: str) -> None:
+    assert parse_reply(content, KNOWN).calls == []

@@ -297,7 +297,7 @@ class Agent:
     def verify(self, under_way: Verifying | None) -> None:
         """One step of verifying the goal: list the checks, run the next, or decide."""
         if under_way is None:
-            found = checks.goal_checks(self.settings.checks, self.ctx.root)
+            found = checks.goal_checks(self.settings.checks, self.ctx.root, self.state.ledger)
             log.info("verifying the goal: %d checks", len(found))
             self.journal.append("verify_started", checks=found)
             return

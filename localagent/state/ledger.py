@@ -248,6 +248,18 @@ def note_action(ledger: Ledger, rec: dict[str, Any], epoch: int = -1) -> None:
         _bound(ledger.seen, MAX_SEEN, lambda p: ledger.seen[p])
 
 
+def note_program_check(ledger: Ledger, rec: dict[str, Any]) -> None:
+    """Fold a program the verification ran itself (a `check_finished` record whose source
+    is "program") into the ledger: what it showed, as a run of the model's would. It is
+    no check: a crash is a fact for the verdict, not a failure."""
+    if rec.get("status") != "ran":
+        return  # refused or not run: no evidence either way
+    cmd, code = str(rec.get("cmd", "")), rec.get("returncode")
+    found = judge("script", code, str(rec.get("output") or ""))
+    if found[0] is not False:  # a crash run without arguments or input is no verdict
+        _note_shown(ledger, mentioned(cmd), rec["seq"], *found)
+
+
 def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> None:
     seq = rec["seq"]
     found = outcome(cmd, str(rec.get("result", "")))

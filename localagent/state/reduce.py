@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from localagent.state import records, rewinds, rounds
-from localagent.state.ledger import new_subtask
+from localagent.state.ledger import new_subtask, note_program_check
 from localagent.state.model import (
     PAST_WINDOWS,
     Goal,
@@ -162,6 +162,8 @@ def _check_finished(state: State, rec: dict[str, Any]) -> None:
         result = {name: rec.get(name) for name in fields}
         state.verifying.results[str(rec["id"])] = {**result, "seq": rec["seq"]}
         state.verifying.open = None
+    if rec.get("source") == "program":
+        note_program_check(state.ledger, rec)
 
 
 def _verdict(state: State, rec: dict[str, Any]) -> None:

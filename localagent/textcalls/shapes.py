@@ -119,7 +119,7 @@ def json_calls(text: str, known: set[str]) -> Found:
     drop the tags, Qwen 2.5 in Ollama. Real example (ollama/ollama#11185, qwen3:32b):
     `{"name": "LLM_Tool_RAG", "arguments": {"term": "accidents, tribunal de Versailles"}}`"""
     found = [(start, call) for start, value in values(text) for call in calls_in(value, known)]
-    last = unclosed_last_call(text, known)
+    last = unclosed_last_call(text, known) or unclosed_last_string(text, known)
     if last is not None and all(start < last[0] for start, _ in found):
         found.append(last)
     if not found and any(name in text for name in known):
@@ -149,6 +149,60 @@ def unclosed_last_call(text: str, known: set[str]) -> tuple[int, ToolCall] | Non
         call = as_call(found[0], known) if _only_the_last_brace(found[0]) else None
         return None if call is None else (start, call)
     return None
+
+
+def unclosed_last_string(text: str, known: set[str]) -> tuple[int, ToolCall] | None:
+    """The call whose last string was never closed, the reply ending with at least the
+    braces of every object still open (Qwen2.5-Coder-1.5B: `{"name": "write_file",
+    "arguments": {"path": "rps.py", "content": "...return 'Player 2 wins!'}}}`). The
+    quote goes where the string's own braces balance, and only where exactly one place
+    does: a string that may end with a brace of its own, or a reply cut off inside one,
+    is never guessed."""
+    body = text[: _END.search(text).start()]  # type: ignore[union-attr]  # \Z matches
+    braces = len(body) - len(body.rstrip("}"))
+    head = body[: len(body) - braces]
+    opened = _open_string(head)
+    if opened is None or braces < opened[1] or head.endswith("\\"):
+        return None
+    string = head[opened[0] + 1 :]
+    balanced = [
+        extra
+        for extra in range(braces - opened[1] + 1)
+        if string.count("{") == string.count("}") + extra
+    ]
+    if len(balanced) != 1:
+        return None
+    whole = head + "}" * balanced[0] + '"' + "}" * (braces - balanced[0])
+    for match in _OBJECT.finditer(whole, 0, opened[0]):
+        found = json_at(whole, match.start())
+        if found is None or whole[found[1] :].strip("}") or not isinstance(found[0], dict):
+            continue
+        call = as_call(found[0], known) if set(found[0]) <= _CALL_KEYS else None
+        return None if call is None else (match.start(), call)
+    return None
+
+
+def _open_string(text: str) -> tuple[int, int] | None:
+    """Where the JSON string still open at the end of `text` starts, and how many
+    objects are open around it (all of them objects); None otherwise."""
+    depth, start, escaped = 0, -1, False
+    for at, char in enumerate(text):
+        if start >= 0:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                start = -1
+        elif char == '"':
+            start = at
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char in "[]":
+            return None
+    return (start, depth) if start >= 0 and depth > 0 else None
 
 
 def _only_the_last_brace(obj: dict[str, Any]) -> bool:

@@ -16,6 +16,7 @@ READ_BYTES_RANGE = (1, 1_000_000)
 # Counting a range's lines to the end of the file stops here ("of at least N lines").
 COUNT_BYTES = 64 << 20
 CHUNK = 1 << 16
+SHOWN_LINE_CHARS = 120  # of the line a syntax error is on, in the write's result
 
 
 def list_dir(
@@ -219,7 +220,9 @@ def _compile(source: str | bytes, name: str) -> tuple[str | None, bool]:
         compile(source, name, "exec", dont_inherit=True)
     except SyntaxError as exc:
         where = f"line {exc.lineno}" if exc.lineno else "an unknown line"
-        return f"syntax error at {where}: {exc.msg}", True
+        line = " ".join((exc.text or "").split())[:SHOWN_LINE_CHARS]
+        shown = f" (the line: `{line}`)" if line else ""
+        return f"syntax error at {where}: {exc.msg}{shown}", True
     except ValueError as exc:  # null bytes
         return f"not Python source: {exc}", True
     except (RecursionError, MemoryError):

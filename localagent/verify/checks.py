@@ -2,21 +2,25 @@
 
 The user's checks (`start --check`, `checks = [...]`) come first; then what the
 workspace calls for: `python -m pytest -q` when it has tests, and `python main.py`
-compared with `expected.txt` when both exist. Checks run through the same guarded
-command runner as the model's commands (allow-list, timeout, workspace environment),
-and may run twice after a crash, so they must be idempotent.
+compared with `expected.txt` when both exist; without checks of the user's, each script
+the goal wrote that nothing shows to work is run once (`source: program`): its exit code
+and output are facts for the verdict, never a failure by themselves. Checks run through
+the same guarded command runner as the model's commands (allow-list, timeout, workspace
+environment, sandbox), and may run twice after a crash, so they must be idempotent.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from localagent import tools
-from localagent.state.ledger import check_kind, judge, key, split_result
+from localagent.state.ledger import Ledger, check_kind, judge, key, split_result
 from localagent.system import safefs
 from localagent.tools.cmdline import check_command
 
@@ -30,6 +34,10 @@ SKIPPED_DIRS = frozenset(
     {".agent_context", ".git", ".venv", "venv", "env", "node_modules", "__pycache__", "build"}
 )
 SCAN_LIMIT = 5000
+PROGRAMS = 2  # scripts the verification runs itself, at most
+MAX_SCRIPT_BYTES = 200_000
+NOT_SCRIPTS = frozenset({"__init__.py", "__main__.py", "conftest.py", "setup.py"})
+_SCRIPT_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)*\.py")
 
 
 def _has_tests(root: Path) -> bool:
@@ -46,8 +54,12 @@ def _has_tests(root: Path) -> bool:
     return False
 
 
-def goal_checks(user_checks: tuple[str, ...] | list[str], root: Path) -> list[dict[str, Any]]:
-    """The checks to run for a goal, each {id, cmd, source[, expected]}."""
+def goal_checks(
+    user_checks: tuple[str, ...] | list[str], root: Path, ledger: Ledger | None = None
+) -> list[dict[str, Any]]:
+    """The checks to run for a goal, each {id, cmd, source[, expected]}: the user's, the
+    tests, main.py against expected.txt, and without checks of the user's, the programs
+    the goal wrote that nothing shows to work (see `unproven_programs`)."""
     found: list[dict[str, Any]] = [{"cmd": key(c), "source": "user"} for c in user_checks]
     given = {c["cmd"] for c in found}
     if _has_tests(root) and PYTEST not in given:
@@ -56,7 +68,51 @@ def goal_checks(user_checks: tuple[str, ...] | list[str], root: Path) -> list[di
         found.append(
             {"cmd": f"python {EXPECTED_PROGRAM}", "source": "expected", "expected": EXPECTED_FILE}
         )
+    if ledger is not None and not user_checks:
+        found += [
+            {"cmd": f"python {p}", "source": "program"} for p in unproven_programs(ledger, root)
+        ]
     return [{"id": f"c{i}", **check} for i, check in enumerate(found, 1)]
+
+
+def unproven_programs(ledger: Ledger, root: Path) -> list[str]:
+    """The Python scripts the goal wrote that nothing shows to work (written, then never
+    run or only read), which run on their own: the verification runs each once, so that
+    a small verifier model has a fact to judge. Not tests, packages' modules or scripts
+    that read input; at most `PROGRAMS`, the latest written."""
+    found = []
+    for path, write in sorted(ledger.writes.items(), key=lambda item: item[1].seq):
+        name = path.rsplit("/", 1)[-1]
+        if not _SCRIPT_PATH.fullmatch(path) or name in NOT_SCRIPTS or name.startswith("test_"):
+            continue
+        if ledger.shown.get(path, 0) > write.seq or ledger.blank.get(path, (0, ""))[0] > write.seq:
+            continue  # a run since the change showed what it does, or that it shows nothing
+        if _runs_alone(root, path):
+            found.append(path)
+    return found[-PROGRAMS:]
+
+
+def _runs_alone(root: Path, path: str) -> bool:
+    """Whether the script does something when run (a call at its top level or a
+    `__main__` block) without reading input."""
+    try:
+        source = safefs.read_inside(root, root / path, MAX_SCRIPT_BYTES + 1)
+        if len(source) > MAX_SCRIPT_BYTES:
+            return False
+        tree = ast.parse(source)
+    except (OSError, safefs.UnsafeFile, SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        called = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        if (called and node.func.id == "input") or (  # type: ignore[union-attr]
+            isinstance(node, ast.Attribute) and node.attr == "stdin"
+        ):
+            return False
+    return any(
+        (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))
+        or (isinstance(node, ast.If) and "__main__" in ast.unparse(node.test))
+        for node in tree.body
+    )
 
 
 def unrunnable(
@@ -116,6 +172,14 @@ def run_check(ctx: tools.ToolContext, check: dict[str, Any]) -> dict[str, Any]:
     if not result.text.startswith(("exit code", "timed out")):
         return {"status": "not_run", "summary": result.text.split("\n", 1)[0][:300]}
     returncode, output = split_result(result.text)
+    if check["source"] == "program":  # a fact for the verdict, folded into the ledger
+        _, summary = judge("script", returncode, output)
+        return {
+            "status": "ran",
+            "summary": summary.removeprefix("inconclusive: "),
+            "returncode": returncode,
+            "output": output[-OUTPUT_KEPT:],
+        }
     kind = check_kind(check["cmd"]) or "command"
     passed, summary = judge(kind, returncode, output)
     if kind in ("command", "script"):  # a goal check's exit code is its verdict

@@ -67,8 +67,11 @@ def findings(state: Any, root: Path) -> Findings:
     for result in results.values():
         cmd, summary, seq = result.get("cmd"), result.get("summary"), result.get("seq", 0)
         status = result.get("status")
-        found.lines.append(f"seq {seq}: goal check `{cmd}` {status}: {summary}")
         found.evidence.append(seq)
+        if result.get("source") == "program":  # a fact, in the ledger like the model's runs
+            found.lines.append(f"seq {seq}: the verification ran `{cmd}`: {summary}")
+            continue
+        found.lines.append(f"seq {seq}: goal check `{cmd}` {status}: {summary}")
         if status == "failed":
             found.hard.append(f"goal check `{cmd}` failed: {summary}")
         elif status == "not_run":
