@@ -300,6 +300,20 @@ def test_writing_python_that_does_not_compile_says_where(ws: Workspace) -> None:
     assert "syntax error" not in text.text
 
 
+def test_a_syntax_error_shows_its_line_and_an_apostrophe_in_a_string_is_named(
+    ws: Workspace,
+) -> None:
+    """Qwen2.5-Coder-1.5B wrote `return 'It's a tie!'` in every rock-paper-scissors game
+    and, told only the line number, replaced other text until three strikes."""
+    game = "def play(a, b):\n    if a == b:\n        return 'It's a tie!'\n    return a\n"
+    bad = ws.run("write_file", {"path": "rps_game.py", "content": game})
+    assert "syntax error at line 3" in bad.text
+    assert "(the line: `return 'It's a tie!'`)" in bad.text
+    assert "the apostrophe in It's ends the '...' string: use double quotes" in bad.text
+    other = ws.run("write_file", {"path": "b.py", "content": "x = 'abc\n"})
+    assert "(the line: `x = 'abc`)" in other.text and "apostrophe" not in other.text
+
+
 def test_write_then_read_roundtrip(ws: Workspace) -> None:
     content = "première ligne\nzweite Zeile ✓\n"
     written = ws.run("write_file", {"path": "notes.txt", "content": content})
