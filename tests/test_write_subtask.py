@@ -25,6 +25,7 @@ from localagent.loop import writedone
 from localagent.loop.plancheck import writes_unnamed, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import DueCompletion, DueRound, next_due
+from localagent.tools import pyscript
 
 GOAL = "Write a hello world script"
 SUBTASKS = ["write_file hello_world.py", "run python hello_world.py"]
@@ -284,3 +285,47 @@ def test_the_1_5b_plan_of_a_brace_is_the_goal_and_its_rewrite_ends_it(tmp_path: 
     check_no_strikes(tmp_path)
     assert [r.get("by") for r in of(tmp_path, "subtask_completed")] == ["write"]
     assert (tmp_path / "app.py").read_text() == "print('Hello, world!')"
+
+
+def test_a_stub_completes_nothing_and_its_run_is_told_it_does_nothing(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-1.5B's first round of "Create a rock-paper-scissors game", verbatim:
+    a function whose body is `pass`, which the first-write rule took as the game; then
+    `python rps_game.py` ran with no output until three strikes. A stub ends no write
+    subtask, the write says which functions are empty, and a run of a script that calls
+    nothing says so."""
+    goal = "Create a rock-paper-scissors game"
+    write_task = "Write a named file rps_game.py with the game logic"
+    plan = plan_rule(
+        (write_task, ["write_file rps_game.py with the game logic"]),
+        ("Run python rps_game.py", ["run python rps_game.py"]),
+    )
+    stub = (
+        '{{"name": "write_file", "arguments": {"path": "rps_game.py", "content": "def '
+        'game_logic(player1, player2):\\n    # Implement the game logic here\\n    pass"}}}}'
+    )
+    run = '{{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py"}}}}'
+    ran, _ = small_model_goal(
+        tmp_path, goal, plan, [{"content": stub}, {"content": run}], LOCALAGENT_MAX_ROUNDS="2"
+    )
+    assert ran.returncode != 0 and of(tmp_path, "subtask_completed") == []
+    write, started = of(tmp_path, "action_finished")
+    assert "but game_logic is only `pass`: write its code" in write["result"]
+    assert "NOTE: rps_game.py printed nothing: its code only defines" in started["result"]
+
+
+@pytest.mark.parametrize(
+    ("source", "acts", "reads", "stubs"),
+    [
+        ("def f(a):\n    # Implement here\n    pass", False, False, ["f"]),
+        ('def f():\n    """Doc."""\n    ...\nf()', True, False, ["f"]),
+        ("def f():\n    return 1\n\nif __name__ == '__main__':\n    print(f())", True, False, []),
+        ("import sys\nprint(sys.stdin.read())", True, True, []),
+        ("class A:\n    @property\n    def x(self):\n        pass", False, False, []),
+    ],
+)
+def test_what_a_script_does_when_run(
+    source: str, acts: bool, reads: bool, stubs: list[str]
+) -> None:
+    script = pyscript.parse(source)
+    assert script is not None
+    assert (script.acts, script.reads_input, script.stubs) == (acts, reads, stubs)

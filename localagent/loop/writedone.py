@@ -28,6 +28,7 @@ from localagent.loop.plancheck import writes_unnamed, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import norm
+from localagent.tools import pyscript
 from localagent.verify import evidence
 
 
@@ -49,14 +50,17 @@ def _same(path: str, target: str) -> bool:
 
 def _sound(root: Path, path: str) -> bool:
     """Whether the written file can stand as the subtask's result: there, not empty,
-    and compiling when it is Python."""
+    and when it is Python, compiling and with no function that only says `pass`."""
     target = root / path
     try:
         if not target.is_file() or target.stat().st_size == 0:
             return False
     except OSError:
         return False
-    return not path.endswith((".py", ".pyw")) or evidence.syntax_problem(root, target) is None
+    if not path.endswith((".py", ".pyw")):
+        return True
+    script = pyscript.read(root, path)  # None: it does not compile
+    return script is not None and not script.stubs
 
 
 def finished(

@@ -72,6 +72,11 @@ program) and report what that shows."""
 
 CLAIM_LOOP = "the model made the same failure claim {count} times across subtasks: {reason}"
 
+PRINTED_NOTHING = """\
+NOTE: {script} printed nothing: its code only defines functions or classes and calls \
+none of them, so running it does nothing. Make it call them (for example under \
+if __name__ == "__main__":), then run it again."""
+
 WAITED_FOR_INPUT = """\
 NOTE: the program waited for input and got none. Run it again with its input in \
 stdin, e.g. run_cmd(cmd="python game.py", stdin="rock\\n")."""

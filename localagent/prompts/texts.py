@@ -36,6 +36,7 @@ from localagent.prompts.feedback import (
     OUTPUT_NOT_STORED,
     OUTPUT_STORED,
     OUTPUT_STORED_CUT,
+    PRINTED_NOTHING,
     REFUSED_TOO_OFTEN,
     REPLANNED,
     RERUN_SKIPPED,
@@ -256,6 +257,11 @@ PROMPTS: dict[str, Prompt] = {
     "replanned": Prompt(REPLANNED, "notice: the plan was revised", _spec()),
     "waited_for_input": Prompt(
         WAITED_FOR_INPUT, "note on a command that waited for input", _spec()
+    ),
+    "printed_nothing": Prompt(
+        PRINTED_NOTHING,
+        "note on a script that ran, printed nothing and calls nothing",
+        _spec("script"),
     ),
     "output_stored": Prompt(
         OUTPUT_STORED, "note on a long output kept whole", _spec("id", "lines")

@@ -37,6 +37,12 @@ _PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?|py")
 _FORMS = ToolError.of("python_forms", modules=", ".join(sorted(PYTHON_MODULES)))
 
 
+def is_python(program: str) -> bool:
+    """Whether a command's first word runs Python (`python`, `python3.12`, `py.exe`)."""
+    name = program.replace("\\", "/").rsplit("/", 1)[-1].lower().removesuffix(".exe")
+    return bool(_PYTHON_NAME.fullmatch(name))
+
+
 @dataclass(frozen=True)
 class Command:
     """A command that passed every check that does not depend on the workspace's files."""

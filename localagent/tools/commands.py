@@ -11,8 +11,15 @@ from localagent.system import sandbox, workspace_env
 from localagent.system.process import LaunchError, ProcessResult, run_process
 from localagent.system.safefs import UnsafeFile
 from localagent.system.workspace_env import WorkspaceEnvError
+from localagent.tools import pyscript
 from localagent.tools.base import WORDS, ToolContext, ToolError, ToolResult, describe
-from localagent.tools.cmdline import PYTHON_OPTIONS, check_command, runs_pip, split_command
+from localagent.tools.cmdline import (
+    PYTHON_OPTIONS,
+    check_command,
+    is_python,
+    runs_pip,
+    split_command,
+)
 from localagent.tools.outputs import not_stored
 from localagent.tools.paths import relative
 
@@ -53,8 +60,22 @@ def run_cmd(
     offline = "" if ok or result.cancelled else sandbox.offline_note(policy, online, result.output)
     output = result.output if result.output.strip() else "(no output)"
     waited = ctx.prompts.render("waited_for_input") if _EOF in result.output and not stdin else ""
+    if ok and not result.output.strip() and (idle := _idle_script(ctx, cmd)):
+        waited = ctx.prompts.render("printed_nothing", script=idle)
     text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
     return ToolResult(ok, text, returncode=result.returncode, facts={"ran": [cmd]}, output=stored)
+
+
+def _idle_script(ctx: ToolContext, cmd: str) -> str:
+    """The script `python X.py` ran when its code calls nothing at its top level, or ""."""
+    try:
+        words = [w for w in split_command(cmd) if w not in PYTHON_OPTIONS]
+    except ValueError:
+        return ""
+    if len(words) < 2 or not words[1].lower().endswith(".py") or not is_python(words[0]):
+        return ""
+    script = pyscript.read(ctx.root, words[1].replace("\\", "/"))
+    return words[1] if script is not None and not script.acts else ""
 
 
 def _status(result: ProcessResult, timeout: float) -> str:

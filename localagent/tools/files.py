@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
+from localagent.tools import pyscript
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace, touches_journal
@@ -214,7 +215,15 @@ def syntax_note(source: str | bytes, name: str) -> str:
             "; it could not be syntax-checked (nested too deeply for Python's compiler): "
             "run it to see whether it works"
         )
-    return f"; but {problem}: fix it before you run it" if problem else ""
+    if problem:
+        return f"; but {problem}: fix it before you run it"
+    script = pyscript.parse(source)
+    if script is not None and script.stubs:
+        names = ", ".join(script.stubs[:5])
+        if len(script.stubs) == 1:
+            return f"; but {names} is only `pass`: write its code"
+        return f"; but {names} are only `pass`: write their code"
+    return ""
 
 
 def _compile(source: str | bytes, name: str) -> tuple[str | None, bool]:

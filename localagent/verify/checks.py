@@ -11,7 +11,6 @@ environment, sandbox), and may run twice after a crash, so they must be idempote
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import os
 import re
@@ -22,6 +21,7 @@ from typing import Any
 from localagent import tools
 from localagent.state.ledger import Ledger, check_kind, judge, key, split_result
 from localagent.system import safefs
+from localagent.tools import pyscript
 from localagent.tools.cmdline import check_command
 
 PYTEST = "python -m pytest -q"
@@ -35,7 +35,6 @@ SKIPPED_DIRS = frozenset(
 )
 SCAN_LIMIT = 5000
 PROGRAMS = 2  # scripts the verification runs itself, at most
-MAX_SCRIPT_BYTES = 200_000
 NOT_SCRIPTS = frozenset({"__init__.py", "__main__.py", "conftest.py", "setup.py"})
 _SCRIPT_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)*\.py")
 
@@ -93,26 +92,9 @@ def unproven_programs(ledger: Ledger, root: Path) -> list[str]:
 
 
 def _runs_alone(root: Path, path: str) -> bool:
-    """Whether the script does something when run (a call at its top level or a
-    `__main__` block) without reading input."""
-    try:
-        source = safefs.read_inside(root, root / path, MAX_SCRIPT_BYTES + 1)
-        if len(source) > MAX_SCRIPT_BYTES:
-            return False
-        tree = ast.parse(source)
-    except (OSError, safefs.UnsafeFile, SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    for node in ast.walk(tree):
-        called = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-        if (called and node.func.id == "input") or (  # type: ignore[union-attr]
-            isinstance(node, ast.Attribute) and node.attr == "stdin"
-        ):
-            return False
-    return any(
-        (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))
-        or (isinstance(node, ast.If) and "__main__" in ast.unparse(node.test))
-        for node in tree.body
-    )
+    """Whether the script does something when run without reading input."""
+    script = pyscript.read(root, path)
+    return script is not None and script.acts and not script.reads_input
 
 
 def unrunnable(

@@ -1,0 +1,68 @@
+"""What a Python script does when run, read from its source without running it: whether
+it does anything at all (a call at its top level or a `__main__` block), whether it
+reads input, and which of its functions are stubs (`pass`, `...`). Small models write
+`def game_logic(a, b):\n    # Implement the game logic here\n    pass` and call it done,
+or define every function and never call one."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from localagent.system import safefs
+
+MAX_SOURCE_BYTES = 200_000
+
+
+@dataclass(frozen=True)
+class Script:
+    acts: bool  # a call at its top level, or a `__main__` block
+    reads_input: bool  # input() or sys.stdin anywhere
+    stubs: list[str] = field(default_factory=list)  # functions whose body is only pass/...
+
+
+def read(root: Path, path: str) -> Script | None:
+    """What the Python file at `path` does, or None when it cannot be read (outside the
+    workspace, too long) or does not parse."""
+    try:
+        source = safefs.read_inside(root, root / path, MAX_SOURCE_BYTES + 1)
+    except (OSError, safefs.UnsafeFile):
+        return None
+    return None if len(source) > MAX_SOURCE_BYTES else parse(source)
+
+
+def parse(source: str | bytes) -> Script | None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    reads = False
+    stubs = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            reads = reads or node.func.id == "input"
+        elif isinstance(node, ast.Attribute) and node.attr == "stdin":
+            reads = True
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _stub(node):
+            stubs.append(node.name)
+    acts = any(
+        (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))
+        or (isinstance(node, ast.If) and "__main__" in ast.unparse(node.test))
+        for node in tree.body
+    )
+    return Script(acts, reads, stubs)
+
+
+def _stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A function whose body is nothing but `pass` or `...` (after a docstring), and not
+    decorated (an @abstractmethod or an @overload is meant to be empty)."""
+    body = function.body
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and len(body) > 1:
+        body = body[1:] if isinstance(first.value.value, str) else body
+    return not function.decorator_list and all(
+        isinstance(s, ast.Pass)
+        or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and s.value.value is ...)
+        for s in body
+    )
