@@ -310,6 +310,15 @@ def test_a_syntax_error_shows_its_line_and_an_apostrophe_in_a_string_is_named(
     assert "syntax error at line 3" in bad.text
     assert "(the line: `return 'It's a tie!'`)" in bad.text
     assert "the apostrophe in It's ends the '...' string: use double quotes" in bad.text
+    fix = bad.text.split("e.g. ", 1)[1].split("}}", 1)[0] + "}}"
+    call = json.loads(fix)
+    assert call["arguments"] == {
+        "path": "rps_game.py",
+        "old": "'It's a tie!'",
+        "new": '"It\'s a tie!"',
+    }
+    fixed = ws.run("replace_in_file", call["arguments"])
+    assert fixed.ok and "syntax error" not in fixed.text
     other = ws.run("write_file", {"path": "b.py", "content": "x = 'abc\n"})
     assert "(the line: `x = 'abc`)" in other.text and "apostrophe" not in other.text
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ COUNT_BYTES = 64 << 20
 CHUNK = 1 << 16
 SHOWN_LINE_CHARS = 120  # of the line a syntax error is on, in the write's result
 # A word with an apostrophe inside a single-quoted string: small models write 'It's a tie!'.
-_APOSTROPHE = re.compile(r"'[^'\n]*?\b(\w+'\w+)\b")
+_APOSTROPHE = re.compile(r"'([^'\n]*?\b(\w+'\w+)\b[^'\n]*)'")
 
 
 def list_dir(
@@ -226,6 +227,17 @@ def syntax_note(source: str | bytes, name: str) -> str:
     return ""
 
 
+def _apostrophe_fix(found: re.Match[str], name: str) -> str:
+    """What to do about a word with an apostrophe that ends a '...' string, and the call
+    that puts the string in double quotes, ready to copy."""
+    text = found[1]
+    fix = f"; the apostrophe in {found[2]} ends the '...' string: use double quotes"
+    if '"' in text or "\\" in text:
+        return fix
+    arguments = json.dumps({"path": name, "old": f"'{text}'", "new": f'"{text}"'})
+    return f'{fix}, e.g. {{"name": "replace_in_file", "arguments": {arguments}}}'
+
+
 def _compile(source: str | bytes, name: str) -> tuple[str | None, bool]:
     """(why the source does not compile or None, whether the compiler could tell)."""
     try:
@@ -234,8 +246,9 @@ def _compile(source: str | bytes, name: str) -> tuple[str | None, bool]:
         where = f"line {exc.lineno}" if exc.lineno else "an unknown line"
         line = " ".join((exc.text or "").split())[:SHOWN_LINE_CHARS]
         shown = f" (the line: `{line}`)" if line else ""
-        if exc.msg.startswith("unterminated string") and (word := _APOSTROPHE.search(line)):
-            shown += f"; the apostrophe in {word[1]} ends the '...' string: use double quotes"
+        raw = (exc.text or "").strip("\r\n")
+        if exc.msg.startswith("unterminated string") and (found := _APOSTROPHE.search(raw)):
+            shown += _apostrophe_fix(found, name)
         return f"syntax error at {where}: {exc.msg}{shown}", True
     except ValueError as exc:  # null bytes
         return f"not Python source: {exc}", True
