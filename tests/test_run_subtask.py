@@ -255,3 +255,33 @@ def test_the_prompts_are_named() -> None:
     text = prompts.render("run_completes", subtask="a", reason="b", next="c")
     assert text.startswith("SUBTASK COMPLETE")
     assert "already succeeded" in prompts.render("carried_run", cmd="x", summary="y")
+
+
+GAME = (
+    "import random\n\n"
+    "while True:\n"
+    "    move = input('rock, paper or scissors? ')\n"
+    "    print('you chose', move, '- the computer chose', random.choice(['rock', 'paper']))\n"
+)
+
+
+def test_a_game_that_played_the_moves_it_was_given_then_asked_for_more_ran(
+    tmp_path: Path,
+) -> None:
+    """A game loop reads a move, plays it and asks again: given one move, it ends with
+    EOFError. Run without input it proved nothing (the model is told to give stdin);
+    run with input, it played, and the run ends the run subtask."""
+    goal = "Create a rock-paper-scissors game"
+    plan = plan_rule((goal, ["write_file rps_game.py with the game", "run python rps_game.py"]))
+    write = {"name": "write_file", "arguments": {"path": "rps_game.py", "content": GAME}}
+    bare = {"name": "run_cmd", "arguments": {"cmd": "python rps_game.py"}}
+    fed = {"name": "run_cmd", "arguments": {"cmd": "python rps_game.py", "stdin": "rock\n"}}
+    replies = [{"content": json.dumps(c)} for c in (write, bare, fed)]
+    ran, _ = small_model_goal(tmp_path, goal, plan, replies, LOCALAGENT_MAX_ROUNDS="3")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    first, second = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert "NOTE: the program waited for input and got none" in first["result"]
+    assert "EOFError" in second["result"] and "you chose rock" in second["result"]
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d.get("by") for d in done] == ["write", "run"]
+    assert "it read all its input, then asked for more" in done[-1]["reason"]

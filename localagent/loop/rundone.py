@@ -67,7 +67,7 @@ def finished(
     run subtask (only in the small-model profile)."""
     target = _target(state) if small else ""
     for cmd in facts.get("ran", []) if target else []:
-        found = outcome(cmd, text)
+        found = outcome(cmd, text, cmd in facts.get("fed", []))
         if runs(target, cmd) and found is not None and found[0]:
             return Finished(key(cmd), prompts.render("done_by_run", cmd=key(cmd), summary=found[1]))
     return None

@@ -113,16 +113,23 @@ def key(cmd: str) -> str:
     return " ".join(cmd.split())
 
 
-def judge(kind: str, returncode: int | None, output: str) -> tuple[bool | None, str]:
+def judge(
+    kind: str, returncode: int | None, output: str, fed: bool = False
+) -> tuple[bool | None, str]:
     """Did a check pass? From the exit code and from the summary it printed.
 
     A wrapper that exits 0 while printing "1 failed" did not pass. A script that died
     waiting for input (EOFError), ran out of time or printed nothing with exit code 0
-    proves nothing either way. A script's own exit code is a fact, not a verdict ("exits
-    with status 2 without arguments" may be the goal): only a traceback fails it.
+    proves nothing either way; one that was given input (`fed`), printed something and
+    then asked for more (a game loop) did what that input asked. A script's own exit
+    code is a fact, not a verdict ("exits with status 2 without arguments" may be the
+    goal): only a traceback fails it.
     """
     found = _FAILED.search(output) or (_ERRORS.search(output) if kind != "script" else None)
     if kind == "script" and "EOFError" in output and _TRACEBACK in output:
+        printed = [line for line in output[: output.find(_TRACEBACK)].splitlines() if line.strip()]
+        if fed and len(printed) >= 2:  # a game loop asks again after the moves it was given
+            return True, f"it read all its input, then asked for more; before: {printed[-2][:80]}"
         return None, "inconclusive: it waited for input (run it again with stdin)"
     if kind in ("pytest", "unittest") and (returncode == 5 or _NO_TESTS.search(output)):
         return None, "inconclusive: no tests ran"
@@ -175,12 +182,13 @@ def _own(text: str) -> str:
     return text
 
 
-def outcome(cmd: str, result: str) -> tuple[bool | None, str] | None:
+def outcome(cmd: str, result: str, fed: bool = False) -> tuple[bool | None, str] | None:
     """Whether a run of `cmd` with this observation passed (None: inconclusive), and its
-    summary; None when it did not run to an end (refused, stopped): no evidence at all."""
+    summary; None when it did not run to an end (refused, stopped): no evidence at all.
+    `fed`: the run was given input (stdin)."""
     if not _own(result).startswith(("exit code", "timed out")):
         return None
-    return judge(check_kind(cmd) or "script", *split_result(result))
+    return judge(check_kind(cmd) or "script", *split_result(result), fed=fed)
 
 
 def mentioned(cmd: str) -> list[str]:
@@ -262,7 +270,8 @@ def note_program_check(ledger: Ledger, rec: dict[str, Any]) -> None:
 
 def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> None:
     seq = rec["seq"]
-    found = outcome(cmd, str(rec.get("result", "")))
+    fed = cmd in recorded_facts(rec).get("fed", [])
+    found = outcome(cmd, str(rec.get("result", "")), fed)
     if found is None:
         return  # refused, or stopped before it ended: no evidence either way
     kind = check_kind(cmd)

@@ -63,7 +63,8 @@ def run_cmd(
     if ok and not result.output.strip() and (idle := _idle_script(ctx, cmd)):
         waited = ctx.prompts.render("printed_nothing", script=idle)
     text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
-    return ToolResult(ok, text, returncode=result.returncode, facts={"ran": [cmd]}, output=stored)
+    facts = {"ran": [cmd], "fed": [cmd] if stdin else []}
+    return ToolResult(ok, text, returncode=result.returncode, facts=facts, output=stored)
 
 
 def _idle_script(ctx: ToolContext, cmd: str) -> str:
