@@ -163,7 +163,7 @@ def test_a_server_without_tools_is_driven_by_the_text_protocol_once() -> None:
 
 
 def test_plans_use_response_format_and_fall_back_to_the_schema_in_the_prompt() -> None:
-    plan = {"tasks": [{"description": "t", "subtasks": ["s"]}]}
+    plan = {"tasks": [{"description": "Write it", "subtasks": ["Write a.py"]}]}
     rule = {"kind": "plan", "reply": {"content": json.dumps(plan)}}
     prompt_rule = {"match": "JSON schema", "in": "last", "reply": {"content": json.dumps(plan)}}
     with FakeServer(scenario(rules=[rule])) as server:

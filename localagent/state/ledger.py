@@ -150,7 +150,8 @@ def judge(
 def _script(returncode: int, output: str) -> tuple[bool | None, str]:
     if _TRACEBACK in output:
         return False, _last_line(output)
-    last = _last_line(output.replace(NO_OUTPUT, ""))
+    # run_cmd's notes (e.g. printed_nothing) follow its "(no output)": not the program's
+    last = "" if output.lstrip().startswith(NO_OUTPUT) else _last_line(output)
     if returncode == 0 and not last:
         return None, "inconclusive: it printed nothing (a program that only defines functions)"
     return True, f"exit code {returncode}" + (f": {last}" if last else "")
