@@ -219,7 +219,11 @@ def test_a_write_with_a_syntax_error_completes_nothing(tmp_path: Path) -> None:
         ("Write mathx/core.py with add and sub", "mathx/core.py"),
         ("run python hello_world.py", ""),
         ("Create hello.py and run it", ""),
-        ("Write tests in test_core.py", ""),
+        ("Write tests in test_core.py", "test_core.py"),
+        # Qwen2.5-Coder-1.5B's mathx plan: the file's folder and the noun are no test run
+        ("write_file tests/test_mathx.py with the test cases", "tests/test_mathx.py"),
+        ("Write calc.py and test it", ""),
+        ("Write test_calc.py, then run pytest", ""),
         ("Write a.py and b.py", ""),
         ("Fix the bug in app.py", ""),
     ],
@@ -329,3 +333,23 @@ def test_what_a_script_does_when_run(
     script = pyscript.parse(source)
     assert script is not None
     assert (script.acts, script.reads_input, script.stubs) == (acts, reads, stubs)
+
+
+def test_a_test_file_written_early_is_done_by_its_unchanged_rewrite(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-1.5B's mathx run: it wrote tests/test_mathx.py while the module's
+    subtask was active, then rewrote it unchanged in "write_file tests/test_mathx.py with
+    the test cases" until three strikes: "test" in the path and the noun read as a test
+    run, so that subtask was no write subtask."""
+    module = {"path": "mathx.py", "content": "def add(a, b):\n    return a + b\n"}
+    tests = {"path": "tests/test_mathx.py", "content": "import mathx\n\n\ndef test_add():\n"
+             "    assert mathx.add(1, 2) == 3\n"}  # fmt: skip
+    plan = plan_rule(
+        ("mathx", ["write_file mathx.py with the function definitions",
+                   "write_file tests/test_mathx.py with the test cases"]),
+    )  # fmt: skip
+    replies = [call("write_file", **a) for a in (module, tests, module, tests)]
+    ran, _ = small_model_goal(tmp_path, "Create mathx", plan, replies)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    check_no_strikes(tmp_path)
+    assert [r.get("by") for r in of(tmp_path, "subtask_completed")] == ["write", "write"]
+    assert len(rounds(tmp_path)) == 4

@@ -188,8 +188,10 @@ _WRITES = re.compile(
     re.I,
 )
 _MORE_THAN_WRITING = re.compile(
-    r"\b(?:run|runs|running|execute|executes|test|tests|testing|pytest|check|verify|commit|"
-    r"install|read|fix|update|edit|modify|append|and then)\b",
+    r"\b(?:run|runs|running|execute|executes|testing|pytest|check|verify|commit|"
+    r"install|read|fix|update|edit|modify|append|and then)\b"
+    # "test" as a verb ("... and test it"), not a noun ("with the test cases", "Write tests")
+    r"|\b(?:and|then|to|also)\s+test\b|\btest\s+(?:it|them|that|whether)\b",
     re.I,
 )
 
@@ -197,9 +199,10 @@ _MORE_THAN_WRITING = re.compile(
 def written_file(text: str) -> str:
     """The one file a write subtask writes: the subtask says to write or create exactly
     one named file and asks for nothing else (no run, no test, no edit); "" otherwise."""
-    if not _WRITES.match(text) or _MORE_THAN_WRITING.search(text):
-        return ""
     named = evidence.named_files(text)
+    words = _FILE.sub(" ", text)  # tests/test_mathx.py names a file, not a test run
+    if not _WRITES.match(text) or _MORE_THAN_WRITING.search(words):
+        return ""
     return named[0] if len(named) == 1 else ""
 
 
