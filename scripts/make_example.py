@@ -3,7 +3,7 @@
     python scripts/make_example.py
 
 The run is the real agent (planner, loop guard, tools, journal) in a temporary
-workspace; the model's replies come from the scenario below. One command is repeated
+workspace; the model's replies come from the scenario below. One call is repeated
 on purpose so that `loops.json` has an entry to show, and one claim comes before its
 check so that the completion gate's "not accepted yet" shows too.
 """
@@ -82,8 +82,9 @@ SCENARIO = {
         call("run_cmd", cmd="python rps.py rock"),
         call("mark_subtask_complete", success=True, reason="rps.py written; it plays a round"),
         call("run_cmd", cmd="python rps.py rock"),
-        call("run_cmd", cmd="python rps.py rock"),
-        call("run_cmd", cmd="python rps.py rock"),
+        call("read_file", path="rps.py"),
+        call("read_file", path="rps.py"),
+        call("read_file", path="rps.py"),
         call("mark_subtask_complete", success=True, reason="it plays a round"),
         call("write_file", path="test_rps.py", content=TEST),
         call("mark_subtask_complete", success=True, reason="tests written"),

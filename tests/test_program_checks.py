@@ -42,7 +42,7 @@ def test_the_script_nothing_ran_is_run_before_the_verdict(tmp_path: Path) -> Non
     assert (check["cmd"], check["source"], check["status"]) == (
         "python hello_world.py", "program", "ran",
     )  # fmt: skip
-    assert check["returncode"] == 0 and "Hello, World!" in check["output"]
+    assert check["returncode"] == 0 and "Hello, World!" in check["output"] and check["ok"]
     [verdict] = records_of(tmp_path, "verdict")
     assert (verdict["verdict"], verdict["verification"]) == ("VERIFIED", "verified")
     told = "\n".join(str(m["content"]) for m in asked[-1]["messages"])
@@ -65,7 +65,7 @@ def test_a_script_that_crashes_is_a_fact_for_the_model_not_a_failure(tmp_path: P
         result = run_cli(cli_env(server.url), *args, "--foreground")
     assert result.returncode == 0, result.stderr
     [check] = records_of(ws, "check_finished")
-    assert check["status"] == "ran" and "IndexError" in check["summary"]
+    assert check["status"] == "ran" and "IndexError" in check["summary"] and not check["ok"]
     [verdict] = records_of(ws, "verdict")
     assert (verdict["source"], verdict["then"]) == ("model", "complete")
     assert verdict["verification"] == "unverified"  # nothing shows it works
@@ -111,5 +111,5 @@ def test_a_check_of_the_user_s_means_no_script_is_run(tmp_path: Path) -> None:
         )
         result = run_cli(cli_env(server.url), *args)
     assert result.returncode == 0, result.stderr
-    assert [c["source"] for c in records_of(ws, "check_finished")] == ["user"]
+    assert [(c["source"], c["ok"]) for c in records_of(ws, "check_finished")] == [("user", True)]
     assert [r["cmd"] for r in records(ws) if r["type"] == "check_started"] == ["python hello.py"]

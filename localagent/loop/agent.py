@@ -330,9 +330,13 @@ class Agent:
         if self.stop.requested():
             return  # cut off: it stays open and runs again on resume
         log.info("goal check `%s`: %s (%s)", check["cmd"], outcome["status"], outcome["summary"])
+        # `ok` (SPEC §5): it passed; for a program the verification ran, it exited 0
+        ok = outcome.get("returncode") == 0 if outcome["status"] == "ran" else None
+        ok = outcome["status"] == "passed" if ok is None else ok
         self.journal.append(
-            "check_finished", id=check["id"], cmd=check["cmd"], source=check["source"], **outcome
-        )
+            "check_finished", id=check["id"], cmd=check["cmd"], source=check["source"], ok=ok,
+            **outcome,
+        )  # fmt: skip
 
     def fail_subtask(
         self, reason: str, call_id: str | None = None, claim: str = "", stuck: bool = False
