@@ -335,6 +335,40 @@ def test_what_a_script_does_when_run(
     assert (script.acts, script.reads_input, script.stubs) == (acts, reads, stubs)
 
 
+@pytest.mark.parametrize(
+    ("source", "entry", "tail"),
+    [
+        ("def helper(x):\n    return x\n\ndef main():\n    print(1)\n", "main", "    print(1)"),
+        ("def play_game(rounds=3):\n    print(1)\n", "play_game", "    print(1)"),
+        (
+            "def only():\n    return 1\n\ndef twice(x):\n    return 1\n",
+            "only",
+            "def twice(x):\n    return 1",
+        ),
+        ("def a():\n    print(1)\n\ndef b():\n    print(2)\n", "", ""),  # which one?
+        ("def main(args):\n    print(args)\n", "", ""),  # it needs an argument
+        ("def main():\n    pass\n", "", ""),  # a stub
+        ("def main():\n    print(1)\nmain()\n", "", ""),  # it calls it already
+        ("def main(*, k):\n    print(k)\n", "", ""),
+        ("@app.command()\ndef main():\n    print(1)\n", "", ""),
+    ],
+)
+def test_which_function_a_script_that_calls_nothing_would_call(
+    source: str, entry: str, tail: str
+) -> None:
+    """The call a note offers goes after the fewest last lines found once in the file."""
+    script = pyscript.parse(source)
+    assert script is not None and (script.entry, script.tail) == (entry, tail)
+    call = pyscript.call_entry("g.py", script)
+    if entry:
+        assert call is not None
+        edited = source.replace(call["arguments"]["old"], call["arguments"]["new"])  # type: ignore[index]
+        assert pyscript.parse(edited).acts  # type: ignore[union-attr]
+        assert edited.rstrip().endswith(f"{entry}()")
+    else:
+        assert call is None
+
+
 def test_a_test_file_written_early_is_done_by_its_unchanged_rewrite(tmp_path: Path) -> None:
     """Qwen2.5-Coder-1.5B's mathx run: it wrote tests/test_mathx.py while the module's
     subtask was active, then rewrote it unchanged in "write_file tests/test_mathx.py with

@@ -211,6 +211,9 @@ class Actions:
         self, name: str, args: dict[str, Any], call_id: str, block: loopguard.Block
     ) -> None:
         reason = loopguard.explain(block, self.prompts)
+        tool = self.tools.get(name, given_arguments(args))
+        if tool is not None and tool.policy.blocked_note is not None:
+            reason = "\n".join(filter(None, [reason, tool.policy.blocked_note(self.ctx, args)]))
         log.warning(
             "blocked %s (%s, attempt %d)", block.signature[:120], block.pattern, block.count
         )

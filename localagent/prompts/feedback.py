@@ -75,7 +75,7 @@ CLAIM_LOOP = "the model made the same failure claim {count} times across subtask
 PRINTED_NOTHING = """\
 NOTE: {script} printed nothing: its code only defines functions or classes and calls \
 none of them, so running it does nothing. Make it call them (for example under \
-if __name__ == "__main__":), then run it again."""
+if __name__ == "__main__":), then run it again.{fix}"""
 
 WAITED_FOR_INPUT = """\
 NOTE: the program waited for input and got none. Run it again with its input in \

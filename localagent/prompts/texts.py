@@ -261,7 +261,7 @@ PROMPTS: dict[str, Prompt] = {
     "printed_nothing": Prompt(
         PRINTED_NOTHING,
         "note on a script that ran, printed nothing and calls nothing",
-        _spec("script"),
+        _spec("script", "fix"),
     ),
     "output_stored": Prompt(
         OUTPUT_STORED, "note on a long output kept whole", _spec("id", "lines")

@@ -96,6 +96,7 @@ def catalog() -> ToolRegistry:
                     spawns=True,
                     canonical=_respaced,
                     guide="guide_run_cmd",
+                    blocked_note=commands.blocked_note,
                 ),
             ),
             make_tool(outputs.read_output),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import shlex
 from typing import Annotated
 
@@ -61,22 +62,37 @@ def run_cmd(
     output = result.output if result.output.strip() else "(no output)"
     waited = ctx.prompts.render("waited_for_input") if _EOF in result.output and not stdin else ""
     if ok and not result.output.strip() and (idle := _idle_script(ctx, cmd)):
-        waited = ctx.prompts.render("printed_nothing", script=idle)
+        waited = ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1])
     text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
     facts = {"ran": [cmd], "fed": [cmd] if stdin else []}
     return ToolResult(ok, text, returncode=result.returncode, facts=facts, output=stored)
 
 
-def _idle_script(ctx: ToolContext, cmd: str) -> str:
-    """The script `python X.py` ran when its code calls nothing at its top level, or ""."""
+def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
+    """A blocked repeat of `python X.py` for an X.py that calls nothing says so again,
+    with its fix: Qwen2.5-Coder-1.5B ran such a game until three strikes, and the note
+    was no longer the latest thing it read."""
+    cmd = args.get("cmd")
+    idle = _idle_script(ctx, cmd) if isinstance(cmd, str) else None
+    return ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1]) if idle else ""
+
+
+def _idle_script(ctx: ToolContext, cmd: str) -> tuple[str, str] | None:
+    """The script `python X.py` ran when its code calls nothing at its top level, and the
+    call that makes it call its entry function, ready to copy ("" when none is clear)."""
     try:
         words = [w for w in split_command(cmd) if w not in PYTHON_OPTIONS]
     except ValueError:
-        return ""
+        return None
     if len(words) < 2 or not words[1].lower().endswith(".py") or not is_python(words[0]):
-        return ""
-    script = pyscript.read(ctx.root, words[1].replace("\\", "/"))
-    return words[1] if script is not None and not script.acts else ""
+        return None
+    path = words[1].replace("\\", "/")
+    script = pyscript.read(ctx.root, path)
+    if script is None or script.acts:
+        return None
+    call = pyscript.call_entry(path, script)
+    fix = f" To call {script.entry}() when it runs, send: {json.dumps(call)}" if call else ""
+    return words[1], fix
 
 
 def _status(result: ProcessResult, timeout: float) -> str:

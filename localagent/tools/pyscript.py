@@ -20,6 +20,8 @@ class Script:
     acts: bool  # a call at its top level, or a `__main__` block
     reads_input: bool  # input() or sys.stdin anywhere
     stubs: list[str] = field(default_factory=list)  # functions whose body is only pass/...
+    entry: str = ""  # the function a script that calls nothing would call (see `_entry`)
+    tail: str = ""  # its last lines, found once in it: where a call to `entry` would go
 
 
 def read(root: Path, path: str) -> Script | None:
@@ -51,7 +53,49 @@ def parse(source: str | bytes) -> Script | None:
         or (isinstance(node, ast.If) and "__main__" in ast.unparse(node.test))
         for node in tree.body
     )
-    return Script(acts, reads, stubs)
+    entry = "" if acts else _entry(tree, stubs)
+    text = source if isinstance(source, str) else source.decode("utf-8", "replace")
+    return Script(acts, reads, stubs, entry, _tail(text) if entry else "")
+
+
+def call_entry(path: str, script: Script) -> dict[str, object] | None:
+    """The replace_in_file call that makes `script` call its entry when it runs."""
+    if not script.entry or not script.tail:
+        return None
+    block = f'\n\n\nif __name__ == "__main__":\n    {script.entry}()'
+    arguments = {"path": path, "old": script.tail, "new": script.tail + block}
+    return {"name": "replace_in_file", "arguments": arguments}
+
+
+def _tail(text: str, most: int = 4) -> str:
+    """The fewest last lines (at most `most`) that occur only once in `text`."""
+    lines = text.rstrip().splitlines()
+    for count in range(1, min(most, len(lines)) + 1):
+        tail = "\n".join(lines[-count:])
+        if tail.strip() and text.count(tail) == 1:
+            return tail
+    return ""
+
+
+# What a program's starting function is called, most likely first.
+ENTRY_NAMES = ("main", "play", "play_game", "run", "run_game", "start", "game")
+
+
+def _entry(tree: ast.Module, stubs: list[str]) -> str:
+    """The top-level function to call when the script runs: one of ENTRY_NAMES, else the
+    only one there is; only a function that needs no argument and is not a stub."""
+    callable_now = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and node.name not in stubs
+        and not node.decorator_list
+        and not node.args.posonlyargs
+        and len(node.args.args) == len(node.args.defaults)
+        and all(default is not None for default in node.args.kw_defaults)
+    ]
+    named = [name for name in ENTRY_NAMES if name in callable_now]
+    return named[0] if named else (callable_now[0] if len(callable_now) == 1 else "")
 
 
 def _stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -30,6 +30,9 @@ class Policy:
     # Spells arguments the same way whatever the model wrote (a command re-spaced).
     canonical: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     guide: str = ""  # the prompt of its rule lines in the system prompt while it is enabled
+    # What the observation of a blocked repeat of it adds: the note its last run ended
+    # with, which nothing has changed since (a script that calls nothing, and its fix).
+    blocked_note: Callable[[Any, dict[str, Any]], str] | None = None
 
 
 @dataclass(frozen=True)
