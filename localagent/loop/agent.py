@@ -197,15 +197,11 @@ class Agent:
         return Front(self.system[native], self.tools.specs() if native else None)
 
     def request_front(self) -> Front:
-        """How a plan, replan or verdict request opens: as the rounds do, so the server's
-        prompt cache keeps serving the rounds' front. In the small profile, once the server
-        refused `pattern` in the answer's schema, without the tools: Qwen2.5-Coder-1.5B
-        answers a plan request that carries them, unconstrained, with a tool call begun
-        inside the JSON (`"subtasks": ["{{"]`)."""
+        """How a plan, replan or verdict request opens: as the rounds do, but without the
+        tools in the small profile. Qwen2.5-Coder-1.5B answers every plan request that
+        carries them with a tool call begun inside the JSON (`"subtasks": ["{{"]`)."""
         front = self.front()
-        if self.planner.small and not self.model.patterns:
-            return dataclasses.replace(front, tools=None)
-        return front
+        return dataclasses.replace(front, tools=None) if self.planner.small else front
 
     def ask(self) -> None:
         native = self.model.native_tools

@@ -37,10 +37,6 @@ class Plan(BaseModel):
     tasks: list[PlannedTask] = Field(min_length=1, max_length=6)
 
 
-# No braces in a plan's words: with the tools in its prompt a small model begins a tool
-# call inside the JSON (`"subtasks": ["{{"]`); a server that enforces `pattern` (llama.cpp,
-# Ollama) cannot write that, so plan requests keep the rounds' front and its cache.
-WORDS = {"type": "string", "pattern": "^[^{}]+$"}
 PLAN_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -49,8 +45,8 @@ PLAN_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "description": WORDS,
-                    "subtasks": {"type": "array", "items": WORDS},
+                    "description": {"type": "string"},
+                    "subtasks": {"type": "array", "items": {"type": "string"}},
                 },
                 "required": ["description", "subtasks"],
             },

@@ -89,7 +89,6 @@ class HttpModel:
         self.stop = stop or StopSignal()
         self.wait = stop.wait if stop is not None else wait
         self.native_tools = True
-        self.patterns = True  # `pattern` in answer schemas, until the server refuses it
         self.num_ctx = config.num_ctx
         self.num_predict = config.num_predict
         self.on_wait: Callable[[str], None] | None = None

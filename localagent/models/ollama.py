@@ -30,7 +30,6 @@ from localagent.models.base import (
 from localagent.models.calls import function_tools, read_call, unreadable_call
 from localagent.models.config import ModelConfig
 from localagent.models.loops import LoopCut
-from localagent.models.patterns import has_patterns, without_patterns
 from localagent.models.protocol import Health, Message, ModelInfo, Reply, ToolSpec, prompt_size
 from localagent.models.wire import (
     ERROR_BYTES,
@@ -182,7 +181,7 @@ class OllamaModel(HttpModel):
         if tools:
             request["tools"] = function_tools(tools)
         if schema is not None:
-            request["format"] = schema if self.patterns else without_patterns(schema)
+            request["format"] = schema
         return request
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
@@ -213,22 +212,8 @@ class OllamaModel(HttpModel):
                     raise Downgrade(
                         f"{self.config.model} has no native tool calling; using the text protocol"
                     )
-                patterned = self.patterns and has_patterns(schema)
-                if patterned and _refuses_patterns(r.status_code, error):
-                    self.patterns = False
-                    raise Downgrade(
-                        f"the server refuses patterns in format ({error[:120]}); "
-                        "sending the schema without them"
-                    )
                 raise Refused(r.status_code, error)
             return _cache_estimate(_read(exchange.lines(r), known), messages)
-
-
-def _refuses_patterns(status: int, error: str) -> bool:
-    """Ollama before it handed schemas to llama-server answered a schema it could not
-    turn into grammar with 400 "invalid JSON schema in format"."""
-    text = error.lower()
-    return status in (400, 500) and any(w in text for w in ("format", "schema", "pattern", "regex"))
 
 
 def _cache_estimate(reply: Reply, messages: list[Message]) -> Reply:

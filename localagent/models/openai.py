@@ -26,7 +26,6 @@ from localagent.models import numbers, openai_info, openai_reply
 from localagent.models.base import Downgrade, HttpModel, Refused
 from localagent.models.calls import function_tools
 from localagent.models.config import ModelConfig
-from localagent.models.patterns import has_patterns, without_patterns
 from localagent.models.protocol import Health, Message, ModelInfo, Reply, ToolSpec
 from localagent.models.wire import (
     ERROR_BYTES,
@@ -85,7 +84,7 @@ def encode(messages: list[Message]) -> list[dict[str, Any]]:
 def _with_schema_in_prompt(wire: list[dict[str, Any]], schema: dict[str, Any]) -> None:
     """The schema after the last message: the front of the prompt (the system prompt every
     call shares) stays as it is, so the server's prompt cache still serves it."""
-    text = JSON_IN_PROMPT + json.dumps(without_patterns(schema))
+    text = JSON_IN_PROMPT + json.dumps(schema)
     if wire and wire[-1]["role"] == "user":
         wire[-1] = {**wire[-1], "content": f"{wire[-1]['content']}\n\n{text}"}
     else:
@@ -231,10 +230,9 @@ class OpenAIModel(HttpModel):
         if tools:
             request["tools"] = function_tools(tools)
         if schema is not None and self.structured:
-            sent = schema if self.patterns else without_patterns(schema)
             request["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "answer", "schema": sent},
+                "json_schema": {"name": "answer", "schema": schema},
             }
         elif schema is not None:
             _with_schema_in_prompt(wire, schema)
@@ -242,24 +240,13 @@ class OpenAIModel(HttpModel):
             request["cache_prompt"] = True  # reuse the KV cache for the unchanged prefix
         return request
 
-    def _refused(
-        self, status: int, error: str, tools: bool, schema: bool, patterned: bool = False
-    ) -> Exception:
-        """A Downgrade when the server refused a capability it can do without: tools,
-        then `pattern` in the schema, then the schema itself."""
+    def _refused(self, status: int, error: str, tools: bool, schema: bool) -> Exception:
+        """A Downgrade when the server refused a capability it can do without."""
         if tools and status in (400, 422, 500, 501) and _mentions(error, "tool", "jinja"):
             self.native_tools = False
             self.tools_note = f"the server refuses tool calls ({error[:120]})"
             return Downgrade(f"{self.tools_note}; using the text protocol. {self.tools_fix}")
         wording = _mentions(error, "response_format", "json_schema", "schema", "grammar")
-        # A schema the server could not turn into grammar, rather than no schema at all.
-        unusable = _mentions(error, "pattern", "regex", "grammar", "invalid json schema")
-        if patterned and self.patterns and status in (400, 422, 500, 501) and unusable:
-            self.patterns = False
-            return Downgrade(
-                f"the server refuses patterns in response_format ({error[:120]}); "
-                "sending the schema without them"
-            )
         if schema and self.structured and status in (400, 422, 500, 501) and wording:
             self.structured = False
             return Downgrade(
@@ -286,13 +273,12 @@ class OpenAIModel(HttpModel):
         tools = tools if self.native_tools else None
         request = self._request(messages, tools, schema, temperature)
         structured = "response_format" in request
-        patterned = structured and self.patterns and has_patterns(schema)
         exchange = self._exchange(reply_bytes(self.num_predict), abandon=abandon)
         idle = self.config.request_timeout
         with exchange.open(self.http, "POST", "chat/completions", idle, json=request) as r:
             if r.status_code != 200:
                 error = error_text(exchange.whole(r, ERROR_BYTES))
-                raise self._refused(r.status_code, error, bool(tools), structured, patterned)
+                raise self._refused(r.status_code, error, bool(tools), structured)
             known = {t.name for t in tools or []}
             if r.headers.get("content-type", "").startswith("application/json"):
                 # a server that does not stream

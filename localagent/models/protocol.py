@@ -106,7 +106,6 @@ class Health:
 class Model(Protocol):
     backend: str  # "ollama" or "openai", as the setting names it
     native_tools: bool  # False once the server refused tools: the text protocol is used
-    patterns: bool  # False once the server refused `pattern` in an answer's schema
     num_ctx: int  # the context window of the run, bounded by the server's
     num_predict: int  # the cap on a reply's tokens in this run (the small profile lowers it)
     missing_fix: str  # what to type when the model is not on the server

@@ -31,7 +31,7 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "verdict": {"type": "string", "enum": ["VERIFIED", "NOT_VERIFIED"]},
-        "unmet": {"type": "array", "items": {"type": "string", "pattern": "^[^{}]+$"}},
+        "unmet": {"type": "array", "items": {"type": "string"}},
         "evidence": {"type": "array", "items": {"type": "integer"}},
         "next": {"type": "string", "enum": ["finish", "retry_subtask", "replan"]},
     },

@@ -36,8 +36,7 @@ A JSON object; every key is optional:
       "replies": [REPLY, ...],
       "default": REPLY,
       "verdict": REPLY,
-      "llama_cpp": false, "response_format": true, "patterns": true, "api_key": "",
-      "prompt_cache": false
+      "llama_cpp": false, "response_format": true, "api_key": "", "prompt_cache": false
     }
 
 `prompt_cache` makes every chat reply carry llama.cpp's `timings` (`cache_n`, `prompt_n`)
@@ -49,8 +48,7 @@ tools and messages shared from the start with the previous request came from the
 model's `parameter_size`) in `/v1/models`; `lm_studio` serves LM Studio's
 `/api/v0/models/ID` and `/api/v1/models` (`params_string`), and leaves the context
 size out of `/v1/models`, as LM Studio does; `response_format: false` refuses OpenAI
-structured output; `patterns: false` refuses (400) a schema with a `pattern` on both
-APIs, as Ollama 0.5 did ("invalid JSON schema in format");
+structured output;
 `api_key` makes the /v1 endpoints demand that key; `embed_body` answers every
 embedding request with exactly that text; `embed_delay` waits that many seconds before
 answering each embedding request (a slow index build).

@@ -153,7 +153,7 @@ class Handler(Streams):
             auth = self.headers.get("Authorization", "")
             refusal = fake_openai.refusal(body, model, fake.scenario, auth)
         else:
-            refusal = chat_refusal(body, model, fake.scenario)
+            refusal = chat_refusal(body, model)
         if refusal is not None:
             fake._note(path, body, status=refusal[0])
             self._send_error(refusal[0], refusal[1], openai)

@@ -12,7 +12,6 @@ from typing import Any
 
 from localagent.models.fake.scenario import DEFAULT_CHUNKS, EMBED_DIMS
 from localagent.models.fake.script import content_text, request_messages
-from localagent.models.patterns import has_patterns
 
 
 def toy_embedding(text: str, dims: int = EMBED_DIMS) -> list[float]:
@@ -77,9 +76,7 @@ def show(model: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def chat_refusal(
-    body: dict[str, Any], model: dict[str, Any] | None, scenario: dict[str, Any]
-) -> tuple[int, str] | None:
+def chat_refusal(body: dict[str, Any], model: dict[str, Any] | None) -> tuple[int, str] | None:
     name = body.get("model")
     if not name:
         return 400, "model is required"
@@ -89,8 +86,6 @@ def chat_refusal(
         return 400, f"registry.ollama.ai/library/{model['name']} does not support tools"
     if body.get("think") and "thinking" not in model["capabilities"]:
         return 400, f'"{name}" does not support thinking'
-    if not scenario.get("patterns", True) and has_patterns(body.get("format")):
-        return 400, "invalid JSON schema in format"  # Ollama 0.5's words
     return None
 
 

@@ -20,8 +20,6 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from localagent.models.patterns import has_patterns
-
 JINJA = "tools param requires --jinja flag"
 
 
@@ -135,8 +133,6 @@ def refusal(
         return 500, JINJA
     if body.get("response_format") and not scenario.get("response_format", True):
         return 400, "response_format json_schema is not supported by this server"
-    if not scenario.get("patterns", True) and has_patterns(body.get("response_format")):
-        return 400, "response_format: unsupported JSON schema keyword 'pattern'"
     unmatched = _unmatched_result(body.get("messages") or [])
     if unmatched is not None:
         return 400, f"a tool message's tool_call_id {unmatched!r} matches no tool call"
