@@ -142,18 +142,30 @@ def kinds_of(sent: list[dict[str, Any]]) -> list[str]:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_the_small_profile_asks_for_plans_and_verdicts_without_the_tools(
+def test_the_small_profile_asks_for_plans_and_verdicts_on_their_own_front(
     tmp_path: Path, backend: str
 ) -> None:
     """Qwen2.5-Coder-1.5B on llama-server answered every plan request that carried the
-    tools with `"subtasks": ["{{"]`, and gave real plans to the same request without
-    them: in the small profile, plan and verdict requests open with the rounds' system
-    prompt alone."""
+    tools with `"subtasks": ["{{"]` (llama-server does not hold a request with tools to
+    its schema), and gave real plans without them. A request that shares the start of the
+    rounds' prompt takes their cache slot and keeps the engine from restoring their state
+    after it (measured: the next round read 909 of 1,012 tokens again, against 12 when
+    the plan's prompt shared nothing). So in the small profile plan and verdict requests
+    open with their own system prompt and no tools."""
     sent = run_two_files(tmp_path, backend, profile="small")
     kinds = kinds_of(sent)
     assert kinds[0] == "plan" and kinds[-1] == "verify" and kinds.count("round") == 4
-    assert len({json.dumps(r["messages"][0]) for r in sent}) == 1
     assert [bool(r.get("tools")) for r in sent] == [k == "round" for k in kinds]
+    fronts = [r["messages"][0]["content"] for r in sent]
+    rounds_front = {f for f, k in zip(fronts, kinds, strict=True) if k == "round"}
+    assert len(rounds_front) == 1
+    (front,) = rounds_front
+    for own, kind in zip(fronts, kinds, strict=True):
+        if kind != "round":
+            shared = next(
+                (i for i, (a, b) in enumerate(zip(own, front, strict=False)) if a != b), 0
+            )
+            assert shared < len(own) // 10, kind
 
 
 def test_the_views_show_the_cache_and_the_seconds_per_round(tmp_path: Path) -> None:

@@ -196,12 +196,18 @@ class Agent:
             )
         return Front(self.system[native], self.tools.specs() if native else None)
 
-    def request_front(self) -> Front:
-        """How a plan, replan or verdict request opens: as the rounds do, but without the
-        tools in the small profile. Qwen2.5-Coder-1.5B answers every plan request that
-        carries them with a tool call begun inside the JSON (`"subtasks": ["{{"]`)."""
-        front = self.front()
-        return dataclasses.replace(front, tools=None) if self.planner.small else front
+    def request_front(self) -> Front | None:
+        """How a plan, replan or verdict request opens: as the rounds do, or in the small
+        profile with its own instructions as the system prompt (None).
+
+        Without the tools: Qwen2.5-Coder-1.5B answers every plan request that carries them
+        with a tool call begun inside the JSON (`"subtasks": ["{{"]`), and llama-server
+        does not hold a request with tools to its schema. Nor with the rounds' system
+        prompt: a request that shares the start of the rounds' prompt takes their cache
+        slot (llama-server picks the slot sharing the most), and keeps the engine from
+        restoring their state after it; one that shares nothing goes to another slot, or
+        the rounds' state comes back from the engine's prompt cache (`--cache-ram`)."""
+        return None if self.planner.small else self.front()
 
     def ask(self) -> None:
         native = self.model.native_tools

@@ -65,7 +65,8 @@ class Planner:
     prompts: PromptSet = DEFAULT
     tools: Sequence[str] = ()  # the run's tools, but not mark_subtask_complete
     small: bool = False
-    front: Callable[[], Front] | None = None  # the run's rounds' front, as it is now
+    # How the run's plan requests open, as it is now (see `Agent.request_front`).
+    front: Callable[[], Front | None] | None = None
 
     def decompose(self, goal: str, on_call: OnCall) -> list[dict[str, Any]]:
         """The goal's tasks; without a usable plan, one task that is the goal. In the
