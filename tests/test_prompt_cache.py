@@ -258,3 +258,48 @@ def test_a_full_window_drops_half_of_it_then_grows_by_appending(tmp_path: Path) 
     # older results each round over budget made rounds read 700 to 3,000 tokens.
     kept = [n for i, n in enumerate(read[1:], 1) if starts[i] == starts[i - 1]]
     assert len(kept) >= len(rounds) - 2 and max(kept) <= 600, read
+
+
+def written(name: str, **arguments: Any) -> dict[str, Any]:
+    """A reply holding one call written in its text, as Qwen2.5-Coder-1.5B writes them."""
+    return {"content": "{" + json.dumps({"name": name, "arguments": arguments}) + "}"}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_calls_written_in_the_text_go_back_as_written_so_the_reply_stays_cached(
+    tmp_path: Path, backend: str
+) -> None:
+    """A server holds the reply it generated after the prompt. Calls the model wrote in
+    its text went back as the server's own calls too, rendered anew after the text and
+    read again every round (a write: its whole content); now the reply goes back as it
+    was written, each result after it as a message of its own, and the next round reads
+    only what is new. Calls the server itself parsed still go back as its calls."""
+    replies = [
+        written("write_file", path="a.txt", content="A\n" * 200),
+        done("a.txt written"),  # a call of the server's own
+        written("write_file", path="b.txt", content="B\n"),
+        written("mark_subtask_complete", success=True, reason="b.txt written"),
+    ]
+    fields = {**TWO_FILES, "replies": replies}
+    with FakeServer(scenario(**fields)) as fake:
+        where = {"base_url": fake.url + "/v1"} if backend == "openai" else {}
+        result = localagent.run_goal(
+            "Write a.txt and b.txt", tmp_path, ollama_host=fake.url, model=MODEL,
+            backend=backend, checks=[], **where,
+        )  # fmt: skip
+        sent = fake.chat_requests
+    assert result.status == "completed", result.reason
+    assert (tmp_path / "a.txt").read_text() == "A\n" * 200
+    rounds = [r for r in sent if not (r.get("format") or r.get("response_format"))]
+    after_write = rounds[1]["messages"]
+    reply = next(i for i, m in enumerate(after_write) if m["role"] == "assistant")
+    assert after_write[reply] == {"role": "assistant", "content": replies[0]["content"]}
+    assert after_write[reply + 1]["role"] == "user"
+    assert after_write[reply + 1]["content"].startswith("[result of write_file]\n")
+    native = rounds[2]["messages"]
+    answered = next(i for i, m in enumerate(native) if m.get("tool_calls"))
+    assert native[answered + 1]["role"] == "tool"
+    calls = [r for r in records(tmp_path) if r["type"] == "llm_call" and r["purpose"] == "round"]
+    # The round after the 400-character write reads its result and facts, not the write.
+    new = len(json.dumps(after_write[reply + 1:])) // CHARS_PER_TOKEN
+    assert calls[1]["prompt_tokens"] - calls[1]["cached_tokens"] <= new + 8, calls[1]

@@ -135,7 +135,11 @@ def _reply_messages(
         (c, answers.get(str(c["id"])) or {"tool": c["name"], "content": "", "status": "skipped"})
         for c in exchange.tool_calls
     ]
-    if not native:
+    if not native or exchange.written:
+        # Calls the model wrote in its text go back as it wrote them, each result after
+        # them as a message of its own: the reply is then the very tokens the server
+        # generated and still holds in its cache, where the calls as the server's own
+        # (`tool_calls`) would be rendered anew after them and read again.
         messages = [{"role": "assistant", "content": exchange.content}]
         return messages + [
             {"role": "user", "content": f"[result of {r['tool']}]\n{text(r)}"}

@@ -1,5 +1,6 @@
 """How every prompt opens: the rounds' system prompt and tools first, so that a plan,
-replan or verdict request after them does not evict what the server's cache holds."""
+replan or verdict request after them does not evict what the server's cache holds (in
+the small profile those requests open on their own instead: see `Agent.request_front`)."""
 
 from __future__ import annotations
 

@@ -81,6 +81,7 @@ class Exchange(_Model):
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     results: list[dict[str, str]] = Field(default_factory=list)
     settled: list[str] = Field(default_factory=list)
+    written: bool = False  # its calls were read from the reply's text, not the server's
 
 
 class Tokens(_Model):

@@ -111,6 +111,7 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
             subtask=state.ledger.subtask,
             probe=state.last_probe,
             content=rec.get("content", ""),
+            written=rec.get("recogniser") not in (None, "", "native"),
             tool_calls=[
                 {**call, "id": str(call.get("id") or f"{state.rounds}.{i}")}
                 for i, call in enumerate(rec.get("tool_calls", []), 1)

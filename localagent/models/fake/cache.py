@@ -1,9 +1,11 @@
-"""A stand-in for a server's prompt cache: one slot that keeps the latest prompt, as
-llama-server with one slot does, so tests see what the prompt layout costs.
+"""A stand-in for a server's prompt cache: one slot that keeps the latest prompt and the
+reply generated after it, as llama-server with one slot does, so tests see what the
+prompt layout costs.
 
 A prompt is the request's tools and messages as JSON text, the tools first (a chat
-template puts them in the system prompt); the tokens it shares with the previous prompt
-from the start (characters / 4) were served from the cache. The figures are llama.cpp's
+template puts them in the system prompt); the tokens it shares from the start with the
+previous prompt followed by its reply's text as an assistant message (characters / 4)
+were served from the cache. The figures are llama.cpp's
 `timings`: `cache_n` from the cache, `prompt_n` read anew.
 """
 
@@ -25,11 +27,13 @@ class PromptCache:
         self.last = ""
         self.lock = threading.Lock()
 
-    def timings(self, body: dict[str, Any]) -> dict[str, int]:
+    def timings(self, body: dict[str, Any], reply: str = "") -> dict[str, int]:
+        """The figures for `body`, whose reply's text is `reply`."""
         text = prompt_text(body)
+        generated = [*(body.get("messages") or []), {"role": "assistant", "content": reply}]
         with self.lock:
             shared = _shared(self.last, text)
-            self.last = text
+            self.last = prompt_text({**body, "messages": generated})
         total = max(1, len(text) // CHARS_PER_TOKEN)
         cached = min(shared // CHARS_PER_TOKEN, total - 1)  # the last token is always read
         return {"cache_n": cached, "prompt_n": total - cached}

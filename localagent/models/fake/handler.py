@@ -165,7 +165,8 @@ class Handler(Streams):
             return
         seq = fake._note(path, body, answered_by, reply.get("status", 200))
         if fake.scenario["prompt_cache"] and "timings" not in reply:
-            timings = fake.prompt_cache.timings(body)
+            content = reply.get("content")
+            timings = fake.prompt_cache.timings(body, content if isinstance(content, str) else "")
             whole = timings["cache_n"] + timings["prompt_n"]
             reply = {"prompt_eval_count": whole, **reply, "timings": timings}
         if fake._stopping.wait(reply.get("delay", 0)):
