@@ -12,7 +12,7 @@ from localagent.prompts.promptset import PromptSet
 from localagent.textcalls import ToolCall
 
 MAX_CALLS_PER_REPLY = 5
-CONTENT_CHARS = 2000  # of the reply's text, journaled
+CONTENT_CHARS = 8000  # of the reply's text, journaled (and sent back: see context._reply_messages)
 
 
 def earned(prompts: PromptSet, reply: Reply, sent: int, num_predict: int) -> str:
