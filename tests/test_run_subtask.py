@@ -342,3 +342,65 @@ def test_a_script_that_calls_nothing_is_told_the_call_that_makes_it_play(tmp_pat
     played = of(tmp_path, "action_finished")[-1]["result"]
     assert "You win!" in played or "You lose!" in played or "It's a tie!" in played
     assert [c["by"] for c in of(tmp_path, "subtask_completed")] == ["write", "run"]
+
+
+# Qwen2.5-Coder-1.5B's game in another run, verbatim: a class, and nothing that uses it.
+CLASS_GAME = (
+    "import random\n\nclass RPSGame:\n    def __init__(self):\n"
+    "        self.choices = ['rock', 'paper', 'scissors']\n\n"
+    "    def get_computer_choice(self):\n        return random.choice(self.choices)\n\n"
+    "    def play(self, player_choice):\n        computer_choice = self.get_computer_choice()\n"
+    "        if player_choice == computer_choice:\n            return 'draw'\n"
+    "        elif (player_choice == 'rock' and computer_choice == 'scissors') or "
+    "(player_choice == 'paper' and computer_choice == 'rock') or "
+    "(player_choice == 'scissors' and computer_choice == 'paper'):\n"
+    "            return 'win'\n        else:\n            return 'lose'"
+)
+CLASS_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py"}}}}'
+
+
+def test_a_run_of_a_program_that_calls_nothing_goes_back_to_a_write(tmp_path: Path) -> None:
+    """The 1.5B ran its class-only game until three strikes, and each replan it made gave
+    the same run back. The replan is made without the model: a write that makes the
+    program call its code, then the run again; the tasks after it stay."""
+    rps = "Create a rock-paper-scissors game"
+    plan = plan_rule(
+        ("Write the game logic in rps_game.py", ["write_file rps_game.py with the game logic"]),
+        ("Run the game to ensure it works correctly", ["run python rps_game.py"]),
+        ("Read the game", ["read_file rps_game.py"]),
+    )
+    write = {"name": "write_file", "arguments": {"path": "rps_game.py", "content": CLASS_GAME}}
+    main = CLASS_GAME + (
+        '\n\nif __name__ == "__main__":\n'
+        "    print(RPSGame().play(input('rock, paper or scissors? ')))\n"
+    )
+    rewrite = {"name": "write_file", "arguments": {"path": "rps_game.py", "content": main}}
+    play = {"name": "run_cmd", "arguments": {"cmd": "python rps_game.py", "stdin": "rock\n"}}
+    read = {"name": "read_file", "arguments": {"path": "rps_game.py"}}
+    replies = [json.dumps(write), *[CLASS_RUN] * 5, json.dumps(rewrite), json.dumps(play)]
+    replies += [json.dumps(read)]
+    scripted = [{"content": r} for r in replies]
+    ran, _ = small_model_goal(tmp_path, rps, plan, scripted, LOCALAGENT_MAX_ROUNDS="14")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    (failed,) = of(tmp_path, "subtask_failed")
+    assert "kept repeating blocked actions" in failed["reason"]
+    handed = [p for p in of(tmp_path, "plan") if p.get("replace_from")]
+    assert [p.get("by") for p in handed] == ["handback"]
+    assert handed[0]["tasks"] == [
+        {
+            "description": "Run the game to ensure it works correctly",
+            "subtasks": [
+                "write_file rps_game.py that calls its own code at the end "
+                '(under if __name__ == "__main__":)',
+                "run python rps_game.py",
+            ],
+        },
+        {"description": "Read the game", "subtasks": ["read_file rps_game.py"]},
+    ]
+    purposes = [r["purpose"] for r in records(tmp_path) if r["type"] == "llm_call"]
+    assert "replan" not in purposes
+    assert (tmp_path / "rps_game.py").read_text() == main
+    played = [a for a in of(tmp_path, "action_finished") if a["tool"] == "run_cmd"][-1]
+    assert any(word in played["result"] for word in ("win", "lose", "draw"))
+    done_by = [c.get("by") for c in of(tmp_path, "subtask_completed")]
+    assert done_by[:3] == ["write", "write", "run"]

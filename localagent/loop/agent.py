@@ -19,7 +19,16 @@ from typing import Any
 from localagent import tools
 from localagent.config.settings import Settings
 from localagent.journal import Journal
-from localagent.loop import actions, context, loopguard, planner, roundcall, rundone, writedone
+from localagent.loop import (
+    actions,
+    context,
+    handback,
+    loopguard,
+    planner,
+    roundcall,
+    rundone,
+    writedone,
+)
 from localagent.loop.strikes import Strikes
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front
@@ -170,6 +179,11 @@ class Agent:
             self.journal.append(
                 "plan", tasks=tasks, replace_from=due.task_index + 1, unmet=due.unmet
             )
+            return
+        if program := handback.idle_program(due, self.ctx.root):
+            tasks = handback.tasks(self.state, due, program, self.prompts)
+            log.info("%s calls none of its code: back to a write", program)
+            self.journal.append("plan", tasks=tasks, replace_from=due.task_index + 1, by="handback")
             return
         failed = (due.task, due.subtask)
         tasks = self.planner.replan(self.state, failed, due.reason, self._recorder("replan"))

@@ -105,6 +105,10 @@ RERUN_SKIPPED = "NOT RUN: running it again could only show the same."
 
 CARRIED_RUN = "`{cmd}` already succeeded in this run ({summary}) and nothing changed since"
 
+HANDBACK_WRITE = (
+    'write_file {script} that calls its own code at the end (under if __name__ == "__main__":)'
+)
+
 REPLANNED = """\
 NOTE: the plan was revised. What failed before belongs to the old plan: work on the \
 active subtask with the tools."""

@@ -27,6 +27,7 @@ from localagent.prompts.feedback import (
     FAILURE_REPEATED,
     FAILURE_UNTRIED,
     FORMAT_ERROR,
+    HANDBACK_WRITE,
     INSISTED,
     INTERRUPTED_CMD,
     INTERRUPTED_KILLED,
@@ -253,6 +254,11 @@ PROMPTS: dict[str, Prompt] = {
     "rerun_skipped": Prompt(RERUN_SKIPPED, "result: a repeat of a successful run", _spec()),
     "carried_run": Prompt(
         CARRIED_RUN, "why a replan's run subtask is carried as done", _spec("cmd summary")
+    ),
+    "handback_write": Prompt(
+        HANDBACK_WRITE,
+        "the write subtask a run of a program that calls nothing goes back to",
+        _spec("script"),
     ),
     "replanned": Prompt(REPLANNED, "notice: the plan was revised", _spec()),
     "waited_for_input": Prompt(

@@ -1,0 +1,50 @@
+"""A run subtask whose program calls none of its code goes back to a write.
+
+Qwen2.5-Coder-1.5B wrote rock-paper-scissors games that define functions or a class
+and call nothing. `python rps_game.py` printed nothing, the note said why (with the
+call that fixes it where one function is clearly the start), and the model ran it again
+until three strikes; each replan it made gave the same run back. Running is not the
+work left, writing is: when a run subtask fails while the program it runs calls none of
+its code, the replan is made here, without the model. The rest of the task becomes a
+write subtask that makes the program call its code, then the run again, then the
+subtasks that were left; the tasks after it stay as they were.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from localagent.loop.plancheck import TESTS, ran_by
+from localagent.prompts.promptset import PromptSet
+from localagent.state import ReplanDue, State
+from localagent.tools import pyscript
+
+
+def idle_program(due: ReplanDue, root: Path) -> str:
+    """The Python program the failed run subtask runs, when it calls none of its code."""
+    target = ran_by(due.subtask)
+    if not target or target == TESTS or not target.lower().endswith(".py"):
+        return ""
+    script = pyscript.read(root, target)
+    return target if script is not None and not script.acts else ""
+
+
+def tasks(state: State, due: ReplanDue, program: str, prompts: PromptSet) -> list[dict[str, Any]]:
+    """The plan from the failed subtask on: its task's description with a write of
+    `program` first, the failed run, and what was left of the task; then the tasks after
+    it, their subtasks as planned."""
+    assert state.goal is not None
+    planned = state.goal.tasks
+    task = planned[due.task_index]
+    texts = [s.description for s in task.subtasks]
+    start = texts.index(due.subtask) if due.subtask in texts else len(texts)
+    left = [s.description for s in task.subtasks[start:] if s.status not in ("completed",)]
+    write = prompts.render("handback_write", script=program)
+    first = {"description": task.description, "subtasks": [write, *left][:8]}
+    later = [
+        {"description": t.description, "subtasks": [s.description for s in t.subtasks]}
+        for t in planned[due.task_index + 1 :]
+        if t.subtasks
+    ]
+    return [first, *later]
