@@ -319,7 +319,8 @@ CALL_IT = {
 def test_a_script_that_calls_nothing_is_told_the_call_that_makes_it_play(tmp_path: Path) -> None:
     """The run printed nothing and the model ran it again until three strikes: the note
     gives the replace_in_file call that calls play_game, ready to copy, and a blocked
-    repeat says it again, being the latest thing the model reads. Copied, the game plays."""
+    repeat says it again, being the latest thing the model reads; the run subtask then
+    fails at once and goes back to a write. Copied there, the game plays."""
     rps = "Create a rock-paper-scissors game"
     plan = plan_rule(
         ("Write the game logic in rps_game.py", ["write_file rps_game.py with the game logic"]),
@@ -341,7 +342,10 @@ def test_a_script_that_calls_nothing_is_told_the_call_that_makes_it_play(tmp_pat
     assert game.endswith('\n\n\nif __name__ == "__main__":\n    play_game()')
     played = of(tmp_path, "action_finished")[-1]["result"]
     assert "You win!" in played or "You lose!" in played or "It's a tie!" in played
-    assert [c["by"] for c in of(tmp_path, "subtask_completed")] == ["write", "run"]
+    (failed,) = of(tmp_path, "subtask_failed")
+    assert failed["reason"].startswith("rps_game.py printed nothing")
+    assert [p.get("by") for p in of(tmp_path, "plan")] == [None, "handback"]
+    assert [c["by"] for c in of(tmp_path, "subtask_completed")] == ["write", "write", "run"]
 
 
 # Qwen2.5-Coder-1.5B's game in another run, verbatim: a class, and nothing that uses it.
@@ -361,8 +365,9 @@ CLASS_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py"}}}}'
 
 def test_a_run_of_a_program_that_calls_nothing_goes_back_to_a_write(tmp_path: Path) -> None:
     """The 1.5B ran its class-only game until three strikes, and each replan it made gave
-    the same run back. The replan is made without the model: a write that makes the
-    program call its code, then the run again; the tasks after it stay."""
+    the same run back. The run subtask fails at the first blocked repeat, and the replan
+    is made without the model: a write that makes the program call its code, then the
+    run again; the tasks after it stay."""
     rps = "Create a rock-paper-scissors game"
     plan = plan_rule(
         ("Write the game logic in rps_game.py", ["write_file rps_game.py with the game logic"]),
@@ -377,13 +382,13 @@ def test_a_run_of_a_program_that_calls_nothing_goes_back_to_a_write(tmp_path: Pa
     rewrite = {"name": "write_file", "arguments": {"path": "rps_game.py", "content": main}}
     play = {"name": "run_cmd", "arguments": {"cmd": "python rps_game.py", "stdin": "rock\n"}}
     read = {"name": "read_file", "arguments": {"path": "rps_game.py"}}
-    replies = [json.dumps(write), *[CLASS_RUN] * 5, json.dumps(rewrite), json.dumps(play)]
+    replies = [json.dumps(write), *[CLASS_RUN] * 3, json.dumps(rewrite), json.dumps(play)]
     replies += [json.dumps(read)]
     scripted = [{"content": r} for r in replies]
     ran, _ = small_model_goal(tmp_path, rps, plan, scripted, LOCALAGENT_MAX_ROUNDS="14")
     assert ran.returncode == 0, ran.stderr + ran.stdout
     (failed,) = of(tmp_path, "subtask_failed")
-    assert "kept repeating blocked actions" in failed["reason"]
+    assert "calls none of them, so running it does nothing" in failed["reason"]
     handed = [p for p in of(tmp_path, "plan") if p.get("replace_from")]
     assert [p.get("by") for p in handed] == ["handback"]
     assert handed[0]["tasks"] == [

@@ -207,13 +207,14 @@ class Actions:
         )
         return text
 
-    def blocked(
-        self, name: str, args: dict[str, Any], call_id: str, block: loopguard.Block
-    ) -> None:
+    def blocked(self, name: str, args: dict[str, Any], call_id: str, block: loopguard.Block) -> str:
+        """Journal the block; the tool's note on it (see `Policy.blocked_note`), or ""."""
         reason = loopguard.explain(block, self.prompts)
         tool = self.tools.get(name, given_arguments(args))
+        note = ""
         if tool is not None and tool.policy.blocked_note is not None:
-            reason = "\n".join(filter(None, [reason, tool.policy.blocked_note(self.ctx, args)]))
+            note = tool.policy.blocked_note(self.ctx, args)
+            reason = "\n".join(filter(None, [reason, note]))
         log.warning(
             "blocked %s (%s, attempt %d)", block.signature[:120], block.pattern, block.count
         )
@@ -245,6 +246,7 @@ class Actions:
                 "seq_range": [start, self.state.seq],
             }
         )
+        return note
 
     def complete(self, name: str, args: dict[str, Any], call_id: str) -> Failed | None:
         """Run a control tool (`mark_subtask_complete`); how the subtask fails, if it does."""

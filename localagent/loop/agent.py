@@ -19,16 +19,7 @@ from typing import Any
 from localagent import tools
 from localagent.config.settings import Settings
 from localagent.journal import Journal
-from localagent.loop import (
-    actions,
-    context,
-    handback,
-    loopguard,
-    planner,
-    roundcall,
-    rundone,
-    writedone,
-)
+from localagent.loop import actions, context, handback, loopguard, planner, replans, roundcall
 from localagent.loop.strikes import Strikes
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front
@@ -173,28 +164,12 @@ class Agent:
         self.journal.append("plan", tasks=tasks)
 
     def replan(self, due: ReplanDue) -> None:
-        if due.unmet:
-            tasks = self.planner.unmet(self.state, due.unmet, self._recorder("replan"))
-            log.info("plan for what is unmet: %s", "; ".join(t["description"] for t in tasks))
-            self.journal.append(
-                "plan", tasks=tasks, replace_from=due.task_index + 1, unmet=due.unmet
-            )
-            return
-        if program := handback.idle_program(due, self.ctx.root):
-            tasks = handback.tasks(self.state, due, program, self.prompts)
-            log.info("%s calls none of its code: back to a write", program)
-            self.journal.append("plan", tasks=tasks, replace_from=due.task_index + 1, by="handback")
-            return
-        failed = (due.task, due.subtask)
-        tasks = self.planner.replan(self.state, failed, due.reason, self._recorder("replan"))
-        if tasks:
-            log.info("replan: %s", "; ".join(t["description"] for t in tasks))
-            carried = writedone.carried(self.state, self.ctx.root, tasks, due.subtask, self.prompts)
-            carried += rundone.carried(self.state, tasks, due.subtask, self.prompts)
-            more = {"carried": carried} if carried else {}
-            self.journal.append("plan", tasks=tasks, replace_from=due.task_index + 1, **more)
-        else:
+        on_call = self._recorder("replan")
+        fields = replans.revise(self.state, due, self.planner, self.ctx.root, self.prompts, on_call)
+        if fields is None:
             self.journal.append("replan_skipped", reason="no valid plan came back")
+        else:
+            self.journal.append("plan", **fields)
 
     def _recorder(self, purpose: str) -> Callable[[Reply], None]:
         return lambda reply: self.record_call(purpose, reply)
@@ -308,9 +283,13 @@ class Agent:
             return
         if self.actions.repeat_completes(name, args, call_id):
             return
-        self.actions.blocked(name, args, call_id, block)
+        note = self.actions.blocked(name, args, call_id, block)
         if (reason := self.actions.strikes.insisted(self.state)) is not None:
             self.fail_subtask(reason)
+        elif note and handback.runs_idle(self.state, self.ctx.root):
+            # Its program calls none of its code: running it again shows nothing new, so
+            # the run subtask fails now and its replan goes back to a write.
+            self.fail_subtask(note.removeprefix("NOTE: "))
 
     # ---- verifying the goal ----------------------------------------------------
 

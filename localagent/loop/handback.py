@@ -4,8 +4,9 @@ Qwen2.5-Coder-1.5B wrote rock-paper-scissors games that define functions or a cl
 and call nothing. `python rps_game.py` printed nothing, the note said why (with the
 call that fixes it where one function is clearly the start), and the model ran it again
 until three strikes; each replan it made gave the same run back. Running is not the
-work left, writing is: when a run subtask fails while the program it runs calls none of
-its code, the replan is made here, without the model. The rest of the task becomes a
+work left, writing is: a run subtask fails as soon as a repeat of such a run is blocked,
+and when a run subtask fails while the program it runs calls none of its code, the
+replan is made here, without the model. The rest of the task becomes a
 write subtask that makes the program call its code, then the run again, then the
 subtasks that were left; the tasks after it stay as they were.
 """
@@ -17,13 +18,23 @@ from typing import Any
 
 from localagent.loop.plancheck import TESTS, ran_by
 from localagent.prompts.promptset import PromptSet
-from localagent.state import ReplanDue, State
+from localagent.state import ReplanDue, State, current
 from localagent.tools import pyscript
+
+
+def runs_idle(state: State, root: Path) -> bool:
+    """Whether the active subtask runs a Python program that calls none of its code."""
+    here = current(state)
+    return here is not None and bool(_idle(here[1].description, root))
 
 
 def idle_program(due: ReplanDue, root: Path) -> str:
     """The Python program the failed run subtask runs, when it calls none of its code."""
-    target = ran_by(due.subtask)
+    return _idle(due.subtask, root)
+
+
+def _idle(subtask: str, root: Path) -> str:
+    target = ran_by(subtask)
     if not target or target == TESTS or not target.lower().endswith(".py"):
         return ""
     script = pyscript.read(root, target)
