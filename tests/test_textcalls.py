@@ -16,6 +16,7 @@ from localagent.textcalls import (
     parse_reply,
     parse_text_calls,
 )
+from localagent.textcalls.values import NotLiteral, loose_json
 from localagent.tools import catalog
 
 KNOWN = set(catalog().names())
@@ -429,3 +430,59 @@ def test_an_invoke_call_is_read_only_when_complete() -> None:
         assert parse_reply(whole[:end], KNOWN).calls == [], end
     broken = parse_reply('<invoke name="read_file">\n<parameter name="path">a.py\n</invoke>', KNOWN)
     assert broken.calls == [] and '<invoke name="TOOL_NAME">' in broken.problem
+
+
+# Qwen2.5-Coder-1.5B's rewrite of its game, verbatim (llama-server, OpenAI API): the
+# Python escape `\'` unescaped for JSON, and raw line breaks in the string after it.
+# Strict JSON refused it, and the model sent the same call three times.
+ESCAPED_APOSTROPHE = (
+    '{{"name": "write_file", "arguments": {"path": "rps_game.py",'
+    ' "content": "import sys\\nimport os\\nimport random\\n\\ndef pla'
+    "y_game():\\n    player1 = input('Player 1, choose rock, paper"
+    ", or scissors: ').lower()\\n    player2 = input('Player 2, ch"
+    "oose rock, paper, or scissors: ').lower()\\n\\n    if player1 "
+    "== player2:\\n        print('It\\'s a tie!')\n    elif (player1"
+    " == 'rock' and player2 == 'scissors') or (player1 == 'paper'"
+    " and player2 == 'rock') or (player1 == 'scissors' and player"
+    "2 == 'paper'):\\n        print('Player 1 wins!')\n    else:\\n "
+    "       print('Player 2 wins!')\\n\\nif __name__ == '__main__':"
+    '\\n    play_game()"}}'
+)
+
+
+def test_a_backslash_json_has_no_escape_for_is_kept_as_written() -> None:
+    parsed = parse_reply(ESCAPED_APOSTROPHE, {"write_file", "run_cmd"})
+    (call,) = parsed.calls
+    assert (call.name, call.arguments["path"], parsed.recogniser) == (
+        "write_file",
+        "rps_game.py",
+        "json",
+    )
+    content = call.arguments["content"]
+    assert "        print('It\\'s a tie!')\n    elif (player1" in content
+    compile(content, "rps_game.py", "exec")  # the program the model meant
+    for end in range(len(ESCAPED_APOSTROPHE)):  # a reply cut off: that call or none
+        assert parse_reply(ESCAPED_APOSTROPHE[:end], {"write_file"}).calls in ([], [call])
+
+
+CALL = '{"name": "write_file", "arguments": {"path": "a.py", "content": "%s"}}'
+
+
+@pytest.mark.parametrize(
+    ("written", "content"),
+    [
+        (r"re.compile('\d+')", r"re.compile('\d+')"),  # kept as written
+        (r"a\\'b", r"a\'b"),  # an escaped backslash, then an apostrophe
+        ("x\ny", "x\ny"),  # a line break inside the string
+        (r"tab\there", "tab\there"),  # what JSON does define still means it
+    ],
+)
+def test_loose_json_reads_only_what_has_one_meaning(written: str, content: str) -> None:
+    (call,) = parse_reply(CALL % written, {"write_file"}).calls
+    assert call.arguments["content"] == content
+
+
+def test_loose_json_refuses_what_is_still_not_json() -> None:
+    for source in ('{"a": "b\\"}', '{"a": "\\u12"}', "{'a': 1, }x", '{"a": 1} {"b": 2}'):
+        with pytest.raises(NotLiteral):
+            loose_json(source)

@@ -12,6 +12,10 @@ import warnings
 from typing import Any
 
 _DECODER = json.JSONDecoder()
+_LOOSE = json.JSONDecoder(strict=False)  # line breaks and tabs inside strings
+# A backslash before a character JSON defines no escape for (`\'`, `\d`), after an even
+# number of backslashes.
+_UNDEFINED_ESCAPE = re.compile(r'(?<!\\)((?:\\\\)*)\\(?=[^"\\/bfnrtu])')
 _CLOSERS = {"{": "}", "[": "]", "(": ")"}
 _NAMED = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 _SPECIAL = re.compile(r"[\"'\\{}\[\]()]")
@@ -112,7 +116,8 @@ def _key(node: ast.AST | None) -> str:
 
 def value_at(text: str, pos: int) -> tuple[Any, int] | None:
     """A complete JSON value at `pos`, else a complete Python literal whose bracket opens
-    at `pos` (single quotes, True/None, trailing commas), with the index just past it."""
+    at `pos` (single quotes, True/None, trailing commas), else JSON as small models write
+    it (`loose_json`), with the index just past it."""
     found = json_at(text, pos)
     if found is not None:
         return found
@@ -121,10 +126,29 @@ def value_at(text: str, pos: int) -> tuple[Any, int] | None:
     end = closing(text, pos)
     if end is None:
         return None
+    for read in (literal, loose_json):
+        try:
+            return read(text[pos:end]), end
+        except NotLiteral:
+            continue
+    return None
+
+
+def loose_json(source: str) -> Any:
+    """JSON as Qwen2.5-Coder-1.5B writes a file's content in it: line breaks inside
+    strings, and a backslash JSON defines no escape for, kept as written. Its game's line
+    `print('It\\'s a tie!')` came with that very `\\'` in the JSON, which strict JSON
+    refuses, and the model sent the same call three times; the Python escape it wrote is
+    what the file must hold. Anything else invalid raises NotLiteral, as does a value that
+    ends early."""
+    text = _UNDEFINED_ESCAPE.sub(lambda found: found.group(1) + "\\\\", source.strip())
     try:
-        return literal(text[pos:end]), end
-    except NotLiteral:
-        return None
+        value, used = _LOOSE.raw_decode(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise NotLiteral("not JSON") from None
+    if text[used:].strip():
+        raise NotLiteral("more after the value")
+    return value
 
 
 def object_at(text: str, pos: int) -> tuple[dict[str, Any], int] | None:
