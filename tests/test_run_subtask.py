@@ -409,3 +409,41 @@ def test_a_run_of_a_program_that_calls_nothing_goes_back_to_a_write(tmp_path: Pa
     assert any(word in played["result"] for word in ("win", "lose", "draw"))
     done_by = [c.get("by") for c in of(tmp_path, "subtask_completed")]
     assert done_by[:3] == ["write", "write", "run"]
+
+
+# Qwen2.5-Coder-1.5B's game in a run that ended "completed (verified)", verbatim: two
+# players, each asked in turn; fed one move it printed its welcome and both prompts,
+# then died reading the second move, and never a result.
+TWO_PLAYERS = (
+    "import random\n\ndef play_game(player1, player2):\n"
+    "    choices = ['rock', 'paper', 'scissors']\n"
+    "    if player1 not in choices or player2 not in choices:\n        return 'Invalid choice'\n"
+    "    if player1 == player2:\n        return 'Tie'\n"
+    "    if (player1 == 'rock' and player2 == 'scissors') or (player1 == 'paper' and "
+    "player2 == 'rock') or (player1 == 'scissors' and player2 == 'paper'):\n"
+    "        return 'Player 1 wins'\n    else:\n        return 'Player 2 wins'\n\n"
+    "def main():\n    print('Welcome to Rock-Paper-Scissors!')\n"
+    "    player1 = input('Player 1, choose rock, paper, or scissors: ').lower()\n"
+    "    player2 = input('Player 2, choose rock, paper, or scissors: ').lower()\n"
+    "    result = play_game(player1, player2)\n    print(f'Result: {result}')\n"
+    "if __name__ == '__main__':\n    print('Welcome to Rock-Paper-Scissors!')\n    main()"
+)
+
+
+def test_a_run_fed_too_few_moves_to_show_a_result_proves_nothing(tmp_path: Path) -> None:
+    """Lines it printed before it read anything (a welcome) are no answer to the input:
+    only a line ended after the first of its prompts the output shows is."""
+    rps = "Create a rock-paper-scissors game"
+    plan = plan_rule(("Play the game", ["run python rps_game.py"]))
+    (tmp_path / "rps_game.py").write_text(TWO_PLAYERS)
+    fed = '{{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py", "stdin": %s}}}}'
+    replies = [fed % json.dumps("rock\n"), fed % json.dumps("rock\npaper\n")]
+    scripted = [{"content": r} for r in replies]
+    ran, _ = small_model_goal(tmp_path, rps, plan, scripted, LOCALAGENT_MAX_ROUNDS="3")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    first, second = of(tmp_path, "action_finished")
+    assert "Player 2, choose rock, paper, or scissors: Traceback" in first["result"]
+    assert first["facts"]["fed"] == [] and second["facts"]["fed"] == ["python rps_game.py"]
+    assert "Result: Player 2 wins" in second["result"]
+    (done,) = of(tmp_path, "subtask_completed")
+    assert done["by"] == "run" and done["evidence"] == [second["seq"]]

@@ -387,3 +387,13 @@ def test_a_test_file_written_early_is_done_by_its_unchanged_rewrite(tmp_path: Pa
     check_no_strikes(tmp_path)
     assert [r.get("by") for r in of(tmp_path, "subtask_completed")] == ["write", "write"]
     assert len(rounds(tmp_path)) == 4
+
+
+def test_the_prompts_a_script_shows_are_read_from_its_source() -> None:
+    source = (
+        "name = input('Your name: ')\nmove = input(f'{name}, your move? ')\n"
+        "again = input(f'Again, {name}? ')\nraw = input()\nother = input(PROMPT)\n"
+    )
+    script = pyscript.parse(source)
+    assert script is not None and script.reads_input
+    assert script.prompts == ["Your name: ", "Again, "]

@@ -27,6 +27,7 @@ from localagent.tools.paths import relative
 __all__ = ["command_argv", "run_cmd", "split_command"]
 
 _EOF = "EOFError: EOF when reading a line"  # Python's input() found no input
+_TRACEBACK = "Traceback (most recent call last)"
 VENV_TIMEOUT = 300.0  # creating the workspace's .venv for pip, ensurepip included
 
 
@@ -64,7 +65,8 @@ def run_cmd(
     if ok and not result.output.strip() and (idle := _idle_script(ctx, cmd)):
         waited = ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1])
     text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
-    facts = {"ran": [cmd], "fed": [cmd] if stdin else []}
+    fed = bool(stdin) and _answered(ctx, cmd, result.output)
+    facts = {"ran": [cmd], "fed": [cmd] if fed else []}
     return ToolResult(ok, text, returncode=result.returncode, facts=facts, output=stored)
 
 
@@ -77,22 +79,45 @@ def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
     return ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1]) if idle else ""
 
 
-def _idle_script(ctx: ToolContext, cmd: str) -> tuple[str, str] | None:
-    """The script `python X.py` ran when its code calls nothing at its top level, and the
-    call that makes it call its entry function, ready to copy ("" when none is clear)."""
+def _answered(ctx: ToolContext, cmd: str, output: str) -> bool:
+    """Whether a program given input printed a line of its own after it read the first
+    of it: after the first of its input() prompts that the output shows, a line ends.
+    The 1.5B fed one move to a game that asks two players in turn: it printed its
+    welcome, both prompts, then died reading the second move, and no result; that run
+    proves nothing. Where no prompt is known (none in the source, or none shown), the
+    input is taken as answered."""
+    found = _script(ctx, cmd)
+    before = output.split(_TRACEBACK, 1)[0]
+    shown = [(before.find(p), p) for p in found[1].prompts if p in before] if found else []
+    if not shown:
+        return True
+    at, prompt = min(shown)
+    return "\n" in before[at + len(prompt) :]
+
+
+def _script(ctx: ToolContext, cmd: str) -> tuple[str, pyscript.Script] | None:
+    """The Python script `python X.py` runs (as named, and as read), or None."""
     try:
         words = [w for w in split_command(cmd) if w not in PYTHON_OPTIONS]
     except ValueError:
         return None
     if len(words) < 2 or not words[1].lower().endswith(".py") or not is_python(words[0]):
         return None
-    path = words[1].replace("\\", "/")
-    script = pyscript.read(ctx.root, path)
-    if script is None or script.acts:
+    script = pyscript.read(ctx.root, words[1].replace("\\", "/"))
+    return (words[1], script) if script is not None else None
+
+
+def _idle_script(ctx: ToolContext, cmd: str) -> tuple[str, str] | None:
+    """The script `python X.py` ran when its code calls nothing at its top level, and the
+    call that makes it call its entry function, ready to copy ("" when none is clear)."""
+    found = _script(ctx, cmd)
+    if found is None or found[1].acts:
         return None
+    name, script = found
+    path = name.replace("\\", "/")
     call = pyscript.call_entry(path, script)
     fix = f" To call {script.entry}() when it runs, send: {json.dumps(call)}" if call else ""
-    return words[1], fix
+    return name, fix
 
 
 def _status(result: ProcessResult, timeout: float) -> str:

@@ -22,6 +22,7 @@ class Script:
     stubs: list[str] = field(default_factory=list)  # functions whose body is only pass/...
     entry: str = ""  # the function a script that calls nothing would call (see `_entry`)
     tail: str = ""  # its last lines, found once in it: where a call to `entry` would go
+    prompts: list[str] = field(default_factory=list)  # input()'s prompts, their fixed text
 
 
 def read(root: Path, path: str) -> Script | None:
@@ -40,10 +41,13 @@ def parse(source: str | bytes) -> Script | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     reads = False
-    stubs = []
+    stubs: list[str] = []
+    prompts: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            reads = reads or node.func.id == "input"
+            if node.func.id == "input":
+                reads = True
+                prompts += filter(None, [_prompt(node)])
         elif isinstance(node, ast.Attribute) and node.attr == "stdin":
             reads = True
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _stub(node):
@@ -55,7 +59,16 @@ def parse(source: str | bytes) -> Script | None:
     )
     entry = "" if acts else _entry(tree, stubs)
     text = source if isinstance(source, str) else source.decode("utf-8", "replace")
-    return Script(acts, reads, stubs, entry, _tail(text) if entry else "")
+    return Script(acts, reads, stubs, entry, _tail(text) if entry else "", prompts)
+
+
+def _prompt(call: ast.Call) -> str:
+    """The text `input(...)` shows, as far as the source fixes it (an f-string's first
+    literal part); "" when nothing is fixed."""
+    first = call.args[0] if call.args else None
+    if isinstance(first, ast.JoinedStr) and first.values:
+        first = first.values[0]
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
 
 
 def call_entry(path: str, script: Script) -> dict[str, object] | None:
