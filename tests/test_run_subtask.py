@@ -395,7 +395,7 @@ def test_a_run_of_a_program_that_calls_nothing_goes_back_to_a_write(tmp_path: Pa
         {
             "description": "Run the game to ensure it works correctly",
             "subtasks": [
-                "write_file rps_game.py that calls its own code at the end "
+                "write_file rps_game.py that keeps its code and calls it at the end "
                 '(under if __name__ == "__main__":)',
                 "run python rps_game.py",
             ],
@@ -447,3 +447,43 @@ def test_a_run_fed_too_few_moves_to_show_a_result_proves_nothing(tmp_path: Path)
     assert "Result: Player 2 wins" in second["result"]
     (done,) = of(tmp_path, "subtask_completed")
     assert done["by"] == "run" and done["evidence"] == [second["seq"]]
+
+
+def test_a_rewrite_that_drops_the_games_code_does_not_end_the_handback(tmp_path: Path) -> None:
+    """Asked to make its game call its code, the 1.5B wrote a file holding only a
+    `__main__` block that prints one line (verbatim below); it ran, printed, and the goal
+    was verified. A write that drops every function and class of the file says so and
+    ends no write subtask; the model writes the game again."""
+    rps = "Create a rock-paper-scissors game"
+    plan = plan_rule(
+        ("Write the game logic in rps_game.py", ["write_file rps_game.py with the game logic"]),
+        ("Run the game to ensure it works correctly", ["run python rps_game.py"]),
+    )
+    end = "import sys\n\nif __name__ == '__main__':\n    print('This is the end of the game.')"
+    main = IDLE_GAME + '\n\nif __name__ == "__main__":\n    play_game()\n'
+    play = {"name": "run_cmd", "arguments": {"cmd": "python rps_game.py", "stdin": "rock\n"}}
+    replies = [
+        json.dumps({"name": "write_file", "arguments": {"path": "rps_game.py", "content": c}})
+        for c in (IDLE_GAME,)
+    ]
+    replies += [IDLE_RUN] * 3
+    replies += [
+        json.dumps({"name": "write_file", "arguments": {"path": "rps_game.py", "content": c}})
+        for c in (end, main)
+    ]
+    replies.append(json.dumps(play))
+    scripted = [{"content": r} for r in replies]
+    ran, _ = small_model_goal(tmp_path, rps, plan, scripted, LOCALAGENT_MAX_ROUNDS="14")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    writes = [a for a in of(tmp_path, "action_finished") if a["tool"] == "write_file"]
+    assert writes[1]["result"].endswith(
+        "; but it no longer defines play_game: the code it had is gone"
+    )
+    assert writes[1]["facts"]["emptied"] == ["rps_game.py"]
+    assert "emptied" not in writes[2]["facts"]
+    done = of(tmp_path, "subtask_completed")
+    assert [(c["by"], c["evidence"]) for c in done[1:]] == [
+        ("write", [writes[2]["seq"]]),
+        ("run", [of(tmp_path, "action_finished")[-1]["seq"]]),
+    ]
+    assert (tmp_path / "rps_game.py").read_text() == main

@@ -84,7 +84,7 @@ def finished(
         path, name = wrote[0], "done_by_write"
     else:
         return None
-    if not _sound(root, path):
+    if not _sound(root, path) or path in map(norm, facts.get("emptied", [])):
         return None
     return Finished(path, prompts.render(name, path=path))
 

@@ -106,7 +106,8 @@ RERUN_SKIPPED = "NOT RUN: running it again could only show the same."
 CARRIED_RUN = "`{cmd}` already succeeded in this run ({summary}) and nothing changed since"
 
 HANDBACK_WRITE = (
-    'write_file {script} that calls its own code at the end (under if __name__ == "__main__":)'
+    "write_file {script} that keeps its code and calls it at the end "
+    '(under if __name__ == "__main__":)'
 )
 
 REPLANNED = """\

@@ -184,11 +184,28 @@ def write_file(
         folder = describe(relative(ctx.root, target.parent))
         raise ToolError.of("write_folder_missing", folder=folder)
     existed = target.exists()
+    name = relative(ctx.root, target)
+    had = _defines(ctx, name) if existed else []
     write_atomically(ctx.root, target, data)
     how = "replaced" if existed else "created"
     text = f"wrote {len(data)} bytes to {describe(path)} ({how})"
-    text += syntax_note(content, relative(ctx.root, target))
-    return ToolResult(True, text, changed=True, facts={"wrote": [normalize_path(path)]})
+    text += syntax_note(content, name)
+    facts = {"wrote": [normalize_path(path)]}
+    now = pyscript.parse(content) if had else None
+    if now is not None and not set(had) & set(now.defines):
+        # Qwen2.5-Coder-1.5B, asked to make its game call its code, wrote a file holding
+        # only `if __name__ == "__main__": print('This is the end of the game.')`.
+        text += f"; but it no longer defines {', '.join(had[:5])}: the code it had is gone"
+        facts["emptied"] = [normalize_path(path)]
+    return ToolResult(True, text, changed=True, facts=facts)
+
+
+def _defines(ctx: ToolContext, name: str) -> list[str]:
+    """The top-level functions and classes of the Python file `name`, before a write."""
+    if not name.lower().endswith((".py", ".pyw")):
+        return []
+    script = pyscript.read(ctx.root, name)
+    return script.defines if script is not None else []
 
 
 def _holds(ctx: ToolContext, target: Path, data: bytes) -> bool:

@@ -23,6 +23,7 @@ class Script:
     entry: str = ""  # the function a script that calls nothing would call (see `_entry`)
     tail: str = ""  # its last lines, found once in it: where a call to `entry` would go
     prompts: list[str] = field(default_factory=list)  # input()'s prompts, their fixed text
+    defines: list[str] = field(default_factory=list)  # its top-level functions and classes
 
 
 def read(root: Path, path: str) -> Script | None:
@@ -59,7 +60,12 @@ def parse(source: str | bytes) -> Script | None:
     )
     entry = "" if acts else _entry(tree, stubs)
     text = source if isinstance(source, str) else source.decode("utf-8", "replace")
-    return Script(acts, reads, stubs, entry, _tail(text) if entry else "", prompts)
+    defines = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    return Script(acts, reads, stubs, entry, _tail(text) if entry else "", prompts, defines)
 
 
 def _prompt(call: ast.Call) -> str:
