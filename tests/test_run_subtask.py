@@ -469,7 +469,7 @@ def test_a_rewrite_that_drops_the_games_code_does_not_end_the_handback(tmp_path:
     replies += [IDLE_RUN] * 3
     replies += [
         json.dumps({"name": "write_file", "arguments": {"path": "rps_game.py", "content": c}})
-        for c in (end, main)
+        for c in (end, end, main)
     ]
     replies.append(json.dumps(play))
     scripted = [{"content": r} for r in replies]
@@ -480,10 +480,11 @@ def test_a_rewrite_that_drops_the_games_code_does_not_end_the_handback(tmp_path:
         "; but it no longer defines play_game: the code it had is gone"
     )
     assert writes[1]["facts"]["emptied"] == ["rps_game.py"]
-    assert "emptied" not in writes[2]["facts"]
+    assert writes[2]["facts"] == {"unchanged": ["rps_game.py"]}  # and it ends nothing either
+    assert "emptied" not in writes[3]["facts"]
     done = of(tmp_path, "subtask_completed")
     assert [(c["by"], c["evidence"]) for c in done[1:]] == [
-        ("write", [writes[2]["seq"]]),
+        ("write", [writes[3]["seq"]]),
         ("run", [of(tmp_path, "action_finished")[-1]["seq"]]),
     ]
     assert (tmp_path / "rps_game.py").read_text() == main

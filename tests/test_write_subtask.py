@@ -397,3 +397,20 @@ def test_the_prompts_a_script_shows_are_read_from_its_source() -> None:
     script = pyscript.parse(source)
     assert script is not None and script.reads_input
     assert script.prompts == ["Your name: ", "Again, "]
+
+
+def test_a_rewrite_that_restructures_the_code_is_not_taken_for_emptying_it(tmp_path: Path) -> None:
+    """The 1.5B rewrote its class-based game as functions: new names, still code."""
+    from localagent.tools import catalog
+    from localagent.tools.base import ToolContext
+
+    ctx = ToolContext(root=tmp_path)
+    tools = catalog()
+    (tmp_path / "g.py").write_text("class RPSGame:\n    def play(self):\n        return 1\n")
+    result = tools.execute(
+        ctx, "write_file", {"path": "g.py", "content": "def game():\n    return 1\n"}
+    )
+    assert "emptied" not in result.facts and "no longer defines" not in result.text
+    result = tools.execute(ctx, "write_file", {"path": "g.py", "content": "print('end')\n"})
+    assert result.facts["emptied"] == ["g.py"]
+    assert result.text.endswith("; but it no longer defines game: the code it had is gone")

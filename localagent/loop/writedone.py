@@ -78,7 +78,8 @@ def finished(
     wrote = [p for p in map(norm, facts.get("wrote", [])) if _same(p, target)]
     # Written by this run, in this subtask or an earlier one (a replan or a verdict may
     # give the write back): the file already is what the subtask asks for.
-    if rewritten and ledger.writes.get(rewritten[0]) is not None:
+    earlier = ledger.writes.get(rewritten[0]) if rewritten else None
+    if earlier is not None and not earlier.emptied:
         path, name = rewritten[0], "done_by_rewrite"
     elif wrote and small and any(_same(p, target) for p in _later_files(state)):
         path, name = wrote[0], "done_by_write"

@@ -43,6 +43,7 @@ class Write(BaseModel):
 
     seq: int
     subtask: int
+    emptied: bool = False  # it left a Python file with none of the code it had
 
 
 class CheckRun(BaseModel):
@@ -247,10 +248,11 @@ def note_action(ledger: Ledger, rec: dict[str, Any], epoch: int = -1) -> None:
         ledger.writes.pop(path, None)
         ledger.removed[path] = seq
         _bound(ledger.removed, MAX_SEEN, lambda p: ledger.removed[p])
+    emptied = set(map(norm, facts.get("emptied", [])))
     for path in map(norm, facts.get("wrote", [])):
         ledger.writes.pop(path, None)
         ledger.removed.pop(path, None)
-        ledger.writes[path] = Write(seq=seq, subtask=ledger.subtask)
+        ledger.writes[path] = Write(seq=seq, subtask=ledger.subtask, emptied=path in emptied)
         _bound(ledger.writes, MAX_WRITES, lambda p: ledger.writes[p].seq)
     for path in map(norm, facts.get("read", [])):
         ledger.seen[path] = seq

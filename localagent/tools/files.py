@@ -192,7 +192,7 @@ def write_file(
     text += syntax_note(content, name)
     facts = {"wrote": [normalize_path(path)]}
     now = pyscript.parse(content) if had else None
-    if now is not None and not set(had) & set(now.defines):
+    if now is not None and not now.defines:
         # Qwen2.5-Coder-1.5B, asked to make its game call its code, wrote a file holding
         # only `if __name__ == "__main__": print('This is the end of the game.')`.
         text += f"; but it no longer defines {', '.join(had[:5])}: the code it had is gone"
