@@ -301,5 +301,5 @@ def test_calls_written_in_the_text_go_back_as_written_so_the_reply_stays_cached(
     assert native[answered + 1]["role"] == "tool"
     calls = [r for r in records(tmp_path) if r["type"] == "llm_call" and r["purpose"] == "round"]
     # The round after the 400-character write reads its result and facts, not the write.
-    new = len(json.dumps(after_write[reply + 1:])) // CHARS_PER_TOKEN
+    new = len(json.dumps(after_write[reply + 1 :])) // CHARS_PER_TOKEN
     assert calls[1]["prompt_tokens"] - calls[1]["cached_tokens"] <= new + 8, calls[1]
