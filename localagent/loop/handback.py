@@ -50,7 +50,7 @@ def tasks(state: State, due: ReplanDue, program: str, prompts: PromptSet) -> lis
     task = planned[due.task_index]
     texts = [s.description for s in task.subtasks]
     start = texts.index(due.subtask) if due.subtask in texts else len(texts)
-    left = [s.description for s in task.subtasks[start:] if s.status not in ("completed",)]
+    left = [s.description for s in task.subtasks[start:] if s.status != "completed"]
     write = prompts.render("handback_write", script=program)
     first = {"description": task.description, "subtasks": [write, *left][:8]}
     later = [

@@ -43,7 +43,7 @@ class Write(BaseModel):
 
     seq: int
     subtask: int
-    emptied: bool = False  # it left a Python file with none of the code it had
+    emptied: bool = False  # it left a Python file that had functions or classes with none
 
 
 class CheckRun(BaseModel):
