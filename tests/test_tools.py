@@ -323,6 +323,91 @@ def test_a_syntax_error_shows_its_line_and_an_apostrophe_in_a_string_is_named(
     assert "(the line: `x = 'abc`)" in other.text and "apostrophe" not in other.text
 
 
+# Qwen2.5-Coder-1.5B's first rock-paper-scissors file, verbatim: two syntax errors.
+RPS_TWO_ERRORS = (
+    "import random\n\nclass RPSGame:\n    def __init__(self):\n"
+    "        self.choices = ['rock', 'paper', 'scissors']\n\n"
+    "    def play(self, player1, player2):\n        result = random.choice(self.choices)\n"
+    "        if result == player1:\n            return 'Player 1 wins!'\n"
+    "        elif result == player2:\n            return 'Player 2 wins!'\n"
+    "        else:\n            return 'It's a tie!'\n\nif __name__ == '__main__':\n"
+    "    game = RPSGame()\n"
+    "    player1 = input('Player 1, choose rock, paper, or scissors: ').lower()\n"
+    "    player2 = input('Player 2, choose rock, paper, or scissors: ').lower()\n"
+    "    print(game.play(player1, player2)}"
+)
+
+
+def _offered(text: str, after: str) -> dict[str, Any]:
+    """The replace_in_file call a result offers after `after`, parsed."""
+    call = json.loads(text.split(after, 1)[1].split("}}", 1)[0] + "}}")
+    assert call["name"] == "replace_in_file"
+    return call["arguments"]
+
+
+def test_a_syntax_error_one_edit_fixes_comes_with_that_edit_and_a_repeated_fix_is_named(
+    ws: Workspace,
+) -> None:
+    """The 1.5B copied the apostrophe fix, was told of the `}` next without a fix, and sent
+    its first fix again five times ("old was not found"), resumed, until three strikes."""
+    written = ws.run("write_file", {"path": "rps_game.py", "content": RPS_TWO_ERRORS})
+    first = _offered(written.text, "e.g. ")
+    fixed = ws.run("replace_in_file", first)
+    assert "syntax error at line 20: closing parenthesis '}' does not match" in fixed.text
+    second = _offered(fixed.text, "this fixes it: ")
+    assert second == {
+        "path": "rps_game.py",
+        "old": "print(game.play(player1, player2)}",
+        "new": "print(game.play(player1, player2))",
+    }
+    # The model's next call, verbatim: the first fix again, its old with `return`.
+    again = ws.run(
+        "replace_in_file",
+        {"path": "rps_game.py", "old": "return 'It's a tie!'", "new": '"It\'s a tie!"'},
+    )
+    assert not again.ok
+    assert "new already is (line 14)" in again.text and "made already" in again.text
+    assert "'rps_game.py' now has a syntax error at line 20" in again.text
+    assert _offered(again.text, "this fixes it: ") == second
+    done = ws.run("replace_in_file", second)
+    assert done.ok and "syntax error" not in done.text
+    compile((ws.root / "rps_game.py").read_text(), "rps_game.py", "exec")
+
+
+@pytest.mark.parametrize(
+    ("source", "old", "new"),
+    [
+        ("x = foo(1, 2))\n", "x = foo(1, 2))", "x = foo(1, 2)"),
+        ("def f()\n    return 1\n", "def f()", "def f():"),
+        ("print 'hi'\n", "print 'hi'", "print('hi')"),
+        ("def f():\n    x = foo(1\n    return x\n", "x = foo(1", "x = foo(1)"),
+    ],
+)
+def test_one_line_syntax_fixes_make_the_file_compile(
+    ws: Workspace, source: str, old: str, new: str
+) -> None:
+    written = ws.run("write_file", {"path": "m.py", "content": source})
+    assert _offered(written.text, "this fixes it: ") == {"path": "m.py", "old": old, "new": new}
+    assert (
+        "syntax error"
+        not in ws.run("replace_in_file", {"path": "m.py", "old": old, "new": new}).text
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "d = {'a': 1,\n 'b': 2\n",  # the bracket spans lines: closing it here is a guess
+        "x = (1,\n2\ny = 3\n",
+        "else if x:\n    pass\n",  # no one-line edit known
+        "print(1)}\nprint(1)}\n",  # the line occurs twice: old would not be unique
+    ],
+)
+def test_no_fix_is_offered_where_one_edit_is_a_guess(ws: Workspace, source: str) -> None:
+    written = ws.run("write_file", {"path": "m.py", "content": source})
+    assert "syntax error" in written.text and "this fixes it" not in written.text
+
+
 def test_write_then_read_roundtrip(ws: Workspace) -> None:
     content = "première ligne\nzweite Zeile ✓\n"
     written = ws.run("write_file", {"path": "notes.txt", "content": content})

@@ -120,9 +120,20 @@ EDITS = {
     ),
     "old_not_found": refusal(
         "old was not found in {path} (it must match exactly, spaces and indentation "
-        "included; read_file shows the current text){nearest}",
-        "old not in the file (nearest: old_nearest_lines, or empty)",
-        "path nearest",
+        "included; read_file shows the current text){nearest}{now}",
+        "old not in the file (nearest: old_nearest_lines, or empty; now: python_now)",
+        "path nearest now",
+    ),
+    "old_made_already": refusal(
+        "old was not found in {path}, and new already is (line {line}): if this is your "
+        "earlier edit, it is made already; do not make it again{now}",
+        "old not in the file and new in it: an edit repeated",
+        "path line now",
+    ),
+    "python_now": refusal(
+        "; {path} now has a {problem}",
+        "the end of a failed edit: the file's syntax error",
+        "path problem",
     ),
     "old_nearest_lines": refusal(
         "; the nearest lines are:\n{lines}", "old_not_found's end: lines like old", "lines"

@@ -12,6 +12,7 @@ from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, To
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.files import existing_file, syntax_note
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
+from localagent.tools.syntaxfix import compile_problem
 
 # An edit holds the whole file twice (as it is and as it becomes).
 MAX_EDIT_BYTES = 4_000_000
@@ -19,6 +20,7 @@ CONTEXT_LINES = 2
 SHOWN_LINES = 24
 NEAREST = 3
 SHOWN_PLACES = 10
+MADE_CHARS = 6  # a new text this long found in the file is taken for an edit made already
 
 
 def replace_in_file(
@@ -40,7 +42,7 @@ def replace_in_file(
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
     found = text.count(old)
     if found != count:
-        raise _count_problem(text, old, path, found, count)
+        raise _count_problem(text, old, new, relative(ctx.root, target), found, count)
     if old == new:
         raise ToolError.of("old_is_new")
     first_line = text[: text.index(old)].count("\n") + 1
@@ -155,7 +157,7 @@ def _text_of(data: bytes, path: str) -> str:
         raise ToolError.of("not_utf8", path=describe(path), byte=exc.start) from None
 
 
-def _count_problem(text: str, old: str, path: str, found: int, count: int) -> ToolError:
+def _count_problem(text: str, old: str, new: str, path: str, found: int, count: int) -> ToolError:
     if found:
         lines, line, seen = [], 1, 0
         for at in _positions(text, old, SHOWN_PLACES):  # counted on from the last: linear
@@ -166,12 +168,26 @@ def _count_problem(text: str, old: str, path: str, found: int, count: int) -> To
         return ToolError.of(
             "old_found_often", found=found, path=describe(path), lines=where, count=count
         )
+    now = _python_now(text, path)
+    if len(new.strip()) >= MADE_CHARS and (at := text.find(new)) >= 0:
+        # Qwen2.5-Coder-1.5B, resumed, sent the fix it had made already five times over.
+        line = text.count("\n", 0, at) + 1
+        return ToolError.of("old_made_already", path=describe(path), line=line, now=now)
     wanted = next((line for line in old.splitlines() if line.strip()), old).strip()
     numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     close = difflib.get_close_matches(wanted, [line.strip() for _, line in numbered], NEAREST, 0.5)
     nearest = [f"{n:>5}| {line}" for n, line in numbered if line.strip() in close][:NEAREST]
     hint = ToolError.of("old_nearest_lines", lines="\n".join(nearest)) if nearest else ""
-    return ToolError.of("old_not_found", path=describe(path), nearest=hint)
+    return ToolError.of("old_not_found", path=describe(path), nearest=hint, now=now)
+
+
+def _python_now(text: str, path: str) -> ToolError | str:
+    """The syntax error a Python file has now (with its fix, where there is one): the
+    model sending an edit that fits no text may be fixing one it has fixed already."""
+    if not path.lower().endswith((".py", ".pyw")):
+        return ""
+    problem = compile_problem(text, path)[0]
+    return ToolError.of("python_now", path=describe(path), problem=problem) if problem else ""
 
 
 def _positions(text: str, old: str, limit: int) -> list[int]:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
@@ -13,15 +11,13 @@ from localagent.tools import pyscript
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace, touches_journal
+from localagent.tools.syntaxfix import compile_problem
 
 MAX_LIST_ENTRIES = 200
 READ_BYTES_RANGE = (1, 1_000_000)
 # Counting a range's lines to the end of the file stops here ("of at least N lines").
 COUNT_BYTES = 64 << 20
 CHUNK = 1 << 16
-SHOWN_LINE_CHARS = 120  # of the line a syntax error is on, in the write's result
-# A word with an apostrophe inside a single-quoted string: small models write 'It's a tie!'.
-_APOSTROPHE = re.compile(r"'([^'\n]*?\b(\w+'\w+)\b[^'\n]*)'")
 
 
 def list_dir(
@@ -219,7 +215,7 @@ def _holds(ctx: ToolContext, target: Path, data: bytes) -> bool:
 def syntax_problem(source: str | bytes, name: str) -> str | None:
     """Why Python source does not compile ("syntax error at line 3: ..."), or None; also
     None for source nested too deeply for the compiler to check (see syntax_note)."""
-    return _compile(source, name)[0]
+    return compile_problem(source, name)[0]
 
 
 def syntax_note(source: str | bytes, name: str) -> str:
@@ -227,7 +223,7 @@ def syntax_note(source: str | bytes, name: str) -> str:
     it does not, or that it could not be checked."""
     if not name.lower().endswith((".py", ".pyw")):
         return ""
-    problem, checked = _compile(source, name)
+    problem, checked = compile_problem(source, name)
     if not checked:
         return (
             "; it could not be syntax-checked (nested too deeply for Python's compiler): "
@@ -242,33 +238,3 @@ def syntax_note(source: str | bytes, name: str) -> str:
             return f"; but {names} is only `pass`: write its code"
         return f"; but {names} are only `pass`: write their code"
     return ""
-
-
-def _apostrophe_fix(found: re.Match[str], name: str) -> str:
-    """What to do about a word with an apostrophe that ends a '...' string, and the call
-    that puts the string in double quotes, ready to copy."""
-    text = found[1]
-    fix = f"; the apostrophe in {found[2]} ends the '...' string: use double quotes"
-    if '"' in text or "\\" in text:
-        return fix
-    arguments = json.dumps({"path": name, "old": f"'{text}'", "new": f'"{text}"'})
-    return f'{fix}, e.g. {{"name": "replace_in_file", "arguments": {arguments}}}'
-
-
-def _compile(source: str | bytes, name: str) -> tuple[str | None, bool]:
-    """(why the source does not compile or None, whether the compiler could tell)."""
-    try:
-        compile(source, name, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        where = f"line {exc.lineno}" if exc.lineno else "an unknown line"
-        line = " ".join((exc.text or "").split())[:SHOWN_LINE_CHARS]
-        shown = f" (the line: `{line}`)" if line else ""
-        raw = (exc.text or "").strip("\r\n")
-        if exc.msg.startswith("unterminated string") and (found := _APOSTROPHE.search(raw)):
-            shown += _apostrophe_fix(found, name)
-        return f"syntax error at {where}: {exc.msg}{shown}", True
-    except ValueError as exc:  # null bytes
-        return f"not Python source: {exc}", True
-    except (RecursionError, MemoryError):
-        return None, False
-    return None, True

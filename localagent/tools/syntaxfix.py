@@ -1,0 +1,117 @@
+"""What a write of a Python file says when it does not compile: where, why, and where one
+edit of that line makes it compile, that edit as a replace_in_file call ready to copy.
+
+Small models copy a call they are shown: Qwen2.5-Coder-1.5B sent the apostrophe fix
+verbatim, but told only "closing parenthesis '}' does not match opening parenthesis '('",
+it went on fixing an error it had already fixed. A fix is offered only when the source
+with it compiles, or fails only on a later line, and its line occurs once in the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+SHOWN_LINE_CHARS = 120  # of the line a syntax error is on, in the write's result
+# A word with an apostrophe inside a single-quoted string: small models write 'It's a tie!'.
+_APOSTROPHE = re.compile(r"'([^'\n]*?\b(\w+'\w+)\b[^'\n]*)'")
+_MISMATCH = re.compile(r"closing parenthesis '(.)' does not match opening parenthesis '(.)'")
+_NEVER_CLOSED = re.compile(r"'(.)' was never closed")
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
+_GOES_ON = tuple(",([{\\+-*/%=&|^<>.:")
+_PRINT = re.compile(r"^(\s*)print\s+(?!\()(.+?)\s*$")
+
+
+def compile_problem(source: str | bytes, name: str) -> tuple[str | None, bool]:
+    """(why the source does not compile or None, whether the compiler could tell)."""
+    try:
+        compile(source, name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" if exc.lineno else "an unknown line"
+        line = " ".join((exc.text or "").split())[:SHOWN_LINE_CHARS]
+        shown = f" (the line: `{line}`)" if line else ""
+        return f"syntax error at {where}: {exc.msg}{shown}{_fix(source, name, exc)}", True
+    except ValueError as exc:  # null bytes
+        return f"not Python source: {exc}", True
+    except (RecursionError, MemoryError):
+        return None, False
+    return None, True
+
+
+def _fix(source: str | bytes, name: str, exc: SyntaxError) -> str:
+    """What ends the result of a write that does not compile: the one-line fix, if any."""
+    if isinstance(source, bytes):
+        source = source.decode("utf-8", errors="replace")
+    lines = source.splitlines(keepends=True)
+    if not exc.lineno or not 0 < exc.lineno <= len(lines):
+        return ""
+    line = lines[exc.lineno - 1]
+    body = line.rstrip("\r\n")
+    if exc.msg.startswith("unterminated string") and (found := _APOSTROPHE.search(body)):
+        return _apostrophe_fix(found, name)
+    for fixed in _candidates(body, exc, lines[exc.lineno :]):
+        end = line[len(body) :]
+        edited = "".join([*lines[: exc.lineno - 1], fixed + end, *lines[exc.lineno :]])
+        # A bracket closed at the end of its line must leave a file that compiles: the
+        # error moving on would be the lines that were meant to be inside it.
+        if _fixes(edited, name, exc.lineno, anywhere=not _NEVER_CLOSED.match(exc.msg)):
+            old, new = body.strip(), fixed.strip()
+            if old and source.count(old) == 1:
+                return f"; this fixes it: {_call(name, old, new)}"
+    return ""
+
+
+def _candidates(body: str, exc: SyntaxError, after: list[str]) -> Iterator[str]:
+    """Edits of the line the error is on, each of which may be the fix; after: the
+    lines that follow it."""
+    at = (exc.offset or 0) - 1  # the column the compiler points at
+    if (found := _MISMATCH.match(exc.msg)) and body[at : at + 1] == found[1]:
+        yield body[:at] + _CLOSER[found[2]] + body[at + 1 :]
+    if exc.msg.startswith("unmatched ") and body[at : at + 1] in ")]}":
+        yield body[:at] + body[at + 1 :]
+    if (found := _NEVER_CLOSED.match(exc.msg)) and _complete(body, after):
+        yield body.rstrip() + _CLOSER.get(found[1], "")
+    if exc.msg == "expected ':'":
+        yield body.rstrip() + ":"
+    if exc.msg.startswith("Missing parentheses in call to 'print'") and (
+        found := _PRINT.match(body)
+    ):
+        yield f"{found[1]}print({found[2]})"
+
+
+def _complete(body: str, after: list[str]) -> bool:
+    """Whether a line that leaves a bracket open looks finished all the same: it does not
+    end in a comma, an operator or a bracket, and the next line is not indented deeper."""
+    if body.rstrip().endswith(_GOES_ON):
+        return False
+    following = next((line for line in after if line.strip()), "")
+    depth = len(body) - len(body.lstrip())
+    return len(following) - len(following.lstrip()) <= depth
+
+
+def _fixes(edited: str, name: str, lineno: int, *, anywhere: bool) -> bool:
+    """Whether the edited source compiles, or (anywhere) fails only further on."""
+    try:
+        compile(edited, name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return anywhere and (exc.lineno or 0) > lineno
+    except (ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _apostrophe_fix(found: re.Match[str], name: str) -> str:
+    """What to do about a word with an apostrophe that ends a '...' string, and the call
+    that puts the string in double quotes, ready to copy."""
+    text = found[1]
+    fix = f"; the apostrophe in {found[2]} ends the '...' string: use double quotes"
+    if '"' in text or "\\" in text:
+        return fix
+    call = _call(name, f"'{text}'", f'"{text}"')
+    return f"{fix}, e.g. {call}"
+
+
+def _call(name: str, old: str, new: str) -> str:
+    arguments = json.dumps({"path": name, "old": old, "new": new})
+    return f'{{"name": "replace_in_file", "arguments": {arguments}}}'
