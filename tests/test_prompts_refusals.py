@@ -121,7 +121,10 @@ def h():
 
 def test_a_refusal_renders_through_the_prompt_set_it_reaches() -> None:
     nested = ToolError.of(
-        "old_not_found", path="'a.py'", nearest=ToolError.of("old_nearest_lines", lines="  1| x")
+        "old_not_found",
+        path="'a.py'",
+        nearest=ToolError.of("old_nearest_lines", lines="  1| x"),
+        now="",
     )
     default = nested.text()
     assert default.startswith("old was not found in 'a.py'")
