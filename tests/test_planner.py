@@ -261,6 +261,29 @@ def test_a_subtask_that_is_one_line_of_code_is_code(subtask: str) -> None:
     assert plancheck.subtask_problem(subtask, tools) == plancheck.CODE
 
 
+# Qwen2.5-Coder-1.5B's mathx plan and replan, verbatim: the plan's JSON string ended at
+# the code's own quote; the replan's test is statements one line cannot hold.
+MATHX_STEPS = {
+    "write_file mathx/__init__.py with the content 'from . import add, subtract, multiply, "
+    "divide'": "",
+    "write_file mathx/add.py with the content 'def add(a, b): return a + b'": "",
+    "write_file mathx/divide.py with the content 'def divide(a, b): if b == 0: raise "
+    "ValueError(": plancheck.BROKEN_CODE,
+    "write_file mathx/divide.py with the content 'def divide(a, b): if b == 0: raise "
+    'ValueError(" of task': plancheck.BROKEN_CODE,
+    "write_file tests/test_mathx.py with the content 'def test_divide(self): with "
+    "pytest.raises(ValueError): divide(1, 0)'": plancheck.BROKEN_CODE,
+    "write_file hello.py that prints 'Hello, world!'": "",
+    "write_file hello.py with `print('hi')`": "",
+}
+
+
+@pytest.mark.parametrize("subtask", sorted(MATHX_STEPS))
+def test_code_quoted_in_a_step_must_compile(subtask: str) -> None:
+    tools = ["read_file", "write_file", "run_cmd"]
+    assert plancheck.subtask_problem(subtask, tools) == MATHX_STEPS[subtask]
+
+
 @pytest.mark.parametrize("subtask", ["{{", "}}", "1.", ":", "..."])
 def test_a_subtask_with_no_words_is_no_step(subtask: str) -> None:
     """Qwen2.5-Coder-1.5B's plan, verbatim: `"subtasks": ["{{"]`, the start of a call."""

@@ -389,6 +389,32 @@ def test_a_test_file_written_early_is_done_by_its_unchanged_rewrite(tmp_path: Pa
     assert len(rounds(tmp_path)) == 4
 
 
+def test_the_first_write_of_a_package_s_module_completes_its_subtask(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-1.5B's mathx plan wrote one module a subtask, and each subtask took a
+    second round to send the same write again, unchanged: no one runs a package's module."""
+    steps = {
+        "mathx/__init__.py": "from . import add, subtract, multiply, divide",
+        "mathx/add.py": "def add(a, b): return a + b",
+        "mathx/subtract.py": "def subtract(a, b): return a - b",
+    }  # verbatim, subtasks and writes
+    plan = plan_rule(
+        *((f"write {p}", [f"write_file {p} with the content '{c}'"]) for p, c in steps.items())
+    )
+    replies = [call("write_file", path=p, content=c) for p, c in steps.items()]
+    ran, _ = small_model_goal(tmp_path, "Create a Python package mathx", plan, replies)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    check_no_strikes(tmp_path)
+    assert [r.get("by") for r in of(tmp_path, "subtask_completed")] == ["write"] * 3
+    assert len(rounds(tmp_path)) == 3
+    # A module outside a package is a program: its first write leaves the check to the model.
+    alone = tmp_path / "alone"
+    plan = plan_rule(("add", ["write_file add.py with the content 'def add(a, b): return a + b'"]))
+    replies = [call("write_file", path="add.py", content=steps["mathx/add.py"])] * 2
+    ran, _ = small_model_goal(alone, "Create add.py", plan, replies)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert len(rounds(alone)) == 2
+
+
 def test_the_prompts_a_script_shows_are_read_from_its_source() -> None:
     source = (
         "name = input('Your name: ')\nmove = input(f'{name}, your move? ')\n"

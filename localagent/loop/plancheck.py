@@ -66,6 +66,12 @@ _MKDIR = re.compile(
     re.I,
 )
 _FILE = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+# Code quoted in a subtask ("write_file mathx/add.py with the content 'def add(a, b):
+# return a + b'"), from its opening quote to the end.
+_QUOTED_CODE = re.compile(
+    r"""(['"`])\s*((?:def |class |import \w|from [\w.]+ import |print\(|return |raise ).*)""",
+    re.S,
+)
 _MORE = re.compile(r"\b(?:and|then|with|containing|inside|holding)\b", re.I)
 
 EDITOR = "opens an editor, IDE or terminal: files are written with write_file, run with run_cmd"
@@ -73,6 +79,10 @@ NAVIGATE = "navigates: every tool already works in the workspace folder"
 THINKING = "is thinking, not a step: plan what to write or to run"
 SAVE = "saving is part of writing the file, not a step"
 CODE = "holds code: name the file and what it must do; the code goes into write_file"
+BROKEN_CODE = (
+    "holds code that does not compile (cut off, or statements one line cannot hold): name "
+    "the file and what it must do; the code goes into write_file"
+)
 EMPTY = "is empty"
 NO_WORDS = "has no words: name the file to write or the command to run"
 _WORD = re.compile(r"[^\W\d_]{2}")
@@ -101,6 +111,8 @@ def subtask_problem(text: str, tools: Collection[str]) -> str:
         return NO_WORDS
     if _FENCE.search(line) or len(_CODE_LINE.findall(line)) >= 2 or _one_code_line(line):
         return CODE
+    if _broken_quote(line):
+        return BROKEN_CODE
     if len(line) > MAX_CHARS or line.count("\n") >= MAX_LINES:
         return f"is {len(line)} characters long: one short line says a step"
     if unknown := _unknown_tool(line, tools):
@@ -123,6 +135,24 @@ def _one_code_line(line: str) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
+
+
+def _broken_quote(line: str) -> bool:
+    """Code quoted in a step that Python would not compile. Qwen2.5-Coder-1.5B's mathx
+    plan ended "write_file mathx/divide.py with the content 'def divide(a, b): if b == 0:
+    raise ValueError(" (its JSON string ended at the code's own quote), and the model
+    wrote exactly that, then wrote it again until three strikes."""
+    found = _QUOTED_CODE.search(line)
+    if found is None:
+        return False
+    code = found[2].rstrip()
+    if code.endswith(found[1]):
+        code = code[: -len(found[1])]
+    try:
+        compile(code, "<subtask>", "exec")  # parsed only, never run
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    return False
 
 
 def _unknown_tool(line: str, tools: Collection[str]) -> str:

@@ -9,7 +9,8 @@ this run (in this subtask, or in an earlier one that a replan gave back) is the 
 saying it is done. In the small-model profile the first
 write that creates or changes the file already is, when a later subtask of the plan
 names the same file (runs or tests it): the check has a subtask of its own, and a round
-of a small model costs 3-30 s. Without one, the model's next move after a write is
+of a small model costs 3-30 s; so is the first write of a package's module, which no one
+runs. Without one, the model's next move after a write is
 often to run it, and that run is the evidence a small verifier's verdict needs.
 
 Either way the subtask ends through the normal `subtask_completed` record (the write's
@@ -81,7 +82,7 @@ def finished(
     earlier = ledger.writes.get(rewritten[0]) if rewritten else None
     if earlier is not None and not earlier.emptied:
         path, name = rewritten[0], "done_by_rewrite"
-    elif wrote and small and any(_same(p, target) for p in _later_files(state)):
+    elif wrote and small and (_checked_later(state, target) or _in_package(root, wrote[0])):
         path, name = wrote[0], "done_by_write"
     else:
         return None
@@ -101,6 +102,21 @@ def _own_file(state: State, subtask: str, facts: dict[str, list[str]]) -> str:
         if earlier is not None and earlier.subtask == ledger.subtask:
             return path
     return ""
+
+
+def _checked_later(state: State, target: str) -> bool:
+    """Whether a later subtask of the plan runs or tests the file."""
+    return any(_same(p, target) for p in _later_files(state))
+
+
+def _in_package(root: Path, path: str) -> bool:
+    """A module of a package (its folder holds `__init__.py`, or it is that file): no
+    one runs it to see what it does. Qwen2.5-Coder-1.5B's mathx plan wrote one module a
+    subtask, and each took a second round: the same write again, unchanged."""
+    parts = path.split("/")
+    if len(parts) < 2 or not path.endswith(".py") or parts[-1] == "__main__.py":
+        return False
+    return parts[-1] == "__init__.py" or (root.joinpath(*parts[:-1]) / "__init__.py").is_file()
 
 
 def _later_files(state: State) -> list[str]:
