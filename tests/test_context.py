@@ -11,6 +11,7 @@ import pytest
 from localagent import tools
 from localagent.journal import Journal
 from localagent.loop import context
+from localagent.loop import facts as round_facts
 from localagent.state import Exchange
 
 KEEP = 5
@@ -50,7 +51,7 @@ def play_round(journal: Journal, n: int) -> None:
         completion_tokens=40,
         duration_ms=5.0,
         content="",
-        probe=context.probe(journal.state, journal.workspace, max_rounds=300),
+        probe=round_facts.probe(journal.state, journal.workspace, max_rounds=300),
         tool_calls=[{"name": "write_file", "arguments": args}],
     )
     sig = f"write_file {n}"
@@ -70,7 +71,7 @@ def play_round(journal: Journal, n: int) -> None:
 
 def messages_for(journal: Journal, root: Path) -> list[dict[str, Any]]:
     system = context.system_prompt(ALLOWED, tools.catalog(), native=True)
-    facts = context.probe(journal.state, root, max_rounds=300)
+    facts = round_facts.probe(journal.state, root, max_rounds=300)
     return context.build(journal.state, system, KEEP, True, facts)
 
 
@@ -109,7 +110,7 @@ def test_text_protocol_prompt_lists_every_tool_and_results_come_as_user_turns(
     assert "no native tool calling" in system
     for name in tools.catalog().names():
         assert f"- {name}(" in system
-    facts = context.probe(journal.state, tmp_path, max_rounds=30)
+    facts = round_facts.probe(journal.state, tmp_path, max_rounds=30)
     messages = context.build(journal.state, system, KEEP, False, facts)
     roles = [m["role"] for m in messages]
     assert roles == ["system", "user", "user", "assistant", "user", "user"]
@@ -119,11 +120,44 @@ def test_text_protocol_prompt_lists_every_tool_and_results_come_as_user_turns(
 def test_probe_names_mentioned_files_that_exist_and_are_missing(tmp_path: Path) -> None:
     journal = new_journal(tmp_path)
     (tmp_path / "m00.py").write_text("x = 1\n")
-    facts = context.probe(journal.state, tmp_path, max_rounds=30, notice="NOTE: restarted")
+    facts = round_facts.probe(journal.state, tmp_path, max_rounds=30, notice="NOTE: restarted")
     assert facts["existing"] == ["m00.py"]
     assert "m39.py" in facts["missing"]
-    text = context.probe_message(facts)
+    text = round_facts.probe_message(facts)
     assert "Files that exist: m00.py" in text and "NOTE: restarted\nACTIVE TASK" in text
+
+
+# The 1.5B's failed edit, verbatim: sent five times, it filled "Last errors" with copies.
+NOT_FOUND = (
+    "old was not found in 'rps_game.py' (it must match exactly, spaces and indentation "
+    "included; read_file shows the current text); the nearest lines are:\n"
+    "   10|             return 'Player 1 wins!'\n   14|             return \"It's a tie!\""
+)
+
+
+def test_the_facts_name_the_task_and_each_recent_error_once_by_its_first_line(
+    tmp_path: Path,
+) -> None:
+    """Every round's facts stay in every later prompt: what they repeat of the plan and
+    the results is read again each round (the 1.5B's mathx task took 250 characters)."""
+    journal = Journal(tmp_path)
+    journal.load()
+    goal = "Create a Python package mathx with the functions add, subtract, " * 4
+    journal.append("goal_started", goal=goal, model="m")
+    journal.append("plan", tasks=[{"description": goal, "subtasks": ["write_file a.py"]}])
+    args = {"path": "rps_game.py", "old": "x", "new": "y"}
+    for n in (1, 2):
+        journal.append("action_started", tool="replace_in_file", args=args, signature="s", round=n)
+        journal.append(
+            "action_finished", tool="replace_in_file", args=args, ok=False, result=NOT_FOUND
+        )
+    facts = round_facts.probe(journal.state, tmp_path, max_rounds=30)
+    first = NOT_FOUND.split("\n", 1)[0]
+    assert facts["errors"] == [f"replace_in_file: {first}"[:159] + "…"]
+    assert len(facts["task"]) == round_facts.FACT_TASK_CHARS and facts["task"].endswith("…")
+    assert journal.state.errors == [f"replace_in_file: {NOT_FOUND}"] * 2  # kept whole
+    shown = round_facts.probe_message(facts)
+    assert "old was not found in 'rps_game.py'" in shown and "It's a tie" not in shown
 
 
 def test_prompt_is_bounded_round_8_versus_round_40(tmp_path: Path) -> None:
@@ -187,7 +221,7 @@ def test_a_tight_budget_keeps_the_front_and_the_latest_exchange(tmp_path: Path) 
     for n in range(1, 8):
         play_round(journal, n)
     system = context.system_prompt(ALLOWED, tools.catalog(), native=True)
-    facts = context.probe(journal.state, tmp_path, max_rounds=300)
+    facts = round_facts.probe(journal.state, tmp_path, max_rounds=300)
     full = context.build(journal.state, system, KEEP, True, facts)
     tight = context.build(journal.state, system, KEEP, True, facts, budget_tokens=900)
     assert size(tight) < size(full)
@@ -227,11 +261,11 @@ def test_the_active_subtask_ends_the_status_so_nothing_follows_its_text() -> Non
         "errors": ["syntax error at line 2"],
         "notice": "NOTE: your last reply was cut off.",
     }
-    lines = context.probe_message(facts).splitlines()
+    lines = round_facts.probe_message(facts).splitlines()
     assert lines[0] == "[status] round 2 of 8"
     assert lines[-2:] == ["ACTIVE TASK: Write a hello world script", f"ACTIVE SUBTASK: {subtask}"]
     assert "NOTE: your last reply was cut off." in lines and "" not in lines
-    quiet = context.probe_message(facts | {"notice": "", "errors": []}).splitlines()
+    quiet = round_facts.probe_message(facts | {"notice": "", "errors": []}).splitlines()
     assert quiet[-1] == f"ACTIVE SUBTASK: {subtask}" and "" not in quiet
 
 

@@ -20,6 +20,7 @@ from localagent import tools
 from localagent.config.settings import Settings
 from localagent.journal import Journal
 from localagent.loop import actions, context, handback, loopguard, planner, replans, roundcall
+from localagent.loop import facts as facts_of
 from localagent.loop.strikes import Strikes
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front
@@ -202,7 +203,7 @@ class Agent:
         native = self.model.native_tools
         front = self.front()
         told = "\n".join(filter(None, [self.state.notice, self.notice]))
-        facts = context.probe(
+        facts = facts_of.probe(
             self.state, self.ctx.root, self.settings.max_rounds, told, self.prompts
         )
         budget = context.budget(self.model.num_ctx, self.settings.num_predict)

@@ -20,21 +20,18 @@ always there.
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localagent.loop.facts import fact_values, probe_message
 from localagent.prompts.promptset import DEFAULT, PromptSet
-from localagent.state import CALL_CHARS, Exchange, State, current
+from localagent.state import CALL_CHARS, Exchange, State
 from localagent.system.textcap import cap_text, clip
-from localagent.verify.where import locate
 
 if TYPE_CHECKING:
     from localagent.tools import ToolRegistry
 
 OLD_RESULT_CHARS = 800  # a result of an older exchange, when the budget is tight
 MESSAGE_OVERHEAD = 16  # characters of role and framing per message, roughly
-_FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.[A-Za-z0-9]{1,6})\b")
 
 
 def system_prompt(
@@ -63,29 +60,8 @@ def summary(state: State, facts: dict[str, Any], prompts: PromptSet = DEFAULT) -
     for ti, task in enumerate(state.goal.tasks, 1):
         plan.append(f"{ti}. {task.description}")
         plan += [f"    {ti}.{si}. {s.description}" for si, s in enumerate(task.subtasks, 1)]
-    values = _fact_values(facts)
+    values = fact_values(facts)
     return prompts.render("summary", **values, goal=state.goal.text, plan="\n".join(plan))
-
-
-def progress(state: State) -> str:
-    """Which subtasks are done, failed and active, by number, as ranges (so it stays
-    short however long the plan); volatile, so it goes last."""
-    assert state.goal is not None
-    marks: dict[str, list[str]] = {"completed": [], "failed": [], "in_progress": []}
-    for ti, task in enumerate(state.goal.tasks, 1):
-        runs: dict[str, list[list[int]]] = {k: [] for k in marks}
-        for si, sub in enumerate(task.subtasks, 1):
-            if sub.status not in runs:
-                continue
-            spans = runs[sub.status]
-            if spans and spans[-1][1] == si - 1:
-                spans[-1][1] = si
-            else:
-                spans.append([si, si])
-        for status, spans in runs.items():
-            marks[status] += [f"{ti}.{a}" if a == b else f"{ti}.{a}-{ti}.{b}" for a, b in spans]
-    parts = [f"{k.replace('_', ' ')} {', '.join(v)}" for k, v in marks.items() if v]
-    return "; ".join(parts) or "nothing done yet"
 
 
 def window(exchanges: list[Exchange], keep: int, start: int = 0) -> list[Exchange]:
@@ -165,61 +141,6 @@ def _reply_messages(
     ]
     # A note (feedback on a reply that held no call) as a tool message would match nothing.
     return messages + [{"role": "user", "content": text(r)} for r in notes]
-
-
-def probe(
-    state: State, root: Path, max_rounds: int, notice: str = "", prompts: PromptSet = DEFAULT
-) -> dict[str, Any]:
-    """Generic facts about the workspace the model should not have to ask for."""
-    here = current(state)
-    text = " ".join(
-        filter(None, [state.goal.text if state.goal else "", here[1].description if here else ""])
-    )
-    mentioned = sorted({m.rstrip(".") for m in _FILE.findall(text)})[:12]
-    found = {name: locate(root, name) for name in mentioned}
-    existing = [name if at == name else f"{at} (for {name})" for name, at in found.items() if at]
-    if state.replanned:  # the failure before the new plan is no longer the latest news
-        notice = "\n".join(filter(None, [prompts.render("replanned"), notice]))
-    if state.rewound:
-        notice = "\n".join(filter(None, [state.rewound, notice]))
-    return {
-        "round": state.rounds + 1,
-        "max_rounds": max_rounds,
-        "progress": progress(state) if state.goal else "",
-        "task": here[0].description if here else "-",
-        "subtask": here[1].description if here else "-",
-        "written": state.files_written[-4:],
-        "existing": existing,
-        "missing": [name for name, at in found.items() if at is None],
-        "commands": [f"{c['cmd']} -> {c['returncode']}" for c in state.commands[-3:]],
-        "errors": state.errors[-3:],
-        "notice": notice,
-    }
-
-
-def _listing(items: list[str]) -> str:
-    return ", ".join(items) if items else "none"
-
-
-def _fact_values(facts: dict[str, Any]) -> dict[str, Any]:
-    """The probe's facts as the prompts show them."""
-    return {
-        "round": facts["round"],
-        "max_rounds": facts["max_rounds"],
-        "progress": facts.get("progress") or "-",
-        "task": facts.get("task", "-"),
-        "subtask": facts.get("subtask", "-"),
-        "written": _listing(facts["written"]),
-        "existing": _listing(facts["existing"]),
-        "missing": _listing(facts["missing"]),
-        "commands": _listing(facts["commands"]),
-        "errors": "\n  " + "\n  ".join(facts["errors"]) if facts["errors"] else "none",
-        "notice": f"{facts['notice']}\n" if facts["notice"] else "",
-    }
-
-
-def probe_message(facts: dict[str, Any], prompts: PromptSet = DEFAULT) -> str:
-    return prompts.render("probe", **_fact_values(facts)).rstrip()
 
 
 def budget(num_ctx: int, num_predict: int) -> int:

@@ -1,0 +1,105 @@
+"""The round's facts: what the model should not have to ask for (the active subtask, the
+files, the latest commands and errors, notices), sent last in every round's prompt.
+
+Each round's facts stay in place in the rounds after it (see `context`), so what they
+repeat of the plan and of the results above them is read again by the server every
+round: they name the active task and the recent errors by their first line only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from localagent.prompts.promptset import DEFAULT, PromptSet
+from localagent.state import State, current
+from localagent.verify.where import locate
+
+FACT_ERROR_CHARS = 160  # of one recent error: its first line (the result has it whole)
+FACT_TASK_CHARS = 120  # of the active task (the plan above has it whole)
+_FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.[A-Za-z0-9]{1,6})\b")
+
+
+def progress(state: State) -> str:
+    """Which subtasks are done, failed and active, by number, as ranges (so it stays
+    short however long the plan); volatile, so it goes last."""
+    assert state.goal is not None
+    marks: dict[str, list[str]] = {"completed": [], "failed": [], "in_progress": []}
+    for ti, task in enumerate(state.goal.tasks, 1):
+        runs: dict[str, list[list[int]]] = {k: [] for k in marks}
+        for si, sub in enumerate(task.subtasks, 1):
+            if sub.status not in runs:
+                continue
+            spans = runs[sub.status]
+            if spans and spans[-1][1] == si - 1:
+                spans[-1][1] = si
+            else:
+                spans.append([si, si])
+        for status, spans in runs.items():
+            marks[status] += [f"{ti}.{a}" if a == b else f"{ti}.{a}-{ti}.{b}" for a, b in spans]
+    parts = [f"{k.replace('_', ' ')} {', '.join(v)}" for k, v in marks.items() if v]
+    return "; ".join(parts) or "nothing done yet"
+
+
+def probe(
+    state: State, root: Path, max_rounds: int, notice: str = "", prompts: PromptSet = DEFAULT
+) -> dict[str, Any]:
+    """Generic facts about the workspace the model should not have to ask for."""
+    here = current(state)
+    text = " ".join(
+        filter(None, [state.goal.text if state.goal else "", here[1].description if here else ""])
+    )
+    mentioned = sorted({m.rstrip(".") for m in _FILE.findall(text)})[:12]
+    found = {name: locate(root, name) for name in mentioned}
+    existing = [name if at == name else f"{at} (for {name})" for name, at in found.items() if at]
+    if state.replanned:  # the failure before the new plan is no longer the latest news
+        notice = "\n".join(filter(None, [prompts.render("replanned"), notice]))
+    if state.rewound:
+        notice = "\n".join(filter(None, [state.rewound, notice]))
+    return {
+        "round": state.rounds + 1,
+        "max_rounds": max_rounds,
+        "progress": progress(state) if state.goal else "",
+        "task": _line(here[0].description, FACT_TASK_CHARS) if here else "-",
+        "subtask": here[1].description if here else "-",
+        "written": state.files_written[-4:],
+        "existing": existing,
+        "missing": [name for name, at in found.items() if at is None],
+        "commands": [f"{c['cmd']} -> {c['returncode']}" for c in state.commands[-3:]],
+        "errors": list(dict.fromkeys(_line(e, FACT_ERROR_CHARS) for e in state.errors[-3:])),
+        "notice": notice,
+    }
+
+
+def _line(text: str, limit: int) -> str:
+    """The first line of text, at most limit characters (an ellipsis marks a cut)."""
+    first = text.strip().split("\n", 1)[0].rstrip()
+    if len(first) > limit:
+        return first[: limit - 1].rstrip() + "…"
+    return first if first == text.strip() else first + " …"
+
+
+def _listing(items: list[str]) -> str:
+    return ", ".join(items) if items else "none"
+
+
+def fact_values(facts: dict[str, Any]) -> dict[str, Any]:
+    """The probe's facts as the prompts show them."""
+    return {
+        "round": facts["round"],
+        "max_rounds": facts["max_rounds"],
+        "progress": facts.get("progress") or "-",
+        "task": facts.get("task", "-"),
+        "subtask": facts.get("subtask", "-"),
+        "written": _listing(facts["written"]),
+        "existing": _listing(facts["existing"]),
+        "missing": _listing(facts["missing"]),
+        "commands": _listing(facts["commands"]),
+        "errors": "\n  " + "\n  ".join(facts["errors"]) if facts["errors"] else "none",
+        "notice": f"{facts['notice']}\n" if facts["notice"] else "",
+    }
+
+
+def probe_message(facts: dict[str, Any], prompts: PromptSet = DEFAULT) -> str:
+    return prompts.render("probe", **fact_values(facts)).rstrip()
