@@ -486,3 +486,39 @@ def test_loose_json_refuses_what_is_still_not_json() -> None:
     for source in ('{"a": "b\\"}', '{"a": "\\u12"}', "{'a': 1, }x", '{"a": 1} {"b": 2}'):
         with pytest.raises(NotLiteral):
             loose_json(source)
+
+
+# Qwen2.5-Coder-1.5B's reply, verbatim, three rounds in a row: quotes inside the content
+# that it did not escape.
+STRAY = (
+    '```json\n{"name": "write_file", "arguments": {"path": "mathx/divide.py", "content": '
+    '"def divide(a, b): if b == 0: raise ValueError("Cannot divide by zero")"}}\n```'
+)
+
+
+def test_quotes_a_string_holds_unescaped_are_its_own() -> None:
+    (call,) = parse_reply(STRAY, KNOWN).calls
+    assert call == ToolCall(
+        "write_file",
+        {
+            "path": "mathx/divide.py",
+            "content": 'def divide(a, b): if b == 0: raise ValueError("Cannot divide by zero")',
+        },
+    )
+    # Where a quote ends a string, the rest is read as JSON: x = "a" keeps both quotes.
+    (call,) = parse_reply('{"name": "write_file", "arguments": {"path": "a.py", '
+                          '"content": "x = "a""}}', KNOWN).calls  # fmt: skip
+    assert call.arguments["content"] == 'x = "a"'
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # A quote before a colon ends the string: what follows is then no JSON.
+        '{"name": "write_file", "arguments": {"path": "a.py", "content": "d = {"k": 1}"}}',
+        # Never closed: the model may not have finished.
+        '{"name": "write_file", "arguments": {"path": "a.py", "content": "say "hi"',
+    ],
+)
+def test_unescaped_quotes_that_leave_doubt_give_no_call(content: str) -> None:
+    assert parse_reply(content, KNOWN).calls == []

@@ -23,6 +23,10 @@ from localagent.state.model import (
 )
 from localagent.system.textcap import cap_text, clip
 
+ERROR_TOOL_CHARS = 60  # of the tool's name, in an error the facts name
+
+ERROR_TOOL_CHARS = 60  # of the tool's name, in an error the facts name
+
 
 def _push(items: list[Any], item: Any, limit: int) -> None:
     items.append(item)
@@ -174,7 +178,10 @@ def action_finished(state: State, rec: dict[str, Any]) -> None:
     for cmd in facts.get("ran", []):
         _push(state.commands, {"cmd": cmd, "returncode": rec.get("returncode")}, RECENT_LIMIT)
     if not rec["ok"]:
-        _push(state.errors, f"{rec['tool']}: {rec['result'][:300]}", 3)
+        # A tool name is the model's: it may be 20,000 characters of nothing.
+        tool = str(rec["tool"])
+        tool = tool if len(tool) <= ERROR_TOOL_CHARS else tool[: ERROR_TOOL_CHARS - 1] + "…"
+        _push(state.errors, f"{tool}: {rec['result'][:300]}", 3)
 
 
 def action_blocked(state: State, rec: dict[str, Any]) -> None:

@@ -124,14 +124,55 @@ def value_at(text: str, pos: int) -> tuple[Any, int] | None:
     if pos >= len(text) or text[pos] not in "{[":
         return None
     end = closing(text, pos)
-    if end is None:
-        return None
-    for read in (literal, loose_json):
-        try:
-            return read(text[pos:end]), end
-        except NotLiteral:
+    if end is not None:
+        for read in (literal, loose_json):
+            try:
+                return read(text[pos:end]), end
+            except NotLiteral:
+                continue
+    return stray_quotes(text, pos)
+
+
+# What may follow the quote that ends a JSON string: the end of an object or list, the
+# colon after a key, or a comma and the next key.
+_STRING_END = re.compile(r'\s*(?:[}\]:]|,\s*"[^"\\\n]{1,64}"\s*:)')
+
+
+def stray_quotes(text: str, pos: int) -> tuple[Any, int] | None:
+    """The object at `pos` when its strings hold double quotes the model did not escape,
+    with the index just past it: Qwen2.5-Coder-1.5B wrote `"content": "def divide(a, b):
+    ... raise ValueError("Cannot divide by zero")"` three times. A quote ends a string only
+    where JSON goes on after one (`}`, `]`, `:`, or a comma and a key); every other quote is
+    the string's own. Whatever does not then read as JSON is None: nothing is guessed."""
+    out: list[str] = []
+    depth, inside, at = 0, False, pos
+    while at < len(text):
+        char = text[at]
+        if inside and char == "\\":
+            out.append(text[at : at + 2])
+            at += 2
             continue
-    return None
+        if inside and char == '"' and not _STRING_END.match(text, at + 1):
+            out.append('\\"')
+        else:
+            out.append(char)
+            if char == '"':
+                inside = not inside
+            elif not inside and char in "{[":
+                depth += 1
+                if depth > _MAX_DEPTH:
+                    return None
+            elif not inside and char in "}]":
+                depth -= 1
+                if depth == 0:
+                    break
+        at += 1
+    if depth != 0:
+        return None
+    try:
+        return loose_json("".join(out)), at + 1
+    except NotLiteral:
+        return None
 
 
 def loose_json(source: str) -> Any:
