@@ -165,6 +165,33 @@ def test_a_subtask_that_only_makes_a_folder_is_dropped(tmp_path: Path) -> None:
     assert (tmp_path / "mathx" / "__init__.py").is_file()
 
 
+MATHX = (
+    "Create a Python package mathx with the functions add, subtract, multiply and divide "
+    "(divide raises ValueError when dividing by zero), with pytest tests in "
+    "tests/test_mathx.py; the tests must pass with pytest and ruff check must be clean"
+)
+
+
+def test_a_package_s_module_is_planned_as_the_package(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-1.5B's mathx plan, verbatim: the package asked for became a module
+    mathx.py, and the benchmark's judge (and a user's `import mathx.sub`) found no package."""
+    verbatim = [
+        "write_file mathx.py with the function definitions",
+        "write_file tests/test_mathx.py with the test cases",
+        "run pytest tests/test_mathx.py to ensure the tests pass",
+        "run ruff tests/test_mathx.py to check the code for style issues",
+    ]
+    plans, asked = run_goal(tmp_path, MATHX, [plan_reply((MATHX, verbatim))])
+    assert len(asked) == 1  # no repair asked: the step is mended as it is
+    assert plans[0]["tasks"][0]["subtasks"] == [
+        "write_file mathx/__init__.py with the function definitions",
+        *verbatim[1:],
+    ]
+    assert plancheck.package_name("Create a mathx package with add") == "mathx"
+    for goal in ("Install the package with pip", "Create a Python package", "Write hello.py"):
+        assert plancheck.package_name(goal) == ""
+
+
 def test_invented_tools_thinking_steps_and_copies_of_the_goal_are_named(tmp_path: Path) -> None:
     goal = "Create a rock-paper-scissors game"
     bad = [

@@ -95,6 +95,7 @@ class Checked:
     tasks: list[dict[str, Any]]
     problems: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # subtasks that only made a folder
+    packaged: str = ""  # the package whose module NAME.py became NAME/__init__.py
 
 
 def folder_only(text: str) -> bool:
@@ -164,9 +165,12 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
     """The plan without its folder-only subtasks, and every problem of what is left."""
     kept: list[dict[str, Any]] = []
     found = Checked(kept)
+    package = package_name(goal)
     for task in tasks:
         subtasks = []
         for text in task["subtasks"]:
+            if package and (moved := _into_package(text, package)) != text:
+                found.packaged, text = package, moved
             if folder_only(text):
                 found.dropped.append(text)
             else:
@@ -188,6 +192,34 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
             "whose one subtask is the goal"
         )
     return found
+
+
+_PACKAGE = (  # "package mathx", "package named `geo`", then "the mathx package"
+    re.compile(r"\bpackage\s+(?:named\s+|called\s+)?[`'\"]?([A-Za-z_]\w*)\b", re.I),
+    re.compile(r"\b([A-Za-z_]\w*)[`'\"]?\s+package\b", re.I),
+)
+
+
+_NOT_NAMES = {
+    *("a", "an", "and", "as", "for", "from", "in", "of", "that", "the", "to", "with"),
+    *("new", "python", "python3", "simple", "small", "whole", "your", "this"),
+}
+
+
+def package_name(goal: str) -> str:
+    """The package a goal asks for ("Create a Python package mathx ..."), or ""."""
+    for pattern in _PACKAGE:
+        for found in pattern.finditer(goal):
+            if found[1].lower() not in _NOT_NAMES:
+                return found[1]
+    return ""
+
+
+def _into_package(text: str, package: str) -> str:
+    """A step with the package's module `NAME.py` (Qwen2.5-Coder-1.5B's mathx plans: "write_file
+    mathx.py with the function definitions") as the package's `NAME/__init__.py`: a package
+    is a folder, and the goal asked for one."""
+    return re.sub(rf"(?<![\w/.\\-]){re.escape(package)}\.py\b", f"{package}/__init__.py", text)
 
 
 def _same(a: str, b: str) -> bool:

@@ -136,6 +136,8 @@ class Planner:
             checked = plancheck.check([t.model_dump() for t in plan.tasks], goal, names)
             if checked.dropped:
                 log.info("dropped as write_file makes folders: %s", "; ".join(checked.dropped))
+            if checked.packaged:
+                log.info("%s.py planned as %s/__init__.py", checked.packaged, checked.packaged)
             if not checked.problems or len(messages) > 2:
                 break
             log.warning("the plan cannot be used: %s", "; ".join(checked.problems))
