@@ -169,6 +169,8 @@ def _play(workspace: Path, name: str) -> tuple[str, Ran]:
     idle = python(workspace, name)
     timeouts = idle.code is None
     tries = [([name], f"{move}\n{_AFTER}", f"with input {move!r}") for move in _MOVES]
+    # A game for two at one keyboard reads both players' moves.
+    tries.append(([name], f"rock\npaper\n{_AFTER}", "with the two moves 'rock' and 'paper'"))
     tries.append(([name, "rock"], "", "with argument rock"))
     ran = idle
     for args, stdin, how in tries:

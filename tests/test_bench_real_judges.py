@@ -70,6 +70,31 @@ def determine_winner(user, computer):
 def play_game():
     print(determine_winner(input("Your move: "), get_computer_choice()))
 """
+# The 1.5B's game for two players, verbatim (it ended "completed (verified)").
+TWO_PLAYERS = """import sys
+import random
+
+def play_game(player1, player2):
+    choices = ['rock', 'paper', 'scissors']
+    if player1 not in choices or player2 not in choices:
+        return 'Invalid choice'
+    if player1 == player2:
+        return 'Tie'
+    if (player1 == 'rock' and player2 == 'scissors') or (player1 == 'paper' and \
+player2 == 'rock') or (player1 == 'scissors' and player2 == 'paper'):
+        return 'Player 1 wins'
+    else:
+        return 'Player 2 wins'
+
+def main():
+    print('Welcome to Rock-Paper-Scissors!')
+    player1 = input('Player 1, choose rock, paper, or scissors: ').lower()
+    player2 = input('Player 2, choose rock, paper, or scissors: ').lower()
+    result = play_game(player1, player2)
+    print(f'Game result: {result}')
+
+if __name__ == '__main__':
+    main()"""
 RULES_ONLY = 'print("Rock beats scissors, scissors beats paper, paper beats rock. Win or lose!")\n'
 
 
@@ -94,6 +119,7 @@ def test_the_hello_judge(
     ("files", "works"),
     [
         ({"rps.py": GAME}, True),
+        ({"rps_game.py": TWO_PLAYERS}, True),
         ({"rock_paper_scissors.py": UNCALLED}, False),
         ({"game.py": RULES_ONLY}, False),  # names results, but plays no round
         ({"rps.py": "import sys\nprint(f'{sys.argv[1]} vs paper: you lose')\n"}, True),
