@@ -192,6 +192,27 @@ def test_a_package_s_module_is_planned_as_the_package(tmp_path: Path) -> None:
         assert plancheck.package_name(goal) == ""
 
 
+def test_a_plan_of_more_tasks_than_a_plan_holds_is_folded_not_refused(tmp_path: Path) -> None:
+    """The 1.5B planned mathx as nine tasks of one subtask each (a minute a plan on the
+    CPU); refused for having more than six, it planned the same again."""
+    files = ["__init__", "add", "subtract", "multiply", "divide"]
+    steps = [f"write_file mathx/{name}.py with the following content:" for name in files]
+    steps += ["write_file tests/test_mathx.py", "run pytest tests/test_mathx.py", "run ruff check"]
+    steps.append("run ruff check mathx")
+    tasks = [(f"Task {n}", [step]) for n, step in enumerate(steps, 1)]
+    plans, asked = run_goal(tmp_path, MATHX, [plan_reply(*tasks)])
+    assert len(asked) == 1
+    folded = plans[0]["tasks"]
+    assert [t["description"] for t in folded] == ["Task 1", "Task 3", "Task 5", "Task 7", "Task 9"]
+    assert [s for t in folded for s in t["subtasks"]] == steps
+    many = [{"description": "All", "subtasks": [f"run python s{n}.py" for n in range(60)]}]
+    kept = planner.fold(many)
+    assert len(kept) == planner.MAX_TASKS
+    assert all(len(t["subtasks"]) == planner.MAX_SUBTASKS for t in kept)
+    assert kept[-1]["subtasks"][-1] == "run python s47.py"
+    assert planner.fold(folded) is folded
+
+
 def test_invented_tools_thinking_steps_and_copies_of_the_goal_are_named(tmp_path: Path) -> None:
     goal = "Create a rock-paper-scissors game"
     bad = [

@@ -28,13 +28,33 @@ ATTEMPTS = 3
 OnCall = Callable[[Reply], None]
 
 
+MAX_TASKS = 6
+MAX_SUBTASKS = 8  # of one task
+
+
 class PlannedTask(BaseModel):
     description: str = Field(min_length=1)
-    subtasks: list[str] = Field(min_length=1, max_length=8)
+    subtasks: list[str] = Field(min_length=1)
 
 
 class Plan(BaseModel):
-    tasks: list[PlannedTask] = Field(min_length=1, max_length=6)
+    tasks: list[PlannedTask] = Field(min_length=1)
+
+
+def fold(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A plan longer than MAX_TASKS tasks of MAX_SUBTASKS subtasks, as that many: its
+    subtasks in order, in tasks of equal size, each named after the task its first subtask
+    was in (those past the last task's room are dropped). Qwen2.5-Coder-1.5B planned mathx
+    as nine tasks of one subtask each, twice, a minute each, and both were refused."""
+    if len(tasks) <= MAX_TASKS and all(len(t["subtasks"]) <= MAX_SUBTASKS for t in tasks):
+        return tasks
+    steps = [(t["description"], s) for t in tasks for s in t["subtasks"]]
+    steps = steps[: MAX_TASKS * MAX_SUBTASKS]
+    size = -(-len(steps) // MAX_TASKS)  # rounded up
+    return [
+        {"description": steps[at][0], "subtasks": [s for _, s in steps[at : at + size]]}
+        for at in range(0, len(steps), size)
+    ]
 
 
 PLAN_SCHEMA: dict[str, Any] = {
@@ -133,7 +153,10 @@ class Planner:
             except (ValueError, ValidationError) as exc:
                 log.warning("plan attempt %d was not valid: %s", attempt, str(exc)[:200])
                 continue
-            checked = plancheck.check([t.model_dump() for t in plan.tasks], goal, names)
+            tasks = [t.model_dump() for t in plan.tasks]
+            if (folded := fold(tasks)) is not tasks:
+                log.info("a plan of %d tasks folded into %d", len(tasks), len(folded))
+            checked = plancheck.check(folded, goal, names)
             if checked.dropped:
                 log.info("dropped as write_file makes folders: %s", "; ".join(checked.dropped))
             if checked.packaged:
