@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -520,6 +521,32 @@ def test_run_cmd_script_exit_codes(ws: Workspace) -> None:
 def test_run_cmd_python_module_pytest(ws: Workspace) -> None:
     result = ws.run("run_cmd", {"cmd": "python -m pytest --version"})
     assert result.ok and result.returncode == 0 and "pytest" in result.text
+
+
+def test_pytest_that_cannot_import_the_workspace_s_package_is_told_python_m_pytest(
+    ws: Workspace,
+) -> None:
+    """The 1.5B's mathx plan said `run pytest tests/test_mathx.py`: pytest started as a
+    program puts tests/ on the path, not the workspace, and `import mathx` failed there
+    until three strikes; `python -m pytest` imports it."""
+    if shutil.which("pytest") is None:
+        pytest.skip("no pytest program on PATH")
+    (ws.root / "mathx").mkdir()
+    (ws.root / "mathx" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    (ws.root / "tests").mkdir()
+    (ws.root / "tests" / "test_mathx.py").write_text(
+        "import mathx\n\n\ndef test_add():\n    assert mathx.add(1, 2) == 3\n"
+    )
+    cmd = "pytest tests/test_mathx.py -q -p no:cacheprovider"
+    failed = ws.run("run_cmd", {"cmd": cmd})
+    assert not failed.ok and "No module named 'mathx'" in failed.text
+    fix = "python -m pytest tests/test_mathx.py -q -p no:cacheprovider"
+    assert "NOTE: mathx is in the workspace, but `pytest` started as a program" in failed.text
+    assert f"Run it as `{fix}` instead" in failed.text
+    assert ws.run("run_cmd", {"cmd": fix}).ok
+    (ws.root / "tests" / "test_other.py").write_text("import nowhere\n")
+    other = ws.run("run_cmd", {"cmd": "pytest tests/test_other.py -q -p no:cacheprovider"})
+    assert not other.ok and "NOTE" not in other.text  # not a module of the workspace
 
 
 def test_run_cmd_reports_a_missing_program(ws: Workspace) -> None:

@@ -77,6 +77,10 @@ NOTE: {script} printed nothing: its code only defines functions or classes and c
 none of them, so running it does nothing. Make it call them (for example under \
 if __name__ == "__main__":), then run it again.{fix}"""
 
+NOT_ON_PATH = """\
+NOTE: {module} is in the workspace, but `pytest` started as a program does not put the \
+workspace folder on Python's import path. Run it as `{cmd}` instead, which does."""
+
 WAITED_FOR_INPUT = """\
 NOTE: the program waited for input and got none. Run it again with its input in \
 stdin, e.g. run_cmd(cmd="python game.py", stdin="rock\\n")."""

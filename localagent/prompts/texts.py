@@ -34,6 +34,7 @@ from localagent.prompts.feedback import (
     MAX_ROUNDS,
     NO_TOOL_CALL,
     NOT_ACCEPTED_YET,
+    NOT_ON_PATH,
     OUTPUT_NOT_STORED,
     OUTPUT_STORED,
     OUTPUT_STORED_CUT,
@@ -263,6 +264,11 @@ PROMPTS: dict[str, Prompt] = {
     "replanned": Prompt(REPLANNED, "notice: the plan was revised", _spec()),
     "waited_for_input": Prompt(
         WAITED_FOR_INPUT, "note on a command that waited for input", _spec()
+    ),
+    "not_on_path": Prompt(
+        NOT_ON_PATH,
+        "note on pytest that could not import a module of the workspace",
+        _spec("module cmd"),
     ),
     "printed_nothing": Prompt(
         PRINTED_NOTHING,

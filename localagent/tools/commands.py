@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shlex
 from typing import Annotated
 
@@ -28,6 +29,7 @@ __all__ = ["command_argv", "run_cmd", "split_command"]
 
 _EOF = "EOFError: EOF when reading a line"  # Python's input() found no input
 _TRACEBACK = "Traceback (most recent call last)"
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 VENV_TIMEOUT = 300.0  # creating the workspace's .venv for pip, ensurepip included
 
 
@@ -64,6 +66,8 @@ def run_cmd(
     waited = ctx.prompts.render("waited_for_input") if _EOF in result.output and not stdin else ""
     if ok and not result.output.strip() and (idle := _idle_script(ctx, cmd)):
         waited = ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1])
+    if not ok and (unfound := _not_on_path(ctx, cmd, result.output)):
+        waited = ctx.prompts.render("not_on_path", module=unfound[0], cmd=unfound[1])
     text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
     fed = bool(stdin) and _answered(ctx, cmd, result.output)
     facts = {"ran": [cmd], "fed": [cmd] if fed else []}
@@ -77,6 +81,24 @@ def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
     cmd = args.get("cmd")
     idle = _idle_script(ctx, cmd) if isinstance(cmd, str) else None
     return ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1]) if idle else ""
+
+
+def _not_on_path(ctx: ToolContext, cmd: str, output: str) -> tuple[str, str] | None:
+    """A `pytest ...` that could not import a module the workspace holds (the workspace
+    is not on the path of pytest started as a program, with tests in a folder without
+    `__init__.py`): the module, and the command that imports it. Qwen2.5-Coder-1.5B's
+    plan said `run pytest tests/test_mathx.py`, and it ran that until three strikes."""
+    try:
+        words = split_command(cmd)
+    except ValueError:
+        return None
+    found = _NO_MODULE.search(output)
+    if not words or words[0] not in ("pytest", "py.test") or found is None:
+        return None
+    top = found[1].split(".")[0]
+    if not ((ctx.root / top).is_dir() or (ctx.root / f"{top}.py").is_file()):
+        return None
+    return top, shlex.join(["python", "-m", "pytest", *words[1:]])
 
 
 def _answered(ctx: ToolContext, cmd: str, output: str) -> bool:
