@@ -549,6 +549,40 @@ def test_pytest_that_cannot_import_the_workspace_s_package_is_told_python_m_pyte
     assert not other.ok and "NOTE" not in other.text  # not a module of the workspace
 
 
+# Qwen2.5-Coder-1.5B's mathx, verbatim: a module a function, and an __init__.py that
+# imports the modules.
+MATHX_FILES = {
+    "mathx/__init__.py": "from mathx import add, subtract, multiply, divide",
+    "mathx/add.py": "def add(a, b):\n    return a + b",
+    "mathx/subtract.py": "def subtract(a, b):\n    return a - b",
+    "mathx/multiply.py": "def multiply(a, b):\n    return a * b",
+    "mathx/divide.py": "def divide(a, b):\n    if b == 0:\n"
+    "        raise ValueError('Cannot divide by zero')\n    return a / b",
+    "tests/test_mathx.py": "import mathx\n\nclass TestMathx:\n    def test_add(self):\n"
+    "        assert mathx.add(1, 2) == 3\n\n    def test_divide(self):\n"
+    "        assert mathx.divide(6, 2) == 3",
+}
+
+
+def test_a_package_that_imports_its_modules_for_their_functions_is_told_the_imports(
+    ws: Workspace,
+) -> None:
+    for name, text in MATHX_FILES.items():
+        (ws.root / name).parent.mkdir(exist_ok=True)
+        (ws.root / name).write_text(text)
+    cmd = "python -m pytest tests/test_mathx.py -q -p no:cacheprovider"
+    failed = ws.run("run_cmd", {"cmd": cmd})
+    assert not failed.ok and "'module' object is not callable" in failed.text
+    assert "imports the modules add, subtract, multiply, divide, not the functions" in failed.text
+    fix = _offered(failed.text, "send: ")
+    assert fix["new"] == (
+        "from .add import add\nfrom .subtract import subtract\n"
+        "from .multiply import multiply\nfrom .divide import divide"
+    )
+    assert ws.run("replace_in_file", fix).ok
+    assert ws.run("run_cmd", {"cmd": cmd}).ok
+
+
 def test_run_cmd_reports_a_missing_program(ws: Workspace) -> None:
     ctx = ToolContext(ws.root, allowed_commands=("python", "no-such-program-4711"))
     result = execute(ctx, "run_cmd", {"cmd": "no-such-program-4711 --help"})

@@ -24,6 +24,7 @@ from localagent.tools.cmdline import (
 )
 from localagent.tools.outputs import not_stored
 from localagent.tools.paths import relative
+from localagent.tools.pkgimports import module_imports_note
 
 __all__ = ["command_argv", "run_cmd", "split_command"]
 
@@ -68,6 +69,8 @@ def run_cmd(
         waited = ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1])
     if not ok and (unfound := _not_on_path(ctx, cmd, result.output)):
         waited = ctx.prompts.render("not_on_path", module=unfound[0], cmd=unfound[1])
+    if not ok and not waited:
+        waited = module_imports_note(ctx.root, result.output)
     text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
     fed = bool(stdin) and _answered(ctx, cmd, result.output)
     facts = {"ran": [cmd], "fed": [cmd] if fed else []}

@@ -1,0 +1,79 @@
+"""A package whose `__init__.py` imports its modules where it means their functions.
+
+Qwen2.5-Coder-1.5B wrote mathx as one module a function (`mathx/add.py` defining `add`)
+and `mathx/__init__.py` as `from mathx import add, subtract, multiply, divide`: that
+imports the modules, so `mathx.add(1, 2)` raises "'module' object is not callable". A
+run that says so is told which imports these are, with the edit that imports the
+functions instead, ready to copy. Read with `ast` only; nothing is imported or run.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+from localagent.system import safefs
+from localagent.tools import pyscript
+
+NOT_CALLABLE = "'module' object is not callable"
+MAX_PACKAGES = 20  # folders of the workspace root looked at
+
+
+def module_imports_note(root: Path, output: str) -> str:
+    """The note for a run whose output says a module was called, or ""."""
+    if NOT_CALLABLE not in output:
+        return ""
+    try:
+        folders = sorted(p for p in root.iterdir() if (p / "__init__.py").is_file())
+    except OSError:
+        return ""
+    for folder in folders[:MAX_PACKAGES]:
+        if note := _package_note(root, folder.name):
+            return note
+    return ""
+
+
+def _package_note(root: Path, package: str) -> str:
+    init = f"{package}/__init__.py"
+    try:  # a planted link is not followed out of the workspace
+        data = safefs.read_inside(root, root / init, pyscript.MAX_SOURCE_BYTES + 1)
+        source = data.decode("utf-8")
+        tree = ast.parse(source)
+    except (OSError, safefs.UnsafeFile, UnicodeDecodeError, SyntaxError, ValueError):
+        return ""
+    except (RecursionError, MemoryError):
+        return ""
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or not _from_package(node, package):
+            continue
+        names = [a.name for a in node.names]
+        same = [n for n in names if n in _defines(root, f"{package}/{n}.py")]
+        if not same:
+            continue
+        old = source.splitlines()[node.lineno - 1].strip()
+        if source.count(old) != 1:
+            return ""
+        new = "\n".join(
+            f"from .{n} import {n}" if n in same else f"from . import {n}" for n in names
+        )
+        call = {"name": "replace_in_file", "arguments": {"path": init, "old": old, "new": new}}
+        return (
+            f"NOTE: `{old}` in {init} imports the modules {', '.join(same)}, not the "
+            f"functions they define, so calling {package}.{same[0]}(...) calls a module. To "
+            f"import the functions, send: {json.dumps(call)}"
+        )
+    return ""
+
+
+def _from_package(node: ast.ImportFrom, package: str) -> bool:
+    """`from PACKAGE import a, b` or `from . import a, b` on one line, with no `as`."""
+    if node.end_lineno != node.lineno:
+        return False
+    ours = (node.module, node.level) in ((package, 0), (None, 1))
+    return ours and all(a.asname is None and a.name != "*" for a in node.names)
+
+
+def _defines(root: Path, path: str) -> list[str]:
+    script = pyscript.read(root, path)
+    return script.defines if script is not None else []
