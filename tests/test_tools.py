@@ -375,6 +375,36 @@ def test_a_syntax_error_one_edit_fixes_comes_with_that_edit_and_a_repeated_fix_i
     compile((ws.root / "rps_game.py").read_text(), "rps_game.py", "exec")
 
 
+def test_an_edit_whose_new_text_is_the_offered_fix_makes_that_fix(ws: Workspace) -> None:
+    """The 1.5B, shown the fix for `print(play(player1, player2)}`, sent the fixed line as
+    both old and new (old not found), five times, until the round limit."""
+    game = (
+        "import random\n\ndef play(player1, player2):\n    if player1 == player2:\n"
+        "        return \"It's a tie\"\n    return 'Player 1 wins'\n\ndef main():\n"
+        "    player1 = input('Player 1, choose rock, paper, or scissors: ').lower()\n"
+        "    player2 = input('Player 2, choose rock, paper, or scissors: ').lower()\n"
+        "    print(play(player1, player2)}"
+    )  # its lines as the model wrote them
+    ws.run("write_file", {"path": "rps_game.py", "content": game})
+    line = "print(play(player1, player2))"
+    made = ws.run("replace_in_file", {"path": "rps_game.py", "old": line, "new": line})
+    assert made.ok and made.changed
+    assert "so that fix is made: `print(play(player1, player2)}` is now" in made.text
+    assert "syntax error at" not in made.text
+    compile((ws.root / "rps_game.py").read_text(), "rps_game.py", "exec")
+    # Where new is not the fix, old must still match: nothing is guessed.
+    ws.run("write_file", {"path": "b.py", "content": "print(1)}\n"})
+    other = ws.run("replace_in_file", {"path": "b.py", "old": "print(2)", "new": "print(3)"})
+    assert not other.ok and (ws.root / "b.py").read_text() == "print(1)}\n"
+
+
+def test_a_body_of_only_a_comment_is_named(ws: Workspace) -> None:
+    """The 1.5B's first rock-paper-scissors write, verbatim, sent three times."""
+    stub = "def rps_game():\n    # Game logic goes here\n"
+    written = ws.run("write_file", {"path": "rps_game.py", "content": stub})
+    assert "rps_game has only a comment, no code: write its code" in written.text
+
+
 @pytest.mark.parametrize(
     ("source", "old", "new"),
     [

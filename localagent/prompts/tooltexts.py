@@ -45,6 +45,10 @@ FOLDER_EXISTS = """\
 folder {path}/ already exists. write_file creates missing folders itself: next time \
 write the file directly, e.g. write_file(path={example}, ...)"""
 
+EDIT_AS_FIX = (
+    "old was not in {path}, but new is the fix its syntax error was shown with, so that fix "
+    "is made: `{old}` is now `{new}`"
+)
 SAME_CONTENT = "{path} already has this content ({size} bytes)"
 
 INVALID_ARGUMENTS = "invalid arguments for {tool}: {problems}. Expected {signature}"
@@ -105,6 +109,11 @@ TOOL_TEXTS: dict[str, Prompt] = {
     ),
     "folder_exists": Prompt(
         FOLDER_EXISTS, "result: a folder asked for that was there", spec("path", "example")
+    ),
+    "edit_as_fix": Prompt(
+        EDIT_AS_FIX,
+        "result: replace_in_file whose new is the offered fix, made though old did not match",
+        spec("path old new"),
     ),
     "same_content": Prompt(
         SAME_CONTENT, "result: write_file with the content the file has", spec("path", "size")

@@ -12,7 +12,7 @@ from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, To
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.files import existing_file, syntax_note
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
-from localagent.tools.syntaxfix import compile_problem
+from localagent.tools.syntaxfix import compile_problem, line_fix
 
 # An edit holds the whole file twice (as it is and as it becomes).
 MAX_EDIT_BYTES = 4_000_000
@@ -41,8 +41,14 @@ def replace_in_file(
     if "\r\n" in text and "\r\n" not in old:  # the model writes '\n'; the file has CRLF
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
     found = text.count(old)
-    if found != count:
-        raise _count_problem(text, old, new, relative(ctx.root, target), found, count)
+    name = relative(ctx.root, target)
+    meant = _meant_fix(text, name, old, new) if found == 0 else None
+    if meant is not None:
+        # Shown the fix of a line's syntax error, Qwen2.5-Coder-1.5B sent its new line as
+        # both old and new, five times: the edit it means is the one it was shown.
+        old, new, found = meant[0], meant[1], 1
+    elif found != count:
+        raise _count_problem(text, old, new, name, found, count)
     if old == new:
         raise ToolError.of("old_is_new")
     first_line = text[: text.index(old)].count("\n") + 1
@@ -50,6 +56,8 @@ def replace_in_file(
     write_atomically(ctx.root, target, edited.encode("utf-8"))
     changed_lines = new.count("\n") + 1
     summary = f"replaced {found} occurrence{'s' if found > 1 else ''} in {describe(path)}"
+    if meant is not None:
+        summary = ctx.prompts.render("edit_as_fix", path=describe(path), old=old, new=new)
     snippet = _numbered(edited, first_line - CONTEXT_LINES, first_line + changed_lines + 1)
     return ToolResult(
         True,
@@ -179,6 +187,15 @@ def _count_problem(text: str, old: str, new: str, path: str, found: int, count: 
     nearest = [f"{n:>5}| {line}" for n, line in numbered if line.strip() in close][:NEAREST]
     hint = ToolError.of("old_nearest_lines", lines="\n".join(nearest)) if nearest else ""
     return ToolError.of("old_not_found", path=describe(path), nearest=hint, now=now)
+
+
+def _meant_fix(text: str, path: str, old: str, new: str) -> tuple[str, str] | None:
+    """For an edit whose old is not in a Python file that does not compile: the fix of
+    the syntax error the file was shown with, when the edit's new text is that fix's."""
+    if not path.lower().endswith((".py", ".pyw")) or not new.strip():
+        return None
+    fix = line_fix(text, path)
+    return fix if fix is not None and new.strip() == fix[1] and old.strip() != fix[0] else None
 
 
 def _python_now(text: str, path: str) -> ToolError | str:

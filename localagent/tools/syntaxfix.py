@@ -20,6 +20,9 @@ _MISMATCH = re.compile(r"closing parenthesis '(.)' does not match opening parent
 _NEVER_CLOSED = re.compile(r"'(.)' was never closed")
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
 _GOES_ON = tuple(",([{\\+-*/%=&|^<>.:")
+_QUOTES = "; the apostrophe in {word} ends the '...' string: use double quotes"
+_NO_BODY = re.compile(r"expected an indented block after (.+?) on line (\d+)")
+_DEF_NAME = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")
 _PRINT = re.compile(r"^(\s*)print\s+(?!\()(.+?)\s*$")
 
 
@@ -41,15 +44,48 @@ def compile_problem(source: str | bytes, name: str) -> tuple[str | None, bool]:
 
 def _fix(source: str | bytes, name: str, exc: SyntaxError) -> str:
     """What ends the result of a write that does not compile: the one-line fix, if any."""
+    found = _edit(source, name, exc)
+    if found is None:
+        word = _apostrophe(source, exc)
+        return _QUOTES.format(word=word) if word else _empty_body(source, exc)
+    old, new, word = found
+    call = _call(name, old, new)
+    return f"{_QUOTES.format(word=word)}, e.g. {call}" if word else f"; this fixes it: {call}"
+
+
+def _apostrophe(source: str | bytes, exc: SyntaxError) -> str:
+    """The word with an apostrophe that ends a '...' string on the error's line, or ""."""
+    found = _APOSTROPHE.search(exc.text or "") if exc.msg.startswith("unterminated str") else None
+    return found[2] if found else ""
+
+
+def line_fix(source: str, name: str) -> tuple[str, str] | None:
+    """The edit (old, new) that one line of source's syntax error is offered, or None."""
+    try:
+        compile(source, name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        found = _edit(source, name, exc)
+        return (found[0], found[1]) if found else None
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
+
+
+def _edit(source: str | bytes, name: str, exc: SyntaxError) -> tuple[str, str, str] | None:
+    """The one-line edit that fixes the error: (old, new, the word with an apostrophe
+    when that is the fix), old occurring once in the source; None when none is known."""
     if isinstance(source, bytes):
         source = source.decode("utf-8", errors="replace")
     lines = source.splitlines(keepends=True)
     if not exc.lineno or not 0 < exc.lineno <= len(lines):
-        return ""
+        return None
     line = lines[exc.lineno - 1]
     body = line.rstrip("\r\n")
     if exc.msg.startswith("unterminated string") and (found := _APOSTROPHE.search(body)):
-        return _apostrophe_fix(found, name)
+        text = found[1]
+        if '"' in text or "\\" in text:
+            return None
+        return f"'{text}'", f'"{text}"', found[2]
     for fixed in _candidates(body, exc, lines[exc.lineno :]):
         end = line[len(body) :]
         edited = "".join([*lines[: exc.lineno - 1], fixed + end, *lines[exc.lineno :]])
@@ -58,8 +94,25 @@ def _fix(source: str | bytes, name: str, exc: SyntaxError) -> str:
         if _fixes(edited, name, exc.lineno, anywhere=not _NEVER_CLOSED.match(exc.msg)):
             old, new = body.strip(), fixed.strip()
             if old and source.count(old) == 1:
-                return f"; this fixes it: {_call(name, old, new)}"
-    return ""
+                return old, new, ""
+    return None
+
+
+def _empty_body(source: str | bytes, exc: SyntaxError) -> str:
+    """A function or class whose body is only comments: what to write instead."""
+    found = _NO_BODY.match(exc.msg)
+    if found is None:
+        return ""
+    if isinstance(source, bytes):
+        source = source.decode("utf-8", errors="replace")
+    lines = source.splitlines()
+    header = lines[int(found[2]) - 1] if 0 < int(found[2]) <= len(lines) else ""
+    rest = lines[int(found[2]) :]
+    if not rest or not all(not t.strip() or t.strip().startswith("#") for t in rest[:3]):
+        return ""
+    named = _DEF_NAME.match(header)
+    what = f"{named[1]} has" if named else f"the {found[1]} on line {found[2]} has"
+    return f"; {what} only a comment, no code: write its code"
 
 
 def _candidates(body: str, exc: SyntaxError, after: list[str]) -> Iterator[str]:
@@ -99,17 +152,6 @@ def _fixes(edited: str, name: str, lineno: int, *, anywhere: bool) -> bool:
     except (ValueError, RecursionError, MemoryError):
         return False
     return True
-
-
-def _apostrophe_fix(found: re.Match[str], name: str) -> str:
-    """What to do about a word with an apostrophe that ends a '...' string, and the call
-    that puts the string in double quotes, ready to copy."""
-    text = found[1]
-    fix = f"; the apostrophe in {found[2]} ends the '...' string: use double quotes"
-    if '"' in text or "\\" in text:
-        return fix
-    call = _call(name, f"'{text}'", f'"{text}"')
-    return f"{fix}, e.g. {call}"
 
 
 def _call(name: str, old: str, new: str) -> str:
