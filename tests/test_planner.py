@@ -213,6 +213,29 @@ def test_a_plan_of_more_tasks_than_a_plan_holds_is_folded_not_refused(tmp_path: 
     assert planner.fold(folded) is folded
 
 
+def test_listing_making_and_entering_folders_are_no_steps(tmp_path: Path) -> None:
+    """The 1.5B's second mathx plan, its first task verbatim (44 subtasks in all, a
+    1,007-token reply that took 213 s on the CPU)."""
+    first = [
+        "list_dir",
+        "run_cmd 'mkdir mathx'",
+        "run_cmd 'cd mathx'",
+        "list_dir",
+        "run_cmd 'touch mathx/__init__.py'",
+        "list_dir",
+        "run_cmd 'touch mathx/add.py'",
+    ]
+    third = ["write_file 'mathx/add.py' with the code for the 'add' function"]
+    rules = [plan_reply(("Create a new directory named 'mathx' and navigate into it.", first),
+                        ("Write the code for the 'add' function in 'add.py'.", third))]  # fmt: skip
+    plans, asked = run_goal(tmp_path, MATHX, rules)
+    assert len(asked) == 1
+    assert [t["subtasks"] for t in plans[0]["tasks"]] == [
+        ["run_cmd 'touch mathx/__init__.py'", "run_cmd 'touch mathx/add.py'"],
+        third,
+    ]
+
+
 def test_invented_tools_thinking_steps_and_copies_of_the_goal_are_named(tmp_path: Path) -> None:
     goal = "Create a rock-paper-scissors game"
     bad = [

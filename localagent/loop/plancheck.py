@@ -66,6 +66,12 @@ _MKDIR = re.compile(
     re.I,
 )
 _FILE = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+# `list_dir` alone, a run of mkdir or cd and nothing else.
+_NO_STEP = re.compile(
+    r"^\W*(?:list_dir(?:\s+['\"`]?\.?/?['\"`]?)?|(?:run_cmd\s+|run\s+)?['\"`]?"
+    r"(?:mkdir(?:\s+-p)?|cd)\s+['\"`]?[\w./-]+['\"`]?)\W*$",
+    re.I,
+)
 # Code quoted in a subtask ("write_file mathx/add.py with the content 'def add(a, b):
 # return a + b'"), from its opening quote to the end.
 _QUOTED_CODE = re.compile(
@@ -99,7 +105,12 @@ class Checked:
 
 
 def folder_only(text: str) -> bool:
-    """A subtask that only makes a folder: it names no file and does nothing else."""
+    """A subtask that only makes a folder (it names no file and does nothing else), goes
+    into one, or lists the workspace: no step of a plan. Qwen2.5-Coder-1.5B's mathx plan
+    held 44 subtasks, 18 of them `list_dir`, `run_cmd 'mkdir mathx'` and `run_cmd 'cd
+    mathx'`."""
+    if _NO_STEP.match(text):
+        return True
     return bool(_MKDIR.search(text)) and not _FILE.search(text) and not _MORE.search(text)
 
 
