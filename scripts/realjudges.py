@@ -20,7 +20,12 @@ RUN_TIMEOUT = 10.0  # one run of a model's small program
 TOOL_TIMEOUT = 120.0  # pytest or ruff over the workspace
 SKIPPED_DIRS = {".agent_context", ".venv", "venv", "__pycache__", ".git", "node_modules"}
 MAX_CANDIDATES = 8
-_RESULT = re.compile(r"\b(win|wins|won|winner|lose|loses|lost|tie|tied|draw)\b", re.IGNORECASE)
+_RESULT = re.compile(
+    r"\b(win|wins|won|winner|lose|loses|lost|tie|tied|draw)\b"
+    # "Result: player2": the outcome by who won
+    r"|\bresult\s*:\s*(?:player\s?\d|computer|you|user|human)\b",
+    re.IGNORECASE,
+)
 _SETTINGS_PREFIXES = ("LOCALAGENT_", "OLLAMA_")
 
 

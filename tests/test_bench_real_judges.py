@@ -95,6 +95,23 @@ def main():
 
 if __name__ == '__main__':
     main()"""
+# Another of its games, verbatim in part: it names the winner as "Result: player2".
+RESULT_LINE = """class RPSGame:
+    def play(self, player1, player2):
+        if player1 == player2:
+            return 'draw'
+        elif (player1, player2) in {('rock', 'scissors'), ('paper', 'rock')}:
+            return 'player1'
+        else:
+            return 'player2'
+
+if __name__ == '__main__':
+    game = RPSGame()
+    player1 = input('Player 1, choose rock, paper, or scissors: ').lower()
+    player2 = input('Player 2, choose rock, paper, or scissors: ').lower()
+    result = game.play(player1, player2)
+    print(f'Result: {result}')
+"""
 RULES_ONLY = 'print("Rock beats scissors, scissors beats paper, paper beats rock. Win or lose!")\n'
 
 
@@ -120,6 +137,8 @@ def test_the_hello_judge(
     [
         ({"rps.py": GAME}, True),
         ({"rps_game.py": TWO_PLAYERS}, True),
+        ({"rps_game.py": RESULT_LINE}, True),
+        ({"rps.py": "input('Move: ')\nprint('Game result: Invalid choice')\n"}, False),
         ({"rock_paper_scissors.py": UNCALLED}, False),
         ({"game.py": RULES_ONLY}, False),  # names results, but plays no round
         ({"rps.py": "import sys\nprint(f'{sys.argv[1]} vs paper: you lose')\n"}, True),
