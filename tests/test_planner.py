@@ -236,6 +236,20 @@ def test_listing_making_and_entering_folders_are_no_steps(tmp_path: Path) -> Non
     ]
 
 
+def test_the_small_plan_prompt_s_example_is_the_goal_s_own_file(tmp_path: Path) -> None:
+    """Asked for wordcount.py, the 1.5B planned "write_file wordcount.py with the game logic"
+    and "run python wordcount.py rps_game.py": the prompt's example was a game."""
+    goal = "Write wordcount.py, a command-line program using argparse"
+    rules = [plan_reply((goal, ["write_file wordcount.py"]))]
+    _, asked = run_goal(tmp_path / "a", goal, rules, LOCALAGENT_PROFILE="small")
+    system = asked[0]["messages"][0]["content"]
+    assert '"write_file wordcount.py with its code", "run python wordcount.py"' in system
+    assert "rps_game" not in system and "game logic" not in system
+    _, asked = run_goal(tmp_path / "b", HELLO, [plan_reply((HELLO, ["write_file hello.py"]))],
+                        LOCALAGENT_PROFILE="small")  # fmt: skip
+    assert '"write_file rps_game.py with the game logic"' in asked[0]["messages"][0]["content"]
+
+
 def test_invented_tools_thinking_steps_and_copies_of_the_goal_are_named(tmp_path: Path) -> None:
     goal = "Create a rock-paper-scissors game"
     bad = [

@@ -22,6 +22,7 @@ from localagent.models import Model, Reply
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state import State
+from localagent.verify import evidence
 
 log = logging.getLogger("localagent.loop.planner")
 ATTEMPTS = 3
@@ -29,6 +30,7 @@ OnCall = Callable[[Reply], None]
 
 
 MAX_TASKS = 6
+EXAMPLE = {"file": "rps_game.py", "what": "the game logic"}  # the plan prompt's own
 MAX_SUBTASKS = 8  # of one task
 
 
@@ -142,7 +144,7 @@ class Planner:
         names = list(self.tools) or _default_tools()
         listed = ", ".join(names)
         front = self.front() if self.front is not None else None
-        instructions = self.prompts.render("plan_system", tools=listed)
+        instructions = self.prompts.render("plan_system", tools=listed, **_example(goal))
         messages = opening(front, instructions, prompt)
         checked = None
         for attempt in range(1, ATTEMPTS + 1):
@@ -173,6 +175,14 @@ class Planner:
                 },
             ]
         return checked
+
+
+def _example(goal: str) -> dict[str, str]:
+    """The file of the small plan prompt's good subtasks: the goal's own Python file when
+    it names one. Asked for wordcount.py, the 1.5B planned "write_file wordcount.py with
+    the game logic" and "run python wordcount.py rps_game.py", from the example."""
+    named = [n for n in evidence.named_files(goal) if n.endswith(".py") and "/" not in n]
+    return {"file": named[0], "what": "its code"} if named else EXAMPLE
 
 
 def _default_tools() -> list[str]:
