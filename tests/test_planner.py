@@ -250,6 +250,23 @@ def test_the_small_plan_prompt_s_example_is_the_goal_s_own_file(tmp_path: Path) 
     assert '"write_file rps_game.py with the game logic"' in asked[0]["messages"][0]["content"]
 
 
+def test_a_step_that_writes_a_standard_module_s_name_is_a_problem() -> None:
+    """The 1.5B's wordcount plan, verbatim: its wordcount.py then imported that file."""
+    goal = "Write wordcount.py, a command-line program using argparse"
+    steps = ["write_file argparse.py with the argparse module", "write_file wordcount.py"]
+    checked = plancheck.check([{"description": goal, "subtasks": steps}], goal, ["write_file"])
+    assert checked.problems == [
+        'subtask "write_file argparse.py with the argparse module" writes argparse.py, which '
+        "would hide Python's own module argparse from every program in its folder: a program "
+        "imports argparse, it does not write it"
+    ]
+    for goal, step in [("Write random.py", "write_file random.py"),  # the goal names it
+                       ("Write tests", "write_file test.py")]:  # fmt: skip
+        assert not plancheck.check(
+            [{"description": goal, "subtasks": [step]}], goal, ["write_file"]
+        ).problems
+
+
 def test_invented_tools_thinking_steps_and_copies_of_the_goal_are_named(tmp_path: Path) -> None:
     goal = "Create a rock-paper-scissors game"
     bad = [

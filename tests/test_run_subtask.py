@@ -22,7 +22,7 @@ from support import (
 
 from localagent.journal import Journal
 from localagent.loop import rundone
-from localagent.loop.plancheck import TESTS, ran_by
+from localagent.loop.subtasks import TESTS, ran_by
 from localagent.prompts.promptset import PromptSet
 from localagent.state import DueCompletion, DueVerify, next_due
 from localagent.state.ledger import Ledger, note_action

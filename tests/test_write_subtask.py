@@ -22,7 +22,7 @@ from support import (
 
 from localagent.journal import Journal
 from localagent.loop import writedone
-from localagent.loop.plancheck import writes_unnamed, written_file
+from localagent.loop.subtasks import writes_unnamed, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import DueCompletion, DueRound, next_due
 from localagent.tools import pyscript

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from localagent.loop.plancheck import TESTS, ran_by
+from localagent.loop.subtasks import TESTS, ran_by
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.tools import pyscript

@@ -11,11 +11,12 @@ folders of the file it writes, so the next subtask that writes a file there does
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from localagent.verify import evidence
+from localagent.loop.subtasks import MANY_FILES, written_file
 
 MAX_CHARS = 300  # of one subtask: a step is one line, not a program
 MAX_LINES = 3
@@ -129,12 +130,40 @@ def subtask_problem(text: str, tools: Collection[str]) -> str:
         return f"is {len(line)} characters long: one short line says a step"
     if unknown := _unknown_tool(line, tools):
         return f"names the tool {unknown}, which this run does not have"
+
     for pattern, problem in ((_DESK, EDITOR), (_NAVIGATE, NAVIGATE), (_SAVE, SAVE)):
         if pattern.search(line):
             return problem
     if _THINKING.search(line) and not _FILE.search(line):
         return THINKING
     return ""
+
+
+# Standard modules a workspace file may well be named after (the test package, code).
+_NAMES_OF_FILES = {"test", "code", "this", "main", "types", "token", "site"}
+
+
+def shadowed(path: str) -> str:
+    """The standard module a Python file at `path` would hide from the programs of its
+    folder (`argparse.py`: argparse), or ""."""
+    name = path.rsplit("/", 1)[-1]
+    if not name.endswith(".py"):
+        return ""
+    stem = name[:-3]
+    return stem if stem in sys.stdlib_module_names and stem not in _NAMES_OF_FILES else ""
+
+
+def _hides(text: str, goal: str) -> str:
+    """What is wrong with a step that writes a file named after a standard module the
+    goal does not name (the 1.5B's wordcount plan: "write_file argparse.py with the
+    argparse module", and its wordcount.py then imported that file)."""
+    module = shadowed(written_file(text))
+    if not module or re.search(rf"(?<![\w.]){module}\.py\b", goal):
+        return ""
+    return (
+        f"writes {module}.py, which would hide Python's own module {module} from every "
+        f"program in its folder: a program imports {module}, it does not write it"
+    )
 
 
 def _one_code_line(line: str) -> bool:
@@ -194,7 +223,7 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
             "writes, so plan the files"
         )
     for text in (s for task in kept for s in task["subtasks"]):
-        if problem := subtask_problem(text, tools):
+        if problem := subtask_problem(text, tools) or _hides(text, goal):
             found.problems.append(f"subtask {_quoted(text)} {problem}")
     copies = sum(_same(s, goal) for task in kept for s in task["subtasks"])
     if copies > 1:
@@ -242,76 +271,11 @@ def _quoted(text: str, limit: int = 80) -> str:
     return f'"{line if len(line) <= limit else line[: limit - 1] + "…"}"'
 
 
-_MANY_FILES = re.compile(
-    r"\b(?:tests?|pytest|package|modules|files|project|director(?:y|ies)|folders?)\b", re.I
-)
-
-
 def one_file(goal: str) -> str:
     """The file a goal is about when it names exactly one and nothing suggests more
     (tests, a package, folders); "" otherwise."""
     named = {m.group().rstrip(".") for m in _FILE.finditer(goal)}
-    return named.pop() if len(named) == 1 and not _MANY_FILES.search(goal) else ""
-
-
-# A write subtask: it starts by saying to write or create something ("write_file app.py",
-# "Create hello.py that prints hi") and asks for nothing that a write does not do.
-_WRITES = re.compile(
-    r"^\W*(?:\d+[.)]\s*)?(?:write_file|create_file|save_file|write|create|make|save|generate)\b",
-    re.I,
-)
-_MORE_THAN_WRITING = re.compile(
-    r"\b(?:run|runs|running|execute|executes|testing|pytest|check|verify|commit|"
-    r"install|read|fix|update|edit|modify|append|and then)\b"
-    # "test" as a verb ("... and test it"), not a noun ("with the test cases", "Write tests")
-    r"|\b(?:and|then|to|also)\s+test\b|\btest\s+(?:it|them|that|whether)\b",
-    re.I,
-)
-
-
-def written_file(text: str) -> str:
-    """The one file a write subtask writes: the subtask says to write or create exactly
-    one named file and asks for nothing else (no run, no test, no edit); "" otherwise."""
-    named = evidence.named_files(text)
-    words = _FILE.sub(" ", text)  # tests/test_mathx.py names a file, not a test run
-    if not _WRITES.match(text) or _MORE_THAN_WRITING.search(words):
-        return ""
-    return named[0] if len(named) == 1 else ""
-
-
-def writes_unnamed(text: str) -> bool:
-    """A write subtask that names no file ("Write a hello world script"): one thing to
-    write, nothing else asked, no file, package or tests named."""
-    return bool(
-        _WRITES.match(text)
-        and not _MORE_THAN_WRITING.search(text)
-        and not _MANY_FILES.search(text)
-        and not evidence.named_files(text)
-    )
-
-
-# A run subtask: it starts by saying to run, execute or test something ("run python
-# hello_world.py", "Run the tests", "Execute game.py") and asks for nothing else.
-_RUNS = re.compile(r"^\W*(?:\d+[.)]\s*)?(?:run_cmd|run|execute|exec|test)\b", re.I)
-_MORE_THAN_RUNNING = re.compile(
-    r"\b(?:and|then|write|create|make|fix|edit|modify|update|change|add|install|commit|"
-    r"until|if|with input|stdin|enter|type|play|read|prints?|outputs?|shows?|displays?|"
-    r"returns?|expect\w*)\b",
-    re.I,
-)
-_TESTS = re.compile(r"\b(?:tests|test suite|unit tests?|pytest|unittest)\b", re.I)
-TESTS = "the tests"  # what `ran_by` names for a subtask a test runner does
-
-
-def ran_by(text: str) -> str:
-    """What a run subtask runs: `TESTS` for the tests, or the one program it names;
-    "" for a subtask that is not one run (it also writes, fixes, plays, or names more)."""
-    if not _RUNS.match(text) or _MORE_THAN_RUNNING.search(text):
-        return ""
-    if _TESTS.search(text):
-        return TESTS
-    named = evidence.named_files(text)
-    return named[0] if len(named) == 1 else ""
+    return named.pop() if len(named) == 1 and not MANY_FILES.search(goal) else ""
 
 
 def one_task(tasks: list[dict[str, Any]], goal: str) -> dict[str, Any]:

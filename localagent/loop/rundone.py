@@ -4,7 +4,7 @@ After its write subtask ended with the write, Qwen2.5-Coder-0.5B ran `python
 hello_world.py` for the subtask "run python hello_world.py": exit code 0, "Hello,
 world!". It never called mark_subtask_complete: it sent the same run again until the
 loop guard's three strikes failed the subtask, and the replan gave it back. For a
-subtask that says to run one program or the tests (`plancheck.ran_by`), the run is the
+subtask that says to run one program or the tests (`subtasks.ran_by`), the run is the
 work: a repeat the loop guard blocks, after a run of that command in the same subtask
 succeeded with nothing changed since, is the model saying it is done. In the
 small-model profile the successful run itself is: the command is the subtask, and a
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from localagent.loop import writedone
-from localagent.loop.plancheck import TESTS, ran_by
+from localagent.loop.subtasks import TESTS, ran_by
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, check_kind, key, mentioned, outcome

@@ -3,7 +3,7 @@
 A small model does not call mark_subtask_complete after writing the file a subtask
 names: Qwen2.5-Coder-0.5B wrote hello_world.py in round 1, then sent the same write
 again and again until three strikes failed the subtask and the replan gave it back
-unchanged. For a subtask that says to write one named file (`plancheck.written_file`),
+unchanged. For a subtask that says to write one named file (`subtasks.written_file`),
 the write is the work: an unchanged rewrite of that file after a successful write by
 this run (in this subtask, or in an earlier one that a replan gave back) is the model
 saying it is done. In the small-model profile the first
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localagent.loop.plancheck import writes_unnamed, written_file
+from localagent.loop.subtasks import writes_unnamed, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import norm

@@ -1,0 +1,74 @@
+"""What a subtask asks, read from its text: to write one named file, to run one program
+or the tests. The loop ends such a subtask with that write or that run (`writedone`,
+`rundone`, `handback`); the plan check reads the files a step writes."""
+
+from __future__ import annotations
+
+import re
+
+from localagent.verify import evidence
+
+_FILE = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+MANY_FILES = re.compile(
+    r"\b(?:tests?|pytest|package|modules|files|project|director(?:y|ies)|folders?)\b", re.I
+)
+
+
+# A write subtask: it starts by saying to write or create something ("write_file app.py",
+# "Create hello.py that prints hi") and asks for nothing that a write does not do.
+_WRITES = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:write_file|create_file|save_file|write|create|make|save|generate)\b",
+    re.I,
+)
+_MORE_THAN_WRITING = re.compile(
+    r"\b(?:run|runs|running|execute|executes|testing|pytest|check|verify|commit|"
+    r"install|read|fix|update|edit|modify|append|and then)\b"
+    # "test" as a verb ("... and test it"), not a noun ("with the test cases", "Write tests")
+    r"|\b(?:and|then|to|also)\s+test\b|\btest\s+(?:it|them|that|whether)\b",
+    re.I,
+)
+
+
+def written_file(text: str) -> str:
+    """The one file a write subtask writes: the subtask says to write or create exactly
+    one named file and asks for nothing else (no run, no test, no edit); "" otherwise."""
+    named = evidence.named_files(text)
+    words = _FILE.sub(" ", text)  # tests/test_mathx.py names a file, not a test run
+    if not _WRITES.match(text) or _MORE_THAN_WRITING.search(words):
+        return ""
+    return named[0] if len(named) == 1 else ""
+
+
+def writes_unnamed(text: str) -> bool:
+    """A write subtask that names no file ("Write a hello world script"): one thing to
+    write, nothing else asked, no file, package or tests named."""
+    return bool(
+        _WRITES.match(text)
+        and not _MORE_THAN_WRITING.search(text)
+        and not MANY_FILES.search(text)
+        and not evidence.named_files(text)
+    )
+
+
+# A run subtask: it starts by saying to run, execute or test something ("run python
+# hello_world.py", "Run the tests", "Execute game.py") and asks for nothing else.
+_RUNS = re.compile(r"^\W*(?:\d+[.)]\s*)?(?:run_cmd|run|execute|exec|test)\b", re.I)
+_MORE_THAN_RUNNING = re.compile(
+    r"\b(?:and|then|write|create|make|fix|edit|modify|update|change|add|install|commit|"
+    r"until|if|with input|stdin|enter|type|play|read|prints?|outputs?|shows?|displays?|"
+    r"returns?|expect\w*)\b",
+    re.I,
+)
+_TESTS = re.compile(r"\b(?:tests|test suite|unit tests?|pytest|unittest)\b", re.I)
+TESTS = "the tests"  # what `ran_by` names for a subtask a test runner does
+
+
+def ran_by(text: str) -> str:
+    """What a run subtask runs: `TESTS` for the tests, or the one program it names;
+    "" for a subtask that is not one run (it also writes, fixes, plays, or names more)."""
+    if not _RUNS.match(text) or _MORE_THAN_RUNNING.search(text):
+        return ""
+    if _TESTS.search(text):
+        return TESTS
+    named = evidence.named_files(text)
+    return named[0] if len(named) == 1 else ""
