@@ -238,7 +238,8 @@ def test_listing_making_and_entering_folders_are_no_steps(tmp_path: Path) -> Non
 
 def test_the_small_plan_prompt_s_example_is_the_goal_s_own_file(tmp_path: Path) -> None:
     """Asked for wordcount.py, the 1.5B planned "write_file wordcount.py with the game logic"
-    and "run python wordcount.py rps_game.py": the prompt's example was a game."""
+    and "run python wordcount.py rps_game.py": the prompt's example was a game. Asked to fix
+    stats.py, it planned "write_file stats.py with the game logic" and wrote a game there."""
     goal = "Write wordcount.py, a command-line program using argparse"
     rules = [plan_reply((goal, ["write_file wordcount.py"]))]
     _, asked = run_goal(tmp_path / "a", goal, rules, LOCALAGENT_PROFILE="small")
@@ -248,6 +249,13 @@ def test_the_small_plan_prompt_s_example_is_the_goal_s_own_file(tmp_path: Path) 
     _, asked = run_goal(tmp_path / "b", HELLO, [plan_reply((HELLO, ["write_file hello.py"]))],
                         LOCALAGENT_PROFILE="small")  # fmt: skip
     assert '"write_file rps_game.py with the game logic"' in asked[0]["messages"][0]["content"]
+    fix = "python -m pytest fails in this folder: fix the bug in stats.py"
+    _, asked = run_goal(tmp_path / "c", fix, [plan_reply((fix, ["read_file stats.py"]))],
+                        LOCALAGENT_PROFILE="small")  # fmt: skip
+    assert (
+        '"read_file stats.py", "replace_in_file stats.py to fix the bug", "run python -m pytest"'
+        in asked[0]["messages"][0]["content"]
+    )
 
 
 def test_a_step_that_writes_a_standard_module_s_name_is_a_problem() -> None:

@@ -336,7 +336,7 @@ def test_the_small_prompts_are_listed_shown_and_replaceable(tmp_path: Path) -> N
     for name in ("system_small", "plan_system_small", "plan_repair"):
         assert name in listed
     shown = run_cli(env, "prompts", "show", "plan_system_small").stdout
-    assert '"write_file {file} with {what}", "run python {file}"' in shown
+    assert "Good subtasks: {good}." in shown
     assert '"Open a text editor"' in shown and '"Choose a language"' in shown
     folder = tmp_path / "p"
     folder.mkdir()

@@ -10,6 +10,7 @@ profile a goal about one named file is planned as one task.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +31,8 @@ OnCall = Callable[[Reply], None]
 
 
 MAX_TASKS = 6
-EXAMPLE = {"file": "rps_game.py", "what": "the game logic"}  # the plan prompt's own
+EXAMPLE = '"write_file rps_game.py with the game logic", "run python rps_game.py"'
+_FIX = re.compile(r"\b(?:fix|fixes|bug|bugs|fails|failing|broken)\b", re.I)
 MAX_SUBTASKS = 8  # of one task
 
 
@@ -178,11 +180,23 @@ class Planner:
 
 
 def _example(goal: str) -> dict[str, str]:
-    """The file of the small plan prompt's good subtasks: the goal's own Python file when
-    it names one. Asked for wordcount.py, the 1.5B planned "write_file wordcount.py with
-    the game logic" and "run python wordcount.py rps_game.py", from the example."""
+    """The small plan prompt's good subtasks, about the goal's own Python file when it
+    names one. Asked for wordcount.py, the 1.5B planned "write_file wordcount.py with the
+    game logic" and "run python wordcount.py rps_game.py", from a game example; asked to
+    fix stats.py, it wrote a game over it."""
     named = [n for n in evidence.named_files(goal) if n.endswith(".py") and "/" not in n]
-    return {"file": named[0], "what": "its code"} if named else EXAMPLE
+    if not named:
+        return {"good": EXAMPLE}
+    name = named[0]
+    if _FIX.search(goal):
+        steps = [
+            f"read_file {name}",
+            f"replace_in_file {name} to fix the bug",
+            "run python -m pytest",
+        ]
+    else:
+        steps = [f"write_file {name} with its code", f"run python {name}"]
+    return {"good": ", ".join(f'"{step}"' for step in steps)}
 
 
 def _default_tools() -> list[str]:

@@ -15,7 +15,7 @@ Plan work for a coding agent. Its only tools: {tools}.
 Each subtask is one step a tool does: write a named file, run a command, read a file.
 A goal that needs one file is one task with one or two subtasks.
 Write each file once with write_file (it makes the folders); no list_dir, mkdir, cd or touch.
-Good subtasks: "write_file {file} with {what}", "run python {file}".
+Good subtasks: {good}.
 Bad subtasks (no tool does them): "Open a text editor", "Navigate to the folder",
 "Choose a language", "Think about the design".
 No code in the plan. Answer with JSON only:

@@ -174,7 +174,7 @@ PROMPTS: dict[str, Prompt] = {
     "plan_system_small": Prompt(
         PLAN_SYSTEM_SMALL,
         "how to plan in the small-model profile (replaces plan_system there)",
-        _spec("", "tools file what"),
+        _spec("", "tools good"),
     ),
     "plan_repair": Prompt(
         PLAN_REPAIR,
