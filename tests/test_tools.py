@@ -398,6 +398,35 @@ def test_an_edit_whose_new_text_is_the_offered_fix_makes_that_fix(ws: Workspace)
     assert not other.ok and (ws.root / "b.py").read_text() == "print(1)}\n"
 
 
+def test_a_rewrite_that_drops_what_other_files_import_says_so(ws: Workspace) -> None:
+    """The benchmark's fixtest folder, and the 1.5B's write over its stats.py, verbatim."""
+    (ws.root / "stats.py").write_text(
+        "def mean(values):\n    return sum(values) / len(values)\n\n\n"
+        "def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n"
+        "    return ordered[middle]\n"
+    )
+    (ws.root / "test_stats.py").write_text("from stats import mean, median\n")
+    (ws.root / "report.py").write_text("import stats\n\nprint(stats.median([1]))\n")
+    game = "import random\n\ndef game_logic():\n    # Game logic goes here\n    pass"
+    written = ws.run("write_file", {"path": "stats.py", "content": game})
+    assert "but it no longer defines mean, median, which report.py and test_stats.py import" in (
+        written.text
+    )
+    kept = "def mean(values):\n    return 0\n\n\ndef median(values):\n    return 0\n"
+    assert (
+        "no longer defines" not in ws.run("write_file", {"path": "stats.py", "content": kept}).text
+    )
+    alone = ws.run(
+        "write_file", {"path": "stats.py", "content": "def mean(values):\n    return 0\n"}
+    )
+    assert "no longer defines median, which report.py and test_stats.py import" in alone.text
+    (ws.root / "report.py").unlink()
+    again = ws.run("write_file", {"path": "stats.py", "content": kept})
+    assert "no longer" not in again.text
+    gone = ws.run("write_file", {"path": "stats.py", "content": "def mean(v):\n    return 1\n"})
+    assert "no longer defines median, which test_stats.py imports" in gone.text
+
+
 def test_a_body_of_only_a_comment_is_named(ws: Workspace) -> None:
     """The 1.5B's first rock-paper-scissors write, verbatim, sent three times."""
     stub = "def rps_game():\n    # Game logic goes here\n"

@@ -11,6 +11,7 @@ from localagent.tools import pyscript
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace, touches_journal
+from localagent.tools.pkgimports import importers
 from localagent.tools.syntaxfix import compile_problem
 
 MAX_LIST_ENTRIES = 200
@@ -193,7 +194,22 @@ def write_file(
         # only `if __name__ == "__main__": print('This is the end of the game.')`.
         text += f"; but it no longer defines {', '.join(had[:5])}: the code it had is gone"
         facts["emptied"] = [normalize_path(path)]
+    elif now is not None and (users := _users_of_lost(ctx, name, had, now.defines)):
+        # Asked to fix stats.py, the 1.5B wrote a game over it: test_stats.py imports
+        # the mean and median it no longer has.
+        text += f"; but it no longer defines {users}"
     return ToolResult(True, text, changed=True, facts=facts)
+
+
+def _users_of_lost(ctx: ToolContext, name: str, had: list[str], now: list[str]) -> str:
+    """ "mean, median, which test_stats.py imports": what a rewrite of `name` dropped that
+    other files of the workspace import, or ""."""
+    lost = [d for d in had if d not in now]
+    users = importers(ctx.root, name, lost) if lost else []
+    if not users:
+        return ""
+    verb = "imports" if len(users) == 1 else "import"
+    return f"{', '.join(lost[:5])}, which {' and '.join(users[:3])} {verb}"
 
 
 def _defines(ctx: ToolContext, name: str) -> list[str]:

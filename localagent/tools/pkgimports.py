@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from pathlib import Path
 
 from localagent.system import safefs
@@ -77,3 +78,54 @@ def _from_package(node: ast.ImportFrom, package: str) -> bool:
 def _defines(root: Path, path: str) -> list[str]:
     script = pyscript.read(root, path)
     return script.defines if script is not None else []
+
+
+MAX_IMPORTERS_SCANNED = 60  # Python files looked at for who imports a module
+
+
+def importers(root: Path, path: str, names: list[str]) -> list[str]:
+    """The Python files of the workspace's root, of `path`'s folder and of `tests/` that
+    import one of `names` from the module at `path` (`from stats import mean`, or
+    `stats.mean` after `import stats`): what a write that drops them breaks."""
+    module = path[:-3].removesuffix("/__init__").replace("/", ".")
+    folders = dict.fromkeys(["", path.rpartition("/")[0], "tests"])
+    found: list[str] = []
+    seen = 0
+    for folder in folders:
+        try:
+            entries = sorted(os.scandir(root / folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            name = f"{folder}/{entry.name}" if folder else entry.name
+            python = entry.name.endswith(".py") and entry.is_file(follow_symlinks=False)
+            if not python or name == path:
+                continue
+            seen += 1
+            if seen > MAX_IMPORTERS_SCANNED:
+                return found
+            if _imports(root, name, module, set(names)):
+                found.append(name)
+    return found
+
+
+def _imports(root: Path, name: str, module: str, names: set[str]) -> bool:
+    try:
+        data = safefs.read_inside(root, root / name, pyscript.MAX_SOURCE_BYTES + 1)
+        tree = ast.parse(data)
+    except (OSError, safefs.UnsafeFile, SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == module:
+            if names & {a.name for a in node.names}:
+                return True
+        elif _attribute_of(node, module, names):
+            return True
+    return False
+
+
+def _attribute_of(node: ast.AST, module: str, names: set[str]) -> bool:
+    """`module.name` for one of names (after `import module`)."""
+    if not isinstance(node, ast.Attribute) or node.attr not in names:
+        return False
+    return isinstance(node.value, ast.Name) and node.value.id == module
