@@ -393,10 +393,10 @@ def test_the_first_write_of_a_package_s_module_completes_its_subtask(tmp_path: P
     """Qwen2.5-Coder-1.5B's mathx plan wrote one module a subtask, and each subtask took a
     second round to send the same write again, unchanged: no one runs a package's module."""
     steps = {
-        "mathx/__init__.py": "from . import add, subtract, multiply, divide",
+        "mathx/__init__.py": "from . import add, subtract",
         "mathx/add.py": "def add(a, b): return a + b",
         "mathx/subtract.py": "def subtract(a, b): return a - b",
-    }  # verbatim, subtasks and writes
+    }  # verbatim, subtasks and writes, but for the modules this plan leaves out
     plan = plan_rule(
         *((f"write {p}", [f"write_file {p} with the content '{c}'"]) for p, c in steps.items())
     )
@@ -413,6 +413,27 @@ def test_the_first_write_of_a_package_s_module_completes_its_subtask(tmp_path: P
     ran, _ = small_model_goal(alone, "Create add.py", plan, replies)
     assert ran.returncode == 0, ran.stderr + ran.stdout
     assert len(rounds(alone)) == 2
+
+
+def test_a_package_that_imports_from_itself_what_it_lacks_completes_nothing(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B's mathx/__init__.py, verbatim, the package's only file: the tests' `import
+    mathx` then failed ("cannot import name 'add' from partially initialized module")."""
+    init = "from mathx import add, subtract, multiply, divide"
+    code = "def add(a, b):\n    return a + b\n"
+    plan = plan_rule(("mathx", ["write_file mathx/__init__.py with the package structure and "
+                                "functions", "run python -m pytest"]))  # fmt: skip
+    replies = [call("write_file", path="mathx/__init__.py", content=c) for c in (init, init, code)]
+    ran, _ = small_model_goal(tmp_path, "Create a Python package mathx", plan, replies)
+    assert ran.returncode in (0, 1), ran.stderr + ran.stdout
+    writes = [r for r in of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    assert (
+        "but it imports add, subtract, multiply, divide from mathx itself, which has none"
+        in (writes[0]["result"])
+    )
+    assert not writes[0].get("completes") and not writes[1].get("completes")
+    assert writes[2].get("completes")  # the code itself: that is the package
 
 
 def test_the_prompts_a_script_shows_are_read_from_its_source() -> None:

@@ -11,7 +11,7 @@ from localagent.tools import pyscript
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace, touches_journal
-from localagent.tools.pkgimports import importers
+from localagent.tools.pkgimports import importers, missing_from_itself
 from localagent.tools.syntaxfix import compile_problem
 
 MAX_LIST_ENTRIES = 200
@@ -194,7 +194,14 @@ def write_file(
         # only `if __name__ == "__main__": print('This is the end of the game.')`.
         text += f"; but it no longer defines {', '.join(had[:5])}: the code it had is gone"
         facts["emptied"] = [normalize_path(path)]
-    elif now is not None and (users := _users_of_lost(ctx, name, had, now.defines)):
+    if missing := missing_from_itself(ctx.root, name, content):
+        package = name.split("/")[-2]
+        has = "has none of them" if len(missing) > 1 else "does not have it"
+        text += (
+            f"; but it imports {', '.join(missing[:5])} from {package} itself, which {has} "
+            f"(no {package}/{missing[0]}.py, no def {missing[0]}): write the code here"
+        )
+    if now is not None and now.defines and (users := _users_of_lost(ctx, name, had, now.defines)):
         # Asked to fix stats.py, the 1.5B wrote a game over it: test_stats.py imports
         # the mean and median it no longer has.
         text += f"; but it no longer defines {users}"

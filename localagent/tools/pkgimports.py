@@ -129,3 +129,44 @@ def _attribute_of(node: ast.AST, module: str, names: set[str]) -> bool:
     if not isinstance(node, ast.Attribute) or node.attr not in names:
         return False
     return isinstance(node.value, ast.Name) and node.value.id == module
+
+
+def missing_from_itself(root: Path, path: str, source: str) -> list[str]:
+    """The names a package's `__init__.py` (at `path`, with `source`) imports from its own
+    package that nothing there has: neither it (no def, class or assignment) nor a module
+    or folder of the package. Qwen2.5-Coder-1.5B's mathx/__init__.py was the one line
+    `from mathx import add, subtract, multiply, divide`, and nothing else was written."""
+    parts = path.split("/")
+    if len(parts) < 2 or parts[-1] != "__init__.py":
+        return []
+    package = parts[-2]
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    defined = {n for node in tree.body for n in _bound(node)}
+    folder = root.joinpath(*parts[:-1])
+    missing = []
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or (node.module, node.level) not in (
+            (package, 0),
+            (None, 1),
+        ):
+            continue
+        for alias in node.names:
+            name = alias.name
+            there = (folder / f"{name}.py").is_file() or (folder / name).is_dir()
+            if name != "*" and name not in defined and not there and name not in missing:
+                missing.append(name)
+    return missing
+
+
+def _bound(node: ast.stmt) -> list[str]:
+    """The names a top-level statement defines (def, class, assignment)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
