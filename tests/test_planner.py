@@ -187,6 +187,24 @@ def test_a_package_s_module_is_planned_as_the_package(tmp_path: Path) -> None:
         "write_file mathx/__init__.py with the function definitions",
         *verbatim[1:],
     ]
+    # Another of its mathx plans, verbatim: the modules at the top, beside the package.
+    again = [
+        "write_file mathx/__init__.py with the package structure and import statements",
+        "write_file add.py with the add function",
+        "write_file divide.py with the divide function",
+        "write_file tests/test_mathx.py with the pytest tests",
+        "run pytest to ensure the tests pass",
+    ]
+    plans, _ = run_goal(tmp_path / "again", MATHX, [plan_reply((MATHX, again))])
+    assert plans[0]["tasks"][0]["subtasks"] == [
+        again[0],
+        "write_file mathx/add.py with the add function",
+        "write_file mathx/divide.py with the divide function",
+        *again[3:],
+    ]
+    named = [{"description": "d", "subtasks": ["write_file cli.py", "write_file setup.py"]}]
+    kept = plancheck.check(named, "Create a package mathx and its script cli.py", ["write_file"])
+    assert kept.tasks == named  # the goal names cli.py; setup.py is no module of it
     assert plancheck.package_name("Create a mathx package with add") == "mathx"
     for goal in ("Install the package with pip", "Create a Python package", "Write hello.py"):
         assert plancheck.package_name(goal) == ""

@@ -209,7 +209,7 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
     for task in tasks:
         subtasks = []
         for text in task["subtasks"]:
-            if package and (moved := _into_package(text, package)) != text:
+            if package and (moved := _into_package(text, package, goal)) != text:
                 found.packaged, text = package, moved
             if folder_only(text):
                 found.dropped.append(text)
@@ -240,6 +240,8 @@ _PACKAGE = (  # "package mathx", "package named `geo`", then "the mathx package"
 )
 
 
+# Files of a package's project that do not go into the package's folder.
+_NOT_MODULES = re.compile(r"(?:test_.*|.*_test|tests?|conftest|setup|main|__main__|run|app)\.py$")
 _NOT_NAMES = {
     *("a", "an", "and", "as", "for", "from", "in", "of", "that", "the", "to", "with"),
     *("new", "python", "python3", "simple", "small", "whole", "your", "this"),
@@ -255,11 +257,19 @@ def package_name(goal: str) -> str:
     return ""
 
 
-def _into_package(text: str, package: str) -> str:
+def _into_package(text: str, package: str, goal: str) -> str:
     """A step with the package's module `NAME.py` (Qwen2.5-Coder-1.5B's mathx plans: "write_file
-    mathx.py with the function definitions") as the package's `NAME/__init__.py`: a package
-    is a folder, and the goal asked for one."""
-    return re.sub(rf"(?<![\w/.\\-]){re.escape(package)}\.py\b", f"{package}/__init__.py", text)
+    mathx.py with the function definitions") as the package's `NAME/__init__.py`, and one
+    that writes a module at the top (`write_file add.py with the add function`, beside
+    `write_file mathx/__init__.py`) as the package's (`mathx/add.py`): a package is a
+    folder, and the goal asked for one. Tests, setup and entry scripts stay where they are."""
+    text = re.sub(rf"(?<![\w/.\\-]){re.escape(package)}\.py\b", f"{package}/__init__.py", text)
+    module = written_file(text)
+    if "/" in module or not module.endswith(".py") or _NOT_MODULES.match(module):
+        return text
+    if re.search(rf"(?<![\w/.\\-]){re.escape(module)}\b", goal):  # where the goal wants it
+        return text
+    return re.sub(rf"(?<![\w/.\\-]){re.escape(module)}\b", f"{package}/{module}", text)
 
 
 def _same(a: str, b: str) -> bool:
