@@ -124,13 +124,17 @@ def value_at(text: str, pos: int) -> tuple[Any, int] | None:
     if pos >= len(text) or text[pos] not in "{[":
         return None
     end = closing(text, pos)
-    if end is not None:
-        for read in (literal, loose_json):
-            try:
-                return read(text[pos:end]), end
-            except NotLiteral:
-                continue
-    return stray_quotes(text, pos)
+    if end is None:
+        return None
+    for read in (literal, loose_json):
+        try:
+            return read(text[pos:end]), end
+        except NotLiteral:
+            continue
+    # Only where the brackets close (quotes paired, or their count even): a scan from
+    # every `{` of a long reply to its end would take time by the square of its length.
+    found = stray_quotes(text, pos, end)
+    return found if found is not None and found[1] == end else None
 
 
 # What may follow the quote that ends a JSON string: the end of an object or list, the
@@ -138,7 +142,7 @@ def value_at(text: str, pos: int) -> tuple[Any, int] | None:
 _STRING_END = re.compile(r'\s*(?:[}\]:]|,\s*"[^"\\\n]{1,64}"\s*:)')
 
 
-def stray_quotes(text: str, pos: int) -> tuple[Any, int] | None:
+def stray_quotes(text: str, pos: int, end: int | None = None) -> tuple[Any, int] | None:
     """The object at `pos` when its strings hold double quotes the model did not escape,
     with the index just past it: Qwen2.5-Coder-1.5B wrote `"content": "def divide(a, b):
     ... raise ValueError("Cannot divide by zero")"` three times. A quote ends a string only
@@ -146,7 +150,8 @@ def stray_quotes(text: str, pos: int) -> tuple[Any, int] | None:
     the string's own. Whatever does not then read as JSON is None: nothing is guessed."""
     out: list[str] = []
     depth, inside, at = 0, False, pos
-    while at < len(text):
+    stop = len(text) if end is None else end
+    while at < stop:
         char = text[at]
         if inside and char == "\\":
             out.append(text[at : at + 2])
