@@ -642,6 +642,21 @@ def test_a_package_that_imports_its_modules_for_their_functions_is_told_the_impo
     assert ws.run("run_cmd", {"cmd": cmd}).ok
 
 
+def test_ruff_given_a_file_is_told_ruff_check(ws: Workspace) -> None:
+    """The 1.5B ran `ruff tests/test_mathx.py` ("unrecognized subcommand"), then gave up."""
+    if shutil.which("ruff") is None:
+        pytest.skip("no ruff program on PATH")
+    (ws.root / "tests").mkdir()
+    (ws.root / "tests" / "test_mathx.py").write_text("def test_add():\n    assert 1 + 2 == 3\n")
+    refused = ws.run("run_cmd", {"cmd": "ruff tests/test_mathx.py"})
+    assert not refused.ok and "unrecognized subcommand" in refused.text
+    assert (
+        "NOTE: ruff checks files with its check command: run `ruff check tests/test_mathx.py`"
+        in (refused.text)
+    )
+    assert ws.run("run_cmd", {"cmd": "ruff check --no-cache tests/test_mathx.py"}).ok
+
+
 def test_run_cmd_reports_a_missing_program(ws: Workspace) -> None:
     ctx = ToolContext(ws.root, allowed_commands=("python", "no-such-program-4711"))
     result = execute(ctx, "run_cmd", {"cmd": "no-such-program-4711 --help"})

@@ -81,6 +81,8 @@ NOT_ON_PATH = """\
 NOTE: {module} is in the workspace, but `pytest` started as a program does not put the \
 workspace folder on Python's import path. Run it as `{cmd}` instead, which does."""
 
+RUFF_CHECK = "NOTE: ruff checks files with its check command: run `{cmd}`."
+
 WAITED_FOR_INPUT = """\
 NOTE: the program waited for input and got none. Run it again with its input in \
 stdin, e.g. run_cmd(cmd="python game.py", stdin="rock\\n")."""

@@ -42,6 +42,7 @@ from localagent.prompts.feedback import (
     REFUSED_TOO_OFTEN,
     REPLANNED,
     RERUN_SKIPPED,
+    RUFF_CHECK,
     RUN_COMPLETES,
     SMALL_VERIFIER,
     TOO_MANY_CALLS,
@@ -269,6 +270,9 @@ PROMPTS: dict[str, Prompt] = {
         NOT_ON_PATH,
         "note on pytest that could not import a module of the workspace",
         _spec("module cmd"),
+    ),
+    "ruff_check": Prompt(
+        RUFF_CHECK, "note on `ruff FILE`, which ruff refuses: ruff check", _spec("cmd")
     ),
     "printed_nothing": Prompt(
         PRINTED_NOTHING,

@@ -70,7 +70,7 @@ def run_cmd(
     if not ok and (unfound := _not_on_path(ctx, cmd, result.output)):
         waited = ctx.prompts.render("not_on_path", module=unfound[0], cmd=unfound[1])
     if not ok and not waited:
-        waited = module_imports_note(ctx.root, result.output)
+        waited = module_imports_note(ctx.root, result.output) or _ruff_note(ctx, cmd, result)
     text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
     fed = bool(stdin) and _answered(ctx, cmd, result.output)
     facts = {"ran": [cmd], "fed": [cmd] if fed else []}
@@ -102,6 +102,18 @@ def _not_on_path(ctx: ToolContext, cmd: str, output: str) -> tuple[str, str] | N
     if not ((ctx.root / top).is_dir() or (ctx.root / f"{top}.py").is_file()):
         return None
     return top, shlex.join(["python", "-m", "pytest", *words[1:]])
+
+
+def _ruff_note(ctx: ToolContext, cmd: str, result: ProcessResult) -> str:
+    """`ruff FILE`, which ruff refuses ("unrecognized subcommand"): the command that checks
+    it. Qwen2.5-Coder-1.5B ran `ruff tests/test_mathx.py`, then gave the subtask up."""
+    try:
+        words = split_command(cmd)
+    except ValueError:
+        return ""
+    if len(words) < 2 or words[0] != "ruff" or "unrecognized subcommand" not in result.output:
+        return ""
+    return ctx.prompts.render("ruff_check", cmd=shlex.join(["ruff", "check", *words[1:]]))
 
 
 def _answered(ctx: ToolContext, cmd: str, output: str) -> bool:
