@@ -101,6 +101,32 @@ def test_build_order_system_summary_exchanges_probe(tmp_path: Path) -> None:
     ]
 
 
+def test_each_round_s_facts_show_what_changed_since_the_round_before(tmp_path: Path) -> None:
+    """A round's facts stay in the prompts after it, each read once; the lines a round's
+    facts repeat of the round before (about 100 of the 250 tokens a round of the 1.5B
+    added) are left out. The first round shown has them all; the first line and the active
+    subtask (the last line, for a small model) are always there."""
+    journal = new_journal(tmp_path)
+    for n in range(1, 4):
+        play_round(journal, n)
+    messages = messages_for(journal, tmp_path)
+    shown = [m["content"] for m in messages[2:-1:3]] + [messages[-1]["content"]]
+    full = [round_facts.probe_message(e.probe) for e in journal.state.exchanges]
+    full.append(round_facts.probe_message(round_facts.probe(journal.state, tmp_path, 300)))
+    assert shown[0] == full[0] and "Plan progress:" in shown[0]
+    for before, now, whole in zip(full[:-1], shown[1:], full[1:], strict=True):
+        lines = now.split("\n")
+        assert lines[0] == whole.split("\n")[0] and lines[-1] == whole.split("\n")[-1]
+        assert lines[-1].startswith("ACTIVE SUBTASK:")
+        kept = set(before.split("\n"))
+        # What is left out is in the facts just above; nothing else is.
+        assert [x for x in whole.split("\n") if x not in lines] == [
+            x for x in whole.split("\n") if x in kept and x not in lines
+        ]
+        assert "Plan progress:" not in now  # unchanged since round 1
+    assert "Files written: m01.py, m02.py" in shown[2]  # changed
+
+
 def test_text_protocol_prompt_lists_every_tool_and_results_come_as_user_turns(
     tmp_path: Path,
 ) -> None:

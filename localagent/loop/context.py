@@ -82,13 +82,15 @@ def exchange_messages(
     native: bool,
     result_chars: int | None = None,
     prompts: PromptSet = DEFAULT,
+    before: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """One past round as the model saw it: the facts it was given, its reply, the results.
+    """One past round as the model saw it: the facts it was given (as far as they differ
+    from the facts `before` it, the previous round's), its reply, the results.
 
     Keeping each round's facts in place (rather than only the latest at the end) makes
     every round's prompt start with the whole previous prompt, unchanged.
     """
-    shown = probe_message(exchange.probe, prompts) if exchange.probe else ""
+    shown = probe_message(exchange.probe, prompts, before) if exchange.probe else ""
     facts = [{"role": "user", "content": shown}] if exchange.probe else []
     return facts + _reply_messages(exchange, native, result_chars, prompts)
 
@@ -181,10 +183,11 @@ def layout(
         {"role": "system", "content": system},
         {"role": "user", "content": summary(state, facts, prompts)},
     ]
-    tail = [{"role": "user", "content": probe_message(facts, prompts)}]
     shown = window(state.exchanges, keep, state.window_start)
+    before = shown[-1].probe if shown else None
+    tail = [{"role": "user", "content": probe_message(facts, prompts, before)}]
     start = shown[0].round - 1 if shown else state.window_start
-    blocks = [exchange_messages(e, native, None, prompts) for e in shown]
+    blocks = _blocks(shown, native, None, prompts)
     if budget_tokens is not None and sum(map(_chars, blocks)) > (
         room := int(budget_tokens * state.chars_per_token * 0.95) - _chars(head + tail)
     ):
@@ -205,13 +208,25 @@ def _fit(
     what is still too long is shortened (older results, then the latest's)."""
     while len(blocks) > 1 and sum(map(_chars, blocks)) > room // 2:
         del shown[0], blocks[0]
+    blocks = _blocks(shown, native, None, prompts)  # the first now shows all its facts
     if sum(map(_chars, blocks)) <= room:
         return shown, blocks
-    older = [exchange_messages(e, native, OLD_RESULT_CHARS, prompts) for e in shown[:-1]]
-    blocks = [*older, blocks[-1]]
+    blocks = [*_blocks(shown, native, OLD_RESULT_CHARS, prompts)[:-1], blocks[-1]]
     if _chars(blocks[-1]) > room:
         latest = shown[-1]
-        fixed = _chars(exchange_messages(latest, native, 0, prompts))
+        before = shown[-2].probe if len(shown) > 1 else None
+        fixed = _chars(exchange_messages(latest, native, 0, prompts, before))
         each = max(200, (room - fixed) // max(1, len(latest.results)))
-        blocks[-1] = exchange_messages(latest, native, each, prompts)
+        blocks[-1] = exchange_messages(latest, native, each, prompts, before)
     return shown, blocks
+
+
+def _blocks(
+    shown: list[Exchange], native: bool, result_chars: int | None, prompts: PromptSet
+) -> list[list[dict[str, Any]]]:
+    """The messages of each exchange shown, each round's facts as far as they differ from
+    the round's before it (the first round shown: all of them)."""
+    return [
+        exchange_messages(e, native, result_chars, prompts, shown[i - 1].probe if i else None)
+        for i, e in enumerate(shown)
+    ]
