@@ -393,10 +393,10 @@ def test_the_first_write_of_a_package_s_module_completes_its_subtask(tmp_path: P
     """Qwen2.5-Coder-1.5B's mathx plan wrote one module a subtask, and each subtask took a
     second round to send the same write again, unchanged: no one runs a package's module."""
     steps = {
-        "mathx/__init__.py": "from . import add, subtract",
+        "mathx/__init__.py": "from . import add, subtract, multiply, divide",
         "mathx/add.py": "def add(a, b): return a + b",
         "mathx/subtract.py": "def subtract(a, b): return a - b",
-    }  # verbatim, subtasks and writes, but for the modules this plan leaves out
+    }  # verbatim, subtasks and writes
     plan = plan_rule(
         *((f"write {p}", [f"write_file {p} with the content '{c}'"]) for p, c in steps.items())
     )
@@ -415,25 +415,23 @@ def test_the_first_write_of_a_package_s_module_completes_its_subtask(tmp_path: P
     assert len(rounds(alone)) == 2
 
 
-def test_a_package_that_imports_from_itself_what_it_lacks_completes_nothing(
-    tmp_path: Path,
-) -> None:
+def test_a_package_that_imports_from_itself_what_it_lacks_is_told_so(tmp_path: Path) -> None:
     """The 1.5B's mathx/__init__.py, verbatim, the package's only file: the tests' `import
-    mathx` then failed ("cannot import name 'add' from partially initialized module")."""
+    mathx` then failed ("cannot import name 'add' from partially initialized module").
+    The write still ends its subtask: held back, the model sent the same write until three
+    strikes, twice, in a real run."""
     init = "from mathx import add, subtract, multiply, divide"
-    code = "def add(a, b):\n    return a + b\n"
     plan = plan_rule(("mathx", ["write_file mathx/__init__.py with the package structure and "
                                 "functions", "run python -m pytest"]))  # fmt: skip
-    replies = [call("write_file", path="mathx/__init__.py", content=c) for c in (init, init, code)]
+    replies = [call("write_file", path="mathx/__init__.py", content=init)]
     ran, _ = small_model_goal(tmp_path, "Create a Python package mathx", plan, replies)
     assert ran.returncode in (0, 1), ran.stderr + ran.stdout
-    writes = [r for r in of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    write = next(r for r in of(tmp_path, "action_finished") if r["tool"] == "write_file")
     assert (
         "but it imports add, subtract, multiply, divide from mathx itself, which has none"
-        in (writes[0]["result"])
+        in (write["result"])
     )
-    assert not writes[0].get("completes") and not writes[1].get("completes")
-    assert writes[2].get("completes")  # the code itself: that is the package
+    assert write.get("completes")
 
 
 def test_the_prompts_a_script_shows_are_read_from_its_source() -> None:

@@ -30,7 +30,6 @@ from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import norm
 from localagent.tools import pyscript
-from localagent.tools.pkgimports import missing_from_itself
 from localagent.verify import evidence
 
 
@@ -89,8 +88,6 @@ def finished(
         return None
     if not _sound(root, path) or path in map(norm, facts.get("emptied", [])):
         return None
-    if _lacks(state, root, path):
-        return None
     return Finished(path, prompts.render(name, path=path))
 
 
@@ -120,20 +117,6 @@ def _in_package(root: Path, path: str) -> bool:
     if len(parts) < 2 or not path.endswith(".py") or parts[-1] == "__main__.py":
         return False
     return parts[-1] == "__init__.py" or (root.joinpath(*parts[:-1]) / "__init__.py").is_file()
-
-
-def _lacks(state: State, root: Path, path: str) -> bool:
-    """A package's `__init__.py` that imports from its package what neither the package
-    has nor a later subtask writes (the 1.5B's mathx/__init__.py was the one line `from
-    mathx import add, subtract, multiply, divide`, and no subtask wrote mathx/add.py)."""
-    try:
-        source = (root / path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    folder = path.rpartition("/")[0]
-    later = _later_files(state)
-    missing = missing_from_itself(root, path, source)
-    return any(f"{folder}/{name}.py" not in later for name in missing)
 
 
 def _later_files(state: State) -> list[str]:
