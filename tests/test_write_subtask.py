@@ -222,6 +222,9 @@ def test_a_write_with_a_syntax_error_completes_nothing(tmp_path: Path) -> None:
         ("Write tests in test_core.py", "test_core.py"),
         # Qwen2.5-Coder-1.5B's mathx plan: the file's folder and the noun are no test run
         ("write_file tests/test_mathx.py with the test cases", "tests/test_mathx.py"),
+        # the 1.5B's, verbatim: pytest the kind of tests, not a run of it
+        ("write_file tests/test_mathx.py with the pytest tests", "tests/test_mathx.py"),
+        ("write_file tests/test_mathx.py and run pytest", ""),
         ("Write calc.py and test it", ""),
         ("Write test_calc.py, then run pytest", ""),
         ("Write a.py and b.py", ""),

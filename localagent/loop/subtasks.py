@@ -21,7 +21,9 @@ _WRITES = re.compile(
     re.I,
 )
 _MORE_THAN_WRITING = re.compile(
-    r"\b(?:run|runs|running|execute|executes|testing|pytest|check|verify|commit|"
+    r"\b(?:run|runs|running|execute|executes|testing|check|verify|commit|"
+    # pytest the program, not the kind of tests ("with the pytest tests", the 1.5B's mathx)
+    r"pytest(?!\s+(?:tests?|test cases|cases|test functions|functions|style)\b)|"
     r"install|read|fix|update|edit|modify|append|and then)\b"
     # "test" as a verb ("... and test it"), not a noun ("with the test cases", "Write tests")
     r"|\b(?:and|then|to|also)\s+test\b|\btest\s+(?:it|them|that|whether)\b",
