@@ -16,6 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from localagent.loop.subtasks import FILE as _FILE
 from localagent.loop.subtasks import MANY_FILES, written_file
 
 MAX_CHARS = 300  # of one subtask: a step is one line, not a program
@@ -66,7 +67,6 @@ _MKDIR = re.compile(
     r"(?:mkdir|create_dir|make_dir|makedirs|create_directory|create_folder)\b)",
     re.I,
 )
-_FILE = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b")
 # `list_dir` alone, a run of mkdir or cd and nothing else.
 _NO_STEP = re.compile(
     r"^\W*(?:list_dir(?:\s+['\"`]?\.?/?['\"`]?)?|(?:run_cmd\s+|run\s+)?['\"`]?"

@@ -8,7 +8,7 @@ import re
 
 from localagent.verify import evidence
 
-_FILE = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+FILE = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b")  # a name with an extension
 MANY_FILES = re.compile(
     r"\b(?:tests?|pytest|package|modules|files|project|director(?:y|ies)|folders?)\b", re.I
 )
@@ -35,7 +35,7 @@ def written_file(text: str) -> str:
     """The one file a write subtask writes: the subtask says to write or create exactly
     one named file and asks for nothing else (no run, no test, no edit); "" otherwise."""
     named = evidence.named_files(text)
-    words = _FILE.sub(" ", text)  # tests/test_mathx.py names a file, not a test run
+    words = FILE.sub(" ", text)  # tests/test_mathx.py names a file, not a test run
     if not _WRITES.match(text) or _MORE_THAN_WRITING.search(words):
         return ""
     return named[0] if len(named) == 1 else ""
