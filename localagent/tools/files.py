@@ -182,7 +182,7 @@ def write_file(
         raise ToolError.of("write_folder_missing", folder=folder)
     existed = target.exists()
     name = relative(ctx.root, target)
-    had = _defines(ctx, name) if existed else []
+    had = pyscript.defines(ctx.root, name) if existed else []
     write_atomically(ctx.root, target, data)
     how = "replaced" if existed else "created"
     text = f"wrote {len(data)} bytes to {describe(path)} ({how})"
@@ -217,14 +217,6 @@ def _users_of_lost(ctx: ToolContext, name: str, had: list[str], now: list[str]) 
         return ""
     verb = "imports" if len(users) == 1 else "import"
     return f"{', '.join(lost[:5])}, which {' and '.join(users[:3])} {verb}"
-
-
-def _defines(ctx: ToolContext, name: str) -> list[str]:
-    """The top-level functions and classes of the Python file `name`, before a write."""
-    if not name.lower().endswith((".py", ".pyw")):
-        return []
-    script = pyscript.read(ctx.root, name)
-    return script.defines if script is not None else []
 
 
 def _holds(ctx: ToolContext, target: Path, data: bytes) -> bool:

@@ -41,15 +41,21 @@ def _package_note(root: Path, package: str) -> str:
         data = safefs.read_inside(root, root / init, pyscript.MAX_SOURCE_BYTES + 1)
         source = data.decode("utf-8")
         tree = ast.parse(source)
-    except (OSError, safefs.UnsafeFile, UnicodeDecodeError, SyntaxError, ValueError):
-        return ""
-    except (RecursionError, MemoryError):
+    except (
+        OSError,
+        safefs.UnsafeFile,
+        UnicodeDecodeError,
+        SyntaxError,
+        ValueError,
+        RecursionError,
+        MemoryError,
+    ):
         return ""
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom) or not _from_package(node, package):
             continue
         names = [a.name for a in node.names]
-        same = [n for n in names if n in _defines(root, f"{package}/{n}.py")]
+        same = [n for n in names if n in pyscript.defines(root, f"{package}/{n}.py")]
         if not same:
             continue
         old = source.splitlines()[node.lineno - 1].strip()
@@ -73,11 +79,6 @@ def _from_package(node: ast.ImportFrom, package: str) -> bool:
         return False
     ours = (node.module, node.level) in ((package, 0), (None, 1))
     return ours and all(a.asname is None and a.name != "*" for a in node.names)
-
-
-def _defines(root: Path, path: str) -> list[str]:
-    script = pyscript.read(root, path)
-    return script.defines if script is not None else []
 
 
 MAX_IMPORTERS_SCANNED = 60  # Python files looked at for who imports a module

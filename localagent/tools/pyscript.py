@@ -36,6 +36,15 @@ def read(root: Path, path: str) -> Script | None:
     return None if len(source) > MAX_SOURCE_BYTES else parse(source)
 
 
+def defines(root: Path, path: str) -> list[str]:
+    """The top-level functions and classes of the Python file at `path` ([] for one that
+    is not Python, cannot be read or does not parse)."""
+    if not path.lower().endswith((".py", ".pyw")):
+        return []
+    script = read(root, path)
+    return script.defines if script is not None else []
+
+
 def parse(source: str | bytes) -> Script | None:
     try:
         tree = ast.parse(source)

@@ -46,14 +46,14 @@ def _fix(source: str | bytes, name: str, exc: SyntaxError) -> str:
     """What ends the result of a write that does not compile: the one-line fix, if any."""
     found = _edit(source, name, exc)
     if found is None:
-        word = _apostrophe(source, exc)
+        word = _apostrophe(exc)
         return _QUOTES.format(word=word) if word else _empty_body(source, exc)
     old, new, word = found
     call = _call(name, old, new)
     return f"{_QUOTES.format(word=word)}, e.g. {call}" if word else f"; this fixes it: {call}"
 
 
-def _apostrophe(source: str | bytes, exc: SyntaxError) -> str:
+def _apostrophe(exc: SyntaxError) -> str:
     """The word with an apostrophe that ends a '...' string on the error's line, or ""."""
     found = _APOSTROPHE.search(exc.text or "") if exc.msg.startswith("unterminated str") else None
     return found[2] if found else ""
