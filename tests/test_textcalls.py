@@ -522,3 +522,72 @@ def test_quotes_a_string_holds_unescaped_are_its_own() -> None:
 )
 def test_unescaped_quotes_that_leave_doubt_give_no_call(content: str) -> None:
     assert parse_reply(content, KNOWN).calls == []
+
+
+# Qwen2.5-Coder-1.5B's reply, verbatim (on an H100): the file's content as a Python string
+# in three quotes, inside its JSON, three rounds in a row and three more after a replan.
+TRIPLE = '''```json
+{
+  "name": "write_file",
+  "arguments": {
+    "path": "rps_game.py",
+    "content": """
+class RockPaperScissors:
+    def __init__(self):
+        self.choices = ['rock', 'paper', 'scissors']
+
+    def play(self, player1, player2):
+        if player1 not in self.choices or player2 not in self.choices:
+            return "Invalid choice. Please choose rock, paper, or scissors."
+        if player1 == player2:
+            return "It's a tie!"
+        if (player1 == 'rock' and player2 == 'scissors') or \\
+           (player1 == 'paper' and player2 == 'rock') or \\
+           (player1 == 'scissors' and player2 == 'paper'):
+            return "Player 1 wins!"
+        else:
+            return "Player 2 wins!"
+    """
+  }
+}
+```'''
+
+
+def test_a_string_in_three_quotes_is_read_as_python_reads_it() -> None:
+    (call,) = parse_reply(TRIPLE, KNOWN).calls
+    assert call.name == "write_file" and call.arguments["path"] == "rps_game.py"
+    content = call.arguments["content"]
+    assert content.startswith("\nclass RockPaperScissors:\n") and 'return "It\'s a tie!"' in content
+    compile(content, "rps_game.py", "exec")  # the line continuations joined, as Python does
+    # Never closed: no call.
+    assert parse_reply(TRIPLE.replace('    """\n  }', "  }"), KNOWN).calls == []
+
+
+# Qwen2.5-Coder-1.5B's writes on an H100, verbatim: `It\'s` escaped for Python inside a
+# JSON string. Read as a Python literal, the backslash was lost and the file failed to
+# compile ("unterminated string literal"); the second one also never closes its string.
+ESCAPED = (
+    '{{"name": "write_file", "arguments": {"path": "rps_game.py", "content": "import random'
+    "\\n\\ndef play_game():\\n    choices = ['rock', 'paper', 'scissors']\\n    "
+    "computer_choice = random.choice(choices)\\n    player_choice = input('Enter your choice "
+    "(rock, paper, or scissors): ').lower()\\n    if player_choice == computer_choice:\\n    "
+    "    print('It\\'s a tie!')\\n    elif (player_choice == 'rock' and computer_choice == "
+    "'scissors') or (player_choice == 'paper' and computer_choice == 'rock') or "
+    "(player_choice == 'scissors' and computer_choice == 'paper'):\\n        print('You "
+    "win!')\\n    else:\\n        print('You lose!')\"}}}"
+)
+UNCLOSED = (
+    '{{"name": "write_file", "arguments": {"path": "rps_game.py", "content": "import random'
+    "\\n\\ndef play_game():\\n    choices = ['rock', 'paper', 'scissors']\\n    "
+    "user_choice = input('Enter your choice (rock, paper, or scissors): ').lower()\\n    "
+    "if user_choice == random.choice(choices):\\n        return 'It\\'s a tie!'\\n    "
+    "else:\\n        return 'You lose!'}}}}"
+)
+
+
+@pytest.mark.parametrize("reply", [ESCAPED, UNCLOSED], ids=["closed", "never-closed"])
+def test_a_python_escape_inside_a_json_string_is_kept(reply: str) -> None:
+    (call,) = parse_reply(reply, KNOWN).calls
+    content = call.arguments["content"]
+    assert "'It\\'s a tie!'" in content
+    compile(content, "rps_game.py", "exec")

@@ -18,7 +18,14 @@ from localagent.textcalls.base import (
     make_call,
 )
 from localagent.textcalls.names import is_tool_name
-from localagent.textcalls.values import closing, json_at, lenient_arguments, value_at
+from localagent.textcalls.values import (
+    NotLiteral,
+    closing,
+    json_at,
+    lenient_arguments,
+    loose_json,
+    value_at,
+)
 
 NAME_KEYS = ("name", "tool", "tool_name", "function")
 ARG_KEYS = ("arguments", "args", "parameters", "params", "input")
@@ -174,12 +181,23 @@ def unclosed_last_string(text: str, known: set[str]) -> tuple[int, ToolCall] | N
         return None
     whole = head + "}" * balanced[0] + '"' + "}" * (braces - balanced[0])
     for match in _OBJECT.finditer(whole, 0, opened[0]):
-        found = json_at(whole, match.start())
+        found = json_at(whole, match.start()) or _loose_at(whole, match.start())
         if found is None or whole[found[1] :].strip("}") or not isinstance(found[0], dict):
             continue
         call = as_call(found[0], known) if set(found[0]) <= _CALL_KEYS else None
         return None if call is None else (match.start(), call)
     return None
+
+
+def _loose_at(text: str, start: int) -> tuple[Any, int] | None:
+    """The object at `start` read as `loose_json` reads it (`\\'` kept as written)."""
+    end = closing(text, start)
+    if end is None:
+        return None
+    try:
+        return loose_json(text[start:end]), end
+    except NotLiteral:
+        return None
 
 
 def _open_string(text: str) -> tuple[int, int] | None:

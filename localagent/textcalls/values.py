@@ -48,10 +48,13 @@ def closing(text: str, pos: int) -> int | None:
         if quote:
             if char == "\\":
                 escaped_until = at + 2
-            elif char == quote:
-                quote = ""
+            elif char == quote[0] and text.startswith(quote, at):
+                quote, escaped_until = "", at + len(quote)
         elif char in "\"'":
-            quote = char
+            # A Python string in three quotes: the 1.5B wrote a file's content so in its
+            # JSON, `"content": """\nclass RockPaperScissors: ...\n    """`.
+            quote = char * 3 if text.startswith(char * 3, at) else char
+            escaped_until = at + len(quote)
         elif char in _CLOSERS:
             stack.append(_CLOSERS[char])
             if len(stack) > _MAX_DEPTH:
@@ -126,7 +129,10 @@ def value_at(text: str, pos: int) -> tuple[Any, int] | None:
     end = closing(text, pos)
     if end is None:
         return None
-    for read in (literal, loose_json):
+    # JSON as small models write it before Python's reading: `'It\\'s'` in a JSON string
+    # is the file's own escape, which a Python literal would drop (the 1.5B's game then
+    # held `'It's a tie!'` and failed to compile, 5 writes of 16 rps runs on an H100).
+    for read in (loose_json, literal):
         try:
             return read(text[pos:end]), end
         except NotLiteral:
