@@ -26,6 +26,8 @@ _RESULT = re.compile(
     r"|\bresult\s*:\s*(?:player\s?\d|computer|you|user|human)\b",
     re.IGNORECASE,
 )
+# "player2" after both prompts: the winner named alone, as the last thing on its line
+_BARE = re.compile(r"(?:player\s?\d|computer|user|you|human)\s*[.!]*", re.IGNORECASE)
 _SETTINGS_PREFIXES = ("LOCALAGENT_", "OLLAMA_")
 
 
@@ -123,8 +125,16 @@ def named(workspace: Path, name: str) -> Path | None:
 
 
 def results(text: str) -> int:
-    """How many game results (win, lose, tie, ...) a game's output names."""
-    return len(_RESULT.findall(text))
+    """How many game results (win, lose, tie, ...) a game's output names; a line that
+    ends, after its prompts, with only a winner ("player2") names one too."""
+    bare = [line for line in text.splitlines() if _BARE.fullmatch(_after_prompts(line))]
+    return len(_RESULT.findall(text)) + len(bare)
+
+
+def _after_prompts(line: str) -> str:
+    """What a line holds after the last prompt on it (text ending ': ' or '? ')."""
+    cut = max(line.rfind(": "), line.rfind("? "))
+    return (line[cut + 2 :] if cut >= 0 else line).strip()
 
 
 def rel(workspace: Path, path: Path) -> str:
@@ -189,7 +199,7 @@ def _play(workspace: Path, name: str) -> tuple[str, Ran]:
 
 
 def _last_result(out: str) -> str:
-    lines = [line for line in out.splitlines() if _RESULT.search(line)]
+    lines = [line for line in out.splitlines() if results(line)]
     return lines[-1].strip()[:80] if lines else ""
 
 

@@ -112,6 +112,15 @@ if __name__ == '__main__':
     result = game.play(player1, player2)
     print(f'Result: {result}')
 """
+# One more, verbatim: the winner printed alone, "player2", after both prompts.
+BARE_WINNER = RESULT_LINE.replace(
+    "print(f'Result: {result}')", "print(game.play(player1, player2))"
+)
+# Its prompts for both players and nothing after them: no round played.
+PROMPTS_ONLY = (
+    "a = input('Player 1, choose rock, paper, or scissors: ')\n"
+    "b = input('Player 2, choose rock, paper, or scissors: ')\n"
+)
 RULES_ONLY = 'print("Rock beats scissors, scissors beats paper, paper beats rock. Win or lose!")\n'
 
 
@@ -138,6 +147,8 @@ def test_the_hello_judge(
         ({"rps.py": GAME}, True),
         ({"rps_game.py": TWO_PLAYERS}, True),
         ({"rps_game.py": RESULT_LINE}, True),
+        ({"rps_game.py": BARE_WINNER}, True),
+        ({"rps_game.py": PROMPTS_ONLY}, False),
         ({"rps.py": "input('Move: ')\nprint('Game result: Invalid choice')\n"}, False),
         ({"rock_paper_scissors.py": UNCALLED}, False),
         ({"game.py": RULES_ONLY}, False),  # names results, but plays no round
