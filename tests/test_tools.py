@@ -635,11 +635,71 @@ def test_a_package_that_imports_its_modules_for_their_functions_is_told_the_impo
     assert "imports the modules add, subtract, multiply, divide, not the functions" in failed.text
     fix = _offered(failed.text, "send: ")
     assert fix["new"] == (
-        "from .add import add\nfrom .subtract import subtract\n"
-        "from .multiply import multiply\nfrom .divide import divide"
+        "from .add import add as add\nfrom .divide import divide as divide\n"
+        "from .multiply import multiply as multiply\nfrom .subtract import subtract as subtract"
     )
     assert ws.run("replace_in_file", fix).ok
     assert ws.run("run_cmd", {"cmd": cmd}).ok
+    if shutil.which("ruff") is not None:  # the goal asks for `ruff check` to be clean too
+        assert ws.run("run_cmd", {"cmd": "ruff check --no-cache mathx"}).ok
+
+
+def test_a_package_init_that_imports_its_modules_is_told_so_when_written(
+    ws: Workspace,
+) -> None:
+    """The 1.5B's first write in all 16 mathx runs on an H100 was that one line; told only
+    when a run failed, it went on to its tests."""
+    for name, text in MATHX_FILES.items():
+        if name != "mathx/__init__.py":
+            (ws.root / name).parent.mkdir(exist_ok=True)
+            (ws.root / name).write_text(text)
+    init = {"path": "mathx/__init__.py", "content": MATHX_FILES["mathx/__init__.py"]}
+    wrote = ws.run("write_file", init)
+    assert wrote.ok and "imports the modules add, subtract, multiply, divide" in wrote.text
+    assert ws.run("replace_in_file", _offered(wrote.text, "send: ")).ok
+    cmd = "python -m pytest tests/test_mathx.py -q -p no:cacheprovider"
+    assert ws.run("run_cmd", {"cmd": cmd}).ok
+
+
+def test_a_test_that_calls_a_function_it_never_imported_is_told_the_import(
+    ws: Workspace,
+) -> None:
+    """The 1.5B's tests, verbatim in part: `add(2, 3)` with no import; it ran pytest
+    again unchanged until three strikes."""
+    for name, text in MATHX_FILES.items():
+        (ws.root / name).parent.mkdir(exist_ok=True)
+        (ws.root / name).write_text(text)
+    (ws.root / "mathx/__init__.py").write_text("from .add import add as add\n")
+    test = "def test_add():\n    assert add(2, 3) == 5\n"
+    (ws.root / "tests/test_mathx.py").write_text(test)
+    cmd = "python -m pytest tests/test_mathx.py -q -p no:cacheprovider"
+    failed = ws.run("run_cmd", {"cmd": cmd})
+    assert not failed.ok and "NameError: name 'add' is not defined" in failed.text
+    assert (
+        "NOTE: tests/test_mathx.py uses add but does not import it; add `from mathx import "
+        "add` at its top." in failed.text
+    )
+    assert ws.run("replace_in_file", _offered(failed.text, "send: ")).ok
+    assert ws.run("run_cmd", {"cmd": cmd}).ok
+
+
+def test_a_package_that_imports_from_itself_what_it_lacks_is_told_when_run(
+    ws: Workspace,
+) -> None:
+    """7 of the 1.5B's 16 mathx runs wrote only `from mathx import add, ...` in the
+    package; pytest failed with a circular import and no word on why."""
+    (ws.root / "mathx").mkdir()
+    (ws.root / "mathx/__init__.py").write_text(MATHX_FILES["mathx/__init__.py"])
+    (ws.root / "tests").mkdir()
+    (ws.root / "tests/test_mathx.py").write_text(MATHX_FILES["tests/test_mathx.py"])
+    cmd = "python -m pytest tests/test_mathx.py -q -p no:cacheprovider"
+    failed = ws.run("run_cmd", {"cmd": cmd})
+    assert "partially initialized module 'mathx'" in failed.text
+    assert (
+        "NOTE: mathx/__init__.py imports add, subtract, multiply, divide from mathx itself, "
+        "and nothing in mathx defines them: write their code in mathx/__init__.py "
+        "(def add(...): ...)" in failed.text
+    )
 
 
 def test_ruff_given_a_file_is_told_ruff_check(ws: Workspace) -> None:
@@ -1135,3 +1195,19 @@ def test_a_name_of_255_bytes_can_be_written_and_read(ws: Workspace) -> None:
     assert ws.run("read_file", {"path": name}).text == "long name"
     assert ws.run("write_file", {"path": name, "content": "replaced"}).ok
     assert (ws.root / name).read_text() == "replaced"
+
+
+def test_a_stub_written_again_is_told_again(ws: Workspace) -> None:
+    """The 1.5B's stub, verbatim, sent three times (H100 run): the note on the first
+    write was no longer the latest thing it read."""
+    stub = "def rps_game(player1, player2):\n    # Game logic goes here\n    pass"
+    first = ws.run("write_file", {"path": "rps_game.py", "content": stub})
+    assert first.text.endswith("; but rps_game is only `pass`: write its code")
+    again = ws.run("write_file", {"path": "rps_game.py", "content": stub})
+    assert again.text == (
+        "'rps_game.py' already has this content (67 bytes); and still rps_game is only "
+        "`pass`: write its code"
+    )
+    fine = "print('hi')\n"
+    ws.run("write_file", {"path": "hi.py", "content": fine})
+    assert ws.run("write_file", {"path": "hi.py", "content": fine}).text.endswith("(12 bytes)")

@@ -367,7 +367,9 @@ def test_which_function_a_script_that_calls_nothing_would_call(
         assert call is not None
         edited = source.replace(call["arguments"]["old"], call["arguments"]["new"])  # type: ignore[index]
         assert pyscript.parse(edited).acts  # type: ignore[union-attr]
-        assert edited.rstrip().endswith(f"{entry}()")
+        # a function that returns its result and prints nothing is called inside print()
+        shown = f"print({entry}())" if entry in script.quiet else f"{entry}()"
+        assert edited.rstrip().endswith(f"    {shown}")
     else:
         assert call is None
 
@@ -456,9 +458,47 @@ def test_a_rewrite_that_restructures_the_code_is_not_taken_for_emptying_it(tmp_p
     tools = catalog()
     (tmp_path / "g.py").write_text("class RPSGame:\n    def play(self):\n        return 1\n")
     result = tools.execute(
-        ctx, "write_file", {"path": "g.py", "content": "def game():\n    return 1\n"}
+        ctx,
+        "write_file",
+        {"path": "g.py", "content": "def game():\n    move = input()\n    return move\n"},
     )
     assert "emptied" not in result.facts and "no longer defines" not in result.text
     result = tools.execute(ctx, "write_file", {"path": "g.py", "content": "print('end')\n"})
     assert result.facts["emptied"] == ["g.py"]
     assert result.text.endswith("; but it no longer defines game: the code it had is gone")
+    # As long as the code it replaces: a program written without functions (greet.py).
+    (tmp_path / "g.py").write_text("def g(n):\n    print(n)\n")
+    script = "import sys\n\nif __name__ == '__main__':\n    print(sys.argv[1])\n"
+    result = tools.execute(ctx, "write_file", {"path": "g.py", "content": script})
+    assert "emptied" not in result.facts and "no longer defines" not in result.text
+
+
+GREET = (
+    "Write greet.py: python greet.py NAME prints Hello, NAME! and exits 0; run without "
+    "arguments it prints a usage message and exits with status 2"
+)
+# Qwen2.5-Coder-1.5B's rounds on an H100, verbatim: a function and no call, three runs
+# that printed nothing, then, asked to make it call its code, the program the goal asks
+# for, written without the function. It was taken for emptying the file and held; the
+# same write again was blocked, the subtask failed, and the replan lost the program.
+GREET_ROUNDS = [
+    '{{"name": "write_file", "arguments": {"path": "greet.py", "content": "def greet(NAME):\\n'
+    "    print(f'Hello, {NAME}!')\\n    exit(0)\"}}}",
+    *['{{"name": "run_cmd", "arguments": {"cmd": "python greet.py"}}}}'] * 3,
+    '{{"name": "write_file", "arguments": {"path": "greet.py", "content": "import sys\\n\\nif '
+    "__name__ == '__main__':\\n    if len(sys.argv) > 1:\\n        print('Hello, {}!'.format("
+    "sys.argv[1]))\\n        sys.exit(0)\\n    else:\\n        print('Usage: python greet.py "
+    "NAME')\\n        sys.exit(2)\"}}}",
+]
+
+
+def test_a_program_rewritten_without_its_functions_ends_the_write(tmp_path: Path) -> None:
+    plan = plan_rule((GREET, ["write_file greet.py with its code", "run python greet.py"]))
+    replies = [{"content": r} for r in GREET_ROUNDS]
+    replies.append({"content": '{"name": "run_cmd", "arguments": {"cmd": "python greet.py Ada"}}'})
+    small_model_goal(tmp_path, GREET, plan, replies, LOCALAGENT_MAX_ROUNDS="8")
+    rewrite = of(tmp_path, "action_finished")[-2]
+    assert rewrite["tool"] == "write_file" and "no longer defines" not in rewrite["result"]
+    assert "SUBTASK COMPLETE" in rewrite["result"]
+    assert [c.get("by") for c in of(tmp_path, "subtask_completed")] == ["write", "write", "run"]
+    assert "Hello, Ada!" in of(tmp_path, "action_finished")[-1]["result"]

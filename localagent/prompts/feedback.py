@@ -77,6 +77,16 @@ NOTE: {script} printed nothing: its code only defines functions or classes and c
 none of them, so running it does nothing. Make it call them (for example under \
 if __name__ == "__main__":), then run it again.{fix}"""
 
+PROMPTS_ONLY = """\
+NOTE: {script} printed only its input prompts, no result of its own, so this run does \
+not show that it works.{fix}"""
+
+DROPPED_RESULT = "NOTE: {script} printed nothing.{fix}"
+
+MISSING_INPUT = """\
+NOTE: {files} does not exist in the workspace, so this run read no input and does not \
+show that the program works: write a small sample file first, then run the program on it."""
+
 NOT_ON_PATH = """\
 NOTE: {module} is in the workspace, but `pytest` started as a program does not put the \
 workspace folder on Python's import path. Run it as `{cmd}` instead, which does."""
@@ -99,6 +109,12 @@ WRITE_COMPLETES = """\
 SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not write it again. Next: {next}."""
 
 CARRIED = "{path} is already written by this run: doing it again could only rewrite it unchanged"
+
+DONE_BY_READ = "{path} was read, which is all the subtask asks"
+
+READ_COMPLETES = """\
+SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not read it again: its text is above. \
+Next: {next}."""
 
 DONE_BY_RUN = "`{cmd}` ran and succeeded ({summary}), which is all the subtask asks"
 

@@ -130,10 +130,19 @@ EDITS = {
         "old not in the file and new in it: an edit repeated",
         "path line now",
     ),
+    "new_made_already": refusal(
+        "{path} already has new (line {line}) where old is: this edit is made already, "
+        "and making it again would add its lines a second time",
+        "new holds old and is in the file already: an edit repeated",
+        "path line",
+    ),
     "python_now": refusal(
         "; {path} now has a {problem}",
         "the end of a failed edit: the file's syntax error",
         "path problem",
+    ),
+    "old_file_text": refusal(
+        "; the file is:\n{lines}", "old_not_found's end: a short file's whole text", "lines"
     ),
     "old_nearest_lines": refusal(
         "; the nearest lines are:\n{lines}", "old_not_found's end: lines like old", "lines"

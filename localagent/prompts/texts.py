@@ -20,10 +20,12 @@ from localagent.prompts.feedback import (
     CLAIM_LOOP,
     COMPLETION_REFUSED,
     CUT_OFF,
+    DONE_BY_READ,
     DONE_BY_RERUN,
     DONE_BY_REWRITE,
     DONE_BY_RUN,
     DONE_BY_WRITE,
+    DROPPED_RESULT,
     FAILURE_REPEATED,
     FAILURE_UNTRIED,
     FORMAT_ERROR,
@@ -32,6 +34,7 @@ from localagent.prompts.feedback import (
     INTERRUPTED_CMD,
     INTERRUPTED_KILLED,
     MAX_ROUNDS,
+    MISSING_INPUT,
     NO_TOOL_CALL,
     NOT_ACCEPTED_YET,
     NOT_ON_PATH,
@@ -39,6 +42,8 @@ from localagent.prompts.feedback import (
     OUTPUT_STORED,
     OUTPUT_STORED_CUT,
     PRINTED_NOTHING,
+    PROMPTS_ONLY,
+    READ_COMPLETES,
     REFUSED_TOO_OFTEN,
     REPLANNED,
     RERUN_SKIPPED,
@@ -240,6 +245,14 @@ PROMPTS: dict[str, Prompt] = {
         _spec("path"),
     ),
     "carried": Prompt(CARRIED, "why a replan's write subtask is carried as done", _spec("path")),
+    "read_completes": Prompt(
+        READ_COMPLETES,
+        "result: a read that completed its read subtask",
+        _spec("subtask reason next"),
+    ),
+    "done_by_read": Prompt(
+        DONE_BY_READ, "why a read subtask is done: its file read", _spec("path")
+    ),
     "run_completes": Prompt(
         RUN_COMPLETES,
         "result: a run that completed its run subtask",
@@ -265,6 +278,19 @@ PROMPTS: dict[str, Prompt] = {
     "replanned": Prompt(REPLANNED, "notice: the plan was revised", _spec()),
     "waited_for_input": Prompt(
         WAITED_FOR_INPUT, "note on a command that waited for input", _spec()
+    ),
+    "prompts_only": Prompt(
+        PROMPTS_ONLY,
+        "note on a script given input that printed only its prompts",
+        _spec("script", "fix"),
+    ),
+    "dropped_result": Prompt(
+        DROPPED_RESULT,
+        "note on a script that printed nothing and drops a call's result",
+        _spec("script", "fix"),
+    ),
+    "missing_input": Prompt(
+        MISSING_INPUT, "note on a script run on a file that does not exist", _spec("files")
     ),
     "not_on_path": Prompt(
         NOT_ON_PATH,

@@ -31,6 +31,7 @@ _PYTHON = re.compile(r"(?:.*[/\\])?(?:python(?:3(?:\.\d+)?)?|py)(?:\.exe)?", re.
 _FAILED = re.compile(r"\b([1-9]\d*) failed\b|^FAILED \(|^FAILED\b", re.M)
 _ERRORS = re.compile(r"\b([1-9]\d*) errors?\b|^ERROR\b", re.M | re.I)
 _TRACEBACK = "Traceback (most recent call last)"
+_UNCOMPILED = re.compile(r"^(?:SyntaxError|IndentationError|TabError): ", re.M)
 _NO_TESTS = re.compile(r"\bno tests ran\b|^Ran 0 tests\b|^NO TESTS RAN", re.M | re.I)
 NO_OUTPUT = "(no output)"  # what run_cmd shows for a program that printed nothing
 _PASSED = re.compile(
@@ -149,7 +150,8 @@ def judge(
 
 
 def _script(returncode: int, output: str) -> tuple[bool | None, str]:
-    if _TRACEBACK in output:
+    # Python reports a file that does not compile without a traceback's first line.
+    if _TRACEBACK in output or (returncode != 0 and _UNCOMPILED.search(output)):
         return False, _last_line(output)
     # run_cmd's notes (e.g. printed_nothing) follow its "(no output)": not the program's
     last = "" if output.lstrip().startswith(NO_OUTPUT) else _last_line(output)
@@ -184,13 +186,25 @@ def _own(text: str) -> str:
     return text
 
 
-def outcome(cmd: str, result: str, fed: bool = False) -> tuple[bool | None, str] | None:
+def outcome(
+    cmd: str, result: str, fed: bool = False, unproven: str = ""
+) -> tuple[bool | None, str] | None:
     """Whether a run of `cmd` with this observation passed (None: inconclusive), and its
     summary; None when it did not run to an end (refused, stopped): no evidence at all.
-    `fed`: the run was given input (stdin)."""
+    `fed`: the run was given input (stdin); `unproven`: why run_cmd found that its
+    output shows nothing (only its input prompts; an input file that does not exist)."""
     if not _own(result).startswith(("exit code", "timed out")):
         return None
+    if unproven:
+        return None, f"inconclusive: {unproven}"
     return judge(check_kind(cmd) or "script", *split_result(result), fed=fed)
+
+
+def run_facts(facts: dict[str, list[str]], cmd: str) -> tuple[bool, str]:
+    """From a run_cmd call's facts: whether `cmd` was given input it answered, and why
+    its run shows nothing ("" when it may show something)."""
+    unproven = facts.get("unproven", []) if cmd in facts.get("ran", []) else []
+    return cmd in facts.get("fed", []), unproven[0] if unproven else ""
 
 
 def mentioned(cmd: str) -> list[str]:
@@ -273,8 +287,8 @@ def note_program_check(ledger: Ledger, rec: dict[str, Any]) -> None:
 
 def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> None:
     seq = rec["seq"]
-    fed = cmd in recorded_facts(rec).get("fed", [])
-    found = outcome(cmd, str(rec.get("result", "")), fed)
+    fed, unproven = run_facts(recorded_facts(rec), cmd)
+    found = outcome(cmd, str(rec.get("result", "")), fed, unproven)
     if found is None:
         return  # refused, or stopped before it ended: no evidence either way
     kind = check_kind(cmd)

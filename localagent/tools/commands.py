@@ -13,7 +13,7 @@ from localagent.system import sandbox, workspace_env
 from localagent.system.process import LaunchError, ProcessResult, run_process
 from localagent.system.safefs import UnsafeFile
 from localagent.system.workspace_env import WorkspaceEnvError
-from localagent.tools import pyscript
+from localagent.tools import pyscript, runproof
 from localagent.tools.base import WORDS, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.cmdline import (
     PYTHON_OPTIONS,
@@ -24,7 +24,7 @@ from localagent.tools.cmdline import (
 )
 from localagent.tools.outputs import not_stored
 from localagent.tools.paths import relative
-from localagent.tools.pkgimports import module_imports_note
+from localagent.tools.pkgimports import module_imports_note, undefined_note
 
 __all__ = ["command_argv", "run_cmd", "split_command"]
 
@@ -70,11 +70,39 @@ def run_cmd(
     if not ok and (unfound := _not_on_path(ctx, cmd, result.output)):
         waited = ctx.prompts.render("not_on_path", module=unfound[0], cmd=unfound[1])
     if not ok and not waited:
-        waited = module_imports_note(ctx.root, result.output) or _ruff_note(ctx, cmd, result)
+        waited = (
+            module_imports_note(ctx.root, result.output)
+            or undefined_note(ctx.root, result.output)
+            or _ruff_note(ctx, cmd, result)
+        )
+    unproven, note = _unproven(ctx, cmd, result, stdin) if ok and not waited else ("", "")
+    waited = waited or note
     text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
     fed = bool(stdin) and _answered(ctx, cmd, result.output)
-    facts = {"ran": [cmd], "fed": [cmd] if fed else []}
+    facts = {"ran": [cmd], "fed": [cmd] if fed else [], "unproven": [unproven] if unproven else []}
     return ToolResult(ok, text, returncode=result.returncode, facts=facts, output=stored)
+
+
+def _unproven(ctx: ToolContext, cmd: str, result: ProcessResult, stdin: str) -> tuple[str, str]:
+    """Why a script's successful run shows nothing about whether it works, and the note
+    that says so with what to do ("", "" when it shows something, or is no script)."""
+    words = runproof.script_words(cmd)
+    if not words:
+        return "", ""
+    path = words[0].replace("\\", "/")
+    script = pyscript.read(ctx.root, path)
+    if missing := runproof.missing_inputs(ctx.root, words):
+        files = ", ".join(missing)
+        why = f"{files} does not exist, so it read no input"
+        return why, ctx.prompts.render("missing_input", files=files)
+    fix = runproof.fix_text(path, script)
+    if not result.output.strip():
+        return "", ctx.prompts.render("dropped_result", script=words[0], fix=fix) if fix else ""
+    shown = runproof.own_output(result.output, script) if script is not None else "-"
+    if stdin and script is not None and script.prompts and not shown.strip():
+        why = "it printed only its input prompts, no result"
+        return why, ctx.prompts.render("prompts_only", script=words[0], fix=fix)
+    return "", ""
 
 
 def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
@@ -82,8 +110,28 @@ def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
     with its fix: Qwen2.5-Coder-1.5B ran such a game until three strikes, and the note
     was no longer the latest thing it read."""
     cmd = args.get("cmd")
-    idle = _idle_script(ctx, cmd) if isinstance(cmd, str) else None
+    if not isinstance(cmd, str):
+        return ""
+    if (checked := _ruff_check(cmd)) != cmd:
+        # The 1.5B sent `ruff tests/test_mathx.py` five times; the note was in the first
+        # run's result only, no longer the latest thing it read.
+        return ctx.prompts.render("ruff_check", cmd=checked)
+    idle = _idle_script(ctx, cmd)
     return ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1]) if idle else ""
+
+
+_RUFF_COMMANDS = {"check", "format", "rule", "config", "linter", "clean", "server", "version"}
+
+
+def _ruff_check(cmd: str) -> str:
+    """`ruff FILE` as `ruff check FILE` (any other command as it is)."""
+    try:
+        words = split_command(cmd)
+    except ValueError:
+        return cmd
+    if len(words) < 2 or words[0] != "ruff" or words[1] in _RUFF_COMMANDS:
+        return cmd
+    return shlex.join(["ruff", "check", *words[1:]])
 
 
 def _not_on_path(ctx: ToolContext, cmd: str, output: str) -> tuple[str, str] | None:
@@ -113,7 +161,7 @@ def _ruff_note(ctx: ToolContext, cmd: str, result: ProcessResult) -> str:
         return ""
     if len(words) < 2 or words[0] != "ruff" or "unrecognized subcommand" not in result.output:
         return ""
-    return ctx.prompts.render("ruff_check", cmd=shlex.join(["ruff", "check", *words[1:]]))
+    return ctx.prompts.render("ruff_check", cmd=_ruff_check(cmd))
 
 
 def _answered(ctx: ToolContext, cmd: str, output: str) -> bool:

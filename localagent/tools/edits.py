@@ -20,6 +20,7 @@ CONTEXT_LINES = 2
 SHOWN_LINES = 24
 NEAREST = 3
 SHOWN_PLACES = 10
+WHOLE_LINES = SHOWN_LINES  # a file this short is shown whole when old is not in it
 MADE_CHARS = 6  # a new text this long found in the file is taken for an edit made already
 
 
@@ -51,6 +52,11 @@ def replace_in_file(
         raise _count_problem(text, old, new, name, found, count)
     if old == new:
         raise ToolError.of("old_is_new")
+    if old in new and len(new.strip()) >= MADE_CHARS and (at := text.find(new)) >= 0:
+        # Qwen2.5-Coder-1.5B added the same `if __name__ == "__main__":` block after the
+        # same line three times; the game then asked for its move three times.
+        line = text.count("\n", 0, at) + 1
+        raise ToolError.of("new_made_already", path=describe(path), line=line)
     first_line = text[: text.index(old)].count("\n") + 1
     edited = text.replace(old, new)
     write_atomically(ctx.root, target, edited.encode("utf-8"))
@@ -181,6 +187,12 @@ def _count_problem(text: str, old: str, new: str, path: str, found: int, count: 
         # Qwen2.5-Coder-1.5B, resumed, sent the fix it had made already five times over.
         line = text.count("\n", 0, at) + 1
         return ToolError.of("old_made_already", path=describe(path), line=line, now=now)
+    if text.count("\n") < WHOLE_LINES:
+        # Qwen2.5-Coder-1.5B sent `"old": "old_text"` 45 times in 9 runs: it edited a file
+        # whose text was no longer in its prompt. A short file is shown whole.
+        whole = _numbered(text, 1, WHOLE_LINES)
+        hint = ToolError.of("old_file_text", lines=whole)
+        return ToolError.of("old_not_found", path=describe(path), nearest=hint, now=now)
     wanted = next((line for line in old.splitlines() if line.strip()), old).strip()
     numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     close = difflib.get_close_matches(wanted, [line.strip() for _, line in numbered], NEAREST, 0.5)

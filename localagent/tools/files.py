@@ -11,7 +11,7 @@ from localagent.tools import pyscript
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace, touches_journal
-from localagent.tools.pkgimports import importers, missing_from_itself
+from localagent.tools.pkgimports import importers, missing_from_itself, written_note
 from localagent.tools.syntaxfix import compile_problem
 
 MAX_LIST_ENTRIES = 200
@@ -176,6 +176,10 @@ def write_file(
     data = content.encode("utf-8", errors="replace")
     if _holds(ctx, target, data):
         said = ctx.prompts.render("same_content", path=describe(path), size=len(data))
+        # The same stub or syntax error written again is told again: the 1.5B sent
+        # `def rps_game(player1, player2):\n    # Game logic goes here\n    pass` three
+        # times, the note on it no longer the latest thing it read.
+        said += syntax_note(content, relative(ctx.root, target)).replace("; but", "; and still", 1)
         return ToolResult(True, said, facts={"unchanged": [normalize_path(path)]})
     if not target.parent.is_dir() and not create_dirs:
         folder = describe(relative(ctx.root, target.parent))
@@ -183,15 +187,18 @@ def write_file(
     existed = target.exists()
     name = relative(ctx.root, target)
     had = pyscript.defines(ctx.root, name) if existed else []
+    size = _size(target) if had else 0
     write_atomically(ctx.root, target, data)
     how = "replaced" if existed else "created"
     text = f"wrote {len(data)} bytes to {describe(path)} ({how})"
     text += syntax_note(content, name)
     facts = {"wrote": [normalize_path(path)]}
     now = pyscript.parse(content) if had else None
-    if now is not None and not now.defines:
+    if now is not None and not now.defines and len(data) * 2 < size:
         # Qwen2.5-Coder-1.5B, asked to make its game call its code, wrote a file holding
-        # only `if __name__ == "__main__": print('This is the end of the game.')`.
+        # only `if __name__ == "__main__": print('This is the end of the game.')`. A
+        # rewrite as long as the code it had is a program written without functions (its
+        # greet.py: the `__main__` block read sys.argv and printed the greeting itself).
         text += f"; but it no longer defines {', '.join(had[:5])}: the code it had is gone"
         facts["emptied"] = [normalize_path(path)]
     if missing := missing_from_itself(ctx.root, name, content):
@@ -201,11 +208,20 @@ def write_file(
             f"; but it imports {', '.join(missing[:5])} from {package} itself, which {has} "
             f"(no {package}/{missing[0]}.py, no def {missing[0]}): write the code here"
         )
+    if package_note := written_note(ctx.root, name):
+        text += "\n" + package_note
     if now is not None and now.defines and (users := _users_of_lost(ctx, name, had, now.defines)):
         # Asked to fix stats.py, the 1.5B wrote a game over it: test_stats.py imports
         # the mean and median it no longer has.
         text += f"; but it no longer defines {users}"
     return ToolResult(True, text, changed=True, facts=facts)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _users_of_lost(ctx: ToolContext, name: str, had: list[str], now: list[str]) -> str:

@@ -24,6 +24,10 @@ class Script:
     tail: str = ""  # its last lines, found once in it: where a call to `entry` would go
     prompts: list[str] = field(default_factory=list)  # input()'s prompts, their fixed text
     defines: list[str] = field(default_factory=list)  # its top-level functions and classes
+    # Calls whose result is dropped: (function, the call's line) for `play()` at the top
+    # level or in the `__main__` block, where play returns a value and prints nothing.
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+    quiet: frozenset[str] = frozenset()  # functions that return a value and print nothing
 
 
 def read(root: Path, path: str) -> Script | None:
@@ -74,7 +78,60 @@ def parse(source: str | bytes) -> Script | None:
         for node in tree.body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     ]
-    return Script(acts, reads, stubs, entry, _tail(text) if entry else "", prompts, defines)
+    quiet = frozenset(_quiet(tree))
+    tail = _tail(text) if entry else ""
+    dropped = _dropped(tree, text, quiet)
+    return Script(acts, reads, stubs, entry, tail, prompts, defines, dropped, quiet)
+
+
+def _quiet(tree: ast.Module) -> list[str]:
+    """Top-level functions that return a value and print nothing (no print or write call
+    in them): calling one as a statement shows nothing."""
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        inner = list(ast.walk(node))
+        returns = any(
+            isinstance(n, ast.Return)
+            and n.value is not None
+            and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+            for n in inner
+        )
+        shows = any(
+            isinstance(n, ast.Call)
+            and (
+                (isinstance(n.func, ast.Name) and n.func.id in ("print", "exit"))
+                or (isinstance(n.func, ast.Attribute) and n.func.attr in ("write", "exit"))
+            )
+            for n in inner
+        )
+        if returns and not shows:
+            found.append(node.name)
+    return found
+
+
+def _dropped(tree: ast.Module, text: str, quiet: frozenset[str]) -> list[tuple[str, str]]:
+    """The statements `name()` at the top level or in the `__main__` block that call one of
+    the `quiet` functions, with their line (as written, found once in the file)."""
+    body = list(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+            body += node.body
+    lines = text.splitlines()
+    found = []
+    for node in body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        if call.func.id not in quiet or node.lineno != node.end_lineno:
+            continue
+        line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
+        # `play()` is in `def play():` too; "play()\n" is not
+        unique = [old for old in (line, line + "\n") if text.count(old) == 1]
+        if line.strip() and unique:
+            found.append((call.func.id, unique[0]))
+    return found
 
 
 def _prompt(call: ast.Call) -> str:
@@ -90,7 +147,10 @@ def call_entry(path: str, script: Script) -> dict[str, object] | None:
     """The replace_in_file call that makes `script` call its entry when it runs."""
     if not script.entry or not script.tail:
         return None
-    block = f'\n\n\nif __name__ == "__main__":\n    {script.entry}()'
+    call = f"{script.entry}()"
+    # A function that returns its result and prints nothing shows it only when printed.
+    shown = f"print({call})" if script.entry in script.quiet else call
+    block = f'\n\n\nif __name__ == "__main__":\n    {shown}'
     arguments = {"path": path, "old": script.tail, "new": script.tail + block}
     return {"name": "replace_in_file", "arguments": arguments}
 

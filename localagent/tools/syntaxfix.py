@@ -125,6 +125,10 @@ def _candidates(body: str, exc: SyntaxError, after: list[str]) -> Iterator[str]:
         yield body[:at] + body[at + 1 :]
     if (found := _NEVER_CLOSED.match(exc.msg)) and _complete(body, after):
         yield body.rstrip() + _CLOSER.get(found[1], "")
+    if exc.msg.startswith("unexpected character after line continuation") and "\\" in body:
+        # `\if __name__ == '__main__':`, a stray backslash (Qwen2.5-Coder-1.5B)
+        at = at if body[at : at + 1] == "\\" else body.index("\\")
+        yield body[:at] + body[at + 1 :]
     if exc.msg == "expected ':'":
         yield body.rstrip() + ":"
     if exc.msg.startswith("Missing parentheses in call to 'print'") and (

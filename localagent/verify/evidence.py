@@ -63,9 +63,13 @@ class Gate:
 
 
 def named_files(text: str) -> list[str]:
-    """File names a subtask or a completion reason names, e.g. `game.py`, `src/x.toml`."""
-    if _REMOVES.search(text):
-        return []
+    """File names a subtask or a completion reason names, e.g. `game.py`, `src/x.toml`,
+    that must be there afterwards (none, for a text about removing or moving files)."""
+    return [] if _REMOVES.search(text) else file_names(text)
+
+
+def file_names(text: str) -> list[str]:
+    """File names a text names, whatever it says to do with them."""
     names = []
     for found in _NAMED.finditer(text):
         name = norm(found[1].rstrip("."))
@@ -136,6 +140,9 @@ def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None)
             )
         elif check.passed is False:
             result.hard.append(f"`{check.cmd}` did not pass ({check.summary})")
+        elif check.passed is None and check.kind == "script":
+            why = check.summary.removeprefix("inconclusive: ")
+            result.soft.append(f"`{check.cmd}` shows nothing yet: {why}")
     for path, write in writes.items():
         runnable = path.lower().endswith(RUNNABLE) and (root / path).is_file()
         if runnable and (problem := unproven(ledger, path, write.seq)):

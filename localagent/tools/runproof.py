@@ -1,0 +1,75 @@
+"""What a script's run shows, beyond its exit code: whether the output holds anything
+of the program's own, and whether the files it was given exist.
+
+Qwen2.5-Coder-1.5B ran `python rps_game.py` with stdin "rock": exit code 0, and the
+only output was the game's own prompt, "Enter your choice (rock, paper, or scissors): ":
+`play_game()` returned the result and the `__main__` block dropped it. It ran
+`python wordcount.py --lines file.txt` in a workspace with no file.txt: exit code 0,
+"0". Each run was taken as showing the program works, and each goal ended "completed
+(verified)" with a broken program. Such a run proves nothing: the run says why, and so
+does its observation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from localagent.tools import pyscript
+from localagent.tools.cmdline import PYTHON_OPTIONS, is_python, split_command
+
+_FILE_ARG = re.compile(r"[\w.\\/-]*\w\.[A-Za-z][A-Za-z0-9]{0,4}")
+
+
+def script_words(cmd: str) -> list[str]:
+    """`python X.py ARGS...` as [X.py, ARGS...] ([] for any other command)."""
+    try:
+        words = [w for w in split_command(cmd) if w not in PYTHON_OPTIONS]
+    except ValueError:
+        return []
+    if len(words) < 2 or not words[1].lower().endswith(".py") or not is_python(words[0]):
+        return []
+    return words[1:]
+
+
+def own_output(output: str, script: pyscript.Script | None) -> str:
+    """The output without the prompts the script's input() calls show."""
+    for prompt in sorted(script.prompts if script is not None else [], key=len, reverse=True):
+        if prompt.strip():
+            output = output.replace(prompt, "")
+    return output
+
+
+def missing_inputs(root: Path, words: list[str]) -> list[str]:
+    """The files a script was given as arguments that do not exist (after the run: one
+    it writes is no input)."""
+    missing = []
+    for word in words[1:]:
+        if word.startswith("-") or not _FILE_ARG.fullmatch(word):
+            continue
+        path = Path(word)
+        if not (path if path.is_absolute() else root / path).exists():
+            missing.append(word)
+    return missing
+
+
+def dropped_fix(path: str, script: pyscript.Script) -> tuple[str, dict[str, object]] | None:
+    """The first call whose result the script drops, and the edit that prints it."""
+    if not script.dropped:
+        return None
+    name, line = script.dropped[0]
+    indent = line[: len(line) - len(line.lstrip())]
+    new = f"{indent}print({line.strip()})" + ("\n" if line.endswith("\n") else "")
+    return name, {"name": "replace_in_file", "arguments": {"path": path, "old": line, "new": new}}
+
+
+def fix_text(path: str, script: pyscript.Script | None) -> str:
+    """The sentence that names a dropped result and its fix, ready to copy ("" if none)."""
+    found = dropped_fix(path, script) if script is not None else None
+    if found is None:
+        return ""
+    name, call = found
+    return f" {name}() returns its result, but the call drops it; to print it, send: " + (
+        json.dumps(call)
+    )

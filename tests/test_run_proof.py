@@ -1,0 +1,186 @@
+"""A run shows a program works only when its output holds something of its own and the
+files it was given exist. Qwen2.5-Coder-1.5B's runs on an H100 (llama-server, 16 runs of
+each goal), replayed verbatim on the scripted fake server through the real CLI: each of
+these ended "completed (verified)" with a broken program."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import plan_rule, records_of, small_model_goal
+
+from localagent.state.ledger import outcome, run_facts
+from localagent.tools import pyscript, runproof
+
+RPS = "Create a rock-paper-scissors game"
+RPS_PLAN = plan_rule(
+    (
+        "Write a named file rps_game.py with the game logic",
+        ["write_file rps_game.py with the game logic"],
+    ),
+    ("Run python rps_game.py", ["run python rps_game.py"]),
+)
+# The 1.5B's rounds, verbatim: the game returns its result and never prints it; told the
+# game calls nothing, it added a `__main__` block that drops the result, three times.
+MAIN_BLOCK = (
+    '{{"name": "replace_in_file", "arguments": {"path": "rps_game.py", "old": "        return '
+    "'You lose!'\", \"new\": \"        return 'You lose!'\\n\\n\\nif __name__ == "
+    '\\"__main__\\":\\n    play_game()"}}}'
+)
+RPS_ROUNDS = [
+    '{{"name": "write_file", "arguments": {"path": "rps_game.py", "content": "import random\\n'
+    "\\ndef play_game():\\n    choices = ['rock', 'paper', 'scissors']\\n    computer_choice = "
+    "random.choice(choices)\\n    user_choice = input('Enter your choice (rock, paper, or "
+    "scissors): ').lower()\\n    if user_choice == computer_choice:\\n        return 'It's a "
+    "tie!'\\n    elif (user_choice == 'rock' and computer_choice == 'scissors') or (user_choice"
+    " == 'paper' and computer_choice == 'rock') or (user_choice == 'scissors' and "
+    "computer_choice == 'paper'):\\n        return 'You win!'\\n    else:\\n        return "
+    "'You lose!'}}}",
+    '{{"name": "replace_in_file", "arguments": {"path": "rps_game.py", "old": "\'It\'s a tie!\'",'
+    ' "new": "\\"It\'s a tie!\\""}}}',
+    '{{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py"}}}',
+    MAIN_BLOCK,
+    '{{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py"}}}',
+    MAIN_BLOCK,
+    '{{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py", "stdin": "rock\\n"}}}',
+]
+PRINT_IT = {
+    "name": "replace_in_file",
+    "arguments": {"path": "rps_game.py", "old": "    play_game()", "new": "    print(play_game())"},
+}
+
+
+def results(ws: Path) -> list[str]:
+    return [r["result"] for r in records_of(ws, "action_finished")]
+
+
+def test_a_game_that_drops_its_result_is_not_checked_by_its_prompts(tmp_path: Path) -> None:
+    """Fed "rock", the game printed only its prompt: no evidence, and the note gives the
+    edit that prints the result. The repeated `__main__` block is refused (the game had
+    asked three times for a move). The note's edit copied, the game names a result and
+    its run ends the subtask."""
+    play = {"name": "run_cmd", "arguments": {"cmd": "python rps_game.py", "stdin": "rock\n"}}
+    replies = [*RPS_ROUNDS, json.dumps(PRINT_IT), json.dumps(play)]
+    ran, _ = small_model_goal(
+        tmp_path, RPS, RPS_PLAN, [{"content": r} for r in replies], LOCALAGENT_MAX_ROUNDS="12"
+    )
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    seen = results(tmp_path)
+    # Calling nothing, it is told the call that prints what play_game returns.
+    assert '\\nif __name__ == \\"__main__\\":\\n    print(play_game())"' in seen[2]
+    assert seen[5].startswith("'rps_game.py' already has new (line 12) where old is")
+    fed = seen[6]
+    assert "NOTE: rps_game.py printed only its input prompts, no result of its own" in fed
+    assert fed.endswith(
+        " play_game() returns its result, but the call drops it; to print it, send: "
+        + json.dumps(PRINT_IT)
+    )
+    game = (tmp_path / "rps_game.py").read_text()
+    assert game.count("__main__") == 1 and game.endswith("    print(play_game())")
+    completed = records_of(tmp_path, "subtask_completed")
+    assert [c.get("by") for c in completed] == ["write", "run"]
+    assert completed[1]["evidence"] == [records_of(tmp_path, "action_finished")[-1]["seq"]]
+    assert any(w in seen[-1] for w in ("You win!", "You lose!", "It's a tie!"))
+
+
+WORDCOUNT = (
+    "Write wordcount.py, a command-line program using argparse: python wordcount.py FILE "
+    "prints the number of lines, words and characters in FILE; with --lines it prints "
+    "only the number of lines"
+)
+# The 1.5B's program, verbatim: it reads stdin, not FILE; run on a file that did not
+# exist, it printed "0", and the goal ended "completed (verified)".
+STDIN_COUNT = (
+    "import argparse\nimport sys\n\ndef main(args):\n    if args.lines:\n"
+    "        print(len(sys.stdin.readlines()))\n    else:\n"
+    "        print(len(sys.stdin.readlines()), len(sys.stdin.read().split()), "
+    "len(sys.stdin.read()))\n\nif __name__ == '__main__':\n"
+    "    parser = argparse.ArgumentParser(description='Count lines, words, and characters "
+    "in a file.')\n    parser.add_argument('FILE', type=str, help='The file to count.')\n"
+    "    parser.add_argument('--lines', action='store_true', help='Print only the number of "
+    "lines.')\n    args = parser.parse_args()\n    main(args)"
+)
+
+
+def test_a_run_on_a_file_that_does_not_exist_checks_nothing(tmp_path: Path) -> None:
+    """`python wordcount.py --lines file.txt` with no file.txt: exit code 0, "0". The run
+    says the file does not exist; its subtask is not done by it, and the completion
+    claim the 1.5B sent next is not accepted on it."""
+    plan = plan_rule(
+        (
+            "Write wordcount.py with its code",
+            [
+                "write_file wordcount.py with its code",
+                "run python wordcount.py --lines FILE prints the number of lines, words and "
+                "characters in FILE; with --lines it prints only the number of lines",
+            ],
+        )
+    )
+    write = {"name": "write_file", "arguments": {"path": "wordcount.py", "content": STDIN_COUNT}}
+    replies = [
+        json.dumps(write),
+        '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py --lines file.txt"}}}}',
+        '{{"name": "mark_subtask_complete", "arguments": {"success": true, "reason": "The '
+        'subtask is done as expected."}}}',
+    ]
+    small_model_goal(
+        tmp_path, WORDCOUNT, plan, [{"content": r} for r in replies], LOCALAGENT_MAX_ROUNDS="4"
+    )
+    seen = results(tmp_path)
+    assert seen[1].startswith("exit code 0\n0\n")
+    assert "NOTE: file.txt does not exist in the workspace, so this run read no input" in seen[1]
+    completed = records_of(tmp_path, "subtask_completed")
+    assert completed[0].get("by") == "write"
+    assert all(c["verified"] is False for c in completed[1:])
+    (claim,) = [r for r in records_of(tmp_path, "feedback") if "NOT ACCEPTED" in r["text"]]
+    assert (
+        "`python wordcount.py --lines file.txt` shows nothing yet: file.txt does not exist"
+        in claim["text"]
+    )
+    assert [g["verification"] for g in records_of(tmp_path, "goal_completed")] in (
+        [],
+        ["unverified"],
+    )
+
+
+def test_what_a_run_shows_is_judged_from_its_facts() -> None:
+    """The ledger's judgement of a run: facts that say it proves nothing make it
+    inconclusive, whatever its exit code; facts of another command do not."""
+    text = "exit code 0\nEnter your choice: "
+    facts = {
+        "ran": ["python g.py"],
+        "fed": ["python g.py"],
+        "unproven": ["it printed only its input prompts, no result"],
+    }
+    assert outcome("python g.py", text, *run_facts(facts, "python g.py")) == (
+        None,
+        "inconclusive: it printed only its input prompts, no result",
+    )
+    assert outcome("python h.py", "exit code 0\nhi", *run_facts(facts, "python h.py")) == (
+        True,
+        "exit code 0: hi",
+    )
+
+
+def test_which_calls_drop_a_result_and_which_files_are_missing(tmp_path: Path) -> None:
+    source = (
+        "def play():\n    return 'win'\n\ndef show():\n    print('x')\n    return 1\n\n"
+        "def none():\n    return None\n\nplay()\nshow()\nnone()\n"
+    )
+    script = pyscript.parse(source)
+    assert script is not None and script.dropped == [("play", "play()\n")]
+    assert runproof.fix_text("g.py", script).endswith(
+        json.dumps(
+            {
+                "name": "replace_in_file",
+                "arguments": {"path": "g.py", "old": "play()\n", "new": "print(play())\n"},
+            }
+        )
+    )
+    assert runproof.own_output("Move? Move? ", pyscript.parse("a = input('Move? ')")) == ""
+    (tmp_path / "in.txt").write_text("x")
+    words = runproof.script_words("python -u count.py in.txt out.csv --lines 3 -o x.json")
+    assert words[0] == "count.py"
+    assert runproof.missing_inputs(tmp_path, words) == ["out.csv", "x.json"]
+    assert runproof.script_words("pytest a.py") == []
