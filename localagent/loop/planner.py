@@ -33,6 +33,10 @@ OnCall = Callable[[Reply], None]
 MAX_TASKS = 6
 EXAMPLE = '"write_file rps_game.py with the game logic", "run python rps_game.py"'
 _FIX = re.compile(r"\b(?:fix|fixes|bug|bugs|fails|failing|broken)\b", re.I)
+# A goal that changes a file that is there: "Refactor shapes.py: ...", "Update app.py ..."
+_CHANGE = re.compile(
+    r"\W*(?:refactor|change|update|modify|edit|rename|move|clean up|simplify|extend)\b", re.I
+)
 MAX_SUBTASKS = 8  # of one task
 
 
@@ -184,16 +188,16 @@ def _example(goal: str) -> dict[str, str]:
     names one. Asked for wordcount.py, the 1.5B planned "write_file wordcount.py with the
     game logic" and "run python wordcount.py rps_game.py", from a game example; asked to
     fix stats.py, it wrote a game over it."""
-    named = [n for n in evidence.named_files(goal) if n.endswith(".py") and "/" not in n]
+    # "move them into one function" names a file to change, not one to remove
+    named = [n for n in evidence.file_names(goal) if n.endswith(".py") and "/" not in n]
     if not named:
         return {"good": EXAMPLE}
     name = named[0]
-    if _FIX.search(goal):
-        steps = [
-            f"read_file {name}",
-            f"replace_in_file {name} to fix the bug",
-            "run python -m pytest",
-        ]
+    if _FIX.search(goal) or _CHANGE.match(goal):
+        # The 1.5B, asked to refactor shapes.py, planned from the game example and never
+        # read the file: 12 runs of 12.
+        why = "to fix the bug" if _FIX.search(goal) else "to make the change"
+        steps = [f"read_file {name}", f"replace_in_file {name} {why}", "run python -m pytest"]
     else:
         steps = [f"write_file {name} with its code", f"run python {name}"]
     return {"good": ", ".join(f'"{step}"' for step in steps)}

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localagent.loop import writedone
+from localagent.loop import readdone, writedone
 from localagent.loop.subtasks import TESTS, ran_by
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
-from localagent.state.ledger import CheckRun, check_kind, key, mentioned, outcome
+from localagent.state.ledger import CheckRun, check_kind, key, mentioned, outcome, run_facts
 from localagent.textcalls import given_arguments
 from localagent.tools.tool import Tool
 
@@ -67,7 +67,7 @@ def finished(
     run subtask (only in the small-model profile)."""
     target = _target(state) if small else ""
     for cmd in facts.get("ran", []) if target else []:
-        found = outcome(cmd, text, cmd in facts.get("fed", []))
+        found = outcome(cmd, text, *run_facts(facts, cmd))
         if runs(target, cmd) and found is not None and found[0]:
             return Finished(key(cmd), prompts.render("done_by_run", cmd=key(cmd), summary=found[1]))
     return None
@@ -123,11 +123,15 @@ def earned(
         return wrote.owed(), writedone.note(state, wrote, prompts)
     if (ran := finished(state, facts, text, small, prompts)) is not None:
         return ran.owed(), note(state, ran, prompts)
+    if (read := readdone.finished(state, facts, small, prompts)) is not None:
+        return read.owed(), readdone.note(state, read, prompts)
     return None
 
 
 def completion(state: State, root: Path, owed: dict[str, Any]) -> dict[str, Any]:
     """The `subtask_completed` record's fields for a completion a write or a run owes."""
+    if owed.get("by") == "read":
+        return readdone.completion(state, root, owed)
     if owed.get("by") != "run":
         return writedone.completion(state, root, owed)
     run = state.ledger.checks.get(key(str(owed.get("cmd", ""))))

@@ -74,3 +74,47 @@ def ran_by(text: str) -> str:
         return TESTS
     named = evidence.named_files(text)
     return named[0] if len(named) == 1 else ""
+
+
+# A read subtask: it says to read one named file ("read_file stats.py", "Read the file
+# stats.py") and nothing more.
+_READS = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:read_file|read|open|view|inspect|look at)\b(?:\s+the)?"
+    r"(?:\s+(?:file|code|contents?|source)(?:\s+of)?)?\s+([\w./\\-]+)\s*[.:]?\s*$",
+    re.I,
+)
+
+
+def read_file_of(text: str) -> str:
+    """The one file a read subtask reads ("" for a subtask that asks more than a read)."""
+    found = _READS.match(text)
+    named = evidence.named_files(text) if found else []
+    return named[0] if len(named) == 1 and named[0] == evidence.norm(found[1].rstrip(".")) else ""
+
+
+# "run pytest tests/test_mathx.py": pytest started as a program cannot import the
+# workspace's package (the 1.5B's mathx plans, 13 rounds of 16 runs); "run ruff x.py":
+# ruff checks with its check command (it sent `ruff tests/test_mathx.py` five times).
+_BARE_PYTEST = re.compile(
+    r"(?<![\w.-])(?<!-m )pytest(?=(?:\s+-[\w-]+)*(?:\s+[\w./\\-]+\.py\b|\s*$))", re.I
+)
+_BARE_RUFF = re.compile(r"(?<![\w.-])ruff(?=\s+(?!check\b|format\b|rule\b)[\w./\\-]+\.py\b)")
+
+
+# "run python greet.py NAME prints Hello, NAME! and exits 0": the 1.5B's plans copied
+# the goal's clauses into its run steps, then ran the whole sentence as the command.
+_SAYS = re.compile(
+    r"^(\W*run(?:_cmd)?\s+python3?\s+[\w./\\-]+\.py\b.*?)\s+(?:prints?|outputs?|shows?|"
+    r"displays?|returns?|exits?|should|must|(?:without|with\s+no)\s+(?:any\s+)?arguments?)\b.*$",
+    re.I,
+)
+
+
+def runnable(text: str) -> str:
+    """A run step's command as it works: `python -m pytest`, `ruff check`, and a
+    program's run without what the goal says it does."""
+    if not ran_by(text) and not text.lower().startswith(("run ", "run_cmd ")):
+        return text
+    text = _SAYS.sub(r"\1", text, count=1)
+    text = _BARE_PYTEST.sub("python -m pytest", text, count=1)
+    return _BARE_RUFF.sub("ruff check", text, count=1)

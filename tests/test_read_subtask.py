@@ -1,0 +1,65 @@
+"""A read subtask ends with its read: Qwen2.5-Coder-1.5B's plan for a bug to fix began
+with "read_file stats.py" (on an H100, llama-server). It read the file, read it again,
+was blocked on the third read; three blocks failed the subtask and the replan gave the
+same read back, in 9 of 12 runs. Replayed verbatim on the scripted fake server through
+the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import plan_rule, records_of, small_model_goal
+
+from localagent.loop.subtasks import read_file_of
+
+GOAL = (
+    "python -m pytest fails in this folder: fix the bug in stats.py so that the tests pass, "
+    "without changing test_stats.py"
+)
+STATS = (
+    "def mean(values):\n    return sum(values) / len(values)\n\n\n"
+    "def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n"
+    "    return ordered[middle]\n"
+)
+PLAN = plan_rule(
+    ("Read the file stats.py", ["read_file stats.py"]),
+    ("Replace the bug in stats.py", ["replace_in_file stats.py to fix the bug"]),
+    ("Run the pytest command", ["run python -m pytest"]),
+)
+READ = '{{"name": "read_file", "arguments": {"path": "stats.py"}}}'
+PLACEHOLDER = (
+    '{{"name": "replace_in_file", "arguments": {"path": "stats.py", "old": "old_text", '
+    '"new": "new_text"}}}'
+)
+
+
+def test_the_first_read_of_a_read_subtask_ends_it(tmp_path: Path) -> None:
+    """The read ends 1.1 (no block, no replan); the rounds after it still have the
+    file's text in their prompt; an edit of text not in the file shows the short file
+    whole."""
+    (tmp_path / "stats.py").write_text(STATS)
+    replies = [{"content": READ}, {"content": READ}, {"content": PLACEHOLDER}]
+    ran, requests = small_model_goal(tmp_path, GOAL, PLAN, replies, LOCALAGENT_MAX_ROUNDS="4")
+    assert ran.returncode is not None
+    completed = records_of(tmp_path, "subtask_completed")
+    first = records_of(tmp_path, "action_finished")[0]
+    assert completed[0]["by"] == "read" and completed[0]["evidence"] == [first["seq"]]
+    assert "SUBTASK COMPLETE: 'read_file stats.py' is done (stats.py was read" in first["result"]
+    assert records_of(tmp_path, "action_blocked") == []
+    assert [p for p in records_of(tmp_path, "plan") if p.get("replace_from")] == []
+    placeholder = records_of(tmp_path, "action_finished")[2]["result"]
+    assert placeholder.startswith("old was not found in 'stats.py'")
+    assert "; the file is:\n    1| def mean(values):\n" in placeholder
+    assert placeholder.endswith("    8|     return ordered[middle]")
+    later = [json.dumps(r) for r in requests[2:]]
+    assert later and all("return ordered[middle]" in text for text in later)
+
+
+def test_which_subtasks_are_one_read() -> None:
+    assert read_file_of("read_file stats.py") == "stats.py"
+    assert read_file_of("Read the file shapes.py.") == "shapes.py"
+    assert read_file_of("read_file src/app.py") == "src/app.py"
+    assert read_file_of("Read stats.py and fix the bug") == ""
+    assert read_file_of("read_file a.py b.py") == ""
+    assert read_file_of("Read the README") == ""

@@ -1,0 +1,66 @@
+"""Run steps as they work: Qwen2.5-Coder-1.5B's mathx plans said `run pytest
+tests/test_mathx.py` (pytest started as a program cannot import the workspace's package)
+and it ran `ruff tests/test_mathx.py` five times, blocked from the third on, with the
+note that names `ruff check` only in the first run's result. On an H100, llama-server,
+16 runs; replayed verbatim on the scripted fake server through the real CLI."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from support import plan_rule, records_of, small_model_goal
+
+from localagent.loop import plancheck
+from localagent.loop.subtasks import runnable
+
+GOAL = (
+    "Create a Python package mathx with the functions add, subtract, multiply and divide "
+    "(divide raises ValueError when dividing by zero), with pytest tests in "
+    "tests/test_mathx.py; the tests must pass with pytest and ruff check must be clean"
+)
+
+
+def test_a_plan_s_runs_of_pytest_and_ruff_are_the_commands_that_work() -> None:
+    steps = [
+        "write_file mathx/__init__.py",
+        "run pytest tests/test_mathx.py",
+        "run ruff tests/test_mathx.py",
+    ]
+    checked = plancheck.check([{"description": GOAL, "subtasks": steps}], GOAL, ["write_file"])
+    assert checked.tasks[0]["subtasks"] == [
+        "write_file mathx/__init__.py",
+        "run python -m pytest tests/test_mathx.py",
+        "run ruff check tests/test_mathx.py",
+    ]
+    assert runnable("run pytest -q") == "run python -m pytest -q"
+    # The 1.5B's greet and wordcount plans, verbatim: then it ran the whole sentence.
+    said = "run python greet.py NAME prints Hello, NAME! and exits 0"
+    assert runnable(said) == "run python greet.py NAME"
+    said = "run python greet.py without arguments prints a usage message and exits with status 2"
+    assert runnable(said) == "run python greet.py"
+    said = "Run python check.py 1 and see it pass"  # no words of what it does: as it is
+    assert runnable(said) == said
+    assert (
+        runnable("run python rps_game.py with input rock")
+        == "run python rps_game.py with input rock"
+    )
+    for same in (
+        "run python -m pytest",
+        "run ruff check .",
+        "write_file tests/test_x.py with pytest tests",
+    ):
+        assert runnable(same) == same
+
+
+def test_a_blocked_ruff_without_its_check_command_says_it_again(tmp_path: Path) -> None:
+    if shutil.which("ruff") is None:
+        pytest.skip("no ruff program on PATH")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mathx.py").write_text("def test_add():\n    assert 1 + 2 == 3\n")
+    plan = plan_rule((GOAL, ["run ruff check tests/test_mathx.py"]))
+    ruff = '{{"name": "run_cmd", "arguments": {"cmd": "ruff tests/test_mathx.py"}}}'
+    small_model_goal(tmp_path, GOAL, plan, [{"content": ruff}] * 3, LOCALAGENT_MAX_ROUNDS="3")
+    (blocked, *_) = records_of(tmp_path, "action_blocked")
+    assert "run `ruff check tests/test_mathx.py`" in blocked["reason"]
