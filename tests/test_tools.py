@@ -412,10 +412,10 @@ def test_a_rewrite_that_drops_what_other_files_import_says_so(ws: Workspace) -> 
     assert "but it no longer defines mean, median, which report.py and test_stats.py import" in (
         written.text
     )
+    assert written.facts["emptied"] == ["stats.py"]  # it ends no write subtask
     kept = "def mean(values):\n    return 0\n\n\ndef median(values):\n    return 0\n"
-    assert (
-        "no longer defines" not in ws.run("write_file", {"path": "stats.py", "content": kept}).text
-    )
+    rewrite = ws.run("write_file", {"path": "stats.py", "content": kept})
+    assert "no longer defines" not in rewrite.text and "emptied" not in rewrite.facts
     alone = ws.run(
         "write_file", {"path": "stats.py", "content": "def mean(values):\n    return 0\n"}
     )

@@ -212,8 +212,10 @@ def write_file(
         text += "\n" + package_note
     if now is not None and now.defines and (users := _users_of_lost(ctx, name, had, now.defines)):
         # Asked to fix stats.py, the 1.5B wrote a game over it: test_stats.py imports
-        # the mean and median it no longer has.
+        # the mean and median it no longer has. Such a write ends no write subtask, as
+        # one that empties the file does not (8 of its 12 fixtest runs overwrote stats.py).
         text += f"; but it no longer defines {users}"
+        facts["emptied"] = [normalize_path(path)]
     return ToolResult(True, text, changed=True, facts=facts)
 
 
