@@ -398,33 +398,41 @@ def test_an_edit_whose_new_text_is_the_offered_fix_makes_that_fix(ws: Workspace)
     assert not other.ok and (ws.root / "b.py").read_text() == "print(1)}\n"
 
 
-def test_a_rewrite_that_drops_what_other_files_import_says_so(ws: Workspace) -> None:
-    """The benchmark's fixtest folder, and the 1.5B's write over its stats.py, verbatim."""
-    (ws.root / "stats.py").write_text(
+def test_a_rewrite_that_drops_what_other_files_import_is_refused(ws: Workspace) -> None:
+    """The benchmark's fixtest folder, and the 1.5B's writes over its stats.py, verbatim:
+    a game, and (8 runs of 12 on an H100, never having read the file) a stub."""
+    stats = (
         "def mean(values):\n    return sum(values) / len(values)\n\n\n"
         "def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n"
         "    return ordered[middle]\n"
     )
+    (ws.root / "stats.py").write_text(stats)
     (ws.root / "test_stats.py").write_text("from stats import mean, median\n")
     (ws.root / "report.py").write_text("import stats\n\nprint(stats.median([1]))\n")
     game = "import random\n\ndef game_logic():\n    # Game logic goes here\n    pass"
-    written = ws.run("write_file", {"path": "stats.py", "content": game})
-    assert "but it no longer defines mean, median, which report.py and test_stats.py import" in (
-        written.text
+    refused = ws.run("write_file", {"path": "stats.py", "content": game})
+    assert not refused.ok and refused.text.startswith(
+        "not written: 'stats.py' defines mean, median, which report.py and test_stats.py "
+        "import, and this content does not; written, it would break them."
     )
-    assert written.facts["emptied"] == ["stats.py"]  # it ends no write subtask
+    assert refused.text.endswith(
+        "It is now:\n    1| def mean(values):\n"
+        + "\n".join(f"{n:>5}| {line}" for n, line in enumerate(stats.splitlines()[1:], 2))
+    )
+    stub = "def stats():\n    return 'Hello, World!'"
+    assert not ws.run("write_file", {"path": "stats.py", "content": stub}).ok
+    broken = "def mean(values:\n    return 0\n"  # no parse: its defs read as text
+    assert not ws.run("write_file", {"path": "stats.py", "content": broken}).ok
+    assert (ws.root / "stats.py").read_text() == stats
     kept = "def mean(values):\n    return 0\n\n\ndef median(values):\n    return 0\n"
-    rewrite = ws.run("write_file", {"path": "stats.py", "content": kept})
-    assert "no longer defines" not in rewrite.text and "emptied" not in rewrite.facts
-    alone = ws.run(
-        "write_file", {"path": "stats.py", "content": "def mean(values):\n    return 0\n"}
+    assert ws.run("write_file", {"path": "stats.py", "content": kept}).ok
+    alone = "def mean(values):\n    return 0\n"
+    assert "median, which report.py and test_stats.py import" in (
+        ws.run("write_file", {"path": "stats.py", "content": alone}).text
     )
-    assert "no longer defines median, which report.py and test_stats.py import" in alone.text
     (ws.root / "report.py").unlink()
-    again = ws.run("write_file", {"path": "stats.py", "content": kept})
-    assert "no longer" not in again.text
-    gone = ws.run("write_file", {"path": "stats.py", "content": "def mean(v):\n    return 1\n"})
-    assert "no longer defines median, which test_stats.py imports" in gone.text
+    (ws.root / "test_stats.py").write_text("from stats import mean\n")
+    assert ws.run("write_file", {"path": "stats.py", "content": alone}).ok
 
 
 def test_a_body_of_only_a_comment_is_named(ws: Workspace) -> None:

@@ -130,6 +130,13 @@ EDITS = {
         "old not in the file and new in it: an edit repeated",
         "path line now",
     ),
+    "write_drops_imports": refusal(
+        "not written: {path} defines {users}, and this content does not; written, it would "
+        "break them. Change it with replace_in_file, or write it whole with them kept. "
+        "It is now:\n{text}",
+        "a rewrite that drops what other files import, refused",
+        "path users text",
+    ),
     "new_made_already": refusal(
         "{path} already has new (line {line}) where old is: this edit is made already, "
         "and making it again would add its lines a second time",
