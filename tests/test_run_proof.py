@@ -184,3 +184,36 @@ def test_which_calls_drop_a_result_and_which_files_are_missing(tmp_path: Path) -
     assert words[0] == "count.py"
     assert runproof.missing_inputs(tmp_path, words) == ["out.csv", "x.json"]
     assert runproof.script_words("pytest a.py") == []
+
+
+# Qwen2.5-Coder-1.5B on the CPU, verbatim: the same mismatched bracket in every write of
+# its game, the fix it was offered never copied; 16 rounds, failed.
+BRACKET = (
+    '{{"name": "write_file", "arguments": {"path": "rps_game.py", "content": "import random\\n'
+    "\\ndef play_game(player1, player2):\\n    choices = ['rock', 'paper', 'scissors']\\n    "
+    "if player1 not in choices or player2 not in choices:\\n        return 'Invalid choice'\\n"
+    "    if player1 == player2:\\n        return 'Tie'\\n    if (player1 == 'rock' and player2"
+    " == 'scissors') or (player1 == 'paper' and player2 == 'rock') or (player1 == 'scissors'"
+    " and player2 == 'paper'):\\n        return 'Player 1 wins'\\n    else:\\n        return "
+    "'Player 2 wins'\\n\\nif __name__ == '__main__':\\n    player1 = input('Player 1: rock, "
+    "paper, or scissors? ').lower()\\n    player2 = input('Player 2: rock, paper, or "
+    "scissors? ').lower()\\n    print(play_game(player1, player2)}\"}}"
+)
+
+
+def test_a_small_model_s_write_gets_the_one_line_syntax_fix_made(tmp_path: Path) -> None:
+    """In the small profile the write makes the fix itself and says so; the game then
+    plays a round for two players."""
+    play = {"name": "run_cmd", "arguments": {"cmd": "python rps_game.py", "stdin": "rock\npaper\n"}}
+    replies = [{"content": BRACKET}, {"content": json.dumps(play)}]
+    ran, _ = small_model_goal(tmp_path, RPS, RPS_PLAN, replies, LOCALAGENT_MAX_ROUNDS="4")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    wrote = results(tmp_path)[0]
+    assert (
+        "; `print(play_game(player1, player2)}` did not compile, so it was written as "
+        "`print(play_game(player1, player2))`" in wrote
+    )
+    assert "syntax error" not in wrote
+    assert (tmp_path / "rps_game.py").read_text().endswith("print(play_game(player1, player2))")
+    assert "Player 2 wins" in results(tmp_path)[1]
+    assert [c.get("by") for c in records_of(tmp_path, "subtask_completed")] == ["write", "run"]

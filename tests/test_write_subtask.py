@@ -202,7 +202,8 @@ def test_what_is_a_write_subtask_that_names_no_file(subtask: str, unnamed: bool)
 
 
 def test_a_write_with_a_syntax_error_completes_nothing(tmp_path: Path) -> None:
-    broken = call("write_file", path="hello_world.py", content="print('Hello'")
+    # No one-line fix makes it compile (the small profile makes such a fix itself).
+    broken = call("write_file", path="hello_world.py", content="print('Hello' +")
     fixed = call("write_file", path="hello_world.py", content="print('Hello, world!')")
     ran, _ = run_goal(tmp_path, [broken, broken, fixed, RUN_AND_DONE])
     assert ran.returncode == 0, ran.stderr + ran.stdout

@@ -220,6 +220,7 @@ def _work(
         outputs=journal.output_store(settings.output_store_mb << 20),
         delegates=settings.delegates,
         commands=commands,
+        mend_syntax=settings.profile == "small",
     )
     if settings.mode == "ask":
         from localagent.research.ask import Research

@@ -61,6 +61,9 @@ class ToolContext:
     # Commands' sandbox, network and environment (run_cmd, goal checks, delegate).
     commands: CommandPolicy = dataclasses.field(default_factory=CommandPolicy)
     prompts: PromptSet = DEFAULT  # the run's, for the notes a tool adds to its output
+    # write_file makes the one-line fix of a Python file's syntax error itself when it is
+    # the only edit that makes the file compile (the small-model profile).
+    mend_syntax: bool = False
 
     def __post_init__(self) -> None:
         # Against an unresolved root, a workspace reached via a symlink would look like an escape.

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
-from localagent.system import safefs
-from localagent.tools import pyscript
+from localagent.tools import pyscript, pywrite
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace, touches_journal
@@ -175,6 +173,10 @@ def write_file(
     target = resolve_in_workspace(ctx.root, path)
     if target == ctx.root or target.is_dir():
         raise ToolError.of("folder_not_file", path=describe(path))
+    name = relative(ctx.root, target)
+    mended = pywrite.mended(content, name) if ctx.mend_syntax else []
+    if mended:
+        content = mended[-1][2]
     data = content.encode("utf-8", errors="replace")
     if _holds(ctx, target, data):
         said = ctx.prompts.render("same_content", path=describe(path), size=len(data))
@@ -187,18 +189,19 @@ def write_file(
         folder = describe(relative(ctx.root, target.parent))
         raise ToolError.of("write_folder_missing", folder=folder)
     existed = target.exists()
-    name = relative(ctx.root, target)
     had = pyscript.defines(ctx.root, name) if existed else []
-    if had and (users := _users_of_lost(ctx, name, had, _defined(content))):
+    if had and (users := _users_of_lost(ctx, name, had, pywrite.defined(content))):
         # Asked to fix stats.py, Qwen2.5-Coder-1.5B wrote `def stats(): return 'Hello,
         # World!'` over it without reading it (8 of 12 runs on an H100); the mean and
         # median test_stats.py imports were gone, and it never saw them again.
-        shown = _numbered(ctx.root, target)
+        shown = pywrite.numbered(ctx.root, target)
         raise ToolError.of("write_drops_imports", path=describe(path), users=users, text=shown)
     size = _size(target) if had else 0
     write_atomically(ctx.root, target, data)
     how = "replaced" if existed else "created"
     text = f"wrote {len(data)} bytes to {describe(path)} ({how})"
+    for line, fixed, _ in mended:
+        text += f"; `{line}` did not compile, so it was written as `{fixed}`"
     text += syntax_note(content, name)
     facts = {"wrote": [normalize_path(path)]}
     now = pyscript.parse(content) if had else None
@@ -219,29 +222,6 @@ def write_file(
     if package_note := written_note(ctx.root, name):
         text += "\n" + package_note
     return ToolResult(True, text, changed=True, facts=facts)
-
-
-_DEFINES = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M)
-SHOWN_LINES = 24
-
-
-def _defined(content: str) -> list[str]:
-    """What new Python content defines at its top level (read as text where it does not
-    parse: a write with a syntax error still drops what it does not have)."""
-    script = pyscript.parse(content)
-    return script.defines if script is not None else _DEFINES.findall(content)
-
-
-def _numbered(root: Path, target: Path) -> str:
-    """The file's first lines, numbered, as the refusal shows them."""
-    try:
-        data = safefs.read_inside(root, target, pyscript.MAX_SOURCE_BYTES)
-    except (OSError, safefs.UnsafeFile):
-        return ""
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    shown = [f"{n:>5}| {line}" for n, line in enumerate(lines[:SHOWN_LINES], 1)]
-    more = len(lines) - SHOWN_LINES
-    return "\n".join(shown + ([f"  ... {more} more lines"] if more > 0 else []))
 
 
 def _size(path: Path) -> int:

@@ -1,0 +1,57 @@
+"""What a write of a Python file would do, read before it is made: what the content
+defines, the one-line syntax fixes that make it compile, the file's text as a refusal
+shows it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from localagent.system import safefs
+from localagent.tools import pyscript
+from localagent.tools.syntaxfix import compile_problem, line_fix
+
+_DEFINES = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M)
+SHOWN_LINES = 24
+
+
+def defined(content: str) -> list[str]:
+    """What new Python content defines at its top level (read as text where it does not
+    parse: a write with a syntax error still drops what it does not have)."""
+    script = pyscript.parse(content)
+    return script.defines if script is not None else _DEFINES.findall(content)
+
+
+def numbered(root: Path, target: Path) -> str:
+    """The file's first lines, numbered, as the refusal shows them."""
+    try:
+        data = safefs.read_inside(root, target, pyscript.MAX_SOURCE_BYTES)
+    except (OSError, safefs.UnsafeFile):
+        return ""
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    shown = [f"{n:>5}| {line}" for n, line in enumerate(lines[:SHOWN_LINES], 1)]
+    more = len(lines) - SHOWN_LINES
+    return "\n".join(shown + ([f"  ... {more} more lines"] if more > 0 else []))
+
+
+MAX_MENDS = 3
+
+
+def mended(content: str, name: str) -> list[tuple[str, str, str]]:
+    """The one-line syntax fixes that make a Python file compile, made in turn: (the
+    line, as fixed, the content after it). Qwen2.5-Coder-1.5B wrote
+    `print(play_game(player1, player2)}` in every write of one game and never copied the
+    fix it was offered; another wrote `'It's a tie!'` again and again. [] when the file
+    compiles, is not Python, or no such fix makes it compile."""
+    if not name.lower().endswith((".py", ".pyw")):
+        return []
+    made: list[tuple[str, str, str]] = []
+    for _ in range(MAX_MENDS):
+        fix = line_fix(content, name)
+        if fix is None or content.count(fix[0]) != 1:
+            return []
+        content = content.replace(fix[0], fix[1], 1)
+        made.append((fix[0], fix[1], content))
+        if compile_problem(content, name)[0] is None:
+            return made
+    return []
