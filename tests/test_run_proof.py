@@ -217,3 +217,40 @@ def test_a_small_model_s_write_gets_the_one_line_syntax_fix_made(tmp_path: Path)
     assert (tmp_path / "rps_game.py").read_text().endswith("print(play_game(player1, player2))")
     assert "Player 2 wins" in results(tmp_path)[1]
     assert [c.get("by") for c in records_of(tmp_path, "subtask_completed")] == ["write", "run"]
+
+
+GREET = (
+    "Write greet.py: python greet.py NAME prints Hello, NAME! and exits 0; run without "
+    "arguments it prints a usage message and exits with status 2"
+)
+# The 1.5B's greet.py on an H100, verbatim: its usage message exits 0. The run was taken
+# as a fact, never compared with the status the goal states, and the goal ended
+# "completed (verified)".
+USAGE_EXITS_0 = (
+    '{{"name": "write_file", "arguments": {"path": "greet.py", "content": "def greet(NAME):'
+    "\\n    print(f'Hello, {NAME}!')\\nif __name__ == '__main__':\\n    import sys\\n    if "
+    "len(sys.argv) > 1:\\n        greet(sys.argv[1])\\n    else:\\n        print('Usage: python "
+    "greet.py NAME')\"}}}}"
+)
+
+
+def test_a_goal_s_stated_exit_status_is_checked_against_the_run(tmp_path: Path) -> None:
+    plan = plan_rule((GREET, ["write_file greet.py with its code", "run python greet.py"]))
+    run = '{{"name": "run_cmd", "arguments": {"cmd": "python greet.py"}}}}'
+    verdict = {
+        "content": json.dumps(
+            {"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"}
+        )
+    }
+    replies = [{"content": USAGE_EXITS_0}, {"content": run}]
+    small_model_goal(
+        tmp_path, GREET, plan, replies, verdict, LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1"
+    )
+    verdicts = records_of(tmp_path, "verdict")
+    assert verdicts and verdicts[0]["verdict"] == "NOT_VERIFIED"
+    assert any(
+        "the goal says greet.py run without arguments exits with status 2; `python greet.py` "
+        "exited 0" in text
+        for text in verdicts[0]["unmet"]
+    )
+    assert [g["verification"] for g in records_of(tmp_path, "goal_completed")] != ["verified"]

@@ -22,6 +22,7 @@ from localagent.models import Model
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.verify.evidence import gate
+from localagent.verify.stated import mismatches
 
 log = logging.getLogger("localagent.verify")
 ATTEMPTS = 2
@@ -79,7 +80,7 @@ def findings(state: Any, root: Path) -> Findings:
     goal = state.goal
     texts = [goal.text] + [s.description for t in goal.tasks for s in t.subtasks]
     evidence = gate(state.ledger, root, texts, scope=0)
-    found.hard += evidence.hard
+    found.hard += evidence.hard + mismatches(goal.text, state.ledger)
     found.notes += evidence.soft + found.not_run
     found.evidence += evidence.evidence
     found.unproven = evidence.unproven
