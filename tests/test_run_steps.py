@@ -64,3 +64,39 @@ def test_a_blocked_ruff_without_its_check_command_says_it_again(tmp_path: Path) 
     small_model_goal(tmp_path, GOAL, plan, [{"content": ruff}] * 3, LOCALAGENT_MAX_ROUNDS="3")
     (blocked, *_) = records_of(tmp_path, "action_blocked")
     assert "run `ruff check tests/test_mathx.py`" in blocked["reason"]
+
+
+def test_a_fix_goal_s_step_that_writes_its_file_is_the_edit() -> None:
+    """The 1.5B's plan on the CPU, verbatim: for a bug to fix in stats.py, "write_file
+    stats.py"; it then wrote a stub over it (refused since, but the plan stayed)."""
+    goal = (
+        "python -m pytest fails in this folder: fix the bug in stats.py so that the tests "
+        "pass, without changing test_stats.py"
+    )
+    plan = [
+        {
+            "description": "Write a named file stats.py to fix the bug in stats.py so that "
+            "the tests pass.",
+            "subtasks": ["write_file stats.py"],
+        },
+        {
+            "description": "Run python -m pytest to check if the bug is fixed.",
+            "subtasks": ["run python -m pytest"],
+        },
+    ]
+    tools = ["read_file", "write_file", "replace_in_file", "run_cmd"]
+    checked = plancheck.check(plan, goal, tools)
+    assert checked.problems == []
+    assert [t["subtasks"] for t in checked.tasks] == [
+        ["replace_in_file stats.py to fix the bug"],
+        ["run python -m pytest"],
+    ]
+    # A file the goal does not name, or a goal that fixes nothing, keeps its write.
+    other = plancheck.check(
+        [{"description": "d", "subtasks": ["write_file notes.txt"]}], goal, tools
+    )
+    assert other.tasks[0]["subtasks"] == ["write_file notes.txt"]
+    new = plancheck.check(
+        [{"description": "d", "subtasks": ["write_file stats.py"]}], "Write stats.py", tools
+    )
+    assert new.tasks[0]["subtasks"] == ["write_file stats.py"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localagent.loop.subtasks import FILE as _FILE
-from localagent.loop.subtasks import MANY_FILES, runnable, written_file
+from localagent.loop.subtasks import MANY_FILES, as_edit, runnable, written_file
 
 MAX_CHARS = 300  # of one subtask: a step is one line, not a program
 MAX_LINES = 3
@@ -211,7 +211,7 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
         for text in task["subtasks"]:
             if package and (moved := _into_package(text, package, goal)) != text:
                 found.packaged, text = package, moved
-            text = runnable(text)
+            text = as_edit(runnable(text), goal)
             if folder_only(text):
                 found.dropped.append(text)
             else:

@@ -19,6 +19,7 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from localagent.loop import plancheck
+from localagent.loop.subtasks import FIX
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
@@ -32,7 +33,6 @@ OnCall = Callable[[Reply], None]
 
 MAX_TASKS = 6
 EXAMPLE = '"write_file rps_game.py with the game logic", "run python rps_game.py"'
-_FIX = re.compile(r"\b(?:fix|fixes|bug|bugs|fails|failing|broken)\b", re.I)
 # A goal that changes a file that is there: "Refactor shapes.py: ...", "Update app.py ..."
 _CHANGE = re.compile(
     r"\W*(?:refactor|change|update|modify|edit|rename|move|clean up|simplify|extend)\b", re.I
@@ -193,10 +193,10 @@ def _example(goal: str) -> dict[str, str]:
     if not named:
         return {"good": EXAMPLE}
     name = named[0]
-    if _FIX.search(goal) or _CHANGE.match(goal):
+    if FIX.search(goal) or _CHANGE.match(goal):
         # The 1.5B, asked to refactor shapes.py, planned from the game example and never
         # read the file: 12 runs of 12.
-        why = "to fix the bug" if _FIX.search(goal) else "to make the change"
+        why = "to fix the bug" if FIX.search(goal) else "to make the change"
         steps = [f"read_file {name}", f"replace_in_file {name} {why}", "run python -m pytest"]
     else:
         steps = [f"write_file {name} with its code", f"run python {name}"]

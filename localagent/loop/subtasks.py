@@ -118,3 +118,17 @@ def runnable(text: str) -> str:
     text = _SAYS.sub(r"\1", text, count=1)
     text = _BARE_PYTEST.sub("python -m pytest", text, count=1)
     return _BARE_RUFF.sub("ruff check", text, count=1)
+
+
+# A goal to fix something: "python -m pytest fails ...: fix the bug in stats.py".
+FIX = re.compile(r"\b(?:fix|fixes|bug|bugs|fails|failing|broken)\b", re.I)
+
+
+def as_edit(text: str, goal: str) -> str:
+    """A step that writes a file a goal to fix names, as the edit that fixes it: the
+    1.5B planned "write_file stats.py" for "fix the bug in stats.py" (the CPU, today) and
+    wrote a stub over it; written whole, the file's code is lost."""
+    target = written_file(text) if FIX.search(goal) else ""
+    if not target or target not in evidence.named_files(goal):
+        return text
+    return f"replace_in_file {target} to fix the bug"
