@@ -18,7 +18,6 @@ from localagent.tools.base import WORDS, ToolContext, ToolError, ToolResult, des
 from localagent.tools.cmdline import (
     PYTHON_OPTIONS,
     check_command,
-    is_python,
     runs_pip,
     split_command,
 )
@@ -182,14 +181,9 @@ def _answered(ctx: ToolContext, cmd: str, output: str) -> bool:
 
 def _script(ctx: ToolContext, cmd: str) -> tuple[str, pyscript.Script] | None:
     """The Python script `python X.py` runs (as named, and as read), or None."""
-    try:
-        words = [w for w in split_command(cmd) if w not in PYTHON_OPTIONS]
-    except ValueError:
-        return None
-    if len(words) < 2 or not words[1].lower().endswith(".py") or not is_python(words[0]):
-        return None
-    script = pyscript.read(ctx.root, words[1].replace("\\", "/"))
-    return (words[1], script) if script is not None else None
+    words = runproof.script_words(cmd)
+    script = pyscript.read(ctx.root, words[0].replace("\\", "/")) if words else None
+    return (words[0], script) if script is not None else None
 
 
 def _idle_script(ctx: ToolContext, cmd: str) -> tuple[str, str] | None:
