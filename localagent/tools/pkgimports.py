@@ -56,11 +56,8 @@ def _lacking_note(root: Path, package: str) -> str:
     `mathx/__init__.py` was `from mathx import add, ...` and nothing else (7 runs of 16);
     pytest failed so, with no word on why, and it ran pytest again unchanged."""
     init = f"{package}/__init__.py"
-    try:
-        source = safefs.read_inside(root, root / init, pyscript.MAX_SOURCE_BYTES + 1)
-        missing = missing_from_itself(root, init, source.decode("utf-8"))
-    except (OSError, safefs.UnsafeFile, UnicodeDecodeError):
-        return ""
+    source = _text(root, init)
+    missing = missing_from_itself(root, init, source) if source is not None else []
     if not missing:
         return ""
     names = ", ".join(missing[:6])
@@ -73,19 +70,9 @@ def _lacking_note(root: Path, package: str) -> str:
 
 def _package_note(root: Path, package: str) -> str:
     init = f"{package}/__init__.py"
-    try:  # a planted link is not followed out of the workspace
-        data = safefs.read_inside(root, root / init, pyscript.MAX_SOURCE_BYTES + 1)
-        source = data.decode("utf-8")
-        tree = ast.parse(source)
-    except (
-        OSError,
-        safefs.UnsafeFile,
-        UnicodeDecodeError,
-        SyntaxError,
-        ValueError,
-        RecursionError,
-        MemoryError,
-    ):
+    source = _text(root, init)
+    tree = _tree(source)
+    if source is None or tree is None:
         return ""
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom) or not _from_package(node, package):
@@ -151,10 +138,8 @@ def importers(root: Path, path: str, names: list[str]) -> list[str]:
 
 
 def _imports(root: Path, name: str, module: str, names: set[str]) -> bool:
-    try:
-        data = safefs.read_inside(root, root / name, pyscript.MAX_SOURCE_BYTES + 1)
-        tree = ast.parse(data)
-    except (OSError, safefs.UnsafeFile, SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _tree(_text(root, name))
+    if tree is None:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == module:
@@ -235,12 +220,10 @@ def undefined_note(root: Path, output: str) -> str:
     if not module:
         return ""
     line = f"from {module} import {name}"
-    try:
-        source = safefs.read_inside(root, root / where, pyscript.MAX_SOURCE_BYTES + 1)
-        first = source.decode("utf-8").splitlines()[0]
-    except (OSError, safefs.UnsafeFile, UnicodeDecodeError, IndexError):
+    text = _text(root, where)
+    if not text:
         return ""
-    text = source.decode("utf-8")
+    first = text.splitlines()[0]
     edit = ""
     if first.strip() and text.count(first) == 1:
         call = {"name": "replace_in_file", "arguments": {"path": where, "old": first}}
@@ -286,13 +269,29 @@ def _provider(root: Path, name: str, user: str) -> str:
 
 def _names(root: Path, path: str) -> set[str]:
     """What a module defines or imports at its top level."""
-    try:
-        data = safefs.read_inside(root, root / path, pyscript.MAX_SOURCE_BYTES + 1)
-        tree = ast.parse(data)
-    except (OSError, safefs.UnsafeFile, SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _tree(_text(root, path))
+    if tree is None:
         return set()
     names = {n for node in tree.body for n in _bound(node)}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom | ast.Import):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
     return names
+
+
+def _text(root: Path, path: str) -> str | None:
+    """A workspace file's text (None when it cannot be read or is not UTF-8); a planted
+    link is not followed out of the workspace."""
+    try:
+        return safefs.read_inside(root, root / path, pyscript.MAX_SOURCE_BYTES + 1).decode("utf-8")
+    except (OSError, safefs.UnsafeFile, UnicodeDecodeError):
+        return None
+
+
+def _tree(source: str | None) -> ast.Module | None:
+    if source is None:
+        return None
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
