@@ -2,12 +2,13 @@
 recovery (`scripts/crash_every_op.py` tries every operation).
 
 A child process runs the goal with a `Disk` that dies or raises at operation N; the
-real command line resumes it against the fake Ollama server. The sample takes the
-first of each kind of operation (history write and fsync, snapshot write, fsync,
-replace and folder fsync), so each kind is crashed in each mode; the last; one more
-picked at random with the mode's name as the seed, so the same each run; and in a few
-modes the write (for `after`: the fsync) of the first command's `action_started`: a
-command must not start before that record is durable, or a crash there runs it twice.
+real command line resumes it against the fake Ollama server. The sample takes, for a
+crash before an operation and for a full disk, the first of each kind of operation
+(history write and fsync, snapshot write, fsync, replace and folder fsync), so each kind
+is crashed and fails; in every mode the last operation; one more picked at random with
+the mode's name as the seed, so the same each run; and in a few modes the write (for
+`after`: the fsync) of the first command's `action_started`: a command must not start
+before that record is durable, or a crash there runs it twice.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ import pytest
 from localagent.models.fake import FakeServer
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+# The modes that crash at the first of each kind of operation; the others take the
+# first command's record, the last operation and one at random (the script tries all).
+EVERY_KIND = ("before", "ENOSPC")
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +60,13 @@ def _sample(crash: ModuleType, harness: tuple[object, list[str]], mode: str) -> 
     runner, ops = harness
     first = runner.command_ops(ops)[0]  # type: ignore[attr-defined]
     also = {"before": [first], "torn": [first], "ENOSPC": [first], "after": [first + 1]}
-    picked = random.Random(mode).choice(crash.choose(ops, mode, 1))  # of those that fit
-    # No every-K-th operation: an offset past the end picks none of them.
-    chosen = crash.choose(ops, mode, len(ops) + 1, len(ops), [*also.get(mode, []), picked])
+    fits = crash.choose(ops, mode, 1)
+    picked = random.Random(mode).choice(fits)
+    if mode in EVERY_KIND:
+        # No every-K-th operation: an offset past the end picks none of them.
+        chosen = crash.choose(ops, mode, len(ops) + 1, len(ops), [*also.get(mode, []), picked])
+    else:
+        chosen = sorted({*also.get(mode, []), picked, fits[-1]})
     return [crash.Trial(mode, n, ops[n - 1]) for n in chosen]
 
 

@@ -55,6 +55,23 @@ def test_a_reply_that_repeats_itself_is_cut_and_its_call_runs(tmp_path: Path, ba
     assert "repeated the same text" in messages_text(sent[-1])  # the model is told
 
 
+def test_a_reply_cut_inside_a_file_s_content_is_told_to_write_a_shorter_file(
+    tmp_path: Path,
+) -> None:
+    """Qwen2.5-Coder-1.5B's mathx test file, a parametrize table of doubling numbers, was
+    cut at the length cap three times running, each time told "no long explanations"."""
+    rows = "".join(f"    ({2**i}, 2, {2 ** (i + 1)}),\n" for i in range(40))
+    cut = '{"name": "write_file", "arguments": {"path": "hello.py", "content": "import pytest\\n'
+    cut += json.dumps(rows)[1:-1]
+    replies = [{"content": cut, "done_reason": "length"}, {"content": HELLO_CALL}]
+    ran, sent = run_hello(tmp_path, replies, "openai")
+    assert ran.returncode == 0, ran.stderr
+    assert rounds(tmp_path)[0]["cut_off"] == "length"
+    told = messages_text(sent[-1])
+    assert "inside a file's content. Write a shorter file: fewer cases" in told
+    assert "no long explanations" not in told
+
+
 def test_the_small_profile_caps_every_reply(tmp_path: Path) -> None:
     ran, sent = run_hello(tmp_path / "a", [{"content": HELLO_CALL}], "openai")
     assert ran.returncode == 0, ran.stderr

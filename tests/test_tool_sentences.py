@@ -126,6 +126,10 @@ def test_a_command_is_taken_from_a_name_only_when_it_is_a_whole_command(
         ("show_diff", {"path": "hello_world.py"}, None),
         # The verb's tool does not take these arguments.
         ("run_tests", {"path": "x.py", "content": "gone"}, '"name": "run_cmd"'),
+        # A check named in the name: that check, on the file given.
+        ("run_ruff_check", {"path": "tests/t.py"}, '{"cmd": "ruff check tests/t.py"}'),
+        ("run_ruff_check", {}, '{"cmd": "ruff check ."}'),
+        ("run_pytest", {"path": "tests/t.py"}, '{"cmd": "python -m pytest tests/t.py"}'),
         ("execute_script", {"path": "hello_world.py"}, '{"cmd": "python hello_world.py"}'),
         # The verb is not first and the arguments fit more than one tool.
         ("python_show", {"path": "hello_world.py"}, None),

@@ -503,3 +503,72 @@ def test_a_program_rewritten_without_its_functions_ends_the_write(tmp_path: Path
     assert "SUBTASK COMPLETE" in rewrite["result"]
     assert [c.get("by") for c in of(tmp_path, "subtask_completed")] == ["write", "write", "run"]
     assert "Hello, Ada!" in of(tmp_path, "action_finished")[-1]["result"]
+
+
+MATHX = "mathx: add, with tests, and a demo"
+MATHX_STEPS = [
+    "write_file mathx/__init__.py with the add function",
+    "write_file tests/test_mathx.py with the tests",
+    "run python -m pytest tests/test_mathx.py",
+    "run python demo.py",
+]
+
+
+def test_a_replan_after_the_tests_passed_carries_the_files_they_passed_with(
+    tmp_path: Path,
+) -> None:
+    """Qwen2.5-Coder-1.5B's mathx runs on the H100: the tests passed, a later step failed
+    by three strikes, and the replan planned every file again; the model, its fix out of
+    the window, wrote the broken `__init__.py` back. Files this run wrote that the tests
+    then passed with, and the test run itself, are carried as done: the replan resumes at
+    the step that failed."""
+    plan = plan_rule((MATHX, MATHX_STEPS))
+    package = call(
+        "write_file", path="mathx/__init__.py", content="def add(a, b):\n    return a + b\n"
+    )
+    tests = "from mathx import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    replies = [
+        package,
+        call("write_file", path="tests/test_mathx.py", content=tests),
+        call("run_cmd", cmd="python -m pytest tests/test_mathx.py"),
+        *[call("run_cmd", cmd="python demo.py")] * 5,
+        call("write_file", path="demo.py", content="from mathx import add\n\nprint(add(2, 3))\n"),
+        call("run_cmd", cmd="python demo.py"),
+    ]
+    ran, _ = small_model_goal(tmp_path, MATHX, plan, replies, LOCALAGENT_MAX_ROUNDS="12")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"].startswith("The model kept repeating blocked actions")
+    # The replan is told what failed: the blocked command and what its last run said.
+    assert "The last: `python demo.py`; it gave: " in failed["reason"], failed["reason"]
+    assert "script 'demo.py' does not exist" in failed["reason"]
+    (replan,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    carried = {c["subtask"]: c["reason"] for c in replan["carried"]}
+    assert list(carried) == MATHX_STEPS[:3]
+    assert "`python -m pytest tests/test_mathx.py` passed with it" in carried[MATHX_STEPS[0]]
+    assert "already succeeded in this run" in carried[MATHX_STEPS[2]]
+    writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    assert [w["args"]["path"] for w in writes] == [
+        "mathx/__init__.py",
+        "tests/test_mathx.py",
+        "demo.py",
+    ]
+    assert records(tmp_path)[-1]["type"] == "goal_completed"
+
+
+def test_a_replan_after_tests_that_failed_carries_no_file(tmp_path: Path) -> None:
+    """The same run with tests that fail: the files may be what failed, so the replan's
+    write subtasks stay to do."""
+    plan = plan_rule((MATHX, MATHX_STEPS))
+    package = call(
+        "write_file", path="mathx/__init__.py", content="def add(a, b):\n    return a - b\n"
+    )
+    tests = "from mathx import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    replies = [
+        package,
+        call("write_file", path="tests/test_mathx.py", content=tests),
+        *[call("run_cmd", cmd="python -m pytest tests/test_mathx.py")] * 5,
+    ]
+    small_model_goal(tmp_path, MATHX, plan, replies, LOCALAGENT_MAX_ROUNDS="8")
+    (replan, *_) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    assert not replan.get("carried")

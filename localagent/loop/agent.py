@@ -285,7 +285,7 @@ class Agent:
         if self.actions.repeat_completes(name, args, call_id):
             return
         note = self.actions.blocked(name, args, call_id, block)
-        if (reason := self.actions.strikes.insisted(self.state)) is not None:
+        if (reason := self.actions.strikes.insisted(self.state, name, args, note)) is not None:
             self.fail_subtask(reason)
         elif note and handback.runs_idle(self.state, self.ctx.root):
             # Its program calls none of its code: running it again shows nothing new, so

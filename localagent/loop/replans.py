@@ -42,7 +42,7 @@ def revise(
         return None
     log.info("replan: %s", "; ".join(t["description"] for t in tasks))
     carried = writedone.carried(state, root, tasks, due.subtask, prompts)
-    carried += rundone.carried(state, tasks, due.subtask, prompts)
+    carried += rundone.carried(state, tasks, prompts)
     return {
         "tasks": tasks,
         "replace_from": replace_from,

@@ -138,20 +138,17 @@ def completion(state: State, root: Path, owed: dict[str, Any]) -> dict[str, Any]
     return writedone.completed(state, root, owed, "run", run.seq if run is not None else None)
 
 
-def carried(
-    state: State, tasks: list[dict[str, Any]], failed: str, prompts: PromptSet
-) -> list[dict[str, str]]:
-    """The `carried` field of a replan's `plan` record: the failed run subtask, when the
-    replan gives it back word for word while its run succeeded in this goal and nothing
-    changed since. Doing it again could only show the same, which the loop guard blocks
-    until the subtask fails again."""
-    target = ran_by(failed)
-    again = any(text == failed for task in tasks for text in task["subtasks"])
-    if not (target and again):
-        return []
-    done = [run for run in state.ledger.checks.values() if runs(target, run.cmd)]
-    run = next((r for r in reversed(done) if _succeeded(state, r.cmd) is not None), None)
-    if run is None:
-        return []
-    reason = prompts.render("carried_run", cmd=run.cmd, summary=run.summary)
-    return [{"subtask": failed, "reason": reason}]
+def carried(state: State, tasks: list[dict[str, Any]], prompts: PromptSet) -> list[dict[str, str]]:
+    """The `carried` field of a replan's `plan` record, for its run subtasks: each whose
+    run succeeded in this goal with nothing changed since (the failed one too, when the
+    replan gives it back word for word). Doing it again could only show the same, which
+    the loop guard blocks until the subtask fails again."""
+    found = []
+    for text in dict.fromkeys(t for task in tasks for t in task["subtasks"]):
+        target = ran_by(text)
+        done = [run for run in state.ledger.checks.values() if target and runs(target, run.cmd)]
+        run = next((r for r in reversed(done) if _succeeded(state, r.cmd) is not None), None)
+        if run is not None:
+            reason = prompts.render("carried_run", cmd=run.cmd, summary=run.summary)
+            found.append({"subtask": text, "reason": reason})
+    return found

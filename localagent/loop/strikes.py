@@ -9,9 +9,14 @@ the subtask then fails, in the words of the run's prompt set.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
+
+import orjson
 
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State
+
+LAST_CHARS = 160  # of the blocked call, and of what its latest run said
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,10 +25,21 @@ class Strikes:
     max_blocked: int  # blocked actions the model insists on; refused claims
     max_format_errors: int  # replies in a row without a usable tool call
 
-    def insisted(self, state: State) -> str | None:
-        """Why the subtask fails after the latest blocked action, if it does."""
+    def insisted(
+        self, state: State, name: str = "", args: Any = None, note: str = ""
+    ) -> str | None:
+        """Why the subtask fails after the latest blocked action (`name` with `args`, told
+        `note`), if it does: with the action and the latest error, so the replan knows
+        what failed. Qwen2.5-Coder-1.5B's mathx runs: told only that actions repeated,
+        the replan planned every file again and never `ruff check`, which the blocked
+        `ruff tests/test_mathx.py` had been told to run."""
         count = state.guard.insisted
-        return self.prompts.render("insisted", count=count) if count >= self.max_blocked else None
+        if count < self.max_blocked:
+            return None
+        said = note.removeprefix("NOTE: ") or (state.errors[-1] if state.errors else "")
+        last = f" The last: {_line(_action(name, args))}" if name else ""
+        last += f"; it gave: {_line(said)}" if name and said else ""
+        return self.prompts.render("insisted", count=count, last=last + "." if last else "")
 
     def format_errors(self, state: State) -> str | None:
         """Why the subtask fails after the latest reply without a usable call, if it does."""
@@ -39,3 +55,15 @@ class Strikes:
         if count < self.max_blocked:
             return None
         return self.prompts.render("refused_too_often", count=count, problems=problems)
+
+
+def _action(name: str, args: Any) -> str:
+    """A blocked call as the replan reads it: a command as itself, else name and arguments."""
+    if isinstance(args, dict) and name == "run_cmd" and isinstance(args.get("cmd"), str):
+        return f"`{args['cmd']}`"
+    return f"{name} {orjson.dumps(args).decode(errors='replace')}" if args else name
+
+
+def _line(text: str) -> str:
+    first = text.strip().split("\n", 1)[0].strip()
+    return first if len(first) <= LAST_CHARS else first[: LAST_CHARS - 1].rstrip() + "…"

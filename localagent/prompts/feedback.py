@@ -27,7 +27,9 @@ BLOCKED: you are alternating between {tool} and {other} without changing anythin
 It was not executed. Change a file to make progress, try another approach, or call \
 mark_subtask_complete(success=false, reason=...)."""
 
-INSISTED = "The model kept repeating blocked actions ({count} times); giving up on this subtask."
+INSISTED = (
+    "The model kept repeating blocked actions ({count} times); giving up on this subtask.{last}"
+)
 
 INTERRUPTED_CMD = """\
 NOTE: {what} was interrupted by a crash or stop before its result was \
@@ -42,6 +44,11 @@ have run partly. Check the workspace before deciding whether to run it again."""
 CUT_OFF = """\
 NOTE: your last reply was cut off ({why}; replies are capped at {limit} tokens). \
 Be brief: one tool call, no long explanations."""
+
+CUT_OFF_WRITE = """\
+NOTE: your last reply was cut off ({why}; replies are capped at {limit} tokens) inside \
+a file's content. Write a shorter file: fewer cases, no long \
+tables or comments; one tool call."""
 
 MAX_ROUNDS = "round limit of {limit} reached before the goal was achieved"
 
@@ -125,6 +132,10 @@ SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not run it again. Next: {ne
 
 RERUN_SKIPPED = "NOT RUN: running it again could only show the same."
 
+CARRIED_TESTED = (
+    "{path} is already written by this run, and `{cmd}` passed with it ({summary}); nothing "
+    "changed since"
+)
 CARRIED_RUN = "`{cmd}` already succeeded in this run ({summary}) and nothing changed since"
 
 HANDBACK_WRITE = (

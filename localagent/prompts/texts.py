@@ -17,9 +17,11 @@ from localagent.prompts.feedback import (
     CALL_SKIPPED,
     CARRIED,
     CARRIED_RUN,
+    CARRIED_TESTED,
     CLAIM_LOOP,
     COMPLETION_REFUSED,
     CUT_OFF,
+    CUT_OFF_WRITE,
     DONE_BY_READ,
     DONE_BY_RERUN,
     DONE_BY_REWRITE,
@@ -221,6 +223,11 @@ PROMPTS: dict[str, Prompt] = {
         NOT_ACCEPTED_YET, "feedback: a done claim nothing supports yet", _spec("problems")
     ),
     "cut_off": Prompt(CUT_OFF, "notice: the last reply was cut off", _spec("", "why limit")),
+    "cut_off_write": Prompt(
+        CUT_OFF_WRITE,
+        "notice: the last reply was cut off inside a file's content",
+        _spec("", "why limit"),
+    ),
     "too_many_calls": Prompt(
         TOO_MANY_CALLS, "notice: only the first calls of a reply ran", _spec("", "count limit")
     ),
@@ -245,6 +252,11 @@ PROMPTS: dict[str, Prompt] = {
         _spec("path"),
     ),
     "carried": Prompt(CARRIED, "why a replan's write subtask is carried as done", _spec("path")),
+    "carried_tested": Prompt(
+        CARRIED_TESTED,
+        "why a replan's write subtask is carried as done: the tests passed with its file",
+        _spec("path cmd summary"),
+    ),
     "read_completes": Prompt(
         READ_COMPLETES,
         "result: a read that completed its read subtask",
@@ -323,7 +335,7 @@ PROMPTS: dict[str, Prompt] = {
         FAILURE_REPEATED, "feedback: a cannot-be-done claim an earlier subtask made", _spec()
     ),
     "insisted": Prompt(
-        INSISTED, "why a subtask failed: blocked actions repeated", _spec("", "count")
+        INSISTED, "why a subtask failed: blocked actions repeated", _spec("", "count last")
     ),
     "refused_too_often": Prompt(
         REFUSED_TOO_OFTEN, "why a subtask failed: claims refused", _spec("", "count problems")

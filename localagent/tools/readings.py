@@ -73,7 +73,7 @@ def call_arguments(tool: Tool, text: str, given: Mapping[str, Any] | None = None
             values[key] = True
         elif kind in ("integer", "number"):
             values[key] = 1
-        elif key == "cmd" and (command := command_in_name(text)):
+        elif key == "cmd" and (command := command_in_name(text) or _checker(text, files)):
             values[key] = command
         elif key == "cmd" and files and files[0].endswith(".py"):
             values[key] = f"python {files[0]}"
@@ -82,6 +82,20 @@ def call_arguments(tool: Tool, text: str, given: Mapping[str, Any] | None = None
         else:
             values[key] = f"<{key}>"
     return values
+
+
+def _checker(name: str, files: list[str]) -> str:
+    """The check a name like `run_ruff_check` or `run_pytest` means, on the files it was
+    given: Qwen2.5-Coder-1.5B called `run_ruff_check` for its mathx step "run ruff check",
+    was shown `python tests/test_mathx.py` (its file run as a script), copied it and failed
+    on the import."""
+    words = set(re.split(r"[\W_]+", name.lower()))
+    given = " ".join(f for f in files[:1] if f.endswith(".py"))
+    if "ruff" in words:
+        return f"ruff check {given or '.'}"
+    if words & {"pytest", "tests", "test"}:
+        return f"python -m pytest {given}".rstrip()
+    return ""
 
 
 def suggested(tools: Mapping[str, Tool], name: str, args: object) -> str:
