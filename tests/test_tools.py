@@ -1219,3 +1219,19 @@ def test_a_stub_written_again_is_told_again(ws: Workspace) -> None:
     fine = "print('hi')\n"
     ws.run("write_file", {"path": "hi.py", "content": fine})
     assert ws.run("write_file", {"path": "hi.py", "content": fine}).text.endswith("(12 bytes)")
+
+
+def test_new_text_found_inside_another_line_is_no_edit_made_already(ws: Workspace) -> None:
+    """Qwen2.5-Coder-1.5B's refactor: `area(kind, size)` is part of line 1, `def area(kind,
+    size):`; the edit replacing `total_area` was never made, and was told it was, six
+    rounds running. It is shown where its old text is not instead."""
+    (ws.root / "shapes.py").write_text("def area(kind, size):\n    return size * size\n")
+    edit = {"path": "shapes.py", "old": "total_area", "new": "area(kind, size)"}
+    result = ws.run("replace_in_file", edit)
+    assert not result.ok
+    assert "made already" not in result.text and "old was not found" in result.text
+    assert "def area(kind, size):" in result.text  # the short file, shown whole
+    # An edit made already, its new text where a line's code starts, is still named.
+    made = {"path": "shapes.py", "old": "return size ** 2", "new": "return size * size"}
+    again = ws.run("replace_in_file", made)
+    assert not again.ok and "made already" in again.text and "(line 2)" in again.text

@@ -22,6 +22,7 @@ NEAREST = 3
 SHOWN_PLACES = 10
 WHOLE_LINES = SHOWN_LINES  # a file this short is shown whole when old is not in it
 MADE_CHARS = 6  # a new text this long found in the file is taken for an edit made already
+MADE_ALIKE = 0.6  # ... where a line's code starts, or in a line this much like old
 
 
 def replace_in_file(
@@ -52,10 +53,9 @@ def replace_in_file(
         raise _count_problem(text, old, new, name, found, count)
     if old == new:
         raise ToolError.of("old_is_new")
-    if old in new and len(new.strip()) >= MADE_CHARS and (at := text.find(new)) >= 0:
+    if old in new and (line := _made_at(text, old, new)):
         # Qwen2.5-Coder-1.5B added the same `if __name__ == "__main__":` block after the
         # same line three times; the game then asked for its move three times.
-        line = text.count("\n", 0, at) + 1
         raise ToolError.of("new_made_already", path=describe(path), line=line)
     first_line = text[: text.index(old)].count("\n") + 1
     edited = text.replace(old, new)
@@ -183,9 +183,8 @@ def _count_problem(text: str, old: str, new: str, path: str, found: int, count: 
             "old_found_often", found=found, path=describe(path), lines=where, count=count
         )
     now = _python_now(text, path)
-    if len(new.strip()) >= MADE_CHARS and (at := text.find(new)) >= 0:
+    if line := _made_at(text, old, new):
         # Qwen2.5-Coder-1.5B, resumed, sent the fix it had made already five times over.
-        line = text.count("\n", 0, at) + 1
         return ToolError.of("old_made_already", path=describe(path), line=line, now=now)
     if text.count("\n") < WHOLE_LINES:
         # Qwen2.5-Coder-1.5B sent `"old": "old_text"` 45 times in 9 runs: it edited a file
@@ -199,6 +198,27 @@ def _count_problem(text: str, old: str, new: str, path: str, found: int, count: 
     nearest = [f"{n:>5}| {line}" for n, line in numbered if line.strip() in close][:NEAREST]
     hint = ToolError.of("old_nearest_lines", lines="\n".join(nearest)) if nearest else ""
     return ToolError.of("old_not_found", path=describe(path), nearest=hint, now=now)
+
+
+def _made_at(text: str, old: str, new: str) -> int:
+    """The line where the edit from `old` to `new` looks made already (0: nowhere): `new`
+    is in the file where a line's code starts, or in a line like `old`. Not a mere
+    substring: `{"old": "total_area", "new": "area(kind, size)"}` on a file whose line 1
+    is `def area(kind, size):` is no edit made (Qwen2.5-Coder-1.5B, told it was, six
+    rounds running)."""
+    if len(new.strip()) < MADE_CHARS:
+        return 0
+    at = text.find(new)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at + len(new))
+        line = text[start : len(text) if end < 0 else end].strip()
+        before = text[start:at]
+        alike = difflib.SequenceMatcher(None, line, old.strip()).ratio() >= MADE_ALIKE
+        if not before.strip() or alike:
+            return text.count("\n", 0, at) + 1
+        at = text.find(new, at + 1)
+    return 0
 
 
 def _meant_fix(text: str, path: str, old: str, new: str) -> tuple[str, str] | None:
