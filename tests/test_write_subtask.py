@@ -572,3 +572,8 @@ def test_a_replan_after_tests_that_failed_carries_no_file(tmp_path: Path) -> Non
     small_model_goal(tmp_path, MATHX, plan, replies, LOCALAGENT_MAX_ROUNDS="8")
     (replan, *_) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
     assert not replan.get("carried")
+    # A blocked run says what its last run gave: after a replan the window does not.
+    blocked = records_of(tmp_path, "action_blocked")
+    said = "Its last run (`python -m pytest tests/test_mathx.py`) gave: "
+    assert blocked and all(said in b["reason"] for b in blocked), blocked[0]["reason"]
+    assert "test_add - assert -1 == 3" in blocked[0]["reason"]

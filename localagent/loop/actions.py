@@ -214,7 +214,11 @@ class Actions:
         note = ""
         if tool is not None and tool.policy.blocked_note is not None:
             note = tool.policy.blocked_note(self.ctx, args)
-            reason = "\n".join(filter(None, [reason, note]))
+        reason = "\n".join(
+            filter(
+                None, [reason, rundone.failed_before(self.state, tool, args, self.prompts), note]
+            )
+        )
         log.warning(
             "blocked %s (%s, attempt %d)", block.signature[:120], block.pattern, block.count
         )

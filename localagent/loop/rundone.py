@@ -87,6 +87,19 @@ def rerun(state: State, tool: Tool | None, args: dict[str, Any]) -> str:
     return cmd if isinstance(cmd, str) and _target(state) else ""
 
 
+def failed_before(state: State, tool: Tool | None, args: dict[str, Any], prompts: PromptSet) -> str:
+    """For a command the loop guard blocks, what its latest run gave, when it failed:
+    after a replan the window no longer shows it, and Qwen2.5-Coder-1.5B's first call of
+    a replanned mathx step, the pytest run that had failed, was blocked without a word of
+    why it failed (12 rounds in 3 of 16 runs)."""
+    runs = tool is not None and tool.name == "run_cmd"
+    cmd = given_arguments(args).get("cmd") if runs else None
+    run = state.ledger.checks.get(key(cmd)) if isinstance(cmd, str) else None
+    if run is None or run.passed:
+        return ""
+    return prompts.render("blocked_last_run", cmd=run.cmd, summary=run.summary)
+
+
 def repeated(state: State, cmd: str, prompts: PromptSet) -> Finished | None:
     """Whether a run of `cmd` that the loop guard blocks ends the active run subtask
     instead: the same command succeeded in this subtask and nothing changed since."""

@@ -22,6 +22,8 @@ last changed, so running it again cannot give a different result. It was not exe
 Do something different: change a file to fix the cause, try another approach, or call \
 mark_subtask_complete(success=false, reason=...) if the subtask cannot be done."""
 
+BLOCKED_LAST_RUN = "Its last run (`{cmd}`) gave: {summary}"
+
 BLOCKED_ALTERNATING = """\
 BLOCKED: you are alternating between {tool} and {other} without changing anything. \
 It was not executed. Change a file to make progress, try another approach, or call \

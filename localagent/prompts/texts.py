@@ -13,6 +13,7 @@ from typing import Any
 
 from localagent.prompts.feedback import (
     BLOCKED_ALTERNATING,
+    BLOCKED_LAST_RUN,
     BLOCKED_REPEAT,
     CALL_SKIPPED,
     CARRIED,
@@ -212,6 +213,11 @@ PROMPTS: dict[str, Prompt] = {
     "no_tool_call": Prompt(NO_TOOL_CALL, "feedback: a reply with no tool call at all", _spec()),
     "blocked_repeat": Prompt(
         BLOCKED_REPEAT, "feedback: a repeated action was blocked", _spec("", "tool seen")
+    ),
+    "blocked_last_run": Prompt(
+        BLOCKED_LAST_RUN,
+        "added to a blocked command: what its latest run gave, when it failed",
+        _spec("cmd summary"),
     ),
     "blocked_alternating": Prompt(
         BLOCKED_ALTERNATING, "feedback: alternating actions were blocked", _spec("", "tool other")
