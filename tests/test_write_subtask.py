@@ -577,3 +577,33 @@ def test_a_replan_after_tests_that_failed_carries_no_file(tmp_path: Path) -> Non
     said = "Its last run (`python -m pytest tests/test_mathx.py`) gave: "
     assert blocked and all(said in b["reason"] for b in blocked), blocked[0]["reason"]
     assert "test_add - assert -1 == 3" in blocked[0]["reason"]
+
+
+def test_a_test_file_s_write_ends_its_subtask_when_a_later_one_runs_the_tests(
+    tmp_path: Path,
+) -> None:
+    """Qwen2.5-Coder-1.5B's mathx plans: "write_file tests/test_mathx.py with the test
+    cases", then "run pytest to ensure the tests pass", which names no file; each test
+    file was written twice, the second time unchanged, to end its subtask."""
+    steps = [
+        "write_file mathx/__init__.py with the add function",
+        "write_file tests/test_mathx.py with the test cases",
+        "run pytest to ensure the tests pass",
+    ]
+    package = call(
+        "write_file", path="mathx/__init__.py", content="def add(a, b):\n    return a + b\n"
+    )
+    tests = "from mathx import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    replies = [
+        package,
+        call("write_file", path="tests/test_mathx.py", content=tests),
+        call("run_cmd", cmd="python -m pytest tests/test_mathx.py"),
+    ]
+    ran, _ = small_model_goal(tmp_path, MATHX, plan_rule((MATHX, steps)), replies)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert [r.get("by") for r in records_of(tmp_path, "subtask_completed")] == [
+        "write",
+        "write",
+        "run",
+    ]
+    assert len([r for r in records_of(tmp_path, "llm_call") if r["purpose"] == "round"]) == 3

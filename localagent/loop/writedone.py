@@ -21,16 +21,19 @@ check for the goal's verdict.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localagent.loop.subtasks import writes_unnamed, written_file
+from localagent.loop.subtasks import TESTS, ran_by, writes_unnamed, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, norm
 from localagent.tools import pyscript
 from localagent.verify import evidence
+
+_TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
 
 
 @dataclass(frozen=True)
@@ -105,8 +108,13 @@ def _own_file(state: State, subtask: str, facts: dict[str, list[str]]) -> str:
 
 
 def _checked_later(state: State, target: str) -> bool:
-    """Whether a later subtask of the plan runs or tests the file."""
-    return any(_same(p, target) for p in _later_files(state))
+    """Whether a later subtask of the plan runs or tests the file: names it, or, for a
+    test file, runs the tests (Qwen2.5-Coder-1.5B's mathx plans: "write_file
+    tests/test_mathx.py with the test cases", then "run pytest to ensure the tests
+    pass"; each test file was written twice, 14 rounds in 7 runs)."""
+    if any(_same(p, target) for p in _later_files(state)):
+        return True
+    return _TEST_FILE.search(target) is not None and any(ran_by(t) == TESTS for t in _later(state))
 
 
 def _in_package(root: Path, path: str) -> bool:
