@@ -87,7 +87,8 @@ class Actions:
     def state(self) -> State:
         return self.journal.state
 
-    def execute(self, name: str, args: dict[str, Any], call_id: str, sig: str) -> None:
+    def execute(self, name: str, args: dict[str, Any], call_id: str, sig: str) -> ToolResult:
+        """Run the call and journal its result (and the completion it earns); the result."""
         given = given_arguments(args)
         tool = self.tools.get(name, given)
         # The processes a tool starts carry this marker, journaled (durably) before any of
@@ -112,9 +113,10 @@ class Actions:
         earned = rundone.earned(state, root, result.facts, result.text, self.small, self.prompts)
         if earned is None:
             self.finish(name, args, call_id, result)
-            return
+            return result
         result = dataclasses.replace(result, text=f"{result.text}\n{earned[1]}")
         self.finish(name, args, call_id, result, completes=earned[0])
+        return result
 
     def completed_by(self, owed: dict[str, str]) -> None:
         """Journal the completion a write or run subtask's own call earned (see `writedone`,

@@ -16,16 +16,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from localagent.loop.rundone import runs
 from localagent.loop.subtasks import TESTS, ran_by
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
-from localagent.tools import pyscript
+from localagent.state.ledger import NO_OUTPUT, split_result
+from localagent.tools import ToolResult, pyscript
 
 
 def runs_idle(state: State, root: Path) -> bool:
     """Whether the active subtask runs a Python program that calls none of its code."""
     here = current(state)
     return here is not None and bool(_idle(here[1].description, root))
+
+
+def ran_idle(state: State, root: Path, result: ToolResult) -> str:
+    """The program the active run subtask runs, when `result` is a run of it that
+    printed nothing, its code calling none of itself ("" otherwise)."""
+    here = current(state)
+    program = _idle(here[1].description, root) if here is not None else ""
+    code, output = split_result(result.text)
+    if not program or code != 0 or not output.lstrip().startswith(NO_OUTPUT):
+        return ""
+    return program if any(runs(program, cmd) for cmd in result.facts.get("ran", [])) else ""
 
 
 def idle_program(due: ReplanDue, root: Path) -> str:

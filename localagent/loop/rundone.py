@@ -95,7 +95,7 @@ def failed_before(state: State, tool: Tool | None, args: dict[str, Any], prompts
     runs = tool is not None and tool.name == "run_cmd"
     cmd = given_arguments(args).get("cmd") if runs else None
     run = state.ledger.checks.get(key(cmd)) if isinstance(cmd, str) else None
-    if run is None or run.passed:
+    if run is None or run.passed is not False:  # passed, or inconclusive: its own note
         return ""
     return prompts.render("blocked_last_run", cmd=run.cmd, summary=run.summary)
 
