@@ -50,6 +50,22 @@ def test_the_script_nothing_ran_is_run_before_the_verdict(tmp_path: Path) -> Non
     assert "completed (verified)" in ran.stdout + ran.stderr
 
 
+def test_a_script_of_a_plan_that_names_no_file_is_verified_by_its_run(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-0.5B's one-subtask plan, "Write a hello world script", names no file:
+    the verification's run of the script it wrote printed "Hello, World!", and the goal
+    still ended "unverified" (1 of 16 runs on the CPU)."""
+    plan = plan_rule((GOAL, [GOAL]))
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan, [{"content": WRITE}, {"content": WRITE}], LOCALAGENT_VERIFY="1",
+        verdict=VERIFIED,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    [check] = records_of(tmp_path, "check_finished")
+    assert check["status"] == "ran" and "Hello, World!" in check["output"]
+    [verdict] = records_of(tmp_path, "verdict")
+    assert (verdict["verdict"], verdict["verification"]) == ("VERIFIED", "verified")
+
+
 def test_a_script_that_crashes_is_a_fact_for_the_model_not_a_failure(tmp_path: Path) -> None:
     ws = tmp_path
     """wordcount.py reads sys.argv[1]: run without it, it crashes; the model judges."""
