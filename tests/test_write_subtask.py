@@ -512,6 +512,16 @@ MATHX_STEPS = [
     "run python -m pytest tests/test_mathx.py",
     "run python demo.py",
 ]
+MATHX_TESTS = "from mathx import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+
+
+def mathx_files(operator: str = "+") -> list[dict[str, Any]]:
+    """The replies that write the package (its add using `operator`) and its tests."""
+    add = f"def add(a, b):\n    return a {operator} b\n"
+    return [
+        call("write_file", path="mathx/__init__.py", content=add),
+        call("write_file", path="tests/test_mathx.py", content=MATHX_TESTS),
+    ]
 
 
 def test_a_replan_after_the_tests_passed_carries_the_files_they_passed_with(
@@ -523,13 +533,8 @@ def test_a_replan_after_the_tests_passed_carries_the_files_they_passed_with(
     then passed with, and the test run itself, are carried as done: the replan resumes at
     the step that failed."""
     plan = plan_rule((MATHX, MATHX_STEPS))
-    package = call(
-        "write_file", path="mathx/__init__.py", content="def add(a, b):\n    return a + b\n"
-    )
-    tests = "from mathx import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
     replies = [
-        package,
-        call("write_file", path="tests/test_mathx.py", content=tests),
+        *mathx_files(),
         call("run_cmd", cmd="python -m pytest tests/test_mathx.py"),
         *[call("run_cmd", cmd="python demo.py")] * 5,
         call("write_file", path="demo.py", content="from mathx import add\n\nprint(add(2, 3))\n"),
@@ -560,13 +565,8 @@ def test_a_replan_after_tests_that_failed_carries_no_file(tmp_path: Path) -> Non
     """The same run with tests that fail: the files may be what failed, so the replan's
     write subtasks stay to do."""
     plan = plan_rule((MATHX, MATHX_STEPS))
-    package = call(
-        "write_file", path="mathx/__init__.py", content="def add(a, b):\n    return a - b\n"
-    )
-    tests = "from mathx import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
     replies = [
-        package,
-        call("write_file", path="tests/test_mathx.py", content=tests),
+        *mathx_files("-"),
         *[call("run_cmd", cmd="python -m pytest tests/test_mathx.py")] * 5,
     ]
     small_model_goal(tmp_path, MATHX, plan, replies, LOCALAGENT_MAX_ROUNDS="8")
@@ -590,13 +590,8 @@ def test_a_test_file_s_write_ends_its_subtask_when_a_later_one_runs_the_tests(
         "write_file tests/test_mathx.py with the test cases",
         "run pytest to ensure the tests pass",
     ]
-    package = call(
-        "write_file", path="mathx/__init__.py", content="def add(a, b):\n    return a + b\n"
-    )
-    tests = "from mathx import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
     replies = [
-        package,
-        call("write_file", path="tests/test_mathx.py", content=tests),
+        *mathx_files(),
         call("run_cmd", cmd="python -m pytest tests/test_mathx.py"),
     ]
     ran, _ = small_model_goal(tmp_path, MATHX, plan_rule((MATHX, steps)), replies)
