@@ -297,6 +297,13 @@ class Agent:
             # Its program calls none of its code: running it again shows nothing new, so
             # the run subtask fails now and its replan goes back to a write.
             self.fail_subtask(note.removeprefix("NOTE: "))
+        elif self.planner.small and (found := self._broken()):
+            # A file it wrote does not load: the same, back to a write of that file.
+            self.fail_subtask(self.prompts.render("load_failed", path=found[0], error=found[1]))
+
+    def _broken(self) -> tuple[str, str] | None:
+        here = current(self.state)
+        return handback.broken(self.state, here[1].description) if here is not None else None
 
     # ---- verifying the goal ----------------------------------------------------
 

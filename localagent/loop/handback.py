@@ -1,4 +1,5 @@
-"""A run subtask whose program calls none of its code goes back to a write.
+"""A run subtask whose program calls none of its code, or that stopped because a file it
+loads does not (small profile), goes back to a write.
 
 Qwen2.5-Coder-1.5B wrote rock-paper-scissors games that define functions or a class
 and call nothing. `python rps_game.py` printed nothing, the note said why (with the
@@ -9,6 +10,14 @@ and when a run subtask fails while the program it runs calls none of its code, t
 replan is made here, without the model. The rest of the task becomes a
 write subtask that makes the program call its code, then the run again, then the
 subtasks that were left; the tasks after it stay as they were.
+
+The same for a file this run wrote that the run could not load (`tools.loaderror`: an
+ImportError, NameError or SyntaxError raised in it): the 1.5B's mathx runs stopped at
+`ImportError: cannot import name 'add' from partially initialized module 'mathx'` in
+`mathx/__init__.py`, and in the subtask "run pytest to ensure the tests pass" the model
+ran pytest again until three strikes, while its own replans rewrote every file. With
+the small profile the run subtask fails at the first blocked repeat of such a run, and
+the write it goes back to names the file and the error.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from localagent.loop.rundone import runs
-from localagent.loop.subtasks import TESTS, ran_by
+from localagent.loop.subtasks import TESTS, ran_by, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state.ledger import NO_OUTPUT, split_result
@@ -41,6 +50,32 @@ def ran_idle(state: State, root: Path, result: ToolResult) -> str:
     return program if any(runs(program, cmd) for cmd in result.facts.get("ran", [])) else ""
 
 
+def broken(state: State, subtask: str) -> tuple[str, str] | None:
+    """The file this run wrote that the latest run of what the run `subtask` runs could
+    not load, and the error, when nothing changed since."""
+    target = ran_by(subtask)
+    if not target:
+        return None
+    ledger = state.ledger
+    done = [c for c in ledger.checks.values() if runs(target, c.cmd) and c.passed is False]
+    last = max(done, key=lambda c: c.seq, default=None)
+    if last is None or not last.broken or last.epoch != state.guard.epoch:
+        return None
+    path, _, error = last.broken.partition(": ")
+    return (path, error) if path in ledger.writes else None
+
+
+def fix_tasks(
+    state: State, due: ReplanDue, found: tuple[str, str], prompts: PromptSet
+) -> list[dict[str, Any]]:
+    """The plan from the failed run subtask on: a write of the file that did not load,
+    naming the error (when the words keep it a write subtask), then as `tasks`."""
+    write = prompts.render("handback_fix", path=found[0], error=found[1])
+    if written_file(write) != found[0]:  # the error's words read as more than a write
+        write = prompts.render("handback_fix", path=found[0], error="the error its run showed")
+    return _from(state, due, write)
+
+
 def idle_program(due: ReplanDue, root: Path) -> str:
     """The Python program the failed run subtask runs, when it calls none of its code."""
     return _idle(due.subtask, root)
@@ -58,13 +93,16 @@ def tasks(state: State, due: ReplanDue, program: str, prompts: PromptSet) -> lis
     """The plan from the failed subtask on: its task's description with a write of
     `program` first, the failed run, and what was left of the task; then the tasks after
     it, their subtasks as planned."""
+    return _from(state, due, prompts.render("handback_write", script=program))
+
+
+def _from(state: State, due: ReplanDue, write: str) -> list[dict[str, Any]]:
     assert state.goal is not None
     planned = state.goal.tasks
     task = planned[due.task_index]
     texts = [s.description for s in task.subtasks]
     start = texts.index(due.subtask) if due.subtask in texts else len(texts)
     left = [s.description for s in task.subtasks[start:] if s.status != "completed"]
-    write = prompts.render("handback_write", script=program)
     first = {"description": task.description, "subtasks": [write, *left][:8]}
     later = [
         {"description": t.description, "subtasks": [s.description for s in t.subtasks]}

@@ -1,6 +1,7 @@
 """What replaces the rest of the plan when a replan is due: tasks for what a verdict
-found unmet; a write for a run of a program that calls none of its code (`handback`,
-without the model); else the model's replan, with the subtasks it plans that earlier
+found unmet; a write for a run of a program that calls none of its code, or (small
+profile) of a file this run wrote that the run could not load (`handback`, without the
+model); else the model's replan, with the subtasks it plans that earlier
 work already did carried as done (`writedone`, `rundone`)."""
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ def revise(
     if program := handback.idle_program(due, root):
         log.info("%s calls none of its code: back to a write", program)
         tasks = handback.tasks(state, due, program, prompts)
+        return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
+    if planner.small and (found := handback.broken(state, due.subtask)):
+        log.info("%s does not load (%s): back to a write", *found)
+        tasks = handback.fix_tasks(state, due, found, prompts)
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     tasks = planner.replan(state, (due.task, due.subtask), due.reason, on_call)
     if not tasks:

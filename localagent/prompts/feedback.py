@@ -140,6 +140,10 @@ CARRIED_TESTED = (
 )
 CARRIED_RUN = "`{cmd}` already succeeded in this run ({summary}) and nothing changed since"
 
+LOAD_FAILED = "the run stopped because {path} does not load: {error}"
+
+HANDBACK_FIX = "write_file {path} again, changed so that it no longer raises {error}"
+
 HANDBACK_WRITE = (
     "write_file {script} that keeps its code and calls it at the end "
     '(under if __name__ == "__main__":)'

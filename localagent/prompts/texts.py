@@ -32,10 +32,12 @@ from localagent.prompts.feedback import (
     FAILURE_REPEATED,
     FAILURE_UNTRIED,
     FORMAT_ERROR,
+    HANDBACK_FIX,
     HANDBACK_WRITE,
     INSISTED,
     INTERRUPTED_CMD,
     INTERRUPTED_KILLED,
+    LOAD_FAILED,
     MAX_ROUNDS,
     MISSING_INPUT,
     NO_TOOL_CALL,
@@ -287,6 +289,16 @@ PROMPTS: dict[str, Prompt] = {
     "rerun_skipped": Prompt(RERUN_SKIPPED, "result: a repeat of a successful run", _spec()),
     "carried_run": Prompt(
         CARRIED_RUN, "why a replan's run subtask is carried as done", _spec("cmd summary")
+    ),
+    "load_failed": Prompt(
+        LOAD_FAILED,
+        "why a run subtask failed: a file the run loads does not (small profile)",
+        _spec("path error"),
+    ),
+    "handback_fix": Prompt(
+        HANDBACK_FIX,
+        "the write subtask a run that stopped on a file that does not load goes back to",
+        _spec("path error"),
     ),
     "handback_write": Prompt(
         HANDBACK_WRITE,

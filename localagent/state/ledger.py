@@ -59,6 +59,7 @@ class CheckRun(BaseModel):
     passed: bool | None  # None: inconclusive (it waited for input, or ran too long)
     summary: str
     epoch: int = -1  # the workspace's epoch after it ran: equal to today's, nothing changed
+    broken: str = ""  # "path: error" of a workspace file it failed to load (`tools.loaderror`)
 
 
 class Ledger(BaseModel):
@@ -287,7 +288,8 @@ def note_program_check(ledger: Ledger, rec: dict[str, Any]) -> None:
 
 def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> None:
     seq = rec["seq"]
-    fed, unproven = run_facts(recorded_facts(rec), cmd)
+    facts = recorded_facts(rec)
+    fed, unproven = run_facts(facts, cmd)
     found = outcome(cmd, str(rec.get("result", "")), fed, unproven)
     if found is None:
         return  # refused, or stopped before it ended: no evidence either way
@@ -312,6 +314,7 @@ def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> 
         passed=passed,
         summary=summary,
         epoch=epoch,
+        broken=next(iter(facts.get("broken", [])), "") if passed is False else "",
     )
     _bound(ledger.checks, MAX_CHECKS, lambda k: ledger.checks[k].seq)
 

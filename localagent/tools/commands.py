@@ -21,6 +21,7 @@ from localagent.tools.cmdline import (
     runs_pip,
     split_command,
 )
+from localagent.tools.loaderror import located
 from localagent.tools.outputs import not_stored
 from localagent.tools.paths import relative
 from localagent.tools.pkgimports import module_imports_note, undefined_note
@@ -79,6 +80,8 @@ def run_cmd(
     text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
     fed = bool(stdin) and _answered(ctx, cmd, result.output)
     facts = {"ran": [cmd], "fed": [cmd] if fed else [], "unproven": [unproven] if unproven else []}
+    if not ok and not result.cancelled and (broken := located(ctx.root, result.output)):
+        facts["broken"] = [f"{broken[0]}: {broken[1]}"]
     return ToolResult(ok, text, returncode=result.returncode, facts=facts, output=stored)
 
 

@@ -1,0 +1,62 @@
+"""Where a run stopped because a workspace file does not load: the file, and the error.
+
+Qwen2.5-Coder-1.5B's mathx runs (H100, and again on the CPU): `mathx/__init__.py` held
+only `from mathx import add, subtract, multiply, divide`; pytest stopped at collection
+with `ImportError: cannot import name 'add' from partially initialized module 'mathx'`,
+and the model, in the subtask "run pytest to ensure the tests pass", ran pytest again
+until three strikes. In other runs the test file called `add(...)` with no import
+(`NameError`). An error of this kind is in one file, which a run names: the run's facts
+say which (`broken`), and a run subtask that fails on it goes back to a write of that
+file (`loop/handback.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+# Errors raised while a file loads, each in the file that must change. Not
+# ModuleNotFoundError: its cause is how the program was started or a missing package.
+_ERROR = re.compile(
+    r"^(?:E\s+)?((?:ImportError|NameError|SyntaxError|IndentationError|TabError)\b.*)$", re.M
+)
+# A traceback's frame: Python's own, or pytest's short form (`tests/test_x.py:1: in <module>`).
+_FRAME = re.compile(r'File "([^"]+\.pyw?)", line \d+|^([^\s:]+\.pyw?):\d+: in ', re.M)
+# pytest's line after a failed test's error: where it was raised (`tests/t.py:2: NameError`).
+_AT = re.compile(r"^([^\s:]+\.pyw?):\d+: \w*(?:Error|Exception)$", re.M)
+_NAMED = re.compile(r"\(([^()]+\.pyw?)\)")  # "cannot import name 'add' from 'mathx' (/…/x.py)"
+ERROR_CHARS = 120
+
+
+def located(root: Path, output: str) -> tuple[str, str] | None:
+    """The workspace file (relative, with '/') the run's load error is in, and the error's
+    line (at most ERROR_CHARS, without paths); None when the run stopped on no such error
+    or its file is not in the workspace."""
+    errors = list(_ERROR.finditer(output))
+    if not errors:
+        return None
+    error = errors[-1]
+    named = _NAMED.search(error[1])
+    frames = [m[1] or m[2] for m in _FRAME.finditer(output, 0, error.start())]
+    at = _AT.search(output, error.end())
+    for candidate in [*([named[1]] if named else []), *([at[1]] if at else []), *frames[::-1]]:
+        path = _inside(root, candidate)
+        if path:
+            text = _NAMED.sub("", error[1]).strip()
+            return path, text[:ERROR_CHARS]
+    return None
+
+
+def _inside(root: Path, name: str) -> str:
+    """A file's name as the workspace names it, when it is a file inside the workspace."""
+    try:
+        base = root.resolve()
+        path = Path(name) if Path(name).is_absolute() else base / name
+        found = path.resolve()
+        relative = found.relative_to(base)
+    except (OSError, ValueError):
+        return ""
+    parts = relative.parts
+    if not found.is_file() or any(p.startswith(".") or p in ("site-packages",) for p in parts):
+        return ""
+    return relative.as_posix()

@@ -1,0 +1,135 @@
+"""A run that stops because a file this run wrote does not load goes back to a write of
+that file. Qwen2.5-Coder-1.5B's mathx run on the CPU, replayed verbatim on the scripted
+fake server through the real CLI: `mathx/__init__.py` held only an import of itself,
+pytest stopped at collection, and in the subtask "run pytest to ensure the tests pass"
+the model ran pytest again until three strikes; its own replan then planned the same
+write, and it wrote the same line back."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import plan_rule, records_of, small_model_goal
+
+from localagent.tools.loaderror import located
+
+MATHX = (
+    "Create a Python package mathx with the functions add, subtract, multiply and divide "
+    "(divide raises ValueError when dividing by zero), with pytest tests in "
+    "tests/test_mathx.py; the tests must pass with pytest and ruff check must be clean"
+)
+STEPS = [
+    "write_file mathx/__init__.py with the package structure and functions",
+    "write_file tests/test_mathx.py with the pytest tests",
+    "run pytest to ensure the tests pass",
+]
+# The model's rounds, verbatim.
+ROUNDS = [
+    '{{"name": "write_file", "arguments": {"path": "mathx/__init__.py", "content": "from mathx '
+    'import add, subtract, multiply, divide"}}}',
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    "mathx\\n\\ndef test_add():\\n    assert mathx.add(1, 2) == 3\\n\\ndef test_subtract():\\n  "
+    "  assert mathx.subtract(1, 2) == -1\\n\\ndef test_multiply():\\n    assert mathx.multiply(1"
+    ', 2) == 2\\n\\ndef test_divide():\\n    assert mathx.divide(1, 2) == 0.5"}}}',
+    '{{"name": "run_cmd", "arguments": {"cmd": "pytest tests/test_mathx.py"}}}',
+    *['{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest tests/test_mathx.py"}}}'] * 3,
+]
+CODE = (
+    "def add(a, b):\n    return a + b\n\n\ndef subtract(a, b):\n    return a - b\n\n\n"
+    "def multiply(a, b):\n    return a * b\n\n\ndef divide(a, b):\n    if b == 0:\n"
+    "        raise ValueError('division by zero')\n    return a / b\n"
+)
+FIX = {"name": "write_file", "arguments": {"path": "mathx/__init__.py", "content": CODE}}
+TESTS = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest tests/test_mathx.py"}}'
+
+
+def test_a_run_that_stops_on_a_file_that_does_not_load_goes_back_to_its_write(
+    tmp_path: Path,
+) -> None:
+    replies = [{"content": r} for r in [*ROUNDS, json.dumps(FIX), TESTS]]
+    ran, _ = small_model_goal(
+        tmp_path, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="10"
+    )
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert runs[1]["facts"]["broken"] == [
+        "mathx/__init__.py: ImportError: cannot import name 'add' from partially initialized "
+        "module 'mathx' (most likely due to a circular import)"
+    ]
+    # The first blocked repeat fails the run subtask (no second and third strike) ...
+    assert len(records_of(tmp_path, "action_blocked")) == 1
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"].startswith(
+        "the run stopped because mathx/__init__.py does not load: ImportError"
+    )
+    # ... and the replan, made without the model, goes back to a write of that file.
+    (handback,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    assert handback["by"] == "handback"
+    assert handback["tasks"][0]["subtasks"] == [
+        "write_file mathx/__init__.py again, changed so that it no longer raises ImportError: "
+        "cannot import name 'add' from partially initialized module 'mathx' (most likely due "
+        "to a circular import)",
+        "run pytest to ensure the tests pass",
+    ]
+    done = [c.get("by") for c in records_of(tmp_path, "subtask_completed")]
+    assert done == ["write", "write", "write", "run"]
+    assert "4 passed" in runs[-1]["result"]
+
+
+CASES = {
+    "circular": (
+        "from mathx import add",
+        "import mathx\n",
+        ("mathx/__init__.py", "ImportError: cannot import name 'add' from partially initialized"),
+    ),
+    "lacks": (
+        "def sub(a, b):\n    return a - b\n",
+        "from mathx import add\n",
+        ("mathx/__init__.py", "ImportError: cannot import name 'add' from 'mathx'"),
+    ),
+    "name": (
+        "",
+        "def test_add():\n    assert add(1, 2) == 3\n",
+        ("tests/test_mathx.py", "NameError: name 'add' is not defined"),
+    ),
+    "indent": (
+        "def add(a, b):\n    return a + b\n  x = 1\n",
+        "import mathx\n",
+        ("mathx/__init__.py", "IndentationError: unindent does not match any outer"),
+    ),
+    "assert": (
+        "def add(a, b):\n    return a - b\n",
+        "from mathx import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        None,
+    ),
+    "missing-package": ("import numpyy\n", "import mathx\n", None),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_load_error_is_placed_in_the_file_that_must_change(tmp_path: Path, case: str) -> None:
+    package, tests, expected = CASES[case]
+    (tmp_path / "mathx").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "mathx" / "__init__.py").write_text(package)
+    (tmp_path / "tests" / "test_mathx.py").write_text(tests)
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests/test_mathx.py"]
+    ran = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    found = located(tmp_path, ran.stdout + ran.stderr)
+    if expected is None:
+        assert found is None, found
+    else:
+        assert found is not None and found[0] == expected[0]
+        assert found[1].startswith(expected[1]) and str(tmp_path) not in found[1]
+
+
+def test_a_script_s_traceback_names_its_file_and_nothing_outside_counts(tmp_path: Path) -> None:
+    (tmp_path / "x.py").write_text("print(1)\nfoo()\n")
+    ran = subprocess.run([sys.executable, "x.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert located(tmp_path, ran.stderr) == ("x.py", "NameError: name 'foo' is not defined")
+    outside = "File \"/usr/lib/python3/x.py\", line 1\nNameError: name 'foo' is not defined\n"
+    assert located(tmp_path, outside) is None
