@@ -577,6 +577,12 @@ def test_a_replan_after_tests_that_failed_carries_no_file(tmp_path: Path) -> Non
     said = "Its last run (`python -m pytest tests/test_mathx.py`) gave: "
     assert blocked and all(said in b["reason"] for b in blocked), blocked[0]["reason"]
     assert "test_add - assert -1 == 3" in blocked[0]["reason"]
+    # And the strike's reason, which the replan quotes, says what the run gave.
+    (failed, *_) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"].endswith(
+        "The last: `python -m pytest tests/test_mathx.py`; it gave: "
+        "FAILED tests/test_mathx.py::test_add - assert -1 == 3."
+    ), failed["reason"]
 
 
 def test_a_test_file_s_write_ends_its_subtask_when_a_later_one_runs_the_tests(

@@ -15,6 +15,7 @@ import orjson
 
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State
+from localagent.state.ledger import key
 
 LAST_CHARS = 160  # of the blocked call, and of what its latest run said
 
@@ -36,7 +37,8 @@ class Strikes:
         count = state.guard.insisted
         if count < self.max_blocked:
             return None
-        said = note.removeprefix("NOTE: ") or (state.errors[-1] if state.errors else "")
+        said = note.removeprefix("NOTE: ") or _ran(state, name, args)
+        said = said or (state.errors[-1] if state.errors else "")
         last = f" The last: {_line(_action(name, args))}" if name else ""
         last += f"; it gave: {_line(said)}" if name and said else ""
         return self.prompts.render("insisted", count=count, last=last + "." if last else "")
@@ -62,6 +64,16 @@ def _action(name: str, args: Any) -> str:
     if isinstance(args, dict) and name == "run_cmd" and isinstance(args.get("cmd"), str):
         return f"`{args['cmd']}`"
     return f"{name} {orjson.dumps(args).decode(errors='replace')}" if args else name
+
+
+def _ran(state: State, name: str, args: Any) -> str:
+    """What the ledger says of a blocked command's failed latest run: the file it could not
+    load, else its summary (the latest error is only "run_cmd: exit code 2" for pytest)."""
+    cmd = args.get("cmd") if isinstance(args, dict) and name == "run_cmd" else None
+    run = state.ledger.checks.get(key(cmd)) if isinstance(cmd, str) else None
+    if run is None or run.passed is not False:
+        return ""
+    return run.broken or run.summary
 
 
 def _line(text: str) -> str:
