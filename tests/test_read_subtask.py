@@ -11,7 +11,7 @@ from pathlib import Path
 
 from support import plan_rule, records_of, small_model_goal
 
-from localagent.loop.subtasks import read_file_of
+from localagent.loop.subtasks import edited_file, read_file_of
 
 GOAL = (
     "python -m pytest fails in this folder: fix the bug in stats.py so that the tests pass, "
@@ -63,3 +63,46 @@ def test_which_subtasks_are_one_read() -> None:
     assert read_file_of("Read stats.py and fix the bug") == ""
     assert read_file_of("read_file a.py b.py") == ""
     assert read_file_of("Read the README") == ""
+
+
+TEST_STATS = (
+    "from stats import mean, median\n\n\ndef test_mean():\n    assert mean([1, 2, 3, 4]) == 2.5\n"
+    "\n\ndef test_median_even():\n    assert median([4, 1, 3, 2]) == 2.5\n"
+)
+# The fix, as the 1.5B would send it once it had the file's text.
+FIX = {
+    "name": "replace_in_file",
+    "arguments": {
+        "path": "stats.py",
+        "old": "    return ordered[middle]\n",
+        "new": (
+            "    if len(ordered) % 2 == 0:\n"
+            "        return (ordered[middle - 1] + ordered[middle]) / 2\n"
+            "    return ordered[middle]\n"
+        ),
+    },
+}
+
+
+def test_an_edit_subtask_ends_with_the_edit_that_changes_its_file(tmp_path: Path) -> None:
+    """The small model never calls mark_subtask_complete: "replace_in_file stats.py to fix
+    the bug" ends with the first edit that changes stats.py (the tests run next and show
+    whether it works); an edit that fails changes nothing and ends nothing."""
+    (tmp_path / "stats.py").write_text(STATS)
+    (tmp_path / "test_stats.py").write_text(TEST_STATS)
+    tests = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
+    replies = [{"content": r} for r in (READ, PLACEHOLDER, json.dumps(FIX), tests)]
+    ran, _ = small_model_goal(tmp_path, GOAL, PLAN, replies, LOCALAGENT_MAX_ROUNDS="6")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d.get("by") for d in done] == ["read", "write", "run"]
+    assert done[1]["reason"].startswith("stats.py is changed, which is all the subtask asks")
+    assert "2 passed" in records_of(tmp_path, "action_finished")[-1]["result"]
+
+
+def test_which_subtasks_are_one_edit() -> None:
+    assert edited_file("replace_in_file stats.py to fix the bug") == "stats.py"
+    assert edited_file("Fix the bug in stats.py") == "stats.py"
+    assert edited_file("fix stats.py and run the tests") == ""
+    assert edited_file("replace_in_file a.py and b.py") == ""
+    assert edited_file("write_file stats.py") == ""

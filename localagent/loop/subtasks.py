@@ -41,6 +41,25 @@ def written_file(text: str) -> str:
     return named[0] if len(named) == 1 else ""
 
 
+# An edit subtask: "replace_in_file stats.py to fix the bug", "Fix the bug in stats.py".
+_EDITS = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:replace_in_file|edit|fix|modify|update|change|correct)\b", re.I
+)
+_MORE_THAN_EDITING = re.compile(
+    r"\b(?:run|runs|running|execute|executes|pytest|install|commit|and then|and test)\b", re.I
+)
+
+
+def edited_file(text: str) -> str:
+    """The one file an edit subtask changes: it says to edit or fix exactly one named file
+    and asks for no run; "" otherwise."""
+    named = evidence.named_files(text)
+    words = FILE.sub(" ", text)
+    if not _EDITS.match(text) or _MORE_THAN_EDITING.search(words):
+        return ""
+    return named[0] if len(named) == 1 else ""
+
+
 def writes_unnamed(text: str) -> bool:
     """A write subtask that names no file ("Write a hello world script"): one thing to
     write, nothing else asked, no file, package or tests named."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localagent.loop.subtasks import TESTS, ran_by, writes_unnamed, written_file
+from localagent.loop.subtasks import TESTS, edited_file, ran_by, writes_unnamed, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, norm
@@ -75,6 +75,9 @@ def finished(
     if here is None:
         return None
     ledger = state.ledger
+    edits = edited_file(here[1].description)
+    if edits:
+        return _edited(state, root, facts, small, prompts, edits)
     target = written_file(here[1].description) or _own_file(state, here[1].description, facts)
     if not target:
         return None
@@ -92,6 +95,26 @@ def finished(
     if not _sound(root, path) or path in map(norm, facts.get("emptied", [])):
         return None
     return Finished(path, prompts.render(name, path=path))
+
+
+def _edited(
+    state: State,
+    root: Path,
+    facts: dict[str, list[str]],
+    small: bool,
+    prompts: PromptSet,
+    target: str,
+) -> Finished | None:
+    """An edit subtask ends (small profile) with the first call that changes its file,
+    when a later subtask runs it or the tests: Qwen2.5-Coder-1.5B's fixtest plans were
+    "read_file stats.py", "replace_in_file stats.py to fix the bug", "run python -m
+    pytest", and the model never calls mark_subtask_complete; the run shows whether the
+    edit fixed it."""
+    changed = [p for p in map(norm, facts.get("wrote", [])) if _same(p, target)]
+    later = _checked_later(state, target) or any(ran_by(t) == TESTS for t in _later(state))
+    if not (small and changed and later) or not _sound(root, changed[0]):
+        return None
+    return Finished(changed[0], prompts.render("done_by_edit", path=changed[0]))
 
 
 def _own_file(state: State, subtask: str, facts: dict[str, list[str]]) -> str:

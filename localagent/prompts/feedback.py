@@ -112,6 +112,10 @@ CALL_SKIPPED = (
 
 DONE_BY_WRITE = "{path} is written, which is all the subtask asks"
 
+DONE_BY_EDIT = (
+    "{path} is changed, which is all the subtask asks; the next subtask shows if it works"
+)
+
 DONE_BY_REWRITE = "{path} was already written by this run and is written again unchanged"
 
 WRITE_COMPLETES = """\

@@ -23,6 +23,7 @@ from localagent.prompts.feedback import (
     COMPLETION_REFUSED,
     CUT_OFF,
     CUT_OFF_WRITE,
+    DONE_BY_EDIT,
     DONE_BY_READ,
     DONE_BY_RERUN,
     DONE_BY_REWRITE,
@@ -253,6 +254,9 @@ PROMPTS: dict[str, Prompt] = {
     ),
     "done_by_write": Prompt(
         DONE_BY_WRITE, "why a write subtask is done: its file is written", _spec("path")
+    ),
+    "done_by_edit": Prompt(
+        DONE_BY_EDIT, "why an edit subtask is done: its file changed", _spec("path")
     ),
     "done_by_rewrite": Prompt(
         DONE_BY_REWRITE,
