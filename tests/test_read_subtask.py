@@ -106,3 +106,40 @@ def test_which_subtasks_are_one_edit() -> None:
     assert edited_file("fix stats.py and run the tests") == ""
     assert edited_file("replace_in_file a.py and b.py") == ""
     assert edited_file("write_file stats.py") == ""
+
+
+def test_tests_that_fail_after_the_edit_go_back_to_the_edit(tmp_path: Path) -> None:
+    """The edit did not fix the bug: the tests fail on an assertion, the model runs them
+    again and is blocked. With the small profile the run subtask fails then, and the
+    replan, made without the model, is the edit again, naming what failed."""
+    (tmp_path / "stats.py").write_text(STATS)
+    (tmp_path / "test_stats.py").write_text(TEST_STATS)
+    wrong = {
+        "name": "replace_in_file",
+        "arguments": {"path": "stats.py", "old": "ordered[middle]", "new": "ordered[middle - 1]"},
+    }
+    right = {
+        "name": "replace_in_file",
+        "arguments": {
+            "path": "stats.py",
+            "old": "    return ordered[middle - 1]\n",
+            "new": FIX["arguments"]["new"],
+        },
+    }
+    tests = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
+    replies = [READ, json.dumps(wrong), tests, tests, tests, json.dumps(right), tests]
+    scripted = [{"content": r} for r in replies]
+    ran, _ = small_model_goal(tmp_path, GOAL, PLAN, scripted, LOCALAGENT_MAX_ROUNDS="8")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"] == (
+        "the tests still fail after the change to stats.py: assert 2 == 2.5"
+    ), failed["reason"]
+    (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    assert back["by"] == "handback"
+    assert back["tasks"][0]["subtasks"] == [
+        "replace_in_file stats.py to fix the failing test: assert 2 == 2.5",
+        "run python -m pytest",
+    ]
+    assert len(records_of(tmp_path, "action_blocked")) == 1
+    assert "2 passed" in records_of(tmp_path, "action_finished")[-1]["result"]

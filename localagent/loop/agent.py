@@ -297,13 +297,20 @@ class Agent:
             # Its program calls none of its code: running it again shows nothing new, so
             # the run subtask fails now and its replan goes back to a write.
             self.fail_subtask(note.removeprefix("NOTE: "))
-        elif self.planner.small and (found := self._broken()):
-            # A file it wrote does not load: the same, back to a write of that file.
-            self.fail_subtask(self.prompts.render("load_failed", path=found[0], error=found[1]))
+        elif self.planner.small and (reason := self._back()):
+            # A file it wrote does not load, or the tests fail after the edit before:
+            # the same, back to a write or an edit of that file.
+            self.fail_subtask(reason)
 
-    def _broken(self) -> tuple[str, str] | None:
+    def _back(self) -> str:
+        """Why the active run subtask goes back to its file now ("" when it does not)."""
         here = current(self.state)
-        return handback.broken(self.state, here[1].description) if here is not None else None
+        text = here[1].description if here is not None else ""
+        if found := handback.broken(self.state, text):
+            return self.prompts.render("load_failed", path=found[0], error=found[1])
+        if found := handback.failed_after_edit(self.state, text):
+            return self.prompts.render("failed_after_edit", path=found[0], failure=found[1])
+        return ""
 
     # ---- verifying the goal ----------------------------------------------------
 

@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from localagent.loop.rundone import runs
-from localagent.loop.subtasks import TESTS, ran_by, written_file
+from localagent.loop.subtasks import FILE, TEST_FILE, TESTS, edited_file, ran_by, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state.ledger import NO_OUTPUT, split_result
 from localagent.tools import ToolResult, pyscript
+from localagent.tools.loaderror import ERROR_CHARS
 
 
 def runs_idle(state: State, root: Path) -> bool:
@@ -63,6 +64,48 @@ def broken(state: State, subtask: str) -> tuple[str, str] | None:
         return None
     path, _, error = last.broken.partition(": ")
     return (path, error) if path in ledger.writes else None
+
+
+def failed_after_edit(state: State, subtask: str) -> tuple[str, str] | None:
+    """For a run `subtask` that runs the tests: the file the subtask before it edited or
+    wrote (not a test file) and what failed, when the latest test run failed on its
+    assertions (every file loaded) with nothing changed since. The 1.5B's fixtest plans:
+    "replace_in_file stats.py to fix the bug", then "run python -m pytest"; the tests
+    failed, the model ran them again until three strikes, and the replans were spent."""
+    if ran_by(subtask) != TESTS:
+        return None
+    ledger = state.ledger
+    done = [c for c in ledger.checks.values() if c.kind in ("pytest", "unittest")]
+    last = max(done, key=lambda c: c.seq, default=None)
+    if last is None or last.passed is not False or last.broken:
+        return None
+    if last.epoch != state.guard.epoch:
+        return None
+    before = _before(state, subtask)
+    path = edited_file(before) or written_file(before)
+    if not path.endswith(".py") or TEST_FILE.search(path) or path not in ledger.writes:
+        return None
+    return path, FILE.sub("", last.summary.split(" - ", 1)[-1]).strip()[:ERROR_CHARS]
+
+
+def _before(state: State, subtask: str) -> str:
+    """The plan's subtask just before the latest one with this text that is not done."""
+    assert state.goal is not None
+    texts = [(s.description, s.status) for t in state.goal.tasks for s in t.subtasks]
+    at = max(
+        (i for i, (d, st) in enumerate(texts) if d == subtask and st != "completed"), default=0
+    )
+    return texts[at - 1][0] if at > 0 else ""
+
+
+def edit_tasks(
+    state: State, due: ReplanDue, found: tuple[str, str], prompts: PromptSet
+) -> list[dict[str, Any]]:
+    """The plan from the failed test run on: an edit of the file, naming the failure."""
+    edit = prompts.render("handback_edit", path=found[0], failure=found[1])
+    if edited_file(edit) != found[0]:
+        edit = prompts.render("handback_edit", path=found[0], failure="see the tests' output")
+    return _from(state, due, edit)
 
 
 def fix_tasks(

@@ -42,6 +42,10 @@ def revise(
         log.info("%s does not load (%s): back to a write", *found)
         tasks = handback.fix_tasks(state, due, found, prompts)
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
+    if planner.small and (found := handback.failed_after_edit(state, due.subtask)):
+        log.info("the tests fail after the change to %s (%s): back to an edit", *found)
+        tasks = handback.edit_tasks(state, due, found, prompts)
+        return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     tasks = planner.replan(state, (due.task, due.subtask), due.reason, on_call)
     if not tasks:
         return None

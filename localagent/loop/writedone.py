@@ -21,19 +21,23 @@ check for the goal's verdict.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localagent.loop.subtasks import TESTS, edited_file, ran_by, writes_unnamed, written_file
+from localagent.loop.subtasks import (
+    TEST_FILE,
+    TESTS,
+    edited_file,
+    ran_by,
+    writes_unnamed,
+    written_file,
+)
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, norm
 from localagent.tools import pyscript
 from localagent.verify import evidence
-
-_TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,7 @@ def _checked_later(state: State, target: str) -> bool:
     pass"; each test file was written twice, 14 rounds in 7 runs)."""
     if any(_same(p, target) for p in _later_files(state)):
         return True
-    return _TEST_FILE.search(target) is not None and any(ran_by(t) == TESTS for t in _later(state))
+    return TEST_FILE.search(target) is not None and any(ran_by(t) == TESTS for t in _later(state))
 
 
 def _in_package(root: Path, path: str) -> bool:

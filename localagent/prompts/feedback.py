@@ -146,6 +146,10 @@ CARRIED_RUN = "`{cmd}` already succeeded in this run ({summary}) and nothing cha
 
 LOAD_FAILED = "the run stopped because {path} does not load: {error}"
 
+FAILED_AFTER_EDIT = "the tests still fail after the change to {path}: {failure}"
+
+HANDBACK_EDIT = "replace_in_file {path} to fix the failing test: {failure}"
+
 HANDBACK_FIX = "write_file {path} again, changed so that it no longer raises {error}"
 
 HANDBACK_WRITE = (

@@ -30,9 +30,11 @@ from localagent.prompts.feedback import (
     DONE_BY_RUN,
     DONE_BY_WRITE,
     DROPPED_RESULT,
+    FAILED_AFTER_EDIT,
     FAILURE_REPEATED,
     FAILURE_UNTRIED,
     FORMAT_ERROR,
+    HANDBACK_EDIT,
     HANDBACK_FIX,
     HANDBACK_WRITE,
     INSISTED,
@@ -298,6 +300,16 @@ PROMPTS: dict[str, Prompt] = {
         LOAD_FAILED,
         "why a run subtask failed: a file the run loads does not (small profile)",
         _spec("path error"),
+    ),
+    "failed_after_edit": Prompt(
+        FAILED_AFTER_EDIT,
+        "why a test run subtask failed: the tests fail after an edit (small profile)",
+        _spec("path failure"),
+    ),
+    "handback_edit": Prompt(
+        HANDBACK_EDIT,
+        "the edit subtask a test run that failed after an edit goes back to",
+        _spec("path failure"),
     ),
     "handback_fix": Prompt(
         HANDBACK_FIX,
