@@ -590,6 +590,18 @@ def test_run_cmd_python_module_pytest(ws: Workspace) -> None:
     assert result.ok and result.returncode == 0 and "pytest" in result.text
 
 
+def test_pytest_s_session_header_is_left_out_of_what_the_model_reads(ws: Workspace) -> None:
+    """The platform, rootdir, plugins and benchmark lines are the same in every run (about
+    130 tokens of each pytest result the engine read); what ran and what failed stay."""
+    (ws.root / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 3\n")
+    result = ws.run("run_cmd", {"cmd": "python -m pytest -p no:cacheprovider test_one.py"})
+    assert not result.ok
+    assert "test session starts" in result.text and "collected 1 item" in result.text
+    assert "assert (1 + 1) == 3" in result.text and "1 failed" in result.text
+    for line in result.text.splitlines():
+        assert not line.startswith(("platform ", "rootdir: ", "plugins: ", "benchmark: ")), line
+
+
 def test_pytest_that_cannot_import_the_workspace_s_package_is_told_python_m_pytest(
     ws: Workspace,
 ) -> None:
