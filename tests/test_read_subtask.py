@@ -103,6 +103,11 @@ def test_an_edit_subtask_ends_with_the_edit_that_changes_its_file(tmp_path: Path
 def test_which_subtasks_are_one_edit() -> None:
     assert edited_file("replace_in_file stats.py to fix the bug") == "stats.py"
     assert edited_file("Fix the bug in stats.py") == "stats.py"
+    refactor = (  # the 1.5B's step, verbatim: it moves code, not files
+        "replace_in_file shapes.py to move the repeated area formulas into a single function "
+        "area(kind, size)"
+    )
+    assert edited_file(refactor) == "shapes.py"
     assert edited_file("fix stats.py and run the tests") == ""
     assert edited_file("replace_in_file a.py and b.py") == ""
     assert edited_file("write_file stats.py") == ""

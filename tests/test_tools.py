@@ -1247,3 +1247,21 @@ def test_new_text_found_inside_another_line_is_no_edit_made_already(ws: Workspac
     made = {"path": "shapes.py", "old": "return size ** 2", "new": "return size * size"}
     again = ws.run("replace_in_file", made)
     assert not again.ok and "made already" in again.text and "(line 2)" in again.text
+
+
+def test_an_edit_that_drops_a_name_another_file_imports_is_refused(ws: Workspace) -> None:
+    """Asked to move shapes.py's area formulas into one function, Qwen2.5-Coder-1.5B
+    renamed total_area, which test_shapes.py imports: the tests could only break."""
+    shapes = "def total_area(shapes):\n    return sum(s * s for _, s in shapes)\n"
+    (ws.root / "shapes.py").write_text(shapes)
+    (ws.root / "test_shapes.py").write_text("from shapes import total_area\n")
+    edit = {"path": "shapes.py", "old": "total_area", "new": "area"}
+    result = ws.run("replace_in_file", edit)
+    assert not result.ok
+    assert result.text.startswith(
+        "not changed: 'shapes.py' defines total_area, which test_shapes.py imports"
+    ), result.text
+    assert (ws.root / "shapes.py").read_text() == shapes
+    # An edit that keeps the name is made.
+    body = {"path": "shapes.py", "old": "s * s", "new": "s ** 2"}
+    assert ws.run("replace_in_file", body).ok

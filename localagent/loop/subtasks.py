@@ -53,8 +53,11 @@ _MORE_THAN_EDITING = re.compile(
 
 def edited_file(text: str) -> str:
     """The one file an edit subtask changes: it says to edit or fix exactly one named file
-    and asks for no run; "" otherwise."""
-    named = evidence.named_files(text)
+    and asks for no run; "" otherwise. "Move the formulas into one function" moves code,
+    not files: every file the text names counts (the 1.5B's refactor step, verbatim:
+    "replace_in_file shapes.py to move the repeated area formulas into a single function
+    area(kind, size)")."""
+    named = evidence.file_names(text)
     words = FILE.sub(" ", text)
     if not _EDITS.match(text) or _MORE_THAN_EDITING.search(words):
         return ""

@@ -137,6 +137,13 @@ EDITS = {
         "a rewrite that drops what other files import, refused",
         "path users text",
     ),
+    "edit_drops_imports": refusal(
+        "not changed: {path} defines {users}, and after this edit it would not; made, it "
+        "would break them. Keep those names: a new function can hold their shared code, "
+        "and they can call it.",
+        "an edit that drops what other files import, refused",
+        "path users",
+    ),
     "new_made_already": refusal(
         "{path} already has new (line {line}) where old is: this edit is made already, "
         "and making it again would add its lines a second time",

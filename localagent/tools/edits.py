@@ -8,10 +8,12 @@ import os
 from pathlib import Path
 from typing import Annotated
 
+from localagent.tools import pyscript, pywrite
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.files import existing_file, syntax_note
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
+from localagent.tools.pkgimports import lost_users
 from localagent.tools.syntaxfix import compile_problem, line_fix
 
 # An edit holds the whole file twice (as it is and as it becomes).
@@ -59,6 +61,11 @@ def replace_in_file(
         raise ToolError.of("new_made_already", path=describe(path), line=line)
     first_line = text[: text.index(old)].count("\n") + 1
     edited = text.replace(old, new)
+    had = pyscript.defines(ctx.root, name)
+    if had and (users := lost_users(ctx.root, name, had, pywrite.defined(edited))):
+        # Asked to move shapes.py's area formulas into one function, Qwen2.5-Coder-1.5B
+        # renamed total_area, largest and report, which test_shapes.py imports.
+        raise ToolError.of("edit_drops_imports", path=describe(path), users=users)
     write_atomically(ctx.root, target, edited.encode("utf-8"))
     changed_lines = new.count("\n") + 1
     summary = f"replaced {found} occurrence{'s' if found > 1 else ''} in {describe(path)}"

@@ -11,7 +11,7 @@ from localagent.tools import pyscript, pywrite
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace, touches_journal
-from localagent.tools.pkgimports import importers, missing_from_itself, written_note
+from localagent.tools.pkgimports import lost_users, missing_from_itself, written_note
 from localagent.tools.syntaxfix import compile_problem
 
 MAX_LIST_ENTRIES = 200
@@ -190,7 +190,7 @@ def write_file(
         raise ToolError.of("write_folder_missing", folder=folder)
     existed = target.exists()
     had = pyscript.defines(ctx.root, name) if existed else []
-    if had and (users := _users_of_lost(ctx, name, had, pywrite.defined(content))):
+    if had and (users := lost_users(ctx.root, name, had, pywrite.defined(content))):
         # Asked to fix stats.py, Qwen2.5-Coder-1.5B wrote `def stats(): return 'Hello,
         # World!'` over it without reading it (8 of 12 runs on an H100); the mean and
         # median test_stats.py imports were gone, and it never saw them again.
@@ -229,17 +229,6 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-def _users_of_lost(ctx: ToolContext, name: str, had: list[str], now: list[str]) -> str:
-    """ "mean, median, which test_stats.py imports": what a rewrite of `name` dropped that
-    other files of the workspace import, or ""."""
-    lost = [d for d in had if d not in now]
-    users = importers(ctx.root, name, lost) if lost else []
-    if not users:
-        return ""
-    verb = "imports" if len(users) == 1 else "import"
-    return f"{', '.join(lost[:5])}, which {' and '.join(users[:3])} {verb}"
 
 
 def _holds(ctx: ToolContext, target: Path, data: bytes) -> bool:

@@ -157,6 +157,17 @@ def _attribute_of(node: ast.AST, module: str, names: set[str]) -> bool:
     return isinstance(node.value, ast.Name) and node.value.id == module
 
 
+def lost_users(root: Path, name: str, had: list[str], now: list[str]) -> str:
+    """ "mean, median, which test_stats.py imports": what a change of `name` from defining
+    `had` to defining `now` drops that other files of the workspace import, or ""."""
+    lost = [d for d in had if d not in now]
+    users = importers(root, name, lost) if lost else []
+    if not users:
+        return ""
+    verb = "imports" if len(users) == 1 else "import"
+    return f"{', '.join(lost[:5])}, which {' and '.join(users[:3])} {verb}"
+
+
 def missing_from_itself(root: Path, path: str, source: str) -> list[str]:
     """The names a package's `__init__.py` (at `path`, with `source`) imports from its own
     package that nothing there has: neither it (no def, class or assignment) nor a module
