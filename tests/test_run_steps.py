@@ -91,6 +91,15 @@ def test_a_fix_goal_s_step_that_writes_its_file_is_the_edit() -> None:
         ["replace_in_file stats.py to fix the bug"],
         ["run python -m pytest"],
     ]
+    # The step as the 1.5B wrote it in another CPU run, verbatim.
+    said = [
+        {
+            "description": "Write stats.py with the bug fixed",
+            "subtasks": ["write_file stats.py to fix the bug"],
+        }
+    ]
+    fixed = plancheck.check(said, goal, tools)
+    assert fixed.tasks[0]["subtasks"] == ["replace_in_file stats.py to fix the bug"]
     # A file the goal does not name, or a goal that fixes nothing, keeps its write.
     other = plancheck.check(
         [{"description": "d", "subtasks": ["write_file notes.txt"]}], goal, tools

@@ -151,7 +151,18 @@ def as_edit(text: str, goal: str) -> str:
     """A step that writes a file a goal to fix names, as the edit that fixes it: the
     1.5B planned "write_file stats.py" for "fix the bug in stats.py" (the CPU, today) and
     wrote a stub over it; written whole, the file's code is lost."""
-    target = written_file(text) if FIX.search(goal) else ""
+    target = written_file(text) or _write_to_fix(text) if FIX.search(goal) else ""
     if not target or target not in evidence.named_files(goal):
         return text
     return f"replace_in_file {target} to fix the bug"
+
+
+def _write_to_fix(text: str) -> str:
+    """The one file a write step "to fix the bug" names (the 1.5B on the CPU, verbatim:
+    "write_file stats.py to fix the bug", then a stub sent for it, refused, and a wrong
+    edit of `mean` in a step no edit could end)."""
+    named = evidence.file_names(text)
+    words = FILE.sub(" ", text)
+    if not _WRITES.match(text) or not FIX.search(words) or _MORE_THAN_EDITING.search(words):
+        return ""
+    return named[0] if len(named) == 1 else ""
