@@ -29,7 +29,7 @@ from localagent.loop.rundone import runs
 from localagent.loop.subtasks import FILE, TEST_FILE, TESTS, edited_file, ran_by, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
-from localagent.state.ledger import NO_OUTPUT, split_result
+from localagent.state.ledger import NO_OUTPUT, latest_tests, split_result
 from localagent.tools import ToolResult, pyscript
 from localagent.tools.loaderror import ERROR_CHARS
 
@@ -75,8 +75,7 @@ def failed_after_edit(state: State, subtask: str) -> tuple[str, str] | None:
     if ran_by(subtask) != TESTS:
         return None
     ledger = state.ledger
-    done = [c for c in ledger.checks.values() if c.kind in ("pytest", "unittest")]
-    last = max(done, key=lambda c: c.seq, default=None)
+    last = latest_tests(ledger)
     if last is None or last.passed is not False or last.broken:
         return None
     if last.epoch != state.guard.epoch:

@@ -87,17 +87,24 @@ def rerun(state: State, tool: Tool | None, args: dict[str, Any]) -> str:
     return cmd if isinstance(cmd, str) and _target(state) else ""
 
 
+def failed_run(state: State, name: str, args: Any) -> CheckRun | None:
+    """The latest run of the command a run_cmd call runs, when it failed (not when it
+    passed, nor when it was inconclusive: that has a note of its own)."""
+    given = given_arguments(args) if name == "run_cmd" and isinstance(args, dict) else {}
+    cmd = given.get("cmd")
+    run = state.ledger.checks.get(key(cmd)) if isinstance(cmd, str) else None
+    return run if run is not None and run.passed is False else None
+
+
 def failed_before(state: State, tool: Tool | None, args: dict[str, Any], prompts: PromptSet) -> str:
     """For a command the loop guard blocks, what its latest run gave, when it failed:
     after a replan the window no longer shows it, and Qwen2.5-Coder-1.5B's first call of
     a replanned mathx step, the pytest run that had failed, was blocked without a word of
     why it failed (12 rounds in 3 of 16 runs)."""
-    runs = tool is not None and tool.name == "run_cmd"
-    cmd = given_arguments(args).get("cmd") if runs else None
-    run = state.ledger.checks.get(key(cmd)) if isinstance(cmd, str) else None
-    if run is None or run.passed is not False:  # passed, or inconclusive: its own note
-        return ""
-    return prompts.render("blocked_last_run", cmd=run.cmd, summary=run.summary)
+    run = failed_run(state, tool.name, args) if tool is not None else None
+    return (
+        "" if run is None else prompts.render("blocked_last_run", cmd=run.cmd, summary=run.summary)
+    )
 
 
 def repeated(state: State, cmd: str, prompts: PromptSet) -> Finished | None:

@@ -13,9 +13,9 @@ from typing import Any
 
 import orjson
 
+from localagent.loop.rundone import failed_run
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State
-from localagent.state.ledger import key
 
 LAST_CHARS = 160  # of the blocked call, and of what its latest run said
 
@@ -69,11 +69,8 @@ def _action(name: str, args: Any) -> str:
 def _ran(state: State, name: str, args: Any) -> str:
     """What the ledger says of a blocked command's failed latest run: the file it could not
     load, else its summary (the latest error is only "run_cmd: exit code 2" for pytest)."""
-    cmd = args.get("cmd") if isinstance(args, dict) and name == "run_cmd" else None
-    run = state.ledger.checks.get(key(cmd)) if isinstance(cmd, str) else None
-    if run is None or run.passed is not False:
-        return ""
-    return run.broken or run.summary
+    run = failed_run(state, name, args)
+    return "" if run is None else run.broken or run.summary
 
 
 def _line(text: str) -> str:

@@ -35,7 +35,7 @@ from localagent.loop.subtasks import (
 )
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
-from localagent.state.ledger import CheckRun, norm
+from localagent.state.ledger import CheckRun, latest_tests, norm
 from localagent.tools import pyscript
 from localagent.verify import evidence
 
@@ -115,7 +115,7 @@ def _edited(
     pytest", and the model never calls mark_subtask_complete; the run shows whether the
     edit fixed it."""
     changed = [p for p in map(norm, facts.get("wrote", [])) if _same(p, target)]
-    later = _checked_later(state, target) or any(ran_by(t) == TESTS for t in _later(state))
+    later = _checked_later(state, target) or _tests_later(state)
     if not (small and changed and later) or not _sound(root, changed[0]):
         return None
     return Finished(changed[0], prompts.render("done_by_edit", path=changed[0]))
@@ -141,7 +141,7 @@ def _checked_later(state: State, target: str) -> bool:
     pass"; each test file was written twice, 14 rounds in 7 runs)."""
     if any(_same(p, target) for p in _later_files(state)):
         return True
-    return TEST_FILE.search(target) is not None and any(ran_by(t) == TESTS for t in _later(state))
+    return TEST_FILE.search(target) is not None and _tests_later(state)
 
 
 def _in_package(root: Path, path: str) -> bool:
@@ -225,16 +225,14 @@ def carried(
       for byte (5 of 16 runs).
     """
     found = []
-    target = written_file(failed)
-    path = next((p for p in state.ledger.writes if target and _same(p, target)), "")
+    path = _written(state, written_file(failed))
     again = any(text == failed for task in tasks for text in task["subtasks"])
     if again and path and _sound(root, path):
         found.append({"subtask": failed, "reason": prompts.render("carried", path=path)})
     if (passed := _tests_passed(state)) is None:
         return found
     for text in (t for task in tasks for t in task["subtasks"] if t != failed):
-        target = written_file(text)
-        path = next((p for p in state.ledger.writes if target and _same(p, target)), "")
+        path = _written(state, written_file(text))
         if path and _sound(root, path) and all(c["subtask"] != text for c in found):
             reason = prompts.render(
                 "carried_tested", path=path, cmd=passed.cmd, summary=passed.summary
@@ -244,10 +242,16 @@ def carried(
 
 
 def _tests_passed(state: State) -> CheckRun | None:
-    """The latest passing run of the tests, when nothing changed in the workspace since."""
-    runs = [
-        run
-        for run in state.ledger.checks.values()
-        if run.kind in ("pytest", "unittest") and run.passed and run.epoch == state.guard.epoch
-    ]
-    return max(runs, key=lambda run: run.seq, default=None)
+    """The latest run of the tests, when it passed and nothing changed since."""
+    run = latest_tests(state.ledger)
+    return run if run is not None and run.passed and run.epoch == state.guard.epoch else None
+
+
+def _written(state: State, target: str) -> str:
+    """The path this run wrote that a subtask's `target` names ("" when none)."""
+    return next((p for p in state.ledger.writes if target and _same(p, target)), "")
+
+
+def _tests_later(state: State) -> bool:
+    """Whether a later subtask of the plan runs the tests."""
+    return any(ran_by(text) == TESTS for text in _later(state))

@@ -82,6 +82,12 @@ class Ledger(BaseModel):
     nudged: bool = False  # this subtask had its one "not accepted yet"
 
 
+def latest_tests(ledger: Ledger) -> CheckRun | None:
+    """The latest run of the tests (pytest or unittest), whatever its outcome."""
+    runs = [run for run in ledger.checks.values() if run.kind in ("pytest", "unittest")]
+    return max(runs, key=lambda run: run.seq, default=None)
+
+
 def norm(path: str) -> str:
     """One spelling per workspace path: '/' separators, no '.' segments."""
     text = posixpath.normpath(str(path).replace("\\", "/"))
