@@ -14,6 +14,7 @@ from typing import Any
 
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state import State, current
+from localagent.system.textcap import first_line
 from localagent.verify.where import locate
 
 FACT_ERROR_CHARS = 160  # of one recent error: its first line (the result has it whole)
@@ -61,23 +62,15 @@ def probe(
         "round": state.rounds + 1,
         "max_rounds": max_rounds,
         "progress": progress(state) if state.goal else "",
-        "task": _line(here[0].description, FACT_TASK_CHARS) if here else "-",
+        "task": first_line(here[0].description, FACT_TASK_CHARS) if here else "-",
         "subtask": here[1].description if here else "-",
         "written": state.files_written[-4:],
         "existing": existing,
         "missing": [name for name, at in found.items() if at is None],
         "commands": [f"{c['cmd']} -> {c['returncode']}" for c in state.commands[-3:]],
-        "errors": list(dict.fromkeys(_line(e, FACT_ERROR_CHARS) for e in state.errors[-3:])),
+        "errors": list(dict.fromkeys(first_line(e, FACT_ERROR_CHARS) for e in state.errors[-3:])),
         "notice": notice,
     }
-
-
-def _line(text: str, limit: int) -> str:
-    """The first line of text, at most limit characters (an ellipsis marks a cut)."""
-    first = text.strip().split("\n", 1)[0].rstrip()
-    if len(first) > limit:
-        return first[: limit - 1].rstrip() + "…"
-    return first if first == text.strip() else first + " …"
 
 
 def _listing(items: list[str]) -> str:

@@ -16,6 +16,7 @@ import orjson
 from localagent.loop.rundone import failed_run
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State
+from localagent.system.textcap import first_line
 
 LAST_CHARS = 160  # of the blocked call, and of what its latest run said
 
@@ -39,8 +40,8 @@ class Strikes:
             return None
         said = note.removeprefix("NOTE: ") or _ran(state, name, args)
         said = said or (state.errors[-1] if state.errors else "")
-        last = f" The last: {_line(_action(name, args))}" if name else ""
-        last += f"; it gave: {_line(said)}" if name and said else ""
+        last = f" The last: {first_line(_action(name, args), LAST_CHARS)}" if name else ""
+        last += f"; it gave: {first_line(said, LAST_CHARS)}" if name and said else ""
         return self.prompts.render("insisted", count=count, last=last + "." if last else "")
 
     def format_errors(self, state: State) -> str | None:
@@ -71,8 +72,3 @@ def _ran(state: State, name: str, args: Any) -> str:
     load, else its summary (the latest error is only "run_cmd: exit code 2" for pytest)."""
     run = failed_run(state, name, args)
     return "" if run is None else run.broken or run.summary
-
-
-def _line(text: str) -> str:
-    first = text.strip().split("\n", 1)[0].strip()
-    return first if len(first) <= LAST_CHARS else first[: LAST_CHARS - 1].rstrip() + "…"

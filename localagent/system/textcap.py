@@ -22,3 +22,11 @@ def cap_text(text: str, limit: int) -> str:
 def clip(args: dict[str, Any], limit: int) -> dict[str, Any]:
     """Arguments with long strings (file contents) shortened, to keep the snapshot small."""
     return {k: cap_text(v, limit) if isinstance(v, str) else v for k, v in args.items()}
+
+
+def first_line(text: str, limit: int) -> str:
+    """The first line of text, at most limit characters (an ellipsis marks a cut)."""
+    first = text.strip().split("\n", 1)[0].rstrip()
+    if len(first) > limit:
+        return first[: limit - 1].rstrip() + "…"
+    return first if first == text.strip() else first + " …"

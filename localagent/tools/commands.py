@@ -98,8 +98,8 @@ def _without_banner(output: str) -> str:
     """The output as the model reads it: pytest's session header left out."""
     if "test session starts" not in output:
         return output
-    head, sep, rest = output.partition("collected ")
-    return _PYTEST_BANNER.sub("", head) + sep + rest if sep else _PYTEST_BANNER.sub("", output)
+    head, sep, rest = output.partition("collected ")  # the header ends there
+    return _PYTEST_BANNER.sub("", head) + sep + rest
 
 
 def _unproven(ctx: ToolContext, cmd: str, result: ProcessResult, stdin: str) -> tuple[str, str]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from localagent.tools.pkgimports import inside
+
 # Errors raised while a file loads, each in the file that must change. Not
 # ModuleNotFoundError: its cause is how the program was started or a missing package.
 _ERROR = re.compile(
@@ -48,15 +50,10 @@ def located(root: Path, output: str) -> tuple[str, str] | None:
 
 
 def _inside(root: Path, name: str) -> str:
-    """A file's name as the workspace names it, when it is a file inside the workspace."""
-    try:
-        base = root.resolve()
-        path = Path(name) if Path(name).is_absolute() else base / name
-        found = path.resolve()
-        relative = found.relative_to(base)
-    except (OSError, ValueError):
+    """A traceback's file as the workspace names it, when it is a file of the workspace's
+    own (not in a hidden folder such as a virtual environment, nor in site-packages)."""
+    path = inside(root, name)
+    parts = path.split("/") if path else []
+    if not path or any(p.startswith(".") or p == "site-packages" for p in parts):
         return ""
-    parts = relative.parts
-    if not found.is_file() or any(p.startswith(".") or p in ("site-packages",) for p in parts):
-        return ""
-    return relative.as_posix()
+    return path if (root / path).is_file() else ""

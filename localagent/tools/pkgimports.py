@@ -223,7 +223,7 @@ def undefined_note(root: Path, output: str) -> str:
     frames = _FRAME.findall(output[: found.start()]) if found else []
     # pytest names the place after the error instead: "tests/test_mathx.py:2: NameError"
     frames += _PYTEST_AT.findall(output[found.end() :]) if found else []
-    where = _inside(root, frames[-1]) if frames else ""
+    where = inside(root, frames[-1]) if frames else ""
     if not found or not where:
         return ""
     name = found[1]
@@ -243,7 +243,7 @@ def undefined_note(root: Path, output: str) -> str:
     return f"NOTE: {where} uses {name} but does not import it; add `{line}` at its top.{edit}"
 
 
-def _inside(root: Path, path: str) -> str:
+def inside(root: Path, path: str) -> str:
     """A traceback's file as a workspace path ("" for one outside the workspace)."""
     try:
         given = Path(path)
