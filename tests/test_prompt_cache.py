@@ -303,3 +303,32 @@ def test_calls_written_in_the_text_go_back_as_written_so_the_reply_stays_cached(
     # The round after the 400-character write reads its result and facts, not the write.
     new = len(json.dumps(after_write[reply + 1 :])) // CHARS_PER_TOKEN
     assert calls[1]["prompt_tokens"] - calls[1]["cached_tokens"] <= new + 8, calls[1]
+
+
+def test_a_repeated_output_is_read_once_and_named_by_its_round(tmp_path: Path) -> None:
+    """Qwen2.5-Coder-1.5B ran a failing `python -m pytest` twice before each blocked
+    third, nothing changed between: the second run's 400-500 tokens of output were the same
+    words, read again by the engine. The second result names the round that gave it."""
+    lines = [f"print('line {i}: assert compute({i}) == {i * i}')" for i in range(30)]
+    (tmp_path / "fail.py").write_text("\n".join([*lines, "raise SystemExit(1)"]) + "\n")
+    replies = [call("run_cmd", cmd="python fail.py")] * 2
+    replies.append(call("read_file", path="fail.py"))
+    plan = plan_rule(("Check", ["Run fail.py and read it"]))
+    cache = scenario(rules=[plan], replies=replies, default=done("read"), prompt_cache=True)
+    with FakeServer(cache) as server:
+        localagent.run_goal(
+            "Run fail.py and read it", tmp_path, ollama_host=server.url, model=MODEL,
+            verify=False, retry_deadline=0,
+        )  # fmt: skip
+        sent = [r for r in server.chat_requests if r.get("tools")]
+    results = [m["content"] for m in sent[3]["messages"] if m["role"] == "tool"]
+    assert len(results) == 3 and "line 29: assert compute(29)" in results[0]
+    assert results[1] == (
+        "exit code 1\n(The same output, word for word, as this call gave in round 1, above.)"
+    )
+    assert "line 0" in results[2]  # a different call's result is shown whole
+    before = json.dumps(sent[2]["messages"][:-1])  # without the facts sent last
+    assert json.dumps(sent[3]["messages"]).startswith(before[:-1])  # appended to, unchanged
+    rounds = [r for r in records(tmp_path) if r.get("purpose") == "round"]
+    read = [r["prompt_tokens"] - r["cached_tokens"] for r in rounds]
+    assert read[2] * 3 < read[1], read  # the repeat's round read a line, not the output

@@ -602,6 +602,47 @@ def test_pytest_s_session_header_is_left_out_of_what_the_model_reads(ws: Workspa
         assert not line.startswith(("platform ", "rootdir: ", "plugins: ", "benchmark: ")), line
 
 
+def _marks(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip() and not line.strip("^~ ")]
+
+
+def test_a_load_error_s_frames_in_python_s_library_are_left_out(ws: Workspace) -> None:
+    """The 1.5B's mathx runs: of 488 tokens of pytest output, 63 were a frame in importlib
+    (its location, source line and caret marks) and 13 a hint about module names. The
+    workspace's frames and the error stay."""
+    (ws.root / "mathx").mkdir()
+    (ws.root / "mathx" / "__init__.py").write_text("from mathx import add\n")
+    (ws.root / "tests").mkdir()
+    (ws.root / "tests" / "test_m.py").write_text("import mathx\n\ndef test_add():\n    pass\n")
+    result = ws.run("run_cmd", {"cmd": "python -m pytest -p no:cacheprovider tests/test_m.py"})
+    assert not result.ok
+    assert "tests/test_m.py:1: in <module>" in result.text
+    assert "mathx/__init__.py:1: in <module>\n    from mathx import add\n" in result.text
+    assert "E   ImportError: cannot import name 'add'" in result.text
+    assert "importlib" not in result.text and "Hint:" not in result.text
+    assert _marks(result.text) == []
+
+
+def test_a_traceback_keeps_the_workspace_s_frames_and_the_error(ws: Workspace) -> None:
+    helper = "import json\n\ndef helper(s):\n    return json.loads(s)\n"
+    (ws.root / "prog.py").write_text(helper + "\nhelper('{')\n")
+    (ws.root / "test_j.py").write_text(helper + "\ndef test_j():\n    assert helper('{') == 1\n")
+    ran = ws.run("run_cmd", {"cmd": "python prog.py"})
+    assert not ran.ok and _marks(ran.text) == []
+    frame = r'File ".*prog\.py", line 4, in helper\n    return json\.loads\(s\)\n'
+    assert re.search(frame, ran.text)
+    assert "json.decoder.JSONDecodeError: Expecting property name" in ran.text
+    assert "decoder.py" not in ran.text and "__init__.py" not in ran.text
+    tested = ws.run("run_cmd", {"cmd": "python -m pytest -p no:cacheprovider test_j.py"})
+    assert not tested.ok and _marks(tested.text) == []
+    assert "test_j.py:4: in helper\n    return json.loads(s)\n" in tested.text
+    # pytest's long form of the frame that raised: its location and error, not its source
+    assert re.search(r"\nE +json\.decoder\.JSONDecodeError: Expecting", tested.text)
+    assert re.search(r"decoder\.py:\d+: JSONDecodeError\n", tested.text)
+    assert "def raw_decode" not in tested.text and "self = " not in tested.text
+    assert "FAILED test_j.py::test_j" in tested.text
+
+
 def test_pytest_that_cannot_import_the_workspace_s_package_is_told_python_m_pytest(
     ws: Workspace,
 ) -> None:

@@ -20,7 +20,10 @@ always there.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from localagent.loop.facts import fact_values, probe_message
 from localagent.prompts.promptset import DEFAULT, PromptSet
@@ -32,6 +35,10 @@ if TYPE_CHECKING:
 
 OLD_RESULT_CHARS = 800  # a result of an older exchange, when the budget is tight
 MESSAGE_OVERHEAD = 16  # characters of role and framing per message, roughly
+SAME_AT_LEAST = 300  # characters of a result worth naming by its round when repeated
+# What differs between two runs of one command that gave the same output: pytest's
+# "1 failed in 0.32s", the id of the stored output.
+_TIMING = re.compile(r"\b\d+(?:\.\d+)?s\b|\b(?:output |id=)\d+")
 
 
 def system_prompt(
@@ -83,20 +90,55 @@ def exchange_messages(
     result_chars: int | None = None,
     prompts: PromptSet = DEFAULT,
     before: dict[str, Any] | None = None,
+    same: dict[str, int] | None = None,
 ) -> list[dict[str, Any]]:
     """One past round as the model saw it: the facts it was given (as far as they differ
-    from the facts `before` it, the previous round's), its reply, the results.
+    from the facts `before` it, the previous round's), its reply, the results (each one
+    in `same`, a call id, named by the earlier round that gave it: see `repeats`).
 
     Keeping each round's facts in place (rather than only the latest at the end) makes
     every round's prompt start with the whole previous prompt, unchanged.
     """
     shown = probe_message(exchange.probe, prompts, before) if exchange.probe else ""
     facts = [{"role": "user", "content": shown}] if exchange.probe else []
-    return facts + _reply_messages(exchange, native, result_chars, prompts)
+    return facts + _reply_messages(exchange, native, result_chars, prompts, same or {})
+
+
+def repeats(shown: list[Exchange]) -> list[dict[str, int]]:
+    """For each exchange shown, its calls whose result is word for word (timings aside)
+    the result the same call (tool and arguments) gave in an earlier round shown: the call
+    id and that round. The model reads such a result once; the engine then reads a line
+    instead of the output again (a failing test run of 400-500 tokens, run twice by the
+    1.5B model before each blocked repeat). Only earlier rounds of the window count, so a
+    round's messages stay the same for as long as it is shown."""
+    seen: dict[bytes, int] = {}
+    found: list[dict[str, int]] = []
+    for exchange in shown:
+        calls = {str(c["id"]): c for c in exchange.tool_calls}
+        same: dict[str, int] = {}
+        for result in exchange.results:
+            call = calls.get(result.get("call", ""))
+            content = result.get("content", "")
+            if call is None or result.get("status") != "done" or len(content) < SAME_AT_LEAST:
+                continue
+            key = orjson.dumps(
+                [call["name"], call["arguments"], _TIMING.sub("", content)],
+                option=orjson.OPT_SORT_KEYS,
+            )
+            if key in seen:
+                same[str(call["id"])] = seen[key]
+            else:
+                seen[key] = exchange.round
+        found.append(same)
+    return found
 
 
 def _reply_messages(
-    exchange: Exchange, native: bool, result_chars: int | None, prompts: PromptSet
+    exchange: Exchange,
+    native: bool,
+    result_chars: int | None,
+    prompts: PromptSet,
+    same: dict[str, int],
 ) -> list[dict[str, Any]]:
     """The reply, then each call's one result in the order of the calls (paired by the
     call's id, never by position), then the notes that answer no call."""
@@ -105,6 +147,9 @@ def _reply_messages(
         content = result["content"]
         if result.get("status") == "skipped":
             content = prompts.render("call_skipped")
+        elif (earlier := same.get(result.get("call", ""))) is not None:
+            status = content.split("\n", 1)[0][:200]  # `exit code 1`
+            return prompts.render("same_output", round=earlier, status=status)
         return content if result_chars is None else cap_text(content, result_chars)
 
     answers = {r["call"]: r for r in exchange.results if "call" in r}
@@ -215,9 +260,10 @@ def _fit(
     if _chars(blocks[-1]) > room:
         latest = shown[-1]
         before = shown[-2].probe if len(shown) > 1 else None
-        fixed = _chars(exchange_messages(latest, native, 0, prompts, before))
+        same = repeats(shown)[-1]
+        fixed = _chars(exchange_messages(latest, native, 0, prompts, before, same))
         each = max(200, (room - fixed) // max(1, len(latest.results)))
-        blocks[-1] = exchange_messages(latest, native, each, prompts, before)
+        blocks[-1] = exchange_messages(latest, native, each, prompts, before, same)
     return shown, blocks
 
 
@@ -226,7 +272,10 @@ def _blocks(
 ) -> list[list[dict[str, Any]]]:
     """The messages of each exchange shown, each round's facts as far as they differ from
     the round's before it (the first round shown: all of them)."""
+    same = repeats(shown)
     return [
-        exchange_messages(e, native, result_chars, prompts, shown[i - 1].probe if i else None)
+        exchange_messages(
+            e, native, result_chars, prompts, shown[i - 1].probe if i else None, same[i]
+        )
         for i, e in enumerate(shown)
     ]

@@ -110,6 +110,10 @@ CALL_SKIPPED = (
     "NOT RUN: the subtask ended with an earlier call of this reply, so this call was skipped."
 )
 
+SAME_OUTPUT = (
+    "{status}\n(The same output, word for word, as this call gave in round {round}, above.)"
+)
+
 DONE_BY_WRITE = "{path} is written, which is all the subtask asks"
 
 DONE_BY_EDIT = (

@@ -57,6 +57,7 @@ from localagent.prompts.feedback import (
     RERUN_SKIPPED,
     RUFF_CHECK,
     RUN_COMPLETES,
+    SAME_OUTPUT,
     SMALL_VERIFIER,
     TOO_MANY_CALLS,
     TOO_MANY_FORMAT_ERRORS,
@@ -249,6 +250,11 @@ PROMPTS: dict[str, Prompt] = {
         INTERRUPTED_KILLED, "notice: an interrupted command that was killed", _spec("what")
     ),
     "call_skipped": Prompt(CALL_SKIPPED, "result: a call skipped as the subtask ended", _spec()),
+    "same_output": Prompt(
+        SAME_OUTPUT,
+        "result: a call's result the same as the same call's earlier in the window",
+        _spec("round", "status"),
+    ),
     "write_completes": Prompt(
         WRITE_COMPLETES,
         "result: a write that completed its write subtask",

@@ -23,6 +23,7 @@ from localagent.tools.cmdline import (
 )
 from localagent.tools.loaderror import located
 from localagent.tools.outputs import not_stored
+from localagent.tools.outtrim import for_model
 from localagent.tools.paths import relative
 from localagent.tools.pkgimports import module_imports_note, undefined_note
 
@@ -63,7 +64,7 @@ def run_cmd(
         stored, problem = _kept(ctx, spill, result, problem)
     ok = result.returncode == 0
     offline = "" if ok or result.cancelled else sandbox.offline_note(policy, online, result.output)
-    output = _without_banner(result.output) if result.output.strip() else "(no output)"
+    output = for_model(ctx.root, result.output) if result.output.strip() else "(no output)"
     waited = ctx.prompts.render("waited_for_input") if _EOF in result.output and not stdin else ""
     if ok and not result.output.strip() and (idle := _idle_script(ctx, cmd)):
         waited = ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1])
@@ -83,23 +84,6 @@ def run_cmd(
     if not ok and not result.cancelled and (broken := located(ctx.root, result.output)):
         facts["broken"] = [f"{broken[0]}: {broken[1]}"]
     return ToolResult(ok, text, returncode=result.returncode, facts=facts, output=stored)
-
-
-# pytest's session header: the same lines in every run, about 130 tokens that a model
-# (and the engine's prompt reading) gets nothing from. The stored output keeps them.
-_PYTEST_BANNER = re.compile(
-    r"^(?:platform \S+ -- Python |cachedir: |benchmark: |rootdir: |configfile: |testpaths: |"
-    r"plugins: |hypothesis profile |using: |asyncio: |timeout: ).*\n?",
-    re.M,
-)
-
-
-def _without_banner(output: str) -> str:
-    """The output as the model reads it: pytest's session header left out."""
-    if "test session starts" not in output:
-        return output
-    head, sep, rest = output.partition("collected ")  # the header ends there
-    return _PYTEST_BANNER.sub("", head) + sep + rest
 
 
 def _unproven(ctx: ToolContext, cmd: str, result: ProcessResult, stdin: str) -> tuple[str, str]:
