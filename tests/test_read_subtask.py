@@ -132,19 +132,27 @@ def test_tests_that_fail_after_the_edit_go_back_to_the_edit(tmp_path: Path) -> N
         },
     }
     tests = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
-    replies = [READ, json.dumps(wrong), tests, tests, tests, json.dumps(right), tests]
+    replies = [READ, json.dumps(wrong), tests, tests, tests, READ, json.dumps(right), tests]
     scripted = [{"content": r} for r in replies]
-    ran, _ = small_model_goal(tmp_path, GOAL, PLAN, scripted, LOCALAGENT_MAX_ROUNDS="8")
+    ran, requests = small_model_goal(tmp_path, GOAL, PLAN, scripted, LOCALAGENT_MAX_ROUNDS="9")
     assert ran.returncode == 0, ran.stderr + ran.stdout
     (failed,) = records_of(tmp_path, "subtask_failed")
     assert failed["reason"] == (
-        "the tests still fail after the change to stats.py: assert 2 == 2.5"
+        "the tests still fail after the change to stats.py: "
+        "median([4, 1, 3, 2]) must return 2.5 (it returned 2)"
     ), failed["reason"]
     (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
     assert back["by"] == "handback"
+    # The replan starts the window anew: the file is read again before the edit (the
+    # 1.5B, shown only the assertion, sent it as the text to replace in stats.py).
     assert back["tasks"][0]["subtasks"] == [
-        "replace_in_file stats.py to fix the failing test: assert 2 == 2.5",
+        "read_file stats.py",
+        "replace_in_file stats.py to fix the failing test: "
+        "median([4, 1, 3, 2]) must return 2.5 (it returned 2)",
         "run python -m pytest",
     ]
     assert len(records_of(tmp_path, "action_blocked")) == 1
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d.get("by") for d in done][-3:] == ["read", "write", "run"]
+    assert "return ordered[middle - 1]" in json.dumps(requests[-2]["messages"][-4:])
     assert "2 passed" in records_of(tmp_path, "action_finished")[-1]["result"]

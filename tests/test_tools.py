@@ -643,6 +643,35 @@ def test_a_traceback_keeps_the_workspace_s_frames_and_the_error(ws: Workspace) -
     assert "FAILED test_j.py::test_j" in tested.text
 
 
+@pytest.mark.parametrize(
+    ("test", "wrong"),
+    [
+        (
+            "assert median([4, 1, 3, 2]) == 2.5",
+            "median([4, 1, 3, 2]) must return 2.5 (it returned 3)",
+        ),
+        (
+            "assert 2.5 == median([4, 1, 3, 2])",
+            "median([4, 1, 3, 2]) must return 2.5 (it returned 3)",
+        ),
+        ("assert add(2, 3) == 5", "add(2, 3) must return 5 (it returned None)"),
+        ("assert str(3) == '4'", ""),  # pytest names no call of a builtin's value
+        ("assert median([1]) != 1", ""),
+    ],
+)
+def test_a_failed_assertion_names_the_call_and_the_value_it_had_to_return(
+    ws: Workspace, test: str, wrong: str
+) -> None:
+    code = "def median(v):\n    return sorted(v)[len(v) // 2]\n\n\ndef add(a, b):\n    pass\n"
+    (ws.root / "calc.py").write_text(code)
+    (ws.root / "test_calc.py").write_text(
+        f"from calc import add, median\n\n\ndef test_it():\n    {test}\n"
+    )
+    result = ws.run("run_cmd", {"cmd": "python -m pytest -p no:cacheprovider test_calc.py"})
+    assert not result.ok and "1 failed" in result.text
+    assert result.facts.get("wrong", []) == ([wrong] if wrong else [])
+
+
 def test_pytest_that_cannot_import_the_workspace_s_package_is_told_python_m_pytest(
     ws: Workspace,
 ) -> None:

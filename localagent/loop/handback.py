@@ -26,7 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from localagent.loop.rundone import runs
-from localagent.loop.subtasks import FILE, TEST_FILE, TESTS, edited_file, ran_by, written_file
+from localagent.loop.subtasks import (
+    FILE,
+    TEST_FILE,
+    TESTS,
+    edited_file,
+    ran_by,
+    read_file_of,
+    written_file,
+)
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state.ledger import NO_OUTPUT, latest_tests, split_result
@@ -84,7 +92,8 @@ def failed_after_edit(state: State, subtask: str) -> tuple[str, str] | None:
     path = edited_file(before) or written_file(before)
     if not path.endswith(".py") or TEST_FILE.search(path) or path not in ledger.writes:
         return None
-    return path, FILE.sub("", last.summary.split(" - ", 1)[-1]).strip()[:ERROR_CHARS]
+    failed = FILE.sub("", last.summary.split(" - ", 1)[-1]).strip()[:ERROR_CHARS]
+    return path, last.wrong or failed
 
 
 def _before(state: State, subtask: str) -> str:
@@ -100,11 +109,14 @@ def _before(state: State, subtask: str) -> str:
 def edit_tasks(
     state: State, due: ReplanDue, found: tuple[str, str], prompts: PromptSet
 ) -> list[dict[str, Any]]:
-    """The plan from the failed test run on: an edit of the file, naming the failure."""
+    """The plan from the failed test run on: a read of the file, then an edit of it naming
+    the failure. The replan starts the window anew: without the read the model edits a
+    file it no longer sees (the 1.5B sent the failing assertion as the text to replace)."""
     edit = prompts.render("handback_edit", path=found[0], failure=found[1])
     if edited_file(edit) != found[0]:
         edit = prompts.render("handback_edit", path=found[0], failure="see the tests' output")
-    return _from(state, due, edit)
+    read = prompts.render("handback_read", path=found[0])
+    return _from(state, due, *([read] if read_file_of(read) == found[0] else []), edit)
 
 
 def fix_tasks(
@@ -138,14 +150,14 @@ def tasks(state: State, due: ReplanDue, program: str, prompts: PromptSet) -> lis
     return _from(state, due, prompts.render("handback_write", script=program))
 
 
-def _from(state: State, due: ReplanDue, write: str) -> list[dict[str, Any]]:
+def _from(state: State, due: ReplanDue, *first_steps: str) -> list[dict[str, Any]]:
     assert state.goal is not None
     planned = state.goal.tasks
     task = planned[due.task_index]
     texts = [s.description for s in task.subtasks]
     start = texts.index(due.subtask) if due.subtask in texts else len(texts)
     left = [s.description for s in task.subtasks[start:] if s.status != "completed"]
-    first = {"description": task.description, "subtasks": [write, *left][:8]}
+    first = {"description": task.description, "subtasks": [*first_steps, *left][:8]}
     later = [
         {"description": t.description, "subtasks": [s.description for s in t.subtasks]}
         for t in planned[due.task_index + 1 :]

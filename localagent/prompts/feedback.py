@@ -154,6 +154,8 @@ FAILED_AFTER_EDIT = "the tests still fail after the change to {path}: {failure}"
 
 HANDBACK_EDIT = "replace_in_file {path} to fix the failing test: {failure}"
 
+HANDBACK_READ = "read_file {path}"
+
 HANDBACK_FIX = "write_file {path} again, changed so that it no longer raises {error}"
 
 HANDBACK_WRITE = (

@@ -36,6 +36,7 @@ from localagent.prompts.feedback import (
     FORMAT_ERROR,
     HANDBACK_EDIT,
     HANDBACK_FIX,
+    HANDBACK_READ,
     HANDBACK_WRITE,
     INSISTED,
     INTERRUPTED_CMD,
@@ -316,6 +317,11 @@ PROMPTS: dict[str, Prompt] = {
         HANDBACK_EDIT,
         "the edit subtask a test run that failed after an edit goes back to",
         _spec("path failure"),
+    ),
+    "handback_read": Prompt(
+        HANDBACK_READ,
+        "subtask: the read of the file a failed test run goes back to, before its edit",
+        _spec("path"),
     ),
     "handback_fix": Prompt(
         HANDBACK_FIX,

@@ -19,6 +19,7 @@ MAX_WRITES = 400
 MAX_SEEN = 400
 MAX_CHECKS = 40
 SUMMARY_CHARS = 160
+FACT_CHARS = 200  # a fact of a run (`broken`, `wrong`), as the ledger keeps it
 
 CHECK_KINDS = ("pytest", "unittest", "ruff", "script")
 # Tools that only look: their success is the work of a subtask that asks to look something up.
@@ -60,6 +61,7 @@ class CheckRun(BaseModel):
     summary: str
     epoch: int = -1  # the workspace's epoch after it ran: equal to today's, nothing changed
     broken: str = ""  # "path: error" of a workspace file it failed to load (`tools.loaderror`)
+    wrong: str = ""  # what a call returned against what a test asserted (`tools.asserted`)
 
 
 class Ledger(BaseModel):
@@ -320,9 +322,14 @@ def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> 
         passed=passed,
         summary=summary,
         epoch=epoch,
-        broken=next(iter(facts.get("broken", [])), "") if passed is False else "",
+        broken=_first(facts, "broken") if passed is False else "",
+        wrong=_first(facts, "wrong") if passed is False else "",
     )
     _bound(ledger.checks, MAX_CHECKS, lambda k: ledger.checks[k].seq)
+
+
+def _first(facts: dict[str, list[str]], name: str) -> str:
+    return next(iter(facts.get(name, [])), "")[:FACT_CHARS]
 
 
 def _note_shown(

@@ -14,6 +14,7 @@ from localagent.system.process import LaunchError, ProcessResult, run_process
 from localagent.system.safefs import UnsafeFile
 from localagent.system.workspace_env import WorkspaceEnvError
 from localagent.tools import pyscript, runproof
+from localagent.tools.asserted import wrong_value
 from localagent.tools.base import WORDS, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.cmdline import (
     PYTHON_OPTIONS,
@@ -83,6 +84,8 @@ def run_cmd(
     facts = {"ran": [cmd], "fed": [cmd] if fed else [], "unproven": [unproven] if unproven else []}
     if not ok and not result.cancelled and (broken := located(ctx.root, result.output)):
         facts["broken"] = [f"{broken[0]}: {broken[1]}"]
+    if not ok and not result.cancelled and (wrong := wrong_value(result.output)):
+        facts["wrong"] = [wrong]
     return ToolResult(ok, text, returncode=result.returncode, facts=facts, output=stored)
 
 
