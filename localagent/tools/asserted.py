@@ -20,8 +20,8 @@ WRONG_CHARS = 160
 
 
 def wrong_value(output: str) -> str:
-    """"CALL must return EXPECTED (it returned GOT)" for the first assertion of pytest's
-    output that compares a call's value with `==` and says which call; "" when none."""
+    """For the first assertion of pytest's output that compares a call's value with `==`
+    and says which call: "CALL must return EXPECTED (it returned GOT)"; "" when none."""
     lines = output.splitlines()
     for at, line in enumerate(lines):
         if not (compared := _ASSERT.match(line)):
