@@ -100,7 +100,8 @@ def test_parallel_background_starts_one_says_started_the_others_exit_4(tmp_path:
             assert winners[0].startswith("started in the background"), winners
             assert f"pid        {info['pid']}" in winners[0]
             losers = [err for code, _, err in ends if code != 0]
-            assert [code for code, _, _ in ends].count(4) == 2, ends
+            said = "\n".join(f"exit {code}: {err.strip()}" for code, _, err in ends)
+            assert [code for code, _, _ in ends].count(4) == 2, said
             assert all(f"pid {info['pid']}" in err and "held by" in err for err in losers), losers
             assert info["goal"] in goals
         finally:

@@ -78,5 +78,6 @@ def _foreign(root: Path, name: str) -> bool:
     """A traceback's file that is not the workspace's own code."""
     if name.startswith("<"):  # <frozen importlib._bootstrap>; not <string>, `python -c`'s
         return name.startswith("<frozen ")
-    path = inside(root, name)
-    return not path or any(p.startswith(".") or p == "site-packages" for p in path.split("/"))
+    path = inside(root, name)  # Windows' embeddable Python names its library `json\decoder.py`
+    hidden = any(p.startswith(".") or p == "site-packages" for p in path.split("/"))
+    return not path or hidden or not (root / path).is_file()
