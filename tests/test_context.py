@@ -119,12 +119,15 @@ def test_each_round_s_facts_show_what_changed_since_the_round_before(tmp_path: P
         assert lines[0] == whole.split("\n")[0] and lines[-1] == whole.split("\n")[-1]
         assert lines[-1].startswith("ACTIVE SUBTASK:")
         kept = set(before.split("\n"))
-        # What is left out is in the facts just above; nothing else is.
+        # What is left out is in the facts just above, or what the results just above
+        # changed (the files written, the commands run, their errors); nothing else is.
+        echoed = ("Files written: ", "Recent commands: ", "Last errors: ", "  ")
         assert [x for x in whole.split("\n") if x not in lines] == [
-            x for x in whole.split("\n") if x in kept and x not in lines
+            x for x in whole.split("\n") if (x in kept or x.startswith(echoed)) and x not in lines
         ]
         assert "Plan progress:" not in now  # unchanged since round 1
-    assert "Files written: m01.py, m02.py" in shown[2]  # changed
+    assert "Files written: m01.py, m02.py" in full[2]  # changed, by the write above it
+    assert "Files written:" not in shown[2] and "wrote" in messages[-2]["content"]
 
 
 def test_text_protocol_prompt_lists_every_tool_and_results_come_as_user_turns(

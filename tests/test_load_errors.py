@@ -133,3 +133,62 @@ def test_a_script_s_traceback_names_its_file_and_nothing_outside_counts(tmp_path
     assert located(tmp_path, ran.stderr) == ("x.py", "NameError: name 'foo' is not defined")
     outside = "File \"/usr/lib/python3/x.py\", line 1\nNameError: name 'foo' is not defined\n"
     assert located(tmp_path, outside) is None
+
+
+# The 1.5B's replanned mathx run on the CPU (OpenAI API), verbatim: a class in
+# mathx/__init__.py, tests that call pytest.raises without importing pytest.
+REPLANNED = [
+    ("Write the function definitions in mathx/__init__.py",
+     ["write_file mathx/__init__.py with the function definitions"]),
+    ("Write the test cases in tests/test_mathx.py",
+     ["write_file tests/test_mathx.py with the test cases"]),
+    ("Run pytest to ensure the tests pass", ["run python -m pytest tests/test_mathx.py"]),
+]  # fmt: skip
+CLASS_ROUNDS = [
+    '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "mathx/__init__.py",\n'
+    '    "content": """\nclass Mathx:\n    def add(self, a, b):\n        return a + b\n\n    '
+    "def subtract(self, a, b):\n        return a - b\n\n    def multiply(self, a, b):\n        "
+    "return a * b\n\n    def divide(self, a, b):\n        if b == 0:\n            raise "
+    'ValueError("Cannot divide by zero")\n        return a / b\n    """\n  }\n}\n```',
+    '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "tests/test_mathx.py",'
+    '\n    "content": """\nimport mathx\n\ndef test_add():\n    assert mathx.Mathx().add(1, 2)'
+    " == 3\n\ndef test_subtract():\n    assert mathx.Mathx().subtract(1, 2) == -1\n\ndef "
+    "test_multiply():\n    assert mathx.Mathx().multiply(1, 2) == 2\n\ndef test_divide():\n    "
+    "assert mathx.Mathx().divide(1, 2) == 0.5\n    with pytest.raises(ValueError):\n        "
+    'mathx.Mathx().divide(1, 0)\n    """\n  }\n}\n```',
+    *[
+        '```json\n{\n  "name": "run_cmd",\n  "arguments": {\n    "cmd": "python -m pytest '
+        'tests/test_mathx.py"\n  }\n}\n```'
+    ]
+    * 3,
+]
+
+
+def test_a_module_used_without_its_import_is_named_in_the_note_and_the_write(
+    tmp_path: Path,
+) -> None:
+    """`NameError: name 'pytest' is not defined`: the run's note says to import it, and
+    the write the run subtask goes back to says so too (its error had made it read as a
+    test run: the write said only "the error its run showed")."""
+    fixed = "import pytest\n\nimport mathx\n\n\ndef test_divide():\n"
+    fixed += "    with pytest.raises(ValueError):\n        mathx.Mathx().divide(1, 0)\n"
+    write = {"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": fixed}}
+    rounds = [*CLASS_ROUNDS, json.dumps(write), TESTS]
+    replies = [{"content": r} for r in rounds]
+    plan = plan_rule(*REPLANNED)
+    ran, _ = small_model_goal(tmp_path, MATHX, plan, replies, LOCALAGENT_MAX_ROUNDS="8")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert (
+        "NOTE: tests/test_mathx.py uses pytest but does not import it; add `import pytest`"
+        in (runs[0]["result"])
+    )
+    (handback,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    assert handback["tasks"][0]["subtasks"] == [
+        "write_file tests/test_mathx.py again, changed so that it no longer raises NameError: "
+        "name 'pytest' is not defined (it needs `import pytest` at its top)",
+        "run python -m pytest tests/test_mathx.py",
+    ]
+    done = [c.get("by") for c in records_of(tmp_path, "subtask_completed")]
+    assert done[-2:] == ["write", "run"], done
+    assert "1 passed" in runs[-1]["result"]

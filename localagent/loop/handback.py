@@ -40,6 +40,7 @@ from localagent.state import ReplanDue, State, current
 from localagent.state.ledger import NO_OUTPUT, latest_tests, split_result
 from localagent.tools import ToolResult, pyscript
 from localagent.tools.loaderror import ERROR_CHARS
+from localagent.tools.pkgimports import missing_import
 
 
 def runs_idle(state: State, root: Path) -> bool:
@@ -124,7 +125,10 @@ def fix_tasks(
 ) -> list[dict[str, Any]]:
     """The plan from the failed run subtask on: a write of the file that did not load,
     naming the error (when the words keep it a write subtask), then as `tasks`."""
-    write = prompts.render("handback_fix", path=found[0], error=found[1])
+    error = found[1]
+    if needed := missing_import(error):  # what fixes it, not only what it raised
+        error = f"{error} (it needs `{needed}` at its top)"
+    write = prompts.render("handback_fix", path=found[0], error=error)
     if written_file(write) != found[0]:  # the error's words read as more than a write
         write = prompts.render("handback_fix", path=found[0], error="the error its run showed")
     return _from(state, due, write)

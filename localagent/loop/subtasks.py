@@ -36,10 +36,20 @@ def written_file(text: str) -> str:
     """The one file a write subtask writes: the subtask says to write or create exactly
     one named file and asks for nothing else (no run, no test, no edit); "" otherwise."""
     named = evidence.named_files(text)
-    words = FILE.sub(" ", text)  # tests/test_mathx.py names a file, not a test run
+    words = _plain(text)
     if not _WRITES.match(text) or _MORE_THAN_WRITING.search(words):
         return ""
     return named[0] if len(named) == 1 else ""
+
+
+_QUOTED = re.compile(r"'[^'\n]*'|`[^`\n]*`")
+
+
+def _plain(text: str) -> str:
+    """The words that say what a subtask does: not its files (tests/test_mathx.py names a
+    file, not a test run), nor what it quotes (the error a write must stop raising:
+    "NameError: name 'pytest' is not defined", or `import pytest`)."""
+    return _QUOTED.sub(" ", FILE.sub(" ", text))
 
 
 # An edit subtask: "replace_in_file stats.py to fix the bug", "Fix the bug in stats.py".
@@ -58,7 +68,7 @@ def edited_file(text: str) -> str:
     "replace_in_file shapes.py to move the repeated area formulas into a single function
     area(kind, size)")."""
     named = evidence.file_names(text)
-    words = FILE.sub(" ", text)
+    words = _plain(text)
     if not _EDITS.match(text) or _MORE_THAN_EDITING.search(words):
         return ""
     return named[0] if len(named) == 1 else ""

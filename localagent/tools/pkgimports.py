@@ -13,6 +13,7 @@ import ast
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 from localagent.system import safefs
@@ -216,9 +217,10 @@ _PYTEST_AT = re.compile(r"^([^\s:]+\.py):\d+: NameError$", re.M)
 
 def undefined_note(root: Path, output: str) -> str:
     """For a run that failed with "NameError: name 'add' is not defined" in a workspace
-    file, when a module of the workspace defines that name: the import that file lacks,
-    ready to copy. The 1.5B's tests called add(2, 3) without importing it, and it ran
-    pytest again unchanged, three runs of 16."""
+    file, when a module of the workspace defines that name, or the name is a module to
+    import (`importable`): the import that file lacks, ready to copy. The 1.5B's tests
+    called add(2, 3) without importing it, and it ran pytest again unchanged, three runs
+    of 16; on the CPU its tests used `pytest.raises` without `import pytest`."""
     found = _UNDEFINED.search(output)
     frames = _FRAME.findall(output[: found.start()]) if found else []
     # pytest names the place after the error instead: "tests/test_mathx.py:2: NameError"
@@ -228,9 +230,9 @@ def undefined_note(root: Path, output: str) -> str:
         return ""
     name = found[1]
     module = _provider(root, name, where)
-    if not module:
+    if not module and not importable(name):
         return ""
-    line = f"from {module} import {name}"
+    line = f"from {module} import {name}" if module else f"import {name}"
     text = _text(root, where)
     if not text:
         return ""
@@ -241,6 +243,18 @@ def undefined_note(root: Path, output: str) -> str:
         call["arguments"]["new"] = f"{line}\n{first}"
         edit = f" To add it, send: {json.dumps(call)}"
     return f"NOTE: {where} uses {name} but does not import it; add `{line}` at its top.{edit}"
+
+
+def importable(name: str) -> bool:
+    """A module a file may use by importing it, not by defining it: Python's own, and
+    pytest (the 1.5B's tests called `pytest.raises` without `import pytest`)."""
+    return name in sys.stdlib_module_names or name == "pytest"
+
+
+def missing_import(error: str) -> str:
+    """`import pytest` for "NameError: name 'pytest' is not defined"; "" otherwise."""
+    found = _UNDEFINED.search(error)
+    return f"import {found[1]}" if found and importable(found[1]) else ""
 
 
 def inside(root: Path, path: str) -> str:
