@@ -20,8 +20,6 @@ from localagent.verify.where import locate
 FACT_ERROR_CHARS = 160  # of one recent error: its first line (the result has it whole)
 FACT_TASK_CHARS = 120  # of the active task (the plan above has it whole)
 _FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.[A-Za-z0-9]{1,6})\b")
-# Facts a round's results change, shown again only where the window starts.
-_ECHOED = ("commands", "errors", "written")
 
 
 def progress(state: State) -> str:
@@ -102,13 +100,21 @@ def probe_message(
     """The facts as the model reads them; with the facts `before` them (the previous
     round's, shown just above), only the first line, the lines that changed and the last
     (the active subtask): the unchanged lines were read again every round, about 100 of
-    the 250 tokens a round of the 1.5B added. Nor, then, the recent commands, errors and
-    files written: what changed them is the results just above (20-40 tokens a round)."""
+    the 250 tokens a round of the 1.5B added. Of the recent commands, then, only those run
+    since, and no errors: the results just above show them (20-40 tokens a round)."""
     text = prompts.render("probe", **fact_values(facts)).rstrip()
     if not before:
         return text
-    echoed = {k: before[k] for k in _ECHOED if k in before}
+    since = _since(before.get("commands", []), facts["commands"])
+    echoed = {"errors": before.get("errors", []), "commands": since or before.get("commands", [])}
     lines = prompts.render("probe", **fact_values({**facts, **echoed})).rstrip().split("\n")
     seen = set(prompts.render("probe", **fact_values(before)).rstrip().split("\n"))
     last = len(lines) - 1
     return "\n".join(line for n, line in enumerate(lines) if n in (0, last) or line not in seen)
+
+
+def _since(before: list[str], now: list[str]) -> list[str]:
+    """The items a list of the latest few gained since `before` (its oldest drop off)."""
+    overlap = next((n for n in range(min(len(before), len(now)), 0, -1)
+                    if before[len(before) - n :] == now[:n]), 0)  # fmt: skip
+    return now[overlap:]
