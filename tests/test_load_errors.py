@@ -192,3 +192,47 @@ def test_a_module_used_without_its_import_is_named_in_the_note_and_the_write(
     done = [c.get("by") for c in records_of(tmp_path, "subtask_completed")]
     assert done[-2:] == ["write", "run"], done
     assert "1 passed" in runs[-1]["result"]
+
+
+# After the write it went back to, the 1.5B's mathx run on the CPU (OpenAI API), verbatim:
+# the import of itself kept first, a module-level `def __init__(self): pass`, then the code.
+KEPT_IMPORT = [
+    '{{"name": "write_file", "arguments": {"path": "mathx/__init__.py", "content": "from mathx '
+    'import add, subtract, multiply, divide\\n\\ndef __init__(self):\\n    pass"}}}',
+    '{{"name": "write_file", "arguments": {"path": "mathx/__init__.py", "content": "from mathx '
+    "import add, subtract, multiply, divide\\n\\ndef __init__(self):\\n    pass\\n\\ndef add(a, "
+    "b):\\n    return a + b\\n\\ndef subtract(a, b):\\n    return a - b\\n\\ndef multiply(a, b):"
+    "\\n    return a * b\\n\\ndef divide(a, b):\\n    if b == 0:\\n        raise ValueError('Can"
+    "not divide by zero')\\n    return a / b\"}}}",
+]
+
+
+def test_a_package_that_imports_itself_above_its_code_is_told_to_delete_the_import(
+    tmp_path: Path,
+) -> None:
+    """Told to write the code in mathx/__init__.py, the 1.5B kept `from mathx import add,
+    ...` first and wrote the functions below it: still "partially initialized". It was told
+    only that its `def __init__(self): pass` was a stub to fill, and wrote the file again
+    unchanged until three strikes. Now the write says to delete the import, ends nothing
+    while the file imports itself, and a module's `__init__` that passes is no stub."""
+    fixed = json.loads(KEPT_IMPORT[1].replace("{{", "{", 1)[:-1])
+    fixed["arguments"]["content"] = fixed["arguments"]["content"].split("\n", 2)[2]
+    rounds = [*ROUNDS, *KEPT_IMPORT, json.dumps(fixed), TESTS]
+    replies = [{"content": r} for r in rounds]
+    ran, _ = small_model_goal(
+        tmp_path, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="12"
+    )
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    assert "only `pass`" not in writes[2]["result"] + writes[3]["result"]
+    assert "which has none of them (no mathx/add.py, no def add)" in writes[2]["result"]
+    assert writes[3]["result"].startswith("wrote 289 bytes to 'mathx/__init__.py' (replaced)")
+    assert writes[3]["result"].endswith(
+        "; but mathx/__init__.py imports add, subtract, multiply, divide from mathx itself "
+        "before the code below defines them, so it cannot load: delete the line `from mathx "
+        "import add, subtract, multiply, divide`"
+    )
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d["evidence"][-1] for d in done if d.get("by") == "write"][-1] == writes[4]["seq"]
+    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert "4 passed" in runs[-1]["result"]

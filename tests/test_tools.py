@@ -788,8 +788,9 @@ def test_a_package_that_imports_from_itself_what_it_lacks_is_told_when_run(
     assert "partially initialized module 'mathx'" in failed.text
     assert (
         "NOTE: mathx/__init__.py imports add, subtract, multiply, divide from mathx itself, "
-        "and nothing in mathx defines them: write their code in mathx/__init__.py "
-        "(def add(...): ...)" in failed.text
+        "which has none of them (no mathx/add.py, no def add): write their code in "
+        "mathx/__init__.py (def add(...): ...) instead of importing them, or each in a module "
+        "of its own (mathx/add.py)." in failed.text
     )
 
 

@@ -35,8 +35,9 @@ from localagent.loop.subtasks import (
 )
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
-from localagent.state.ledger import CheckRun, latest_tests, norm
+from localagent.state.ledger import CheckRun, Ledger, latest_tests, norm
 from localagent.tools import pyscript
+from localagent.tools.pkgimports import self_imports
 from localagent.verify import evidence
 
 
@@ -56,9 +57,15 @@ def _same(path: str, target: str) -> bool:
     return path == target or path.endswith("/" + target)
 
 
-def _sound(root: Path, path: str) -> bool:
+def _sound(root: Path, path: str, ledger: Ledger) -> bool:
     """Whether the written file can stand as the subtask's result: there, not empty,
-    and when it is Python, compiling and with no function that only says `pass`."""
+    and when it is Python, compiling, with no function that only says `pass`, and (a
+    package's `__init__.py`) not importing from itself what its code defines only below,
+    nor, once a run showed it cannot load, anything it lacks: told to write the code of
+    mathx/__init__.py, the 1.5B kept `from mathx import add, ...` first, once with only
+    `def __init__(self): pass` after it, once with the functions. A first write that is
+    only that import stands (the run after it shows the error, the small profile goes
+    back to the write from there)."""
     target = root / path
     try:
         if not target.is_file() or target.stat().st_size == 0:
@@ -68,7 +75,14 @@ def _sound(root: Path, path: str) -> bool:
     if not path.endswith((".py", ".pyw")):
         return True
     script = pyscript.read(root, path)  # None: it does not compile
-    return script is not None and not script.stubs
+    if script is None or script.stubs:
+        return False
+    missing, below = self_imports(root, path)
+    return not below and not (missing and _did_not_load(ledger, path))
+
+
+def _did_not_load(ledger: Ledger, path: str) -> bool:
+    return any(c.broken.startswith(f"{path}: ") for c in ledger.checks.values())
 
 
 def finished(
@@ -96,7 +110,7 @@ def finished(
         path, name = wrote[0], "done_by_write"
     else:
         return None
-    if not _sound(root, path) or path in map(norm, facts.get("emptied", [])):
+    if not _sound(root, path, ledger) or path in map(norm, facts.get("emptied", [])):
         return None
     return Finished(path, prompts.render(name, path=path))
 
@@ -116,7 +130,7 @@ def _edited(
     edit fixed it."""
     changed = [p for p in map(norm, facts.get("wrote", [])) if _same(p, target)]
     later = _checked_later(state, target) or _tests_later(state)
-    if not (small and changed and later) or not _sound(root, changed[0]):
+    if not (small and changed and later) or not _sound(root, changed[0], state.ledger):
         return None
     return Finished(changed[0], prompts.render("done_by_edit", path=changed[0]))
 
@@ -227,13 +241,13 @@ def carried(
     found = []
     path = _written(state, written_file(failed))
     again = any(text == failed for task in tasks for text in task["subtasks"])
-    if again and path and _sound(root, path):
+    if again and path and _sound(root, path, state.ledger):
         found.append({"subtask": failed, "reason": prompts.render("carried", path=path)})
     if (passed := _tests_passed(state)) is None:
         return found
     for text in (t for task in tasks for t in task["subtasks"] if t != failed):
         path = _written(state, written_file(text))
-        if path and _sound(root, path) and all(c["subtask"] != text for c in found):
+        if path and _sound(root, path, state.ledger) and all(c["subtask"] != text for c in found):
             reason = prompts.render(
                 "carried_tested", path=path, cmd=passed.cmd, summary=passed.summary
             )

@@ -11,7 +11,12 @@ from localagent.tools import pyscript, pywrite
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace, touches_journal
-from localagent.tools.pkgimports import lost_users, missing_from_itself, written_note
+from localagent.tools.pkgimports import (
+    lost_users,
+    missing_from_itself,
+    self_import_note,
+    written_note,
+)
 from localagent.tools.syntaxfix import compile_problem
 
 MAX_LIST_ENTRIES = 200
@@ -213,12 +218,7 @@ def write_file(
         text += f"; but it no longer defines {', '.join(had[:5])}: the code it had is gone"
         facts["emptied"] = [normalize_path(path)]
     if missing := missing_from_itself(ctx.root, name, content):
-        package = name.split("/")[-2]
-        has = "has none of them" if len(missing) > 1 else "does not have it"
-        text += (
-            f"; but it imports {', '.join(missing[:5])} from {package} itself, which {has} "
-            f"(no {package}/{missing[0]}.py, no def {missing[0]}): write the code here"
-        )
+        text += "; but " + self_import_note(name, content, missing)
     if package_note := written_note(ctx.root, name):
         text += "\n" + package_note
     return ToolResult(True, text, changed=True, facts=facts)

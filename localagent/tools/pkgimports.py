@@ -59,14 +59,9 @@ def _lacking_note(root: Path, package: str) -> str:
     init = f"{package}/__init__.py"
     source = _text(root, init)
     missing = missing_from_itself(root, init, source) if source is not None else []
-    if not missing:
+    if not missing or source is None:
         return ""
-    names = ", ".join(missing[:6])
-    return (
-        f"NOTE: {init} imports {names} from {package} itself, and nothing in {package} "
-        f"defines them: write their code in {init} (def {missing[0]}(...): ...) instead of "
-        f"importing them, or each in a module of its own ({package}/{missing[0]}.py)."
-    )
+    return f"NOTE: {self_import_note(init, source, missing)}."
 
 
 def _package_note(root: Path, package: str) -> str:
@@ -171,9 +166,11 @@ def lost_users(root: Path, name: str, had: list[str], now: list[str]) -> str:
 
 def missing_from_itself(root: Path, path: str, source: str) -> list[str]:
     """The names a package's `__init__.py` (at `path`, with `source`) imports from its own
-    package that nothing there has: neither it (no def, class or assignment) nor a module
-    or folder of the package. Qwen2.5-Coder-1.5B's mathx/__init__.py was the one line
-    `from mathx import add, subtract, multiply, divide`, and nothing else was written."""
+    package that nothing there has when the import runs: neither it (no def, class or
+    assignment above the import) nor a module or folder of the package. Qwen2.5-Coder-1.5B's
+    mathx/__init__.py was the one line `from mathx import add, subtract, multiply, divide`,
+    and nothing else was written; told to write the code there, it kept that line first
+    and wrote the functions below it, which still raises "partially initialized"."""
     parts = path.split("/")
     if len(parts) < 2 or parts[-1] != "__init__.py":
         return []
@@ -182,10 +179,11 @@ def missing_from_itself(root: Path, path: str, source: str) -> list[str]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    defined = {n for node in tree.body for n in _bound(node)}
     folder = root.joinpath(*parts[:-1])
+    defined: set[str] = set()
     missing = []
     for node in tree.body:
+        defined.update(_bound(node))
         if not isinstance(node, ast.ImportFrom) or (node.module, node.level) not in (
             (package, 0),
             (None, 1),
@@ -197,6 +195,50 @@ def missing_from_itself(root: Path, path: str, source: str) -> list[str]:
             if name != "*" and name not in defined and not there and name not in missing:
                 missing.append(name)
     return missing
+
+
+def self_imports(root: Path, path: str) -> tuple[list[str], list[str]]:
+    """For the package `__init__.py` at `path`: the names it imports from its own package
+    that it lacks when the import runs (`missing_from_itself`), and those of them its code
+    defines below the import; ([], []) for any other file."""
+    source = _text(root, path) if path.endswith("__init__.py") else None
+    missing = missing_from_itself(root, path, source) if source is not None else []
+    return missing, defined_below(source, missing) if source is not None else []
+
+
+def defined_below(source: str, names: list[str]) -> list[str]:
+    """Of `names`, those the module's own code defines (at its top level)."""
+    tree = _tree(source)
+    defined = {n for node in tree.body for n in _bound(node)} if tree is not None else set()
+    return [name for name in names if name in defined]
+
+
+def self_import_note(init: str, source: str, missing: list[str]) -> str:
+    """What a package's `__init__.py` that imports `missing` from itself must do: write
+    their code there, or (when it does, below the import) delete the import."""
+    package = init.split("/")[-2]
+    names = ", ".join(missing[:6])
+    if later := defined_below(source, missing):
+        tree = _tree(source)
+        line = next(
+            (
+                ast.get_source_segment(source, node) or ""
+                for node in (tree.body if tree is not None else [])
+                if isinstance(node, ast.ImportFrom) and later[0] in {a.name for a in node.names}
+            ),
+            "",
+        )
+        return (
+            f"{init} imports {names} from {package} itself before the code below defines "
+            f"them, so it cannot load: delete the line `{line}`"
+        )
+    has = "has none of them" if len(missing) > 1 else "does not have it"
+    return (
+        f"{init} imports {names} from {package} itself, which {has} (no "
+        f"{package}/{missing[0]}.py, no def {missing[0]}): write their code in {init} "
+        f"(def {missing[0]}(...): ...) instead of importing them, or each in a module of "
+        f"its own ({package}/{missing[0]}.py)"
+    )
 
 
 def _bound(node: ast.stmt) -> list[str]:

@@ -188,7 +188,11 @@ def _entry(tree: ast.Module, stubs: list[str]) -> str:
 
 def _stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A function whose body is nothing but `pass` or `...` (after a docstring), and not
-    decorated (an @abstractmethod or an @overload is meant to be empty)."""
+    decorated (an @abstractmethod or an @overload is meant to be empty), nor a dunder
+    (`def __init__(self): pass` does nothing, as meant; Qwen2.5-Coder-1.5B put one in
+    mathx/__init__.py, was told to write its code, and rewrote the file unchanged)."""
+    if function.name.startswith("__") and function.name.endswith("__"):
+        return False
     body = function.body
     first = body[0] if body else None
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and len(body) > 1:
