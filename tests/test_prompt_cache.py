@@ -332,3 +332,21 @@ def test_a_repeated_output_is_read_once_and_named_by_its_round(tmp_path: Path) -
     rounds = [r for r in records(tmp_path) if r.get("purpose") == "round"]
     read = [r["prompt_tokens"] - r["cached_tokens"] for r in rounds]
     assert read[2] * 3 < read[1], read  # the repeat's round read a line, not the output
+
+
+def test_a_task_that_restates_the_goal_is_not_read_twice_every_round(tmp_path: Path) -> None:
+    """A small model's one-task plan repeats the goal as its task (the 1.5B's mathx plan,
+    with a comma and a full stop added): 60 tokens in every round's prompt twice, and its
+    first round read 1,561 tokens. The plan names it as the goal."""
+    goal = "Write a.txt holding the letter A, then b.txt holding the letter B, both in one go"
+    restated = goal.replace("A, then", "A then") + "."
+    scripted = {**TWO_FILES, "rules": [plan_rule((restated, ["Write a.txt", "Write b.txt"]))]}
+    with FakeServer(scenario(**scripted)) as server:
+        result = localagent.run_goal(
+            goal, tmp_path, ollama_host=server.url, model=MODEL, checks=[], profile="small"
+        )
+        assert result.status == "completed", result.reason
+        rounds = [r for r in server.chat_requests if r.get("tools")]
+    summary = rounds[0]["messages"][1]["content"]
+    assert summary.startswith(f"GOAL: {goal}\n\nPLAN:\n1. The goal above.\n    1.1. Write a.txt\n")
+    assert summary.count("letter B") == 1
