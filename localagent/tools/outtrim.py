@@ -140,19 +140,28 @@ def _reports(lines: list[str]) -> list[str]:
 
 def _summary(lines: list[str]) -> list[str]:
     """The short summary's lines, one for each message, with the count of the others
-    (pytest cuts each message to the terminal's width, so one may be the other's start)."""
-    firsts: dict[str, str] = {}
-    counts: dict[str, int] = {}
+    (pytest cuts a message to the terminal's width with "...": such a message is the same
+    as one it starts, or that starts it)."""
+    firsts: dict[tuple[str, bool], str] = {}
+    counts: dict[tuple[str, bool], int] = {}
     for line in lines:
         found = _SUMMARY_LINE.match(line)
-        said = f"{found[1]} {found[3].rstrip('. ')}" if found else line
-        key = next((k for k in firsts if k.startswith(said) or said.startswith(k)), said)
+        message = found[3] if found else line
+        said = (
+            f"{found[1] if found else ''} {message.removesuffix('...')}",
+            message.endswith("..."),
+        )
+        key = next((k for k in firsts if _alike(k, said)), said)
         firsts.setdefault(key, line)
         counts[key] = counts.get(key, 0) + 1
     return [
         line + (f" (and {counts[key] - 1} more)" if counts[key] > 1 else "")
         for key, line in firsts.items()
     ]
+
+
+def _alike(a: tuple[str, bool], b: tuple[str, bool]) -> bool:
+    return a[0] == b[0] or (b[1] and a[0].startswith(b[0])) or (a[1] and b[0].startswith(a[0]))
 
 
 def _foreign(root: Path, name: str) -> bool:
