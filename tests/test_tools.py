@@ -666,6 +666,17 @@ def test_tests_that_fail_the_same_way_are_reported_once(ws: Workspace) -> None:
     assert len(result.text) < 1600
 
 
+def test_failures_whose_message_only_starts_alike_keep_their_lines(ws: Workspace) -> None:
+    code = "def test_a():\n    assert 3 == 2\n\n\ndef test_b():\n    assert 3 == 25\n"
+    (ws.root / "test_q.py").write_text(code)
+    result = ws.run("run_cmd", {"cmd": "python -m pytest -p no:cacheprovider test_q.py"})
+    failed = [line for line in result.text.splitlines() if line.startswith("FAILED ")]
+    assert failed == [
+        "FAILED test_q.py::test_a - assert 3 == 2",
+        "FAILED test_q.py::test_b - assert 3 == 25",
+    ]
+
+
 @pytest.mark.parametrize(
     ("test", "wrong"),
     [
