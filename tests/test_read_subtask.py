@@ -156,3 +156,28 @@ def test_tests_that_fail_after_the_edit_go_back_to_the_edit(tmp_path: Path) -> N
     assert [d.get("by") for d in done][-3:] == ["read", "write", "run"]
     assert "return ordered[middle - 1]" in json.dumps(requests[-2]["messages"][-4:])
     assert "2 passed" in records_of(tmp_path, "action_finished")[-1]["result"]
+
+
+def test_an_edit_of_a_file_the_plan_never_reads_is_planned_after_a_read(tmp_path: Path) -> None:
+    """The 1.5B's fixtest plan on the CPU, verbatim, began with the edit: never shown
+    stats.py, it sent `{"old": "old_text", "new": "new_text"}` until three strikes. In the
+    small profile a read of the file comes first; its text is then in the edit's window."""
+    (tmp_path / "stats.py").write_text(STATS)
+    (tmp_path / "test_stats.py").write_text(TEST_STATS)
+    first = "Write a named file stats.py in the current folder"
+    plan = plan_rule(
+        (first, ["replace_in_file stats.py to fix the bug"]),
+        ("Run the command python -m pytest to check the tests", ["run python -m pytest"]),
+    )
+    tests = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
+    replies = [{"content": r} for r in (READ, json.dumps(FIX), tests)]
+    ran, requests = small_model_goal(tmp_path, GOAL, plan, replies, LOCALAGENT_MAX_ROUNDS="5")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    (planned,) = records_of(tmp_path, "plan")
+    assert planned["tasks"][0]["subtasks"] == [
+        "read_file stats.py",
+        "replace_in_file stats.py to fix the bug",
+    ]
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d.get("by") for d in done] == ["read", "write", "run"]
+    assert "return ordered[middle]" in json.dumps(requests[2]["messages"])  # the edit's round

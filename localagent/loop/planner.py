@@ -19,7 +19,7 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from localagent.loop import plancheck
-from localagent.loop.subtasks import FIX
+from localagent.loop.subtasks import FIX, read_first
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
@@ -105,7 +105,9 @@ class Planner:
             return _goal_task(goal)
         if self.small and len(tasks) > 1 and (name := plancheck.one_file(goal)):
             log.info("a goal about one file (%s): its plan as one task", name)
-            return [plancheck.one_task(tasks, goal)]
+            tasks = [plancheck.one_task(tasks, goal)]
+        if self.small:
+            read_first(tasks, goal, lambda path: self.prompts.render("handback_read", path=path))
         return tasks
 
     def replan(
