@@ -28,6 +28,7 @@ from typing import Any
 from localagent.loop.rundone import runs
 from localagent.loop.subtasks import (
     FILE,
+    MAX_STEPS,
     TEST_FILE,
     TESTS,
     edited_file,
@@ -161,7 +162,7 @@ def _from(state: State, due: ReplanDue, *first_steps: str) -> list[dict[str, Any
     texts = [s.description for s in task.subtasks]
     start = texts.index(due.subtask) if due.subtask in texts else len(texts)
     left = [s.description for s in task.subtasks[start:] if s.status != "completed"]
-    first = {"description": task.description, "subtasks": [*first_steps, *left][:8]}
+    first = {"description": task.description, "subtasks": [*first_steps, *left][:MAX_STEPS]}
     later = [
         {"description": t.description, "subtasks": [s.description for s in t.subtasks]}
         for t in planned[due.task_index + 1 :]

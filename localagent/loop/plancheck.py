@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localagent.loop.subtasks import FILE as _FILE
-from localagent.loop.subtasks import MANY_FILES, as_edit, runnable, written_file
+from localagent.loop.subtasks import MANY_FILES, MAX_STEPS, as_edit, runnable, written_file
 
 MAX_CHARS = 300  # of one subtask: a step is one line, not a program
 MAX_LINES = 3
@@ -291,4 +291,5 @@ def one_file(goal: str) -> str:
 
 def one_task(tasks: list[dict[str, Any]], goal: str) -> dict[str, Any]:
     """The plan's subtasks, in order, as one task that is the goal (at most 8 of them)."""
-    return {"description": goal, "subtasks": [s for task in tasks for s in task["subtasks"]][:8]}
+    steps = [s for task in tasks for s in task["subtasks"]]
+    return {"description": goal, "subtasks": steps[:MAX_STEPS]}

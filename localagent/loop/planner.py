@@ -19,7 +19,7 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from localagent.loop import plancheck
-from localagent.loop.subtasks import FIX, read_first
+from localagent.loop.subtasks import FIX, MAX_STEPS, read_first
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
@@ -141,9 +141,8 @@ class Planner:
         tasks = _usable(self._ask(prompt, state.goal.text, on_call))
         if tasks is None:
             log.warning("no usable plan for the unmet requirements; working on them as one task")
-            return [
-                {"description": "Meet what the verification found unmet", "subtasks": unmet[:8]}
-            ]
+            meet = "Meet what the verification found unmet"
+            return [{"description": meet, "subtasks": unmet[:MAX_STEPS]}]
         return tasks
 
     def _ask(self, prompt: str, goal: str, on_call: OnCall) -> plancheck.Checked | None:
