@@ -186,7 +186,7 @@ def read_first(tasks: list[dict[str, Any]], goal: str, read: Callable[[str], str
     first edit of it, when no step before that reads it. Qwen2.5-Coder-1.5B's fixtest plan
     began "replace_in_file stats.py to fix the bug": never shown the file, it sent
     `{"old": "old_text", "new": "new_text"}` until three strikes (CPU), as it had 45 times
-    in 9 H100 runs; given the file's text, it sent the fix."""
+    in 9 H100 runs: an edit needs the text it replaces in the window."""
     seen: set[str] = set()
     named = set(evidence.named_files(goal))
     for task in tasks:
