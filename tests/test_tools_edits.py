@@ -178,6 +178,12 @@ def edit_scenario(reply: dict[str, Any]) -> dict[str, Any]:
             plan_rule(("Edit", ["Change app.py"])),
             {"match": "applied before|replaced 1|appended|moved", "reply": done()},
             {"match": "ACTIVE SUBTASK: Change app.py", "in": "last", "reply": reply},
+            # a small model's plan reads the file before its edit
+            {
+                "match": "ACTIVE SUBTASK: read_file app.py",
+                "in": "last",
+                "reply": call("read_file", path="app.py"),
+            },
         ]
     }
 
@@ -370,6 +376,8 @@ def test_a_small_model_gets_the_short_tool_set_for_the_whole_run(tmp_path: Path)
     assert preflight["parameters"] == 3.1 and preflight["tools"] == list(SMALL_MODEL_TOOLS)
     assert json.loads(status.stdout)["settings"]["tools"] == list(SMALL_MODEL_TOOLS)
     assert (tmp_path / "app.py").read_text() == "x = 2\n"
+    (plan,) = [r for r in records(tmp_path) if r["type"] == "plan"]
+    assert plan["tasks"][0]["subtasks"] == ["read_file app.py", "Change app.py"]
 
 
 def test_a_large_model_or_named_tools_keep_their_set(tmp_path: Path) -> None:
