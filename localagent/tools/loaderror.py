@@ -42,14 +42,14 @@ def located(root: Path, output: str) -> tuple[str, str] | None:
     frames = [m[1] or m[2] for m in _FRAME.finditer(output, 0, error.start())]
     at = _AT.search(output, error.end())
     for candidate in [*([named[1]] if named else []), *([at[1]] if at else []), *frames[::-1]]:
-        path = _inside(root, candidate)
+        path = own_file(root, candidate)
         if path:
             text = _NAMED.sub("", error[1]).strip()
             return path, text[:ERROR_CHARS]
     return None
 
 
-def _inside(root: Path, name: str) -> str:
+def own_file(root: Path, name: str) -> str:
     """A traceback's file as the workspace names it, when it is a file of the workspace's
     own (not in a hidden folder such as a virtual environment, nor in site-packages)."""
     path = inside(root, name)

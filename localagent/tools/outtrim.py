@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from localagent.tools.pkgimports import inside
+from localagent.tools.loaderror import own_file
 
 __all__ = ["for_model"]
 
@@ -165,9 +165,8 @@ def _alike(a: tuple[str, bool], b: tuple[str, bool]) -> bool:
 
 
 def _foreign(root: Path, name: str) -> bool:
-    """A traceback's file that is not the workspace's own code."""
+    """A traceback's file that is not the workspace's own code (Windows' embeddable
+    Python names its library relatively, `json\\decoder.py`: not a file the workspace holds)."""
     if name.startswith("<"):  # <frozen importlib._bootstrap>; not <string>, `python -c`'s
         return name.startswith("<frozen ")
-    path = inside(root, name)  # Windows' embeddable Python names its library `json\decoder.py`
-    hidden = any(p.startswith(".") or p == "site-packages" for p in path.split("/"))
-    return not path or hidden or not (root / path).is_file()
+    return not own_file(root, name)
