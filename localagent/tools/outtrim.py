@@ -144,13 +144,9 @@ def _summary(lines: list[str]) -> list[str]:
     as one it starts, or that starts it)."""
     firsts: dict[tuple[str, bool], str] = {}
     counts: dict[tuple[str, bool], int] = {}
-    for line in lines:
-        found = _SUMMARY_LINE.match(line)
-        message = found[3] if found else line
-        said = (
-            f"{found[1] if found else ''} {message.removesuffix('...')}",
-            message.endswith("..."),
-        )
+    for line in lines:  # each one matches _SUMMARY_LINE
+        kind, message = line.partition(" ")[0], line.split(" - ", 1)[-1]
+        said = (f"{kind} {message.removesuffix('...')}", message.endswith("..."))
         key = next((k for k in firsts if _alike(k, said)), said)
         firsts.setdefault(key, line)
         counts[key] = counts.get(key, 0) + 1

@@ -202,12 +202,16 @@ def self_imports(root: Path, path: str) -> tuple[list[str], list[str]]:
     that it lacks when the import runs (`missing_from_itself`), and those of them its code
     defines below the import; ([], []) for any other file."""
     source = _text(root, path) if path.endswith("__init__.py") else None
-    missing = missing_from_itself(root, path, source) if source is not None else []
-    return missing, defined_below(source, missing) if source is not None else []
+    if source is None:
+        return [], []
+    missing = missing_from_itself(root, path, source)
+    return missing, defined_below(source, missing)
 
 
 def defined_below(source: str, names: list[str]) -> list[str]:
     """Of `names`, those the module's own code defines (at its top level)."""
+    if not names:
+        return []
     tree = _tree(source)
     defined = {n for node in tree.body for n in _bound(node)} if tree is not None else set()
     return [name for name in names if name in defined]
