@@ -14,6 +14,8 @@ nvidia-smi --query-gpu=name,memory.used --format=csv,noheader
 B="--base-url $BASE_URL --parallel $slots --kills 2 --kill-window 2:15 --time-limit 300 --dir /tmp --keep"
 python3 scripts/bench_real.py $B --goals hello,rps,mathx --runs 16 --budget "$seed" \
   --out "$OUT/seed.json" 2>&1 | tee "$OUT/seed.txt"
+(cd /tmp && tar czf "$OUT/ws-seed.tgz" --exclude=__pycache__ --exclude=home localagent-real-*)
 python3 scripts/bench_real.py $B --goals fixtest,wordcount,refactor,greet --runs 6 \
   --budget "$own" --out "$OUT/own.json" 2>&1 | tee "$OUT/own.txt"
 cd /tmp && tar czf "$OUT/ws.tgz" --exclude=__pycache__ --exclude=home localagent-real-*
+cat /root/rm/build.done

@@ -146,6 +146,47 @@ def test_a_run_on_a_file_that_does_not_exist_checks_nothing(tmp_path: Path) -> N
     )
 
 
+# The 1.5B's next two programs on an H100, verbatim: one run as `python wordcount.py FILE`
+# (the goal's own name for the file; "0 0 0"), one as `python wordcount.py --help` (it
+# counts the characters of its argument). Each ended "completed (verified)".
+FILE_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py FILE"}}}}'
+HELP_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py --help"}}}}'
+TEXT_COUNT = (
+    "import argparse\nimport sys\nimport os\nimport re\n\ndef main(args):\n    if args.lines:\n"
+    "        print(len(args.text.splitlines()))\n    else:\n        print(len(args.text."
+    "splitlines()), len(args.text.split()), len(args.text))\n\nif __name__ == '__main__':\n"
+    "    parser = argparse.ArgumentParser(description='Count lines, words, and characters in "
+    "a file.')\n    parser.add_argument('text', type=str, help='The file to count.')\n"
+    "    parser.add_argument('--lines', action='store_true', help='Print only the number of "
+    "lines.')\n    args = parser.parse_args()\n    main(args)"
+)
+
+
+def test_a_run_on_the_goal_s_placeholder_or_for_the_usage_checks_nothing(tmp_path: Path) -> None:
+    for name, program, run, note in (
+        ("file", STDIN_COUNT, FILE_RUN, "NOTE: FILE does not exist in the workspace"),
+        (
+            "help",
+            TEXT_COUNT,
+            HELP_RUN,
+            "NOTE: this run printed only the usage text of wordcount.py",
+        ),
+    ):
+        ws = tmp_path / name
+        ws.mkdir()
+        subtask = "run python wordcount.py " + ("FILE" if name == "file" else "--help")
+        plan = plan_rule((WORDCOUNT, ["write_file wordcount.py with its code", subtask]))
+        write = {"name": "write_file", "arguments": {"path": "wordcount.py", "content": program}}
+        replies = [{"content": json.dumps(write)}, {"content": run}]
+        small_model_goal(ws, WORDCOUNT, plan, replies, LOCALAGENT_MAX_ROUNDS="2")
+        seen = results(ws)
+        assert seen[1].startswith("exit code 0\n") and note in seen[1], seen[1]
+        assert "SUBTASK COMPLETE" not in seen[1]
+        completed = records_of(ws, "subtask_completed")
+        assert [c.get("by") for c in completed] == ["write"]
+        assert [g["verification"] for g in records_of(ws, "goal_completed")] in ([], ["unverified"])
+
+
 def test_what_a_run_shows_is_judged_from_its_facts() -> None:
     """The ledger's judgement of a run: facts that say it proves nothing make it
     inconclusive, whatever its exit code; facts of another command do not."""
@@ -250,9 +291,54 @@ def test_a_goal_s_stated_exit_status_is_checked_against_the_run(tmp_path: Path) 
     )
     verdicts = records_of(tmp_path, "verdict")
     assert verdicts and verdicts[0]["verdict"] == "NOT_VERIFIED"
-    assert any(
+    # The run's summary is the program's output, not the note the loop added after it.
+    assert (
         "the goal says greet.py run without arguments exits with status 2; `python greet.py` "
-        "exited 0" in text
-        for text in verdicts[0]["unmet"]
+        "exited 0 (exit code 0: Usage: python greet.py NAME)"
+    ) in verdicts[0]["unmet"]
+    assert [g["verification"] for g in records_of(tmp_path, "goal_completed")] != ["verified"]
+
+
+# The 1.5B's greet.py on an H100, verbatim: run only as `python greet.py NAME`, it greets
+# "World" without arguments and exits 0; the small verifier said VERIFIED.
+GREETS_WORLD = (
+    '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "greet.py",\n    '
+    '"content": "def greet(NAME):\\n    print(f\'Hello, {NAME}!\')\\n    return 0\\n\\nif '
+    "__name__ == '__main__':\\n    import sys\\n    NAME = sys.argv[1] if len(sys.argv) > 1 "
+    "else 'World'\\n    sys.exit(greet(NAME))\"\n  }\n}\n```"
+)
+
+
+def test_the_verification_runs_the_script_whose_exit_status_the_goal_states(
+    tmp_path: Path,
+) -> None:
+    """No run without arguments followed the last write: the verification makes it, and
+    its exit status, not the one the goal states, refuses the goal."""
+    plan = plan_rule((GREET, ["write_file greet.py with its code", "run python greet.py NAME"]))
+    run = (
+        '```json\n{\n  "name": "run_cmd",\n  "arguments": {\n    "cmd": "python greet.py '
+        'NAME"\n  }\n}\n```'
     )
+    verdict = {
+        "content": json.dumps(
+            {"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"}
+        )
+    }
+    replies = [{"content": GREETS_WORLD}, {"content": run}]
+    small_model_goal(
+        tmp_path, GREET, plan, replies, verdict, LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1"
+    )
+    assert "Hello, NAME!" in results(tmp_path)[1]
+    started = records_of(tmp_path, "verify_started")[0]
+    assert {"cmd": "python greet.py", "source": "program"} in [
+        {k: c[k] for k in ("cmd", "source")} for c in started["checks"]
+    ]
+    (check, *_) = records_of(tmp_path, "check_finished")
+    assert check["cmd"] == "python greet.py" and check["returncode"] == 0
+    verdicts = records_of(tmp_path, "verdict")
+    assert verdicts[0]["verdict"] == "NOT_VERIFIED" and verdicts[0]["source"] == "checks"
+    assert (
+        "the goal says greet.py run without arguments exits with status 2; `python greet.py` "
+        "exited 0 (exit code 0: Hello, World!)"
+    ) in verdicts[0]["unmet"]
     assert [g["verification"] for g in records_of(tmp_path, "goal_completed")] != ["verified"]

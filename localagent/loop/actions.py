@@ -114,8 +114,9 @@ class Actions:
         if earned is None:
             self.finish(name, args, call_id, result)
             return result
+        own = len(result.text)  # the tool's own observation ends here; the note follows
         result = dataclasses.replace(result, text=f"{result.text}\n{earned[1]}")
-        self.finish(name, args, call_id, result, completes=earned[0])
+        self.finish(name, args, call_id, result, completes=earned[0], note_at=own)
         return result
 
     def completed_by(self, owed: dict[str, str]) -> None:

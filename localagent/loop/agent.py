@@ -317,7 +317,9 @@ class Agent:
     def verify(self, under_way: Verifying | None) -> None:
         """One step of verifying the goal: list the checks, run the next, or decide."""
         if under_way is None:
-            found = checks.goal_checks(self.settings.checks, self.ctx.root, self.state.ledger)
+            found = checks.goal_checks(
+                self.settings.checks, self.ctx.root, self.state.ledger, self.state.goal.text
+            )
             log.info("verifying the goal: %d checks", len(found))
             self.journal.append("verify_started", checks=found)
             return

@@ -96,6 +96,11 @@ MISSING_INPUT = """\
 NOTE: {files} does not exist in the workspace, so this run read no input and does not \
 show that the program works: write a small sample file first, then run the program on it."""
 
+USAGE_ONLY = """\
+NOTE: this run printed only the usage text of {script}, which its argument parser writes \
+by itself, so it does not show that the program works: run it as the goal says (on a \
+small sample file first, if it reads one)."""
+
 NOT_ON_PATH = """\
 NOTE: {module} is in the workspace, but `pytest` started as a program does not put the \
 workspace folder on Python's import path. Run it as `{cmd}` instead, which does."""

@@ -63,6 +63,7 @@ from localagent.prompts.feedback import (
     TOO_MANY_CALLS,
     TOO_MANY_FORMAT_ERRORS,
     UNPROVEN,
+    USAGE_ONLY,
     WAITED_FOR_INPUT,
     WRITE_COMPLETES,
 )
@@ -349,6 +350,9 @@ PROMPTS: dict[str, Prompt] = {
     ),
     "missing_input": Prompt(
         MISSING_INPUT, "note on a script run on a file that does not exist", _spec("files")
+    ),
+    "usage_only": Prompt(
+        USAGE_ONLY, "note on a script run only with --help that printed its usage", _spec("script")
     ),
     "not_on_path": Prompt(
         NOT_ON_PATH,

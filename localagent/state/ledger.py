@@ -294,11 +294,20 @@ def note_program_check(ledger: Ledger, rec: dict[str, Any]) -> None:
         _note_shown(ledger, mentioned(cmd), rec["seq"], *found)
 
 
+def own_result(rec: dict[str, Any]) -> str:
+    """An `action_finished` record's observation without the note the loop added after
+    it (`note_at`): "SUBTASK COMPLETE: …" is not the program's output. Qwen2.5-Coder-1.5B's
+    greet.py printed its usage and exited 0; the run's summary read "exit code 0: SUBTASK
+    COMPLETE: 'run python greet.py' is done", and so did the verdict that cited it."""
+    text, cut = str(rec.get("result", "")), rec.get("note_at")
+    return text[:cut] if isinstance(cut, int) and not isinstance(cut, bool) and cut >= 0 else text
+
+
 def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> None:
     seq = rec["seq"]
     facts = recorded_facts(rec)
     fed, unproven = run_facts(facts, cmd)
-    found = outcome(cmd, str(rec.get("result", "")), fed, unproven)
+    found = outcome(cmd, own_result(rec), fed, unproven)
     if found is None:
         return  # refused, or stopped before it ended: no evidence either way
     kind = check_kind(cmd)

@@ -101,6 +101,8 @@ def _unproven(ctx: ToolContext, cmd: str, result: ProcessResult, stdin: str) -> 
         files = ", ".join(missing)
         why = f"{files} does not exist, so it read no input"
         return why, ctx.prompts.render("missing_input", files=files)
+    if runproof.usage_only(words, result.output):
+        return "it printed only its usage", ctx.prompts.render("usage_only", script=words[0])
     fix = runproof.fix_text(path, script)
     if not result.output.strip():
         return "", ctx.prompts.render("dropped_result", script=words[0], fix=fix) if fix else ""

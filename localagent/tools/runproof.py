@@ -20,6 +20,11 @@ from localagent.tools import pyscript
 from localagent.tools.cmdline import PYTHON_OPTIONS, is_python, split_command
 
 _FILE_ARG = re.compile(r"[\w.\\/-]*\w\.[A-Za-z][A-Za-z0-9]{0,4}")
+# The goal's own name for a file argument: "python wordcount.py FILE prints the number of
+# lines ... in FILE". Qwen2.5-Coder-1.5B ran `python wordcount.py FILE` with its program
+# counting stdin: exit code 0, "0 0 0", and the goal ended "completed (verified)".
+_PLACEHOLDER = re.compile(r"[A-Z_]*(?:FILE|PATH)[A-Z_0-9]*")
+_HELP = frozenset({"-h", "--help"})
 
 
 def script_words(cmd: str) -> list[str]:
@@ -46,12 +51,21 @@ def missing_inputs(root: Path, words: list[str]) -> list[str]:
     it writes is no input)."""
     missing = []
     for word in words[1:]:
-        if word.startswith("-") or not _FILE_ARG.fullmatch(word):
+        if word.startswith("-") or not (_FILE_ARG.fullmatch(word) or _PLACEHOLDER.fullmatch(word)):
             continue
         path = Path(word)
         if not (path if path.is_absolute() else root / path).exists():
             missing.append(word)
     return missing
+
+
+def usage_only(words: list[str], output: str) -> bool:
+    """Whether the run asked only for the usage (`--help`) and printed it: argparse's own
+    text, nothing of the program's. Qwen2.5-Coder-1.5B's wordcount.py counted the
+    characters of its argument's name; its `--help` run ended the goal "completed
+    (verified)"."""
+    asked = words[1:]
+    return bool(asked) and set(asked) <= _HELP and output.lstrip().lower().startswith("usage:")
 
 
 def dropped_fix(path: str, script: pyscript.Script) -> tuple[str, dict[str, object]] | None:

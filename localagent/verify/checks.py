@@ -23,6 +23,7 @@ from localagent.state.ledger import Ledger, check_kind, judge, key, split_result
 from localagent.system import safefs
 from localagent.tools import pyscript
 from localagent.tools.cmdline import check_command
+from localagent.verify.stated import unchecked
 
 PYTEST = "python -m pytest -q"
 EXPECTED_FILE = "expected.txt"
@@ -54,11 +55,15 @@ def _has_tests(root: Path) -> bool:
 
 
 def goal_checks(
-    user_checks: tuple[str, ...] | list[str], root: Path, ledger: Ledger | None = None
+    user_checks: tuple[str, ...] | list[str],
+    root: Path,
+    ledger: Ledger | None = None,
+    goal: str = "",
 ) -> list[dict[str, Any]]:
     """The checks to run for a goal, each {id, cmd, source[, expected]}: the user's, the
-    tests, main.py against expected.txt, and without checks of the user's, the programs
-    the goal wrote that nothing shows to work (see `unproven_programs`)."""
+    tests, main.py against expected.txt, the run of the goal's script without arguments
+    whose exit status the goal states (see `stated.unchecked`), and without checks of the
+    user's, the programs the goal wrote that nothing shows to work (`unproven_programs`)."""
     found: list[dict[str, Any]] = [{"cmd": key(c), "source": "user"} for c in user_checks]
     given = {c["cmd"] for c in found}
     if _has_tests(root) and PYTEST not in given:
@@ -67,10 +72,13 @@ def goal_checks(
         found.append(
             {"cmd": f"python {EXPECTED_PROGRAM}", "source": "expected", "expected": EXPECTED_FILE}
         )
+    programs = []
+    if ledger is not None and (stated := unchecked(goal, ledger)):
+        programs.append(stated)
     if ledger is not None and not user_checks:
-        found += [
-            {"cmd": f"python {p}", "source": "program"} for p in unproven_programs(ledger, root)
-        ]
+        programs += [f"python {p}" for p in unproven_programs(ledger, root)]
+    given |= {c["cmd"] for c in found}
+    found += [{"cmd": c, "source": "program"} for c in dict.fromkeys(programs) if c not in given]
     return [{"id": f"c{i}", **check} for i, check in enumerate(found, 1)]
 
 

@@ -6,12 +6,16 @@ arguments it prints a usage message and exits with status 2": Qwen2.5-Coder-1.5B
 greet.py printed its usage and exited 0; the run was a fact, its status never compared
 with the goal's, and the small verifier said VERIFIED (2 runs of 7, on an H100 and on the
 CPU). A run of `python greet.py` after the script's last change whose status is not the
-one the goal states is a hard finding: the goal is not verified.
+one the goal states is a hard finding: the goal is not verified. When no such run
+followed the last change, the verification makes it (`unchecked`): on an H100, two of six
+greet.py runs were "completed (verified)" with a script that exits 0 without arguments,
+one never run that way, one run so only by the verification, whose result nothing read.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from localagent.state.ledger import key
@@ -34,24 +38,46 @@ def stated_status(goal: str) -> int | None:
     return None
 
 
-def mismatches(goal: str, ledger: Any) -> list[str]:
-    """Each run of the goal's script without arguments, after its last change, whose
-    exit status is not the one the goal states."""
+def _stated(goal: str) -> tuple[str, int] | None:
+    """The goal's script and the status it states for it run without arguments."""
     wanted = stated_status(goal)
     scripts = [name for name in named_files(goal) if name.endswith(".py")]
-    if wanted is None or not scripts:
-        return []
-    script = scripts[0]
+    return (scripts[0], wanted) if wanted is not None and scripts else None
+
+
+def _runs(script: str, ledger: Any) -> list[Any]:
+    """The ledger's runs of the script without arguments since its last change."""
+    write = ledger.writes.get(script)
     found = []
     for cmd in (f"python {script}", f"python3 {script}"):
         check = ledger.checks.get(key(cmd))
-        write = ledger.writes.get(script)
-        if check is None or (write is not None and write.seq > check.seq):
-            continue
-        got = _EXIT.match(check.summary)
-        if got is not None and int(got[1]) != wanted:
-            found.append(
-                f"the goal says {script} run without arguments exits with status {wanted}; "
-                f"`{check.cmd}` exited {got[1]} ({check.summary[:80]})"
-            )
+        if check is not None and (write is None or write.seq < check.seq):
+            found.append(check)
     return found
+
+
+def unchecked(goal: str, ledger: Any) -> str | None:
+    """`python SCRIPT` when the goal states its status without arguments and no run of
+    it without arguments followed its last change: the verification runs it."""
+    stated = _stated(goal)
+    return f"python {stated[0]}" if stated and not _runs(stated[0], ledger) else None
+
+
+def mismatches(goal: str, ledger: Any, results: Iterable[dict[str, Any]] = ()) -> list[str]:
+    """Each run of the goal's script without arguments, after its last change (the
+    verification's own `results` too), whose exit status is not the one the goal states."""
+    stated = _stated(goal)
+    if stated is None:
+        return []
+    script, wanted = stated
+    runs = [(c.cmd, c.summary, _EXIT.match(c.summary)) for c in _runs(script, ledger)]
+    for result in results:
+        cmd, code = result.get("cmd"), result.get("returncode")
+        if cmd in (f"python {script}", f"python3 {script}") and type(code) is int:
+            runs.append((cmd, str(result.get("summary") or ""), _EXIT.match(f"exit code {code}")))
+    return [
+        f"the goal says {script} run without arguments exits with status {wanted}; "
+        f"`{cmd}` exited {got[1]} ({summary[:80]})"
+        for cmd, summary, got in runs
+        if got is not None and int(got[1]) != wanted
+    ]

@@ -80,7 +80,7 @@ def findings(state: Any, root: Path) -> Findings:
     goal = state.goal
     texts = [goal.text] + [s.description for t in goal.tasks for s in t.subtasks]
     evidence = gate(state.ledger, root, texts, scope=0)
-    found.hard += evidence.hard + mismatches(goal.text, state.ledger)
+    found.hard += evidence.hard + mismatches(goal.text, state.ledger, results.values())
     found.notes += evidence.soft + found.not_run
     found.evidence += evidence.evidence
     found.unproven = evidence.unproven
