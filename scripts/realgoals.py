@@ -51,13 +51,16 @@ MATHX = (
 _MATHX_PROBE = """
 import importlib, pkgutil
 import mathx
-found = {}
-modules = [mathx] + [importlib.import_module("mathx." + m.name)
-                     for m in pkgutil.iter_modules(getattr(mathx, "__path__", []))]
-for module in modules:
-    for name in ("add", "subtract", "multiply", "divide"):
-        found.setdefault(name, getattr(module, name, None))
-missing = [n for n, f in found.items() if not callable(f)]
+# What `from mathx import add` gives a user first; importing a submodule mathx.add would
+# put the module in its place. Then the functions the package's modules define.
+names = ("add", "subtract", "multiply", "divide")
+found = {n: getattr(mathx, n) for n in names if callable(getattr(mathx, n, None))}
+for m in pkgutil.iter_modules(getattr(mathx, "__path__", [])):
+    module = importlib.import_module("mathx." + m.name)
+    for name in names:
+        if callable(getattr(module, name, None)):
+            found.setdefault(name, getattr(module, name))
+missing = [n for n in names if n not in found]
 if missing:
     print("mathx lacks " + ", ".join(missing)); raise SystemExit
 checks = [("add", (2, 3), 5), ("subtract", (5, 3), 2), ("multiply", (4, 3), 12),

@@ -234,6 +234,20 @@ def test_the_mathx_judge_finds_what_is_broken(
     assert reason in found.reason
 
 
+def test_the_mathx_judge_takes_the_package_s_function_over_a_module_of_its_name(
+    scripts: dict[str, ModuleType], ws: Path
+) -> None:
+    """The 1.5B's mathx on an H100 defined add in `__init__.py` and kept `add.py` too:
+    `from mathx import add` is the function, which the judge once took for the module."""
+    files = {
+        "mathx/__init__.py": MATHX_INIT,
+        "mathx/add.py": "def add(a, b):\n    return a + b\n",
+        "tests/test_mathx.py": MATHX_TESTS,
+    }
+    found = judge(scripts, "mathx", ws, files)
+    assert found.works, found.reason
+
+
 def test_mathx_as_one_module_is_not_the_package_asked_for(
     scripts: dict[str, ModuleType], ws: Path
 ) -> None:

@@ -423,9 +423,10 @@ def test_the_first_write_of_a_package_s_module_completes_its_subtask(tmp_path: P
 
 def test_a_package_that_imports_from_itself_what_it_lacks_is_told_so(tmp_path: Path) -> None:
     """The 1.5B's mathx/__init__.py, verbatim, the package's only file: the tests' `import
-    mathx` then failed ("cannot import name 'add' from partially initialized module").
-    The write still ends its subtask: held back, the model sent the same write until three
-    strikes, twice, in a real run."""
+    mathx` then failed ("cannot import name 'add' from partially initialized module"). The
+    small profile writes it as the import of the functions of modules yet to be written,
+    and says which. The write still ends its subtask: held back, the model sent the same
+    write until three strikes, twice, in a real run."""
     init = "from mathx import add, subtract, multiply, divide"
     plan = plan_rule(("mathx", ["write_file mathx/__init__.py with the package structure and "
                                 "functions", "run python -m pytest"]))  # fmt: skip
@@ -434,8 +435,8 @@ def test_a_package_that_imports_from_itself_what_it_lacks_is_told_so(tmp_path: P
     assert ran.returncode in (0, 1), ran.stderr + ran.stdout
     write = next(r for r in of(tmp_path, "action_finished") if r["tool"] == "write_file")
     assert (
-        "; but mathx/__init__.py imports add, subtract, multiply, divide from mathx itself, "
-        "which has none" in (write["result"])
+        "; mathx loads once mathx/add.py, mathx/divide.py, mathx/multiply.py, "
+        "mathx/subtract.py are written, each with its function" in (write["result"])
     )
     assert write.get("completes")
 

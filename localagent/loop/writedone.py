@@ -21,6 +21,8 @@ check for the goal's verdict.
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,7 @@ from localagent.loop.subtasks import (
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, Ledger, latest_tests, norm
-from localagent.tools import pyscript
+from localagent.tools import pkgimports, pyscript
 from localagent.tools.pkgimports import self_imports
 from localagent.verify import evidence
 
@@ -55,6 +57,9 @@ class Finished:
 
 def _same(path: str, target: str) -> bool:
     return path == target or path.endswith("/" + target)
+
+
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
 def _sound(root: Path, path: str, ledger: Ledger) -> bool:
@@ -78,11 +83,48 @@ def _sound(root: Path, path: str, ledger: Ledger) -> bool:
     if script is None or script.stubs:
         return False
     missing, below = self_imports(root, path)
-    return not below and not (missing and _did_not_load(ledger, path))
+    return (
+        not below
+        and not (missing and _did_not_load(ledger, path))
+        and _modules_there(root, path, ledger)
+    )
 
 
 def _did_not_load(ledger: Ledger, path: str) -> bool:
     return any(c.broken.startswith(f"{path}: ") for c in ledger.checks.values())
+
+
+def _modules_there(root: Path, path: str, ledger: Ledger) -> bool:
+    """Whether each workspace module a run found missing while loading the file ("No
+    module named 'mathx.add'") is there now: the small profile writes `from mathx import
+    add` as `from .add import add as add`, and a rewrite that keeps it loads no better."""
+    for check in ledger.checks.values():
+        if check.broken.startswith(f"{path}: ") and (found := _NO_MODULE.search(check.broken)):
+            module = root.joinpath(*found[1].split("."))
+            there = module.with_suffix(".py").is_file() or module.is_dir()
+            if not there and found[1] in _imported(root, path):
+                return False
+    return True
+
+
+def _imported(root: Path, path: str) -> set[str]:
+    """The modules of its own package a package's `__init__.py` imports, as dotted names."""
+    package = path.rsplit("/", 1)[0].replace("/", ".")
+    source = pkgimports.text_of(root, path)
+    try:
+        tree = ast.parse(source or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    found = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            base = f"{package}.{node.module}" if node.level == 1 and node.module else node.module
+            base = package if node.level == 1 and not node.module else base
+            found.add(base or "")
+            found |= {f"{base}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return found
 
 
 def finished(

@@ -107,6 +107,8 @@ workspace folder on Python's import path. Run it as `{cmd}` instead, which does.
 
 RUFF_CHECK = "NOTE: ruff checks files with its check command: run `{cmd}`."
 
+RUFF_FIX = "NOTE: ruff fixes the problems marked [*] itself: run `{cmd}`."
+
 WAITED_FOR_INPUT = """\
 NOTE: the program waited for input and got none. Run it again with its input in \
 stdin, e.g. run_cmd(cmd="python game.py", stdin="rock\\n")."""

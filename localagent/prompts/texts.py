@@ -57,6 +57,7 @@ from localagent.prompts.feedback import (
     REPLANNED,
     RERUN_SKIPPED,
     RUFF_CHECK,
+    RUFF_FIX,
     RUN_COMPLETES,
     SAME_OUTPUT,
     SMALL_VERIFIER,
@@ -358,6 +359,9 @@ PROMPTS: dict[str, Prompt] = {
         NOT_ON_PATH,
         "note on pytest that could not import a module of the workspace",
         _spec("module cmd"),
+    ),
+    "ruff_fix": Prompt(
+        RUFF_FIX, "note on a `ruff check` that found problems ruff fixes itself", _spec("cmd")
     ),
     "ruff_check": Prompt(
         RUFF_CHECK, "note on `ruff FILE`, which ruff refuses: ruff check", _spec("cmd")

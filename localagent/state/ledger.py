@@ -148,6 +148,8 @@ def judge(
         if kind == "script":
             return None, "inconclusive: it was still running at the time limit"
         return False, "timed out"
+    if kind == "ruff":  # its exit code is its verdict: "Found 1 error (1 fixed, 0 remaining)."
+        return returncode == 0, f"exit code {returncode}: {_last_line(output)}".removesuffix(": ")
     if found:
         return False, _line(output, found.start())
     if kind == "script":
@@ -334,6 +336,9 @@ def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> 
         broken=_first(facts, "broken") if passed is False else "",
         wrong=_first(facts, "wrong") if passed is False else "",
     )
+    if kind == "ruff" and passed and "--fix" in (words := _words(cmd)):
+        # what `ruff check --fix X` left, `ruff check X` would not find: its failure is over
+        ledger.checks.pop(key(" ".join(w for w in words if w != "--fix")), None)
     _bound(ledger.checks, MAX_CHECKS, lambda k: ledger.checks[k].seq)
 
 

@@ -32,6 +32,7 @@ __all__ = ["command_argv", "run_cmd", "split_command"]
 
 _EOF = "EOFError: EOF when reading a line"  # Python's input() found no input
 _TRACEBACK = "Traceback (most recent call last)"
+_FIXABLE = re.compile(r"\[\*\] \d+ fixable with (?:the )?`--fix`")
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 VENV_TIMEOUT = 300.0  # creating the workspace's .venv for pip, ensurepip included
 
@@ -162,14 +163,23 @@ def _not_on_path(ctx: ToolContext, cmd: str, output: str) -> tuple[str, str] | N
 
 def _ruff_note(ctx: ToolContext, cmd: str, result: ProcessResult) -> str:
     """`ruff FILE`, which ruff refuses ("unrecognized subcommand"): the command that checks
-    it. Qwen2.5-Coder-1.5B ran `ruff tests/test_mathx.py`, then gave the subtask up."""
+    it (Qwen2.5-Coder-1.5B ran `ruff tests/test_mathx.py`, then gave the subtask up); a
+    `ruff check` that found what ruff fixes itself: the same command with `--fix`."""
     try:
         words = split_command(cmd)
     except ValueError:
         return ""
-    if len(words) < 2 or words[0] != "ruff" or "unrecognized subcommand" not in result.output:
+    if len(words) < 2 or words[0] != "ruff":
         return ""
-    return ctx.prompts.render("ruff_check", cmd=_ruff_check(cmd))
+    if "unrecognized subcommand" in result.output:
+        return ctx.prompts.render("ruff_check", cmd=_ruff_check(cmd))
+    if words[1] == "check" and "--fix" not in words and _FIXABLE.search(result.output):
+        # Qwen2.5-Coder-1.5B's tests began `import mathx` with one blank line after it:
+        # ruff's import-order rule failed them, and ruff fixes that itself.
+        return ctx.prompts.render(
+            "ruff_fix", cmd=shlex.join(["ruff", "check", "--fix", *words[2:]])
+        )
+    return ""
 
 
 def _answered(ctx: ToolContext, cmd: str, output: str) -> bool:

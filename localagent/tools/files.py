@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
-from localagent.tools import pyscript, pywrite
+from localagent.tools import initmend, pyscript, pywrite
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace, touches_journal
@@ -182,6 +182,9 @@ def write_file(
     mended = pywrite.mended(content, name) if ctx.mend_syntax else []
     if mended:
         content = mended[-1][2]
+    imports = initmend.mend(ctx.root, name, content) if ctx.mend_syntax else None
+    if imports is not None:
+        content = imports[2]
     data = content.encode("utf-8", errors="replace")
     if _holds(ctx, target, data):
         said = ctx.prompts.render("same_content", path=describe(path), size=len(data))
@@ -207,6 +210,8 @@ def write_file(
     text = f"wrote {len(data)} bytes to {describe(path)} ({how})"
     for line, fixed, _ in mended:
         text += f"; `{line}` did not compile, so it was written as `{fixed}`"
+    if imports is not None:
+        text += _imports_mended(ctx.root, name, imports[0], imports[1])
     text += syntax_note(content, name)
     facts = {"wrote": [normalize_path(path)]}
     now = pyscript.parse(content) if had else None
@@ -222,6 +227,21 @@ def write_file(
     if package_note := written_note(ctx.root, name):
         text += "\n" + package_note
     return ToolResult(True, text, changed=True, facts=facts)
+
+
+def _imports_mended(root: Path, name: str, old: str, new: str) -> str:
+    """What the write says of an `__init__.py` import it mended (see `initmend`)."""
+    package = name.split("/")[-2]
+    text = (
+        f"; `{old.strip()}` would import {package}'s modules, not their functions, so it "
+        f"was written as `{'; '.join(new.splitlines())}`"
+    )
+    if todo := initmend.unwritten(root, name, new):
+        shown = ", ".join(todo[:6])
+        text += f"; {package} loads once {shown} {'is' if len(todo) == 1 else 'are'} written"
+        first = todo[0].rsplit("/", 1)[-1][:-3]
+        text += f", each with its function ({todo[0]}: def {first}(...): ...)"
+    return text
 
 
 def _size(path: Path) -> int:

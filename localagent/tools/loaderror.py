@@ -18,9 +18,13 @@ from pathlib import Path
 from localagent.tools.pkgimports import inside
 
 # Errors raised while a file loads, each in the file that must change. Not
-# ModuleNotFoundError: its cause is how the program was started or a missing package.
+# ModuleNotFoundError, whose cause is how the program was started or a missing package,
+# unless it names a module of a package the workspace holds (`_own_module`): a package
+# `__init__.py` that imports `.add`, which no mathx/add.py provides.
 _ERROR = re.compile(
-    r"^(?:E\s+)?((?:ImportError|NameError|SyntaxError|IndentationError|TabError)\b.*)$", re.M
+    r"^(?:E\s+)?((?:(?:ImportError|NameError|SyntaxError|IndentationError|TabError)\b"
+    r"|ModuleNotFoundError: No module named '\w+\.[\w.]+').*)$",
+    re.M,
 )
 # A traceback's frame: Python's own, or pytest's short form (`tests/test_x.py:1: in <module>`).
 _FRAME = re.compile(r'File "([^"]+\.pyw?)", line \d+|^([^\s:]+\.pyw?):\d+: in ', re.M)
@@ -38,6 +42,8 @@ def located(root: Path, output: str) -> tuple[str, str] | None:
     if not errors:
         return None
     error = errors[-1]
+    if error[1].startswith("ModuleNotFoundError") and not _own_module(root, error[1]):
+        return None
     named = _NAMED.search(error[1])
     frames = [m[1] or m[2] for m in _FRAME.finditer(output, 0, error.start())]
     at = _AT.search(output, error.end())
@@ -47,6 +53,12 @@ def located(root: Path, output: str) -> tuple[str, str] | None:
             text = _NAMED.sub("", error[1]).strip()
             return path, text[:ERROR_CHARS]
     return None
+
+
+def _own_module(root: Path, error: str) -> bool:
+    """Whether "No module named 'pkg.sub'" names a module of a package of the workspace."""
+    package = error.split("'")[1].split(".")[0]
+    return (root / package / "__init__.py").is_file()
 
 
 def own_file(root: Path, name: str) -> str:

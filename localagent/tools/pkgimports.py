@@ -57,7 +57,7 @@ def _lacking_note(root: Path, package: str) -> str:
     `mathx/__init__.py` was `from mathx import add, ...` and nothing else (7 runs of 16);
     pytest failed so, with no word on why, and it ran pytest again unchanged."""
     init = f"{package}/__init__.py"
-    source = _text(root, init)
+    source = text_of(root, init)
     missing = missing_from_itself(root, init, source) if source is not None else []
     if not missing or source is None:
         return ""
@@ -66,12 +66,12 @@ def _lacking_note(root: Path, package: str) -> str:
 
 def _package_note(root: Path, package: str) -> str:
     init = f"{package}/__init__.py"
-    source = _text(root, init)
+    source = text_of(root, init)
     tree = _tree(source)
     if source is None or tree is None:
         return ""
     for node in tree.body:
-        if not isinstance(node, ast.ImportFrom) or not _from_package(node, package):
+        if not isinstance(node, ast.ImportFrom) or not from_package(node, package):
             continue
         names = [a.name for a in node.names]
         same = [n for n in names if n in pyscript.defines(root, f"{package}/{n}.py")]
@@ -96,7 +96,7 @@ def _package_note(root: Path, package: str) -> str:
     return ""
 
 
-def _from_package(node: ast.ImportFrom, package: str) -> bool:
+def from_package(node: ast.ImportFrom, package: str) -> bool:
     """`from PACKAGE import a, b` or `from . import a, b` on one line, with no `as`."""
     if node.end_lineno != node.lineno:
         return False
@@ -134,7 +134,7 @@ def importers(root: Path, path: str, names: list[str]) -> list[str]:
 
 
 def _imports(root: Path, name: str, module: str, names: set[str]) -> bool:
-    tree = _tree(_text(root, name))
+    tree = _tree(text_of(root, name))
     if tree is None:
         return False
     for node in ast.walk(tree):
@@ -183,7 +183,7 @@ def missing_from_itself(root: Path, path: str, source: str) -> list[str]:
     defined: set[str] = set()
     missing = []
     for node in tree.body:
-        defined.update(_bound(node))
+        defined.update(bound_names(node))
         if not isinstance(node, ast.ImportFrom) or (node.module, node.level) not in (
             (package, 0),
             (None, 1),
@@ -201,7 +201,7 @@ def self_imports(root: Path, path: str) -> tuple[list[str], list[str]]:
     """For the package `__init__.py` at `path`: the names it imports from its own package
     that it lacks when the import runs (`missing_from_itself`), and those of them its code
     defines below the import; ([], []) for any other file."""
-    source = _text(root, path) if path.endswith("__init__.py") else None
+    source = text_of(root, path) if path.endswith("__init__.py") else None
     if source is None:
         return [], []
     missing = missing_from_itself(root, path, source)
@@ -213,7 +213,7 @@ def defined_below(source: str, names: list[str]) -> list[str]:
     if not names:
         return []
     tree = _tree(source)
-    defined = {n for node in tree.body for n in _bound(node)} if tree is not None else set()
+    defined = {n for node in tree.body for n in bound_names(node)} if tree is not None else set()
     return [name for name in names if name in defined]
 
 
@@ -245,7 +245,7 @@ def self_import_note(init: str, source: str, missing: list[str]) -> str:
     )
 
 
-def _bound(node: ast.stmt) -> list[str]:
+def bound_names(node: ast.stmt) -> list[str]:
     """The names a top-level statement defines (def, class, assignment)."""
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return [node.name]
@@ -279,7 +279,7 @@ def undefined_note(root: Path, output: str) -> str:
     if not module and not importable(name):
         return ""
     line = f"from {module} import {name}" if module else f"import {name}"
-    text = _text(root, where)
+    text = text_of(root, where)
     if not text:
         return ""
     first = text.splitlines()[0]
@@ -340,17 +340,17 @@ def _provider(root: Path, name: str, user: str) -> str:
 
 def _names(root: Path, path: str) -> set[str]:
     """What a module defines or imports at its top level."""
-    tree = _tree(_text(root, path))
+    tree = _tree(text_of(root, path))
     if tree is None:
         return set()
-    names = {n for node in tree.body for n in _bound(node)}
+    names = {n for node in tree.body for n in bound_names(node)}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom | ast.Import):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
     return names
 
 
-def _text(root: Path, path: str) -> str | None:
+def text_of(root: Path, path: str) -> str | None:
     """A workspace file's text (None when it cannot be read or is not UTF-8); a planted
     link is not followed out of the workspace."""
     try:

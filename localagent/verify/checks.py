@@ -23,7 +23,7 @@ from localagent.state.ledger import Ledger, check_kind, judge, key, split_result
 from localagent.system import safefs
 from localagent.tools import pyscript
 from localagent.tools.cmdline import check_command
-from localagent.verify.stated import unchecked
+from localagent.verify.stated import stated_checks, unchecked
 
 PYTEST = "python -m pytest -q"
 EXPECTED_FILE = "expected.txt"
@@ -61,13 +61,15 @@ def goal_checks(
     goal: str = "",
 ) -> list[dict[str, Any]]:
     """The checks to run for a goal, each {id, cmd, source[, expected]}: the user's, the
-    tests, main.py against expected.txt, the run of the goal's script without arguments
+    tests, what the goal's words call for (`ruff check .` when it names ruff), main.py
+    against expected.txt, the run of the goal's script without arguments
     whose exit status the goal states (see `stated.unchecked`), and without checks of the
     user's, the programs the goal wrote that nothing shows to work (`unproven_programs`)."""
     found: list[dict[str, Any]] = [{"cmd": key(c), "source": "user"} for c in user_checks]
     given = {c["cmd"] for c in found}
     if _has_tests(root) and PYTEST not in given:
         found.append({"cmd": PYTEST, "source": "tests"})
+    found += [{"cmd": c, "source": "goal"} for c in stated_checks(goal) if c not in given]
     if (root / EXPECTED_FILE).is_file() and (root / EXPECTED_PROGRAM).is_file():
         found.append(
             {"cmd": f"python {EXPECTED_PROGRAM}", "source": "expected", "expected": EXPECTED_FILE}

@@ -28,6 +28,16 @@ _STATED = (
     re.compile(rf"\b{_STATUS}\s+{_NO_ARGS}\b", re.I),
 )
 _EXIT = re.compile(r"exit code (-?\d+)")
+# "ruff check must be clean", "lint it with ruff": the linter the goal names is a check.
+_RUFF = re.compile(r"\bruff\b", re.I)
+RUFF_CHECK = "ruff check ."
+
+
+def stated_checks(goal: str) -> list[str]:
+    """The goal checks the goal's own words call for: `ruff check .` when it names ruff.
+    Qwen2.5-Coder-1.5B's mathx ended "completed (verified)" on its tests alone; ruff, which
+    the goal names, was never run, and flagged its test file's imports."""
+    return [RUFF_CHECK] if _RUFF.search(goal) else []
 
 
 def stated_status(goal: str) -> int | None:

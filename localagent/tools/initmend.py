@@ -1,0 +1,66 @@
+"""A package `__init__.py` that imports from its own package what only its modules can
+hold, written as the import of those modules' functions (the small-model profile).
+
+Qwen2.5-Coder-1.5B began `mathx/__init__.py` with `from mathx import add, subtract,
+multiply, divide` in every one of 16 mathx runs on an H100. Where it then wrote one
+module a function (`mathx/add.py` defining `add`), the line imports the modules, and
+`mathx.add(1, 2)` raises "'module' object is not callable"; where it wrote nothing else,
+the package cannot load ("partially initialized module"). Told so with the edit to copy,
+it sent the same line again until three strikes, 15 runs of 16. A name imported so is
+taken for its module's function when nothing else can be meant: the file does not define
+it, and its module `PACKAGE/NAME.py` is yet to be written or defines it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from localagent.tools import pyscript
+from localagent.tools.pkgimports import bound_names, from_package
+
+
+def mend(root: Path, path: str, content: str) -> tuple[str, str, str] | None:
+    """For a write of `content` to the package `__init__.py` at `path` (relative, '/'):
+    (the import line, the lines that replace it, the content with them), or None."""
+    parts = path.split("/")
+    if len(parts) < 2 or parts[-1] != "__init__.py":
+        return None
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    package, folder = parts[-2], root.joinpath(*parts[:-1])
+    defined = {name for node in tree.body for name in bound_names(node)}
+    lines = content.splitlines()
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or not from_package(node, package):
+            continue
+        names = [alias.name for alias in node.names]
+        if any(n in defined or not _module_function(root, folder, n) for n in names):
+            continue  # defined here (the write's note says to delete the line), or a module
+        old = lines[node.lineno - 1]
+        if content.count(old) != 1:
+            continue
+        # `as` re-exports the name (`ruff check` F401 otherwise), sorted as ruff wants
+        new = "\n".join(sorted(f"from .{n} import {n} as {n}" for n in names))
+        return old, new, content.replace(old, new, 1)
+    return None
+
+
+def _module_function(root: Path, folder: Path, name: str) -> bool:
+    """Whether `name` can only mean the function of the module `folder/name.py`: that
+    module is yet to be written, or defines `name` (not a sub-package or a helper)."""
+    if (folder / name).exists():
+        return False
+    module = folder / f"{name}.py"
+    if not module.exists():
+        return True
+    return name in pyscript.defines(root, module.relative_to(root).as_posix())
+
+
+def unwritten(root: Path, path: str, new: str) -> list[str]:
+    """The modules the mended lines import that do not exist yet (relative, '/')."""
+    folder = path.rsplit("/", 1)[0]
+    names = [line.split()[1][1:] for line in new.splitlines()]
+    return [f"{folder}/{n}.py" for n in names if not (root / folder / f"{n}.py").exists()]
