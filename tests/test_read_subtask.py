@@ -181,3 +181,41 @@ def test_an_edit_of_a_file_the_plan_never_reads_is_planned_after_a_read(tmp_path
     done = records_of(tmp_path, "subtask_completed")
     assert [d.get("by") for d in done] == ["read", "write", "run"]
     assert "return ordered[middle]" in json.dumps(requests[2]["messages"])  # the edit's round
+
+
+REFACTOR = (
+    "Refactor shapes.py: the area formulas are repeated in total_area, largest and report; "
+    "move them into one function area(kind, size) and use it in all three. Behaviour must "
+    "not change: python -m pytest must still pass"
+)
+
+
+def test_a_write_over_a_file_the_goal_names_is_planned_after_a_read(tmp_path: Path) -> None:
+    """The 1.5B's refactor plans on an H100, verbatim, began with a write of shapes.py:
+    never shown it, the model wrote only `def area(...)` over it, refused because the tests
+    import the rest, in 6 runs of 6. A write of a file the workspace holds comes after a
+    read of it; a write of a new file does not."""
+    (tmp_path / "shapes.py").write_text("def total_area(shapes):\n    return 0.0\n")
+    write = (
+        "write_file shapes.py to move the area formulas into one function area(kind, size) "
+        "and use it in all three."
+    )
+    move = "Move the area formulas into one function area(kind, size) and use it in all three."
+    plan = plan_rule(
+        (move, [write, "run python -m pytest to ensure the behavior remains unchanged."]),
+        ("Write notes", ["write_file notes.py with a note"]),
+    )
+    read = '{"name": "read_file", "arguments": {"path": "shapes.py"}}'
+    small_model_goal(
+        tmp_path, REFACTOR + " (notes.py too)", plan, [{"content": read}], LOCALAGENT_MAX_ROUNDS="2"
+    )
+    (planned,) = records_of(tmp_path, "plan")
+    assert [t["subtasks"] for t in planned["tasks"]] == [
+        [
+            "read_file shapes.py",
+            write,
+            "run python -m pytest to ensure the behavior remains unchanged.",
+        ],
+        ["write_file notes.py with a note"],
+    ]
+    assert [d.get("by") for d in records_of(tmp_path, "subtask_completed")] == ["read"]

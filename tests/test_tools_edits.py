@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import call, cli_env, done, plan_rule, records, run_cli
+from support import call, cli_env, done, plan_rule, records, records_of, run_cli, small_model_goal
 
 from localagent.models.fake import FakeServer
 from localagent.tools import ToolContext, catalog, execute
@@ -398,3 +398,51 @@ def test_a_large_model_or_named_tools_keep_their_set(tmp_path: Path) -> None:
         rounds = [r for r in server.chat_requests if r.get("tools")]
     names = {len(r["tools"]) for r in rounds}
     assert names == {len(catalog().select(None).names()), 3}
+
+
+STATS = (
+    "def mean(values):\n    return sum(values) / len(values)\n\n\n"
+    "def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n"
+    "    return ordered[middle]\n"
+)
+FIX_GOAL = (
+    "python -m pytest fails in this folder: fix the bug in stats.py so that the tests pass, "
+    "without changing test_stats.py"
+)
+# Qwen2.5-Coder-1.5B's rounds on an H100, verbatim: it read stats.py, then made
+# `def mean(values) + 1:`, and went on with + 2, + 3, ... (each edit a change, so never a
+# repeat) until the round limit.
+COUNTING = [
+    '```json\n{\n  "name": "read_file",\n  "arguments": {\n    "path": "stats.py"\n  }\n}\n```',
+    *[
+        '```json\n{\n  "name": "replace_in_file",\n  "arguments": {\n    "path": "stats.py",\n'
+        f'    "old": "mean(values){old}",\n    "new": "mean(values) + {n}"\n  }}\n}}\n```'
+        for old, n in (("", 1), (" + 1", 1), (" + 1", 2), (" + 2", 3))
+    ],
+]
+
+
+def test_a_small_model_s_edit_that_would_break_a_compiling_file_is_refused(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "stats.py").write_text(STATS)
+    plan = plan_rule(
+        (FIX_GOAL, ["read_file stats.py", "replace_in_file stats.py to fix the bug"]),
+        ("Run the tests", ["run python -m pytest"]),
+    )
+    replies = [{"content": r} for r in COUNTING]
+    small_model_goal(tmp_path, FIX_GOAL, plan, replies, LOCALAGENT_MAX_ROUNDS="5")
+    edits = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
+    assert edits[0]["ok"] is False
+    assert edits[0]["result"].startswith(
+        "not changed: 'stats.py' compiles now, and after this edit it would not (syntax error "
+        "at line 1: expected ':': `def mean(values) + 1:`)"
+    )
+    assert "old was not found" in edits[1]["result"]
+    assert (tmp_path / "stats.py").read_text() == STATS
+    # a larger model's edit is made as it is sent
+    ctx = ToolContext(root=tmp_path)
+    ok, text = run(
+        ctx, "replace_in_file", path="stats.py", old="mean(values)", new="mean(values) + 1"
+    )
+    assert ok and "syntax error at line 1" in text

@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -24,6 +25,8 @@ from localagent.models import Model, Reply
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state import State
+from localagent.tools.base import ToolError
+from localagent.tools.paths import resolve_in_workspace
 from localagent.verify import evidence
 
 log = logging.getLogger("localagent.loop.planner")
@@ -95,6 +98,7 @@ class Planner:
     small: bool = False
     # How the run's plan requests open, as it is now (see `Agent.request_front`).
     front: Callable[[], Front | None] | None = None
+    root: Path | None = None  # the workspace: which files a plan's writes find there
 
     def decompose(self, goal: str, on_call: OnCall) -> list[dict[str, Any]]:
         """The goal's tasks; without a usable plan, one task that is the goal. In the
@@ -107,8 +111,22 @@ class Planner:
             log.info("a goal about one file (%s): its plan as one task", name)
             tasks = [plancheck.one_task(tasks, goal)]
         if self.small:
-            read_first(tasks, goal, lambda path: self.prompts.render("handback_read", path=path))
+            read_first(
+                tasks,
+                goal,
+                lambda path: self.prompts.render("handback_read", path=path),
+                self._exists,
+            )
         return tasks
+
+    def _exists(self, path: str) -> bool:
+        """Whether the workspace holds the regular file `path` (relative) now."""
+        if self.root is None:
+            return False
+        try:
+            return resolve_in_workspace(self.root, path).is_file()
+        except (ToolError, OSError, ValueError):
+            return False
 
     def replan(
         self, state: State, failed: tuple[str, str], reason: str, on_call: OnCall

@@ -181,18 +181,34 @@ def _write_to_fix(text: str) -> str:
     return named[0] if len(named) == 1 else ""
 
 
-def read_first(tasks: list[dict[str, Any]], goal: str, read: Callable[[str], str]) -> None:
+def _write_of(text: str) -> str:
+    """The one file a write subtask writes, what else it says it does aside ("write_file
+    shapes.py to move the area formulas into one function area(kind, size)")."""
+    named = evidence.file_names(text)
+    return named[0] if _WRITES.match(text) and len(named) == 1 else ""
+
+
+def read_first(
+    tasks: list[dict[str, Any]],
+    goal: str,
+    read: Callable[[str], str],
+    exists: Callable[[str], bool] = lambda _path: False,
+) -> None:
     """Put a read of a file the goal names (the `read` step for it) before the plan's
-    first edit of it, when no step before that reads it. Qwen2.5-Coder-1.5B's fixtest plan
-    began "replace_in_file stats.py to fix the bug": never shown the file, it sent
-    `{"old": "old_text", "new": "new_text"}` until three strikes (CPU), as it had 45 times
-    in 9 H100 runs: an edit needs the text it replaces in the window."""
+    first edit of it, or first write of it while it `exists`, when no step before that
+    reads it. Qwen2.5-Coder-1.5B's fixtest plan began "replace_in_file stats.py to fix the
+    bug": never shown the file, it sent `{"old": "old_text", "new": "new_text"}` until
+    three strikes (CPU), as it had 45 times in 9 H100 runs: an edit needs the text it
+    replaces in the window. Its refactor plans began "write_file shapes.py to move the
+    area formulas into one function area(kind, size) ...": never shown shapes.py, it wrote
+    only `def area(...)` over it, refused (the tests import the rest), 6 runs of 6."""
     seen: set[str] = set()
-    named = set(evidence.named_files(goal))
+    named = set(evidence.file_names(goal))  # a goal that says to move code names them too
     for task in tasks:
         steps: list[str] = []
         for text in task["subtasks"]:
-            target = edited_file(text)
+            written = _write_of(text)
+            target = edited_file(text) or (written if written and exists(written) else "")
             if target in named and target not in seen and read_file_of(read(target)) == target:
                 steps.append(read(target))
             seen |= {target, read_file_of(text)}

@@ -144,6 +144,13 @@ EDITS = {
         "an edit that drops what other files import, refused",
         "path users",
     ),
+    "edit_breaks_syntax": refusal(
+        "not changed: {path} compiles now, and after this edit it would not ({problem}). "
+        "Send old and new as whole lines, with new as Python that compiles in their place.",
+        "an edit that turns a Python file that compiles into one that does not, refused "
+        "(small-model profile)",
+        "path problem",
+    ),
     "new_made_already": refusal(
         "{path} already has new (line {line}) where old is: this edit is made already, "
         "and making it again would add its lines a second time",

@@ -61,8 +61,10 @@ class ToolContext:
     # Commands' sandbox, network and environment (run_cmd, goal checks, delegate).
     commands: CommandPolicy = dataclasses.field(default_factory=CommandPolicy)
     prompts: PromptSet = DEFAULT  # the run's, for the notes a tool adds to its output
-    # write_file makes the one-line fix of a Python file's syntax error itself when it is
-    # the only edit that makes the file compile (the small-model profile).
+    # The small-model profile: write_file makes the one-line fix of a Python file's syntax
+    # error itself when it is the only edit that makes the file compile, and a package
+    # `__init__.py`'s self-import the import of its modules' functions (`initmend`);
+    # replace_in_file refuses an edit that would leave a compiling Python file broken.
     mend_syntax: bool = False
 
     def __post_init__(self) -> None:

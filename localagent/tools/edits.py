@@ -14,7 +14,7 @@ from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.files import existing_file, syntax_note
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
 from localagent.tools.pkgimports import lost_users
-from localagent.tools.syntaxfix import compile_problem, line_fix
+from localagent.tools.syntaxfix import SHOWN_LINE_CHARS, compile_problem, line_fix
 
 # An edit holds the whole file twice (as it is and as it becomes).
 MAX_EDIT_BYTES = 4_000_000
@@ -61,6 +61,11 @@ def replace_in_file(
         raise ToolError.of("new_made_already", path=describe(path), line=line)
     first_line = text[: text.index(old)].count("\n") + 1
     edited = text.replace(old, new)
+    if ctx.mend_syntax and (problem := _breaks(text, edited, name)):
+        # Qwen2.5-Coder-1.5B, asked to fix median in stats.py, sent `"old": "mean(values)",
+        # "new": "mean(values) + 1"`, which made `def mean(values) + 1:`; then + 2, + 3, ...
+        # each edit a change, so no repeat, until the round limit (2 of 6 runs on an H100).
+        raise ToolError.of("edit_breaks_syntax", path=describe(path), problem=problem)
     had = pyscript.defines(ctx.root, name)
     if had and (users := lost_users(ctx.root, name, had, pywrite.defined(edited))):
         # Asked to move shapes.py's area formulas into one function, Qwen2.5-Coder-1.5B
@@ -151,6 +156,22 @@ def move_file(
         changed=True,
         facts={"removed": [normalize_path(src)], "wrote": [normalize_path(dst)]},
     )
+
+
+def _breaks(text: str, edited: str, name: str) -> str | None:
+    """Why the edited Python file does not compile, when the file compiled before it."""
+    if not name.lower().endswith((".py", ".pyw")):
+        return None
+    if compile_problem(text, name)[0] is not None:
+        return None  # broken already: an edit on the way to a fix is no worse
+    try:
+        compile(edited, name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        line = " ".join((exc.text or "").split())[:SHOWN_LINE_CHARS]
+        return f"syntax error at line {exc.lineno}: {exc.msg}" + (f": `{line}`" if line else "")
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
 
 
 def _current(ctx: ToolContext, path: str) -> tuple[Path, bytes]:
