@@ -210,7 +210,12 @@ def test_an_interactive_program_is_checked_by_running_it_with_input(ws: Path) ->
     assert result.returncode == 0, result.stderr
     recs = records(ws)
     runs = [r for r in of_type(recs, "action_finished") if r["tool"] == "run_cmd"]
-    assert "EOFError" in runs[0]["result"] and "stdin" in runs[0]["result"]
+    assert "EOFError" in runs[0]["result"]
+    # the call to copy runs this program, with the first choice its prompt offers
+    assert runs[0]["result"].endswith(
+        'Run it again with its input in stdin, e.g. send: {"name": "run_cmd", "arguments": '
+        '{"cmd": "python rps.py", "stdin": "rock\\n"}}'
+    )
     assert "you: rock" in runs[1]["result"]
     nudge = [r for r in of_type(recs, "feedback") if r.get("nudged")]
     assert len(nudge) == 1 and "waited for input" in nudge[0]["text"]

@@ -342,3 +342,52 @@ def test_the_verification_runs_the_script_whose_exit_status_the_goal_states(
         "exited 0 (exit code 0: Hello, World!)"
     ) in verdicts[0]["unmet"]
     assert [g["verification"] for g in records_of(tmp_path, "goal_completed")] != ["verified"]
+
+
+def test_the_input_a_waiting_program_is_offered_comes_from_its_prompt() -> None:
+    """The 1.5B's game on an H100, run without stdin three times, then blocked: the note's
+    example ran `python game.py`; the call offered now is the game's own, with an answer
+    its prompt offers."""
+    ended = (
+        "Enter your choice (rock, paper, or scissors): Traceback (most recent call last):\n"
+        '  File "rps_game.py", line 6, in play_game\n'
+        "    user_choice = input('Enter your choice (rock, paper, or scissors): ').lower()\n"
+        "EOFError: EOF when reading a line\n"
+    )
+    assert runproof.sample_input(ended) == "rock\n"
+    assert runproof.sample_input("Play again? [y/n] EOFError") == "y\n"
+    assert runproof.sample_input("How many rounds? EOFError") == "1\n"
+    assert runproof.sample_input("Your name: EOFError") == "test\n"
+
+
+# The 1.5B's game on an H100, verbatim, then its run without stdin, sent until blocked.
+WAITS = (
+    '```json\n{"name": "write_file", "arguments": {"path": "rps_game.py", "content": "import '
+    "random\\n\\ndef play_game():\\n    choices = ['rock', 'paper', 'scissors']\\n    "
+    "computer_choice = random.choice(choices)\\n    user_choice = input('Enter your choice "
+    "(rock, paper, or scissors): ').lower()\\n\\n    if user_choice == computer_choice:\\n"
+    "        print(f'It\\\\'s a tie! You chose {user_choice} and the computer chose "
+    "{computer_choice}.')\n    elif (user_choice == 'rock' and computer_choice == 'scissors') "
+    "or (user_choice == 'paper' and computer_choice == 'rock') or (user_choice == 'scissors' "
+    "and computer_choice == 'paper'):\n        print(f'You win! You chose {user_choice} and "
+    "the computer chose {computer_choice}.')\n    else:\n        print(f'You lose! You chose "
+    "{user_choice} and the computer chose {computer_choice}.')\\n\\nif __name__ == "
+    "'__main__':\\n    play_game()\"}}\n```"
+)
+NO_STDIN = '```json\n{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py"}}\n```'
+
+
+def test_a_game_run_without_its_input_is_offered_its_own_call_again_when_blocked(
+    tmp_path: Path,
+) -> None:
+    plan = plan_rule(
+        ("Write the game", ["write_file rps_game.py with the game logic"]),
+        ("Run it", ["run python rps_game.py"]),
+    )
+    replies = [{"content": r} for r in (WAITS, NO_STDIN, NO_STDIN, NO_STDIN)]
+    small_model_goal(tmp_path, RPS, plan, replies, LOCALAGENT_MAX_ROUNDS="4")
+    offered = '{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py", "stdin": "rock\\n"}}'
+    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert all(r["result"].endswith(f"e.g. send: {offered}") for r in runs), runs
+    (blocked,) = records_of(tmp_path, "action_blocked")
+    assert blocked["reason"].endswith(f"e.g. send: {offered}"), blocked["reason"]

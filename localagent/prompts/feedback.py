@@ -111,7 +111,7 @@ RUFF_FIX = "NOTE: ruff fixes the problems marked [*] itself: run `{cmd}`."
 
 WAITED_FOR_INPUT = """\
 NOTE: the program waited for input and got none. Run it again with its input in \
-stdin, e.g. run_cmd(cmd="python game.py", stdin="rock\\n")."""
+stdin, e.g. send: {call}"""
 
 CALL_SKIPPED = (
     "NOT RUN: the subtask ended with an earlier call of this reply, so this call was skipped."

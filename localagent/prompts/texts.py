@@ -337,7 +337,7 @@ PROMPTS: dict[str, Prompt] = {
     ),
     "replanned": Prompt(REPLANNED, "notice: the plan was revised", _spec()),
     "waited_for_input": Prompt(
-        WAITED_FOR_INPUT, "note on a command that waited for input", _spec()
+        WAITED_FOR_INPUT, "note on a command that waited for input", _spec("call")
     ),
     "prompts_only": Prompt(
         PROMPTS_ONLY,

@@ -13,7 +13,7 @@ from localagent.system import sandbox, workspace_env
 from localagent.system.process import LaunchError, ProcessResult, run_process
 from localagent.system.safefs import UnsafeFile
 from localagent.system.workspace_env import WorkspaceEnvError
-from localagent.tools import pyscript, runproof
+from localagent.tools import pyscript, ruffnotes, runproof
 from localagent.tools.asserted import wrong_value
 from localagent.tools.base import WORDS, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.cmdline import (
@@ -32,7 +32,6 @@ __all__ = ["command_argv", "run_cmd", "split_command"]
 
 _EOF = "EOFError: EOF when reading a line"  # Python's input() found no input
 _TRACEBACK = "Traceback (most recent call last)"
-_FIXABLE = re.compile(r"\[\*\] \d+ fixable with (?:the )?`--fix`")
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 VENV_TIMEOUT = 300.0  # creating the workspace's .venv for pip, ensurepip included
 
@@ -67,7 +66,11 @@ def run_cmd(
     ok = result.returncode == 0
     offline = "" if ok or result.cancelled else sandbox.offline_note(policy, online, result.output)
     output = for_model(ctx.root, result.output) if result.output.strip() else "(no output)"
-    waited = ctx.prompts.render("waited_for_input") if _EOF in result.output and not stdin else ""
+    waited = ""
+    if _EOF in result.output and not stdin:
+        call = {"name": "run_cmd", "arguments": {"cmd": cmd}}
+        call["arguments"]["stdin"] = runproof.sample_input(result.output)
+        waited = ctx.prompts.render("waited_for_input", call=json.dumps(call))
     if ok and not result.output.strip() and (idle := _idle_script(ctx, cmd)):
         waited = ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1])
     if not ok and (unfound := _not_on_path(ctx, cmd, result.output)):
@@ -76,7 +79,7 @@ def run_cmd(
         waited = (
             module_imports_note(ctx.root, result.output)
             or undefined_note(ctx.root, result.output)
-            or _ruff_note(ctx, cmd, result)
+            or ruffnotes.note(ctx, cmd, result.output)
         )
     unproven, note = _unproven(ctx, cmd, result, stdin) if ok and not waited else ("", "")
     waited = waited or note
@@ -116,31 +119,29 @@ def _unproven(ctx: ToolContext, cmd: str, result: ProcessResult, stdin: str) -> 
 
 def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
     """A blocked repeat of `python X.py` for an X.py that calls nothing says so again,
-    with its fix: Qwen2.5-Coder-1.5B ran such a game until three strikes, and the note
-    was no longer the latest thing it read."""
+    with its fix (Qwen2.5-Coder-1.5B ran such a game until three strikes, and the note
+    was no longer the latest thing it read); one run without stdin of an X.py that reads
+    input gets the call that gives it some."""
     cmd = args.get("cmd")
     if not isinstance(cmd, str):
         return ""
-    if (checked := _ruff_check(cmd)) != cmd:
+    if (checked := ruffnotes.check_command(cmd)) != cmd:
         # The 1.5B sent `ruff tests/test_mathx.py` five times; the note was in the first
         # run's result only, no longer the latest thing it read.
         return ctx.prompts.render("ruff_check", cmd=checked)
-    idle = _idle_script(ctx, cmd)
-    return ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1]) if idle else ""
-
-
-_RUFF_COMMANDS = {"check", "format", "rule", "config", "linter", "clean", "server", "version"}
-
-
-def _ruff_check(cmd: str) -> str:
-    """`ruff FILE` as `ruff check FILE` (any other command as it is)."""
-    try:
-        words = split_command(cmd)
-    except ValueError:
-        return cmd
-    if len(words) < 2 or words[0] != "ruff" or words[1] in _RUFF_COMMANDS:
-        return cmd
-    return shlex.join(["ruff", "check", *words[1:]])
+    if (idle := _idle_script(ctx, cmd)) is not None:
+        return ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1])
+    found = _script(ctx, cmd)
+    if found is not None and found[1].acts and found[1].reads_input and not args.get("stdin"):
+        # The 1.5B ran its game without stdin until three strikes (H100): the run's note
+        # was no longer the latest thing it read.
+        prompt = (found[1].prompts or [""])[0]
+        call = {
+            "name": "run_cmd",
+            "arguments": {"cmd": cmd, "stdin": runproof.sample_input(prompt)},
+        }
+        return ctx.prompts.render("waited_for_input", call=json.dumps(call))
+    return ""
 
 
 def _not_on_path(ctx: ToolContext, cmd: str, output: str) -> tuple[str, str] | None:
@@ -159,27 +160,6 @@ def _not_on_path(ctx: ToolContext, cmd: str, output: str) -> tuple[str, str] | N
     if not ((ctx.root / top).is_dir() or (ctx.root / f"{top}.py").is_file()):
         return None
     return top, shlex.join(["python", "-m", "pytest", *words[1:]])
-
-
-def _ruff_note(ctx: ToolContext, cmd: str, result: ProcessResult) -> str:
-    """`ruff FILE`, which ruff refuses ("unrecognized subcommand"): the command that checks
-    it (Qwen2.5-Coder-1.5B ran `ruff tests/test_mathx.py`, then gave the subtask up); a
-    `ruff check` that found what ruff fixes itself: the same command with `--fix`."""
-    try:
-        words = split_command(cmd)
-    except ValueError:
-        return ""
-    if len(words) < 2 or words[0] != "ruff":
-        return ""
-    if "unrecognized subcommand" in result.output:
-        return ctx.prompts.render("ruff_check", cmd=_ruff_check(cmd))
-    if words[1] == "check" and "--fix" not in words and _FIXABLE.search(result.output):
-        # Qwen2.5-Coder-1.5B's tests began `import mathx` with one blank line after it:
-        # ruff's import-order rule failed them, and ruff fixes that itself.
-        return ctx.prompts.render(
-            "ruff_fix", cmd=shlex.join(["ruff", "check", "--fix", *words[2:]])
-        )
-    return ""
 
 
 def _answered(ctx: ToolContext, cmd: str, output: str) -> bool:

@@ -68,6 +68,29 @@ def usage_only(words: list[str], output: str) -> bool:
     return bool(asked) and set(asked) <= _HELP and output.lstrip().lower().startswith("usage:")
 
 
+_CHOICES = re.compile(r"\(([^()]*?\w[^()]*?)\)|\[([^\[\]]*?\w[^\[\]]*?)\]")
+_LISTED = re.compile(r"\b([\w-]+)(?:,\s*[\w-]+)*,?\s+(?:or|/)\s+[\w-]+")
+_NUMBER = re.compile(r"\b(?:number|age|count|how many|amount|integer)\b", re.I)
+
+
+def sample_input(output: str) -> str:
+    """An answer to the input prompt a run that got no input ended on ("Enter your choice
+    (rock, paper, or scissors): " gives "rock\\n"): the first choice it offers, else 1 for a
+    number, else "test". Qwen2.5-Coder-1.5B ran its game without stdin until three strikes,
+    told only the example `python game.py` with "rock"; a call it can copy names its own."""
+    before = output.split("EOFError", 1)[0].split("Traceback (most recent call last)", 1)[0]
+    lines = [line for line in before.splitlines() if line.strip()]
+    prompt = lines[-1] if lines else ""
+    for found in _CHOICES.finditer(prompt):
+        text = found[1] or found[2]
+        first = re.split(r",|/|\bor\b|\|", text)[0].strip(" '\"")
+        if first and len(first) <= 20:
+            return first + "\n"
+    if found := _LISTED.search(prompt):  # "rock, paper or scissors? "
+        return found[1] + "\n"
+    return "1\n" if _NUMBER.search(prompt) else "test\n"
+
+
 def dropped_fix(path: str, script: pyscript.Script) -> tuple[str, dict[str, object]] | None:
     """The first call whose result the script drops, and the edit that prints it."""
     if not script.dropped:
