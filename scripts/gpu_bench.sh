@@ -3,11 +3,12 @@
 # piece, start llama-server (serve.sh waits for the CUDA build), then the seed goals' table
 # and our own goals' table, and the workspaces as one archive, all under $OUT.
 #   bash scripts/gpu_bench.sh LAST_PIECE SLOTS SECONDS_SEED SECONDS_OWN
-# Carry .realmodel/c/LAST_PIECE and .realmodel/bin with it. The agent runs with the
+# Carry .realmodel/c/LAST_PIECE and .realmodel/bin with it (LAST_PIECE "-": every piece
+# was sent already; carry .realmodel/bin alone). The agent runs with the
 # device's python3 (it has pytest); ruff comes from the wheels setup.sh installed.
 set -u
 piece=$1 slots=$2 seed=$3 own=$4
-cat ".realmodel/c/$piece" >> /root/rm/model.gguf || exit 6
+[ "$piece" = - ] || cat ".realmodel/c/$piece" >> /root/rm/model.gguf || exit 6
 . .realmodel/bin/serve.sh "$slots" || exit 7
 export PATH=/root/rm/site/bin:$PATH PYTHONPATH=/root/rm/site:$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.used --format=csv,noheader
