@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from support import plan_rule, records_of, small_model_goal
 
@@ -277,18 +278,23 @@ USAGE_EXITS_0 = (
 )
 
 
+VERIFIED = {
+    "content": json.dumps({"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"})
+}
+
+
+def verified_greet(ws: Path, plan: dict[str, Any], rounds: list[str]) -> None:
+    """GREET run with these rounds, verified, the small verifier saying VERIFIED."""
+    replies = [{"content": r} for r in rounds]
+    small_model_goal(
+        ws, GREET, plan, replies, VERIFIED, LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1"
+    )
+
+
 def test_a_goal_s_stated_exit_status_is_checked_against_the_run(tmp_path: Path) -> None:
     plan = plan_rule((GREET, ["write_file greet.py with its code", "run python greet.py"]))
     run = '{{"name": "run_cmd", "arguments": {"cmd": "python greet.py"}}}}'
-    verdict = {
-        "content": json.dumps(
-            {"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"}
-        )
-    }
-    replies = [{"content": USAGE_EXITS_0}, {"content": run}]
-    small_model_goal(
-        tmp_path, GREET, plan, replies, verdict, LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1"
-    )
+    verified_greet(tmp_path, plan, [USAGE_EXITS_0, run])
     verdicts = records_of(tmp_path, "verdict")
     assert verdicts and verdicts[0]["verdict"] == "NOT_VERIFIED"
     # The run's summary is the program's output, not the note the loop added after it.
@@ -319,15 +325,7 @@ def test_the_verification_runs_the_script_whose_exit_status_the_goal_states(
         '```json\n{\n  "name": "run_cmd",\n  "arguments": {\n    "cmd": "python greet.py '
         'NAME"\n  }\n}\n```'
     )
-    verdict = {
-        "content": json.dumps(
-            {"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"}
-        )
-    }
-    replies = [{"content": GREETS_WORLD}, {"content": run}]
-    small_model_goal(
-        tmp_path, GREET, plan, replies, verdict, LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1"
-    )
+    verified_greet(tmp_path, plan, [GREETS_WORLD, run])
     assert "Hello, NAME!" in results(tmp_path)[1]
     started = records_of(tmp_path, "verify_started")[0]
     assert {"cmd": "python greet.py", "source": "program"} in [
