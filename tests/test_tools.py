@@ -1370,3 +1370,26 @@ def test_an_edit_that_drops_a_name_another_file_imports_is_refused(ws: Workspace
     # An edit that keeps the name is made.
     body = {"path": "shapes.py", "old": "s * s", "new": "s ** 2"}
     assert ws.run("replace_in_file", body).ok
+
+
+def test_a_write_to_a_folder_s_path_makes_the_folder(ws: Workspace) -> None:
+    """Qwen2.5-Coder-1.5B's mathx plan on the CPU, verbatim, began "write_file mathx/", and
+    it sent `{"path": "mathx/", "content": "This is the initial content of the directory."}`:
+    written as a file, mathx stood where the package's folder had to be, and each write of
+    its files was refused as a path "changed after it was checked"."""
+    made = ws.run(
+        "write_file",
+        {"path": "mathx/", "content": "This is the initial content of the directory."},
+    )
+    assert made.ok and made.text.startswith("folder mathx/ created.")
+    assert (ws.root / "mathx").is_dir()
+    assert ws.run("write_file", {"path": "mathx/__init__.py", "content": "X = 1\n"}).ok
+    # a file where a folder of the path must be is named as such
+    (ws.root / "notes").write_text("a file\n")
+    refused = ws.run("write_file", {"path": "notes/a.py", "content": "X = 1\n"})
+    assert not refused.ok
+    assert refused.text == (
+        "'notes' is a file, not a folder, so 'notes/a.py' cannot be written in it: "
+        "write the file under another folder name, or replace 'notes' with a folder first"
+    )
+    assert (ws.root / "notes").read_text() == "a file\n"

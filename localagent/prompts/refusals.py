@@ -99,6 +99,12 @@ FILES = {
     "folder_not_file": refusal(
         "{path} is a folder; give the path of a file inside it", "a write to a folder", "path"
     ),
+    "file_on_the_way": refusal(
+        "{folder} is a file, not a folder, so {path} cannot be written in it: write the "
+        "file under another folder name, or replace {folder} with a folder first",
+        "a write whose path goes through a file as if it were a folder",
+        "folder path",
+    ),
     "write_folder_missing": refusal(
         "folder {folder} does not exist; pass create_dirs=true to create it",
         "write_file into a missing folder (create_dirs=false)",

@@ -53,12 +53,19 @@ def temp_name(name: str) -> str:
 def write_atomically(root: Path, target: Path, data: bytes) -> None:
     """Replace (or create) `target`, a resolved path inside `root`, with `data`; missing
     folders on the way are created."""
+    *folders, name = target.relative_to(root).parts
+    shown = relative(root, target)
+    for depth in range(1, len(folders) + 1):
+        on_way = root.joinpath(*folders[:depth])
+        if on_way.is_file() and not on_way.is_symlink():
+            # Qwen2.5-Coder-1.5B wrote "mathx/" as a file, then every file of the package
+            # was refused as "changed after the path was checked".
+            folder_shown = describe(relative(root, on_way))
+            raise ToolError.of("file_on_the_way", folder=folder_shown, path=describe(shown))
     if not DIR_FD:
         target.parent.mkdir(parents=True, exist_ok=True)
         _write_by_name(target, data)
         return
-    *folders, name = target.relative_to(root).parts
-    shown = relative(root, target)
     folder = _open_folder(root, folders, shown, create=True)
     try:
         _write_in(folder, name, data)

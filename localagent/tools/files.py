@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, BinaryIO
 
 from localagent.tools import initmend, pyscript, pywrite
+from localagent.tools.aliases import make_folder
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace, touches_journal
@@ -175,6 +176,11 @@ def write_file(
     Writing the content a file already has succeeds with `changed=False`: the
     workspace did not change, so a repeat of it is not progress.
     """
+    if path.endswith(("/", "\\")) and path.strip("/\\ ."):
+        # Qwen2.5-Coder-1.5B's plan said "write_file mathx/", and it sent that path with
+        # "This is the initial content of the directory.": written, mathx was a file, and
+        # no file of the package could be written. A folder's path makes the folder.
+        return make_folder(ctx, path)
     target = resolve_in_workspace(ctx.root, path)
     if target == ctx.root or target.is_dir():
         raise ToolError.of("folder_not_file", path=describe(path))
