@@ -21,7 +21,6 @@ check for the goal's verdict.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +37,7 @@ from localagent.loop.subtasks import (
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, Ledger, latest_tests, norm
-from localagent.tools import pkgimports, pyscript
+from localagent.tools import initmend, pyscript
 from localagent.tools.pkgimports import self_imports
 from localagent.verify import evidence
 
@@ -102,29 +101,9 @@ def _modules_there(root: Path, path: str, ledger: Ledger) -> bool:
         if check.broken.startswith(f"{path}: ") and (found := _NO_MODULE.search(check.broken)):
             module = root.joinpath(*found[1].split("."))
             there = module.with_suffix(".py").is_file() or module.is_dir()
-            if not there and found[1] in _imported(root, path):
+            if not there and found[1] in initmend.imported(root, path):
                 return False
     return True
-
-
-def _imported(root: Path, path: str) -> set[str]:
-    """The modules of its own package a package's `__init__.py` imports, as dotted names."""
-    package = path.rsplit("/", 1)[0].replace("/", ".")
-    source = pkgimports.text_of(root, path)
-    try:
-        tree = ast.parse(source or "")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    found = set()
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom):
-            base = f"{package}.{node.module}" if node.level == 1 and node.module else node.module
-            base = package if node.level == 1 and not node.module else base
-            found.add(base or "")
-            found |= {f"{base}.{a.name}" for a in node.names}
-        elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names}
-    return found
 
 
 def finished(

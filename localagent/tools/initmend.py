@@ -17,7 +17,7 @@ import ast
 from pathlib import Path
 
 from localagent.tools import pyscript
-from localagent.tools.pkgimports import bound_names, from_package
+from localagent.tools.pkgimports import bound_names, from_package, text_of
 
 
 def mend(root: Path, path: str, content: str) -> tuple[str, str, str] | None:
@@ -64,3 +64,23 @@ def unwritten(root: Path, path: str, new: str) -> list[str]:
     folder = path.rsplit("/", 1)[0]
     names = [line.split()[1][1:] for line in new.splitlines()]
     return [f"{folder}/{n}.py" for n in names if not (root / folder / f"{n}.py").exists()]
+
+
+def imported(root: Path, path: str) -> set[str]:
+    """What the `__init__.py` at `path` imports, as dotted names (`.add` in mathx is mathx.add)."""
+    package = path.rsplit("/", 1)[0].replace("/", ".")
+    source = text_of(root, path)
+    try:
+        tree = ast.parse(source or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    found = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            base = f"{package}.{node.module}" if node.level == 1 and node.module else node.module
+            base = package if node.level == 1 and not node.module else base
+            found.add(base or "")
+            found |= {f"{base}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return found
