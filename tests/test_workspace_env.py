@@ -11,6 +11,7 @@ import pytest
 from localagent.system.workspace_env import (
     describe_interpreter,
     find_venv,
+    path_python,
     program_argv,
     venv_program,
     which,
@@ -72,6 +73,12 @@ def test_pip_without_a_venv_creates_one_and_never_touches_localagent(tmp_path: P
     again = run(tmp_path, "python -m pip --version")
     assert again.ok and str(venv) in again.text, again.text
     assert "workspace's virtual environment .venv/" in describe_interpreter(tmp_path)
+    # What the interpreter the commands ran with before could import, the new environment
+    # can: the 1.5B ran `pip install -r requirements.txt`, and every test run after it
+    # failed with "No module named pytest".
+    before = subprocess.run([path_python(tmp_path), "-c", "import pytest"], check=False)
+    tests = run(tmp_path, "python -m pytest --version")
+    assert tests.ok == (before.returncode == 0), tests.text
 
 
 @pytest.mark.skipif(

@@ -8,7 +8,9 @@ of the workspace, created as `.venv/` when there is none, so a model's
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -194,6 +196,7 @@ def _create_venv(root: Path, timeout: float, cancelled: Callable[[], bool]) -> P
             continue
         made = _run_venv(python, target, timeout, cancelled)
         if made is None:
+            _inherit(python, target, timeout, cancelled)
             return target
         failures.append(made)
     raise WorkspaceEnvError(
@@ -217,6 +220,44 @@ def _run_venv(
         raise WorkspaceEnvError("stopped while creating the virtual environment")
     last = result.output.strip().splitlines()[-1:] or ["no output"]
     return f"{python} -m venv exited with {result.returncode}: {last[0][:300]}"
+
+
+INHERITED = "localagent-inherited.pth"
+_SITE_DIRS = (
+    "import json, sys; print(json.dumps([p for p in sys.path if p.endswith(('site-packages', "
+    "'dist-packages'))]))"
+)
+_OWN_SITE = "import json, sysconfig; print(json.dumps(sysconfig.get_paths()['purelib']))"
+
+
+def _inherit(python: str, target: Path, timeout: float, cancelled: Callable[[], bool]) -> None:
+    """Let the new environment import what `python`, which ran the workspace's commands
+    until now, could (pytest, ruff): a `.pth` file in its site-packages lists `python`'s.
+    Qwen2.5-Coder-1.5B ran `pip install -r requirements.txt` in a workspace without one:
+    the `.venv` made for it had no pytest, and every test run after it failed with "No
+    module named pytest". pip installs and uninstalls in the new environment only ("Not
+    uninstalling ... outside environment"); what it installs comes first."""
+    own = _json_line([str(venv_program(target, "python")), "-c", _OWN_SITE], target, timeout)
+    dirs = _json_line([python, "-c", _SITE_DIRS], target, timeout)
+    if not isinstance(own, str) or not isinstance(dirs, list) or cancelled():
+        return
+    kept = [d for d in dirs if isinstance(d, str) and d and Path(d) != Path(own) and "\n" not in d]
+    if kept:
+        with contextlib.suppress(OSError):
+            (Path(own) / INHERITED).write_text("\n".join(kept) + "\n", encoding="utf-8")
+
+
+def _json_line(argv: list[str], target: Path, timeout: float) -> object:
+    """The JSON a short Python one-liner printed on its last line, or None."""
+    try:
+        result = run_process(argv, target.parent, timeout, 20_000)
+    except LaunchError:
+        return None
+    lines = result.output.strip().splitlines() if result.returncode == 0 else []
+    try:
+        return json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
 
 
 def describe_interpreter(root: Path) -> str:
