@@ -50,8 +50,14 @@ def test_a_plan_s_runs_of_pytest_and_ruff_are_the_commands_that_work() -> None:
         "run python -m pytest",
         "run ruff check .",
         "write_file tests/test_x.py with pytest tests",
+        "run touch mathx",  # no file: a folder, or nothing this can tell
     ):
         assert runnable(same) == same
+    # The 1.5B's mathx replan on the CPU, verbatim: touch is no command a run may use.
+    assert runnable("run touch mathx/__init__.py") == "write_file mathx/__init__.py with its code"
+    assert (
+        runnable("run touch tests/test_mathx.py") == "write_file tests/test_mathx.py with its code"
+    )
 
 
 def test_a_blocked_ruff_without_its_check_command_says_it_again(tmp_path: Path) -> None:

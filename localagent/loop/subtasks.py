@@ -134,6 +134,7 @@ def read_file_of(text: str) -> str:
 _BARE_PYTEST = re.compile(
     r"(?<![\w.-])(?<!-m )pytest(?=(?:\s+-[\w-]+)*(?:\s+[\w./\\-]+\.py\b|\s*$))", re.I
 )
+_TOUCH = re.compile(r"^\W*run(?:_cmd)?\s+touch\s+['\"`]?([\w./\\-]+\.\w+)['\"`]?\s*\.?\s*$", re.I)
 _BARE_RUFF = re.compile(r"(?<![\w.-])ruff(?=\s+(?!check\b|format\b|rule\b)[\w./\\-]+\.py\b)")
 
 
@@ -147,10 +148,15 @@ _SAYS = re.compile(
 
 
 def runnable(text: str) -> str:
-    """A run step's command as it works: `python -m pytest`, `ruff check`, and a
-    program's run without what the goal says it does."""
+    """A run step's command as it works: `python -m pytest`, `ruff check`, a program's
+    run without what the goal says it does, and `touch FILE` as the write of FILE."""
     if not ran_by(text) and not text.lower().startswith(("run ", "run_cmd ")):
         return text
+    if touched := _TOUCH.match(text):
+        # The 1.5B's mathx replan on the CPU, verbatim: "run touch mathx/__init__.py",
+        # "run touch mathx/add.py", ...: touch is no command a run may use, and an empty
+        # file is not the code the step is for.
+        return f"write_file {touched[1]} with its code"
     text = _SAYS.sub(r"\1", text, count=1)
     text = _BARE_PYTEST.sub("python -m pytest", text, count=1)
     return _BARE_RUFF.sub("ruff check", text, count=1)
