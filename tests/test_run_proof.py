@@ -300,7 +300,8 @@ def test_a_goal_s_stated_exit_status_is_checked_against_the_run(tmp_path: Path) 
     # The run's summary is the program's output, not the note the loop added after it.
     assert (
         "the goal says greet.py run without arguments exits with status 2; `python greet.py` "
-        "exited 0 (exit code 0: Usage: python greet.py NAME)"
+        "exited 0 (exit code 0: Usage: python greet.py NAME); without arguments it must end "
+        "with `sys.exit(2)`"
     ) in verdicts[0]["unmet"]
     assert [g["verification"] for g in records_of(tmp_path, "goal_completed")] != ["verified"]
 
@@ -337,7 +338,8 @@ def test_the_verification_runs_the_script_whose_exit_status_the_goal_states(
     assert verdicts[0]["verdict"] == "NOT_VERIFIED" and verdicts[0]["source"] == "checks"
     assert (
         "the goal says greet.py run without arguments exits with status 2; `python greet.py` "
-        "exited 0 (exit code 0: Hello, World!)"
+        "exited 0 (exit code 0: Hello, World!); without arguments it must end with "
+        "`sys.exit(2)`"
     ) in verdicts[0]["unmet"]
     assert [g["verification"] for g in records_of(tmp_path, "goal_completed")] != ["verified"]
 

@@ -87,7 +87,8 @@ def mismatches(goal: str, ledger: Any, results: Iterable[dict[str, Any]] = ()) -
             runs.append((cmd, str(result.get("summary") or ""), _EXIT.match(f"exit code {code}")))
     return [
         f"the goal says {script} run without arguments exits with status {wanted}; "
-        f"`{cmd}` exited {got[1]} ({summary[:80]})"
+        f"`{cmd}` exited {got[1]} ({summary[:80]}); without arguments it must end with "
+        f"`sys.exit({wanted})`"
         for cmd, summary, got in runs
         if got is not None and int(got[1]) != wanted
     ]
