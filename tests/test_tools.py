@@ -1393,3 +1393,24 @@ def test_a_write_to_a_folder_s_path_makes_the_folder(ws: Workspace) -> None:
         "write the file under another folder name, or replace 'notes' with a folder first"
     )
     assert (ws.root / "notes").read_text() == "a file\n"
+
+
+def test_a_rewrite_that_drops_what_a_program_calls_says_so(ws: Workspace) -> None:
+    """Qwen2.5-Coder-1.5B's greet.py on the CPU, verbatim: the program the goal asks for,
+    then, replanned by the small verifier's doubt, the function alone."""
+    program = (
+        "def greet(NAME):\n    print(f'Hello, {NAME}!')\n    return 0\n\nif __name__ == "
+        "'__main__':\n    import sys\n    if len(sys.argv) > 1:\n        greet(sys.argv[1])\n"
+        "    else:\n        print('Usage: python greet.py NAME')\n        sys.exit(2)"
+    )
+    first = ws.run("write_file", {"path": "greet.py", "content": program})
+    assert first.ok and "no longer calls" not in first.text
+    alone = "def greet(NAME):\n    print(f'Hello, {NAME}!')\n    return 0"
+    second = ws.run("write_file", {"path": "greet.py", "content": alone})
+    assert second.ok and second.text == (
+        "wrote 58 bytes to 'greet.py' (replaced); but it no longer calls its code when run "
+        "(its `__main__` block is gone)"
+    )
+    # a module that never called anything is not told so
+    ws.run("write_file", {"path": "lib.py", "content": alone})
+    assert "no longer" not in ws.run("write_file", {"path": "lib.py", "content": alone + "\n"}).text

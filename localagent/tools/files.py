@@ -211,6 +211,7 @@ def write_file(
         shown = pywrite.numbered(ctx.root, target)
         raise ToolError.of("write_drops_imports", path=describe(path), users=users, text=shown)
     size = _size(target) if had else 0
+    acted = bool(had) and (before := pyscript.read(ctx.root, name)) is not None and before.acts
     write_atomically(ctx.root, target, data)
     how = "replaced" if existed else "created"
     text = f"wrote {len(data)} bytes to {describe(path)} ({how})"
@@ -228,6 +229,10 @@ def write_file(
         # greet.py: the `__main__` block read sys.argv and printed the greeting itself).
         text += f"; but it no longer defines {', '.join(had[:5])}: the code it had is gone"
         facts["emptied"] = [normalize_path(path)]
+    if acted and (after := pyscript.parse(content)) is not None and not after.acts:
+        # Qwen2.5-Coder-1.5B's greet.py did what the goal asks; replanned by a small
+        # verifier's doubt, it was written again as the function alone (the CPU).
+        text += "; but it no longer calls its code when run (its `__main__` block is gone)"
     if missing := missing_from_itself(ctx.root, name, content):
         text += "; but " + self_import_note(name, content, missing)
     if package_note := written_note(ctx.root, name):
