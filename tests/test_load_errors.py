@@ -38,21 +38,29 @@ ROUNDS = [
     '{{"name": "run_cmd", "arguments": {"cmd": "pytest tests/test_mathx.py"}}}',
     *['{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest tests/test_mathx.py"}}}'] * 3,
 ]
-CODE = (
-    "def add(a, b):\n    return a + b\n\n\ndef subtract(a, b):\n    return a - b\n\n\n"
-    "def multiply(a, b):\n    return a * b\n\n\ndef divide(a, b):\n    if b == 0:\n"
-    "        raise ValueError('division by zero')\n    return a / b\n"
-)
-FIX = {"name": "write_file", "arguments": {"path": "mathx/__init__.py", "content": CODE}}
 TESTS = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest tests/test_mathx.py"}}'
+
+
+# The 1.5B's modules in its other mathx runs on an H100, verbatim.
+MODULES = [
+    '{{"name": "write_file", "arguments": {"path": "mathx/add.py", "content": "def add(a, b):'
+    '\\n    return a + b"}}}',
+    '{{"name": "write_file", "arguments": {"path": "mathx/divide.py", "content": "def divide(a,'
+    " b):\\n    if b == 0:\\n        raise ValueError('Cannot divide by zero')\\n    return a / "
+    'b"}}}',
+    '{{"name": "write_file", "arguments": {"path": "mathx/multiply.py", "content": "def '
+    'multiply(a, b):\\n    return a * b"}}}',
+    '{{"name": "write_file", "arguments": {"path": "mathx/subtract.py", "content": "def '
+    'subtract(a, b):\\n    return a - b"}}}',
+]
 
 
 def test_a_run_that_stops_on_a_file_that_does_not_load_goes_back_to_its_write(
     tmp_path: Path,
 ) -> None:
-    replies = [{"content": r} for r in [*ROUNDS, json.dumps(FIX), TESTS]]
+    replies = [{"content": r} for r in [*ROUNDS, *MODULES, TESTS]]
     ran, _ = small_model_goal(
-        tmp_path, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="10"
+        tmp_path, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="12"
     )
     assert ran.returncode == 0, ran.stderr + ran.stdout
     runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
@@ -67,16 +75,19 @@ def test_a_run_that_stops_on_a_file_that_does_not_load_goes_back_to_its_write(
     assert failed["reason"].startswith(
         "the run stopped because mathx/__init__.py does not load: ModuleNotFoundError"
     )
-    # ... and the replan, made without the model, goes back to a write of that file.
+    # ... and the replan, made without the model, goes back to a write of each module the
+    # package's __init__.py imports that is not there.
     (handback,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
     assert handback["by"] == "handback"
     assert handback["tasks"][0]["subtasks"] == [
-        "write_file mathx/__init__.py again, changed so that it no longer raises "
-        "ModuleNotFoundError: No module named 'mathx.add'",
+        "write_file mathx/add.py with the code of add",
+        "write_file mathx/divide.py with the code of divide",
+        "write_file mathx/multiply.py with the code of multiply",
+        "write_file mathx/subtract.py with the code of subtract",
         "run pytest to ensure the tests pass",
     ]
     done = [c.get("by") for c in records_of(tmp_path, "subtask_completed")]
-    assert done == ["write", "write", "write", "run"]
+    assert done == ["write"] * 6 + ["run"]
     assert "4 passed" in runs[-1]["result"]
 
 
@@ -214,27 +225,26 @@ def test_a_package_that_imports_itself_above_its_code_is_told_to_delete_the_impo
     ...` first and wrote the functions below it: still "partially initialized". It was told
     only that its `def __init__(self): pass` was a stub to fill, and wrote the file again
     unchanged until three strikes. Now the write says to delete the import, ends nothing
-    while the file imports itself, and a module's `__init__` that passes is no stub."""
+    while the file imports itself, and a module's `__init__` that passes is no stub. (The
+    import with nothing of its names below it is written as the import of the modules'
+    functions: `test_init_mend`.)"""
     fixed = json.loads(KEPT_IMPORT[1].replace("{{", "{", 1)[:-1])
     fixed["arguments"]["content"] = fixed["arguments"]["content"].split("\n", 2)[2]
-    rounds = [*ROUNDS, *KEPT_IMPORT, json.dumps(fixed), TESTS]
+    rounds = [KEPT_IMPORT[1], json.dumps(fixed), ROUNDS[1], TESTS]
     replies = [{"content": r} for r in rounds]
     ran, _ = small_model_goal(
-        tmp_path, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="12"
+        tmp_path, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="6"
     )
     assert ran.returncode == 0, ran.stderr + ran.stdout
     writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
-    assert "only `pass`" not in writes[2]["result"] + writes[3]["result"]
-    # the self-import with nothing below it is written as the import of the modules'
-    # functions (`initmend`); with the code below it, it is told to go
-    assert "would import mathx's modules, not their functions, so it was" in writes[2]["result"]
-    assert writes[3]["result"].startswith("wrote 289 bytes to 'mathx/__init__.py' (replaced)")
-    assert writes[3]["result"].endswith(
+    assert "only `pass`" not in writes[0]["result"]
+    assert writes[0]["result"].startswith("wrote 289 bytes to 'mathx/__init__.py' (created)")
+    assert writes[0]["result"].endswith(
         "; but mathx/__init__.py imports add, subtract, multiply, divide from mathx itself "
         "before the code below defines them, so it cannot load: delete the line `from mathx "
         "import add, subtract, multiply, divide`"
     )
     done = records_of(tmp_path, "subtask_completed")
-    assert [d["evidence"][-1] for d in done if d.get("by") == "write"][-1] == writes[4]["seq"]
+    assert next(d["evidence"][-1] for d in done if d.get("by") == "write") == writes[1]["seq"]
     runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
     assert "4 passed" in runs[-1]["result"]

@@ -39,7 +39,7 @@ from localagent.loop.subtasks import (
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state.ledger import NO_OUTPUT, latest_tests, split_result
-from localagent.tools import ToolResult, pyscript
+from localagent.tools import ToolResult, initmend, pyscript
 from localagent.tools.loaderror import ERROR_CHARS
 from localagent.tools.pkgimports import missing_import
 
@@ -122,10 +122,23 @@ def edit_tasks(
 
 
 def fix_tasks(
-    state: State, due: ReplanDue, found: tuple[str, str], prompts: PromptSet
+    state: State, due: ReplanDue, found: tuple[str, str], prompts: PromptSet, root: Path
 ) -> list[dict[str, Any]]:
     """The plan from the failed run subtask on: a write of the file that did not load,
-    naming the error (when the words keep it a write subtask), then as `tasks`."""
+    naming the error (when the words keep it a write subtask), then as `tasks`. A package
+    `__init__.py` that imports modules of its own that are not there ("No module named
+    'mathx.add'") goes back to a write of each of them instead: the small profile wrote
+    the 1.5B's `from mathx import add, ...` as `from .add import add as add; ...`, and
+    told to write the `__init__.py` again, it would send that same line."""
+    if found[1].startswith("ModuleNotFoundError") and (
+        todo := initmend.missing_modules(root, found[0])
+    ):
+        writes = [
+            prompts.render("handback_module", path=path, names=", ".join(names))
+            for path, names in todo[: MAX_STEPS - 1]
+        ]
+        if all(written_file(w) == path for w, (path, _) in zip(writes, todo, strict=False)):
+            return _from(state, due, *writes)
     error = found[1]
     if needed := missing_import(error):  # what fixes it, not only what it raised
         error = f"{error} (it needs `{needed}` at its top)"

@@ -40,7 +40,7 @@ def revise(
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if planner.small and (found := handback.broken(state, due.subtask)):
         log.info("%s does not load (%s): back to a write", *found)
-        tasks = handback.fix_tasks(state, due, found, prompts)
+        tasks = handback.fix_tasks(state, due, found, prompts, root)
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if planner.small and (found := handback.failed_after_edit(state, due.subtask)):
         log.info("the tests fail after the change to %s (%s): back to an edit", *found)

@@ -165,6 +165,8 @@ HANDBACK_READ = "read_file {path}"
 
 HANDBACK_FIX = "write_file {path} again, changed so that it no longer raises {error}"
 
+HANDBACK_MODULE = "write_file {path} with the code of {names}"
+
 HANDBACK_WRITE = (
     "write_file {script} that keeps its code and calls it at the end "
     '(under if __name__ == "__main__":)'

@@ -36,6 +36,7 @@ from localagent.prompts.feedback import (
     FORMAT_ERROR,
     HANDBACK_EDIT,
     HANDBACK_FIX,
+    HANDBACK_MODULE,
     HANDBACK_READ,
     HANDBACK_WRITE,
     INSISTED,
@@ -325,6 +326,11 @@ PROMPTS: dict[str, Prompt] = {
         "subtask: the read of the file a failed test run goes back to, before its edit",
         _spec("path"),
     ),
+    "handback_module": Prompt(
+        HANDBACK_MODULE,
+        "subtask: a write of a module a package's __init__.py imports that is not there",
+        _spec("path names"),
+    ),
     "handback_fix": Prompt(
         HANDBACK_FIX,
         "the write subtask a run that stopped on a file that does not load goes back to",
@@ -337,7 +343,7 @@ PROMPTS: dict[str, Prompt] = {
     ),
     "replanned": Prompt(REPLANNED, "notice: the plan was revised", _spec()),
     "waited_for_input": Prompt(
-        WAITED_FOR_INPUT, "note on a command that waited for input", _spec("call")
+        WAITED_FOR_INPUT, "note on a command that waited for input", _spec("", "call")
     ),
     "prompts_only": Prompt(
         PROMPTS_ONLY,

@@ -69,13 +69,9 @@ def unwritten(root: Path, path: str, new: str) -> list[str]:
 def imported(root: Path, path: str) -> set[str]:
     """What the `__init__.py` at `path` imports, as dotted names (`.add` in mathx is mathx.add)."""
     package = path.rsplit("/", 1)[0].replace("/", ".")
-    source = text_of(root, path)
-    try:
-        tree = ast.parse(source or "")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    found = set()
-    for node in tree.body:
+    tree = _tree(text_of(root, path))
+    found: set[str] = set()
+    for node in tree.body if tree is not None else []:
         if isinstance(node, ast.ImportFrom):
             base = f"{package}.{node.module}" if node.level == 1 and node.module else node.module
             base = package if node.level == 1 and not node.module else base
@@ -84,3 +80,28 @@ def imported(root: Path, path: str) -> set[str]:
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
     return found
+
+
+def missing_modules(root: Path, path: str) -> list[tuple[str, list[str]]]:
+    """For the package `__init__.py` at `path`: each module of its own it imports from
+    (`from .add import add`) that is neither a file nor a folder, with the names it
+    imports from it: [("mathx/add.py", ["add"]), ...]."""
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    tree = _tree(text_of(root, path)) if folder and path.endswith("/__init__.py") else None
+    found: list[tuple[str, list[str]]] = []
+    for node in tree.body if tree is not None else []:
+        if not isinstance(node, ast.ImportFrom) or node.level != 1 or not node.module:
+            continue
+        if "." in node.module or any(a.name == "*" for a in node.names):
+            continue
+        module = root / folder / node.module
+        if not module.with_suffix(".py").exists() and not module.exists():
+            found.append((f"{folder}/{node.module}.py", [a.name for a in node.names]))
+    return found
+
+
+def _tree(source: str | None) -> ast.Module | None:
+    try:
+        return ast.parse(source) if source is not None else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
