@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support import plan_rule, records_of, small_model_goal
 
 from localagent.state.ledger import outcome, run_facts
@@ -391,3 +392,48 @@ def test_a_game_run_without_its_input_is_offered_its_own_call_again_when_blocked
     assert all(r["result"].endswith(f"e.g. send: {offered}") for r in runs), runs
     (blocked,) = records_of(tmp_path, "action_blocked")
     assert blocked["reason"].endswith(f"e.g. send: {offered}"), blocked["reason"]
+
+
+# The 1.5B's greet.py on the CPU, verbatim: what the goal asks for.
+GREETS = (
+    '{"name": "write_file", "arguments": {"path": "greet.py", "content": "def greet(NAME):\\n    '
+    "print(f'Hello, {NAME}!')\\n    return 0\\n\\nif __name__ == '__main__':\\n    import sys\\n"
+    "    if len(sys.argv) > 1:\\n        greet(sys.argv[1])\\n    else:\\n        print('Usage: "
+    "python greet.py NAME')\\n        sys.exit(2)\"}}"
+)
+
+
+@pytest.mark.parametrize(
+    ("unmet", "then"),
+    [([GREET], "complete"), ([], "complete"), (["run python greet.py with arguments"], "replan")],
+)
+def test_a_small_verifier_that_names_only_the_goal_does_not_send_the_work_back(
+    tmp_path: Path, unmet: list[str], then: str
+) -> None:
+    """The checks showed the 1.5B's greet.py works (its run with a name, the
+    verification's run without one exiting 2); the 1.5B verifier said NOT_VERIFIED, unmet:
+    the goal's own text, and the replan had the program written again as the function
+    alone. A doubt that names something in particular still sends the work back (on an
+    H100, "run python greet.py with arguments" did, and the run then verified)."""
+    plan = plan_rule((GREET, ["write_file greet.py with its code", "run python greet.py Ada"]))
+    run = '{"name": "run_cmd", "arguments": {"cmd": "python greet.py Ada"}}'
+    doubt = {"verdict": "NOT_VERIFIED", "unmet": unmet, "evidence": [], "next": "replan"}
+    replies = [{"content": GREETS}, {"content": run}]
+    small_model_goal(
+        tmp_path,
+        GREET,
+        plan,
+        replies,
+        {"content": json.dumps(doubt)},
+        LOCALAGENT_MAX_ROUNDS="3",
+        LOCALAGENT_VERIFY="1",
+    )
+    (check,) = records_of(tmp_path, "check_finished")
+    assert check["cmd"] == "python greet.py" and check["returncode"] == 2
+    verdict = records_of(tmp_path, "verdict")[0]
+    assert (verdict["source"], verdict["then"]) == ("model", then)
+    if then == "complete":
+        assert verdict["verification"] == "partial"
+        assert verdict["note"].startswith("PARTIAL: the checks show the goal's work")
+        assert records_of(tmp_path, "goal_completed")[0]["verification"] == "partial"
+        assert len(records_of(tmp_path, "plan")) == 1

@@ -342,7 +342,9 @@ class Agent:
             )
         replans_left = self.state.verify_replans < self.settings.max_replans
         small = verdict.small_verifier(self.settings.profile, self.state.parameters)
-        record = verdict.decide(found, answer, replans_left, small, self.prompts)
+        record = verdict.decide(
+            found, answer, replans_left, small, self.prompts, self.state.goal.text
+        )
         log.info("verdict %s (%s): %s", record["verdict"], record["source"], record["unmet"])
         self.journal.append("verdict", **record)
 

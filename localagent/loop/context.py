@@ -20,7 +20,6 @@ always there.
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +29,13 @@ from localagent.loop.facts import fact_values, probe_message
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state import CALL_CHARS, Exchange, State
 from localagent.system.textcap import cap_text, clip
+from localagent.verify.claims import restates
 
 if TYPE_CHECKING:
     from localagent.tools import ToolRegistry
 
 OLD_RESULT_CHARS = 800  # a result of an older exchange, when the budget is tight
 MESSAGE_OVERHEAD = 16  # characters of role and framing per message, roughly
-RESTATED = 0.95  # a task's likeness to the goal's text that makes it the goal again
 SAME_AT_LEAST = 300  # characters of a result worth naming by its round when repeated
 # What differs between two runs of one command that gave the same output: pytest's
 # "1 failed in 0.32s", the id of the stored output.
@@ -67,19 +66,11 @@ def summary(state: State, facts: dict[str, Any], prompts: PromptSet = DEFAULT) -
     assert state.goal is not None
     plan = []
     for ti, task in enumerate(state.goal.tasks, 1):
-        said = "The goal above." if _restates(task.description, state.goal.text) else None
+        said = "The goal above." if restates(task.description, state.goal.text) else None
         plan.append(f"{ti}. {said or task.description}")
         plan += [f"    {ti}.{si}. {s.description}" for si, s in enumerate(task.subtasks, 1)]
     values = fact_values(facts)
     return prompts.render("summary", **values, goal=state.goal.text, plan="\n".join(plan))
-
-
-def _restates(task: str, goal: str) -> bool:
-    """Whether a task's description is the goal's text again (give or take a comma or a
-    full stop): a small model's one-task plan repeats it, 60 tokens of the mathx goal
-    in every round's prompt twice, and its first round past 1,500 tokens."""
-    a, b = (" ".join(t.lower().rstrip(". ").split()) for t in (task, goal))
-    return len(a) > 40 and difflib.SequenceMatcher(None, a, b).ratio() >= RESTATED
 
 
 def window(exchanges: list[Exchange], keep: int, start: int = 0) -> list[Exchange]:

@@ -184,6 +184,10 @@ SMALL_VERIFIER = """\
 NOT VERIFIED: the verifier model is small ({size}) and nothing deterministic shows the \
 goal works (a goal check, tests that pass, or a program run that printed something)"""
 
+VAGUE_DOUBT = """\
+PARTIAL: the checks show the goal's work, and the verifier model, which is small ({size}), \
+named only the goal itself as unmet: the work is kept, not planned again"""
+
 OUTPUT_STORED = """\
 [output {id} stored whole ({lines} lines); read more with read_output(id={id}, start_line=.., \
 end_line=..) or search_output(id={id}, pattern=..)]"""

@@ -66,6 +66,7 @@ from localagent.prompts.feedback import (
     TOO_MANY_FORMAT_ERRORS,
     UNPROVEN,
     USAGE_ONLY,
+    VAGUE_DOUBT,
     WAITED_FOR_INPUT,
     WRITE_COMPLETES,
 )
@@ -414,6 +415,11 @@ PROMPTS: dict[str, Prompt] = {
     ),
     "small_verifier": Prompt(
         SMALL_VERIFIER, "verdict note: the verifier model is small", _spec("", "size")
+    ),
+    "vague_doubt": Prompt(
+        VAGUE_DOUBT,
+        "verdict note: a small verifier named only the goal as unmet; no replan",
+        _spec("", "size"),
     ),
     **RESEARCH,
     **TOOL_TEXTS,

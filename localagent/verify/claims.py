@@ -10,9 +10,11 @@ exchanges say what each subtask was told.
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
+RESTATED = 0.95  # a text's likeness to the goal's that makes it the goal again
 MIN_WORDS = 3  # a reason this short ("failed", "not possible") repeats nothing in particular
 _WORD = re.compile(r"\w+")
 
@@ -20,6 +22,14 @@ _WORD = re.compile(r"\w+")
 def words(text: str) -> str:
     """The text's words, lowercased, one space apart: punctuation and "..." do not count."""
     return " ".join(_WORD.findall(text.lower()))
+
+
+def restates(text: str, goal: str) -> bool:
+    """Whether a text is the goal's own again (give or take a comma or a full stop): a
+    small model's one-task plan repeats it (60 tokens of the mathx goal in every round's
+    prompt twice), and a small verifier names it as what is unmet."""
+    a, b = (" ".join(t.lower().rstrip(". ").split()) for t in (text, goal))
+    return len(a) > 40 and difflib.SequenceMatcher(None, a, b).ratio() >= RESTATED
 
 
 def refusal(state: Any, reason: str) -> str | None:
