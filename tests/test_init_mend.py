@@ -141,3 +141,23 @@ def test_a_goal_that_names_ruff_is_checked_with_ruff_and_told_its_fix(tmp_path: 
     assert [c["status"] for c in records_of(tmp_path, "check_finished")] == ["passed", "passed"]
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert records_of(tmp_path, "goal_completed")[0]["verification"] == "verified"
+
+
+def test_a_ruff_step_is_done_by_its_passing_run(tmp_path: Path) -> None:
+    """The 1.5B's step "run ruff check to ensure the code is clean" on the CPU: its
+    `ruff check mathx` passed twice, then each repeat was blocked, and the step failed on
+    the third strike. A passing ruff run ends a ruff step, as a passing test run ends a
+    test step."""
+    if shutil.which("ruff") is None:
+        pytest.skip("no ruff program on PATH")
+    (tmp_path / "mathx").mkdir()
+    (tmp_path / "mathx" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    plan = plan_rule((MATHX, ["run ruff check to ensure the code is clean"]))
+    ruff = '{{"name": "run_cmd", "arguments": {"cmd": "ruff check mathx"}}}}'
+    ran, _ = small_model_goal(
+        tmp_path, MATHX, plan, [{"content": ruff}] * 3, LOCALAGENT_MAX_ROUNDS="3"
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (done,) = records_of(tmp_path, "subtask_completed")
+    assert done["by"] == "run" and done["reason"].startswith("`ruff check mathx` ran and succeeded")
+    assert not records_of(tmp_path, "action_blocked")

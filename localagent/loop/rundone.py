@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from localagent.loop import readdone, writedone
-from localagent.loop.subtasks import TESTS, ran_by
+from localagent.loop.subtasks import LINT, TESTS, ran_by
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, check_kind, key, mentioned, outcome, run_facts
@@ -51,6 +51,8 @@ def runs(target: str, cmd: str) -> bool:
     kind = check_kind(cmd)
     if target == TESTS:
         return kind in ("pytest", "unittest")
+    if target == LINT:
+        return kind == "ruff"
     found = mentioned(cmd)
     return kind == "script" and any(p == target or p.endswith("/" + target) for p in found)
 

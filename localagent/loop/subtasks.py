@@ -99,13 +99,20 @@ _MORE_THAN_RUNNING = re.compile(
 )
 _TESTS = re.compile(r"\b(?:tests|test suite|unit tests?|pytest|unittest)\b", re.I)
 TESTS = "the tests"  # what `ran_by` names for a subtask a test runner does
+_RUFF = re.compile(r"\bruff\b", re.I)
+LINT = "ruff"  # what `ran_by` names for a subtask ruff does
 
 
 def ran_by(text: str) -> str:
-    """What a run subtask runs: `TESTS` for the tests, or the one program it names;
-    "" for a subtask that is not one run (it also writes, fixes, plays, or names more)."""
+    """What a run subtask runs: `TESTS` for the tests, `LINT` for ruff, or the one
+    program it names; "" for a subtask that is not one run (it also writes, fixes, plays,
+    or names more)."""
     if not _RUNS.match(text) or _MORE_THAN_RUNNING.search(text):
         return ""
+    if _RUFF.search(text) and not _TESTS.search(text):
+        # The 1.5B's step "run ruff check to ensure the code is clean", on the CPU: its
+        # `ruff check mathx` passed twice, and its third run was a strike, the step failed.
+        return LINT
     if _TESTS.search(text):
         return TESTS
     named = evidence.named_files(text)
