@@ -248,3 +248,48 @@ def test_a_package_that_imports_itself_above_its_code_is_told_to_delete_the_impo
     assert next(d["evidence"][-1] for d in done if d.get("by") == "write") == writes[1]["seq"]
     runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
     assert "4 passed" in runs[-1]["result"]
+
+
+# The 1.5B's tests on the CPU, verbatim: its test_divide expects ValueError for 1 / 2.
+PARAMETRIZED = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    "pytest\\nfrom mathx import add, subtract, multiply, divide\\n\\n@pytest.mark.parametrize("
+    "'a, b, expected', [(1, 2, 3), (3, 4, 7), (5, 6, 11), (7, 8, 15)])\\ndef test_add(a, b, "
+    "expected):\\n    assert add(a, b) == expected\\n\\n@pytest.mark.parametrize('a, b, "
+    "expected', [(1, 2, -1), (3, 4, -1), (5, 6, -1), (7, 8, -1)])\\ndef test_subtract(a, b, "
+    "expected):\\n    assert subtract(a, b) == expected\\n\\n@pytest.mark.parametrize('a, b, "
+    "expected', [(1, 2, 2), (3, 4, 12), (5, 6, 30), (7, 8, 56)])\\ndef test_multiply(a, b, "
+    "expected):\\n    assert multiply(a, b) == expected\\n\\n@pytest.mark.parametrize('a, b, "
+    "expected', [(1, 2, 0), (3, 4, 0), (5, 6, 0), (7, 8, 0)])\\ndef test_divide(a, b, "
+    "expected):\\n    with pytest.raises(ValueError):\\n        divide(a, b)}}}"
+)
+
+
+def test_tests_that_fail_after_a_write_go_back_to_the_file_of_the_function_they_test(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B's test_divide failed after its plan wrote mathx/subtract.py last; the
+    handback sent it to subtract.py, where no edit could help. It goes to the file that
+    defines divide."""
+    steps = [
+        "write_file tests/test_mathx.py with the pytest tests",
+        "write_file mathx/__init__.py with the package structure",
+        *[f"write_file mathx/{n}.py with the {n} function" for n in ("add", "divide")],
+        *[f"write_file mathx/{n}.py with the {n} function" for n in ("multiply", "subtract")],
+        "run python -m pytest tests/test_mathx.py",
+    ]
+    init = '{{"name": "write_file", "arguments": {"path": "mathx/__init__.py", "content": "from '
+    init += '. import add, subtract, multiply, divide"}}}'
+    rounds = [PARAMETRIZED, init, *MODULES, TESTS, TESTS, TESTS]
+    replies = [{"content": r} for r in rounds]
+    small_model_goal(
+        tmp_path, MATHX, plan_rule((MATHX, steps)), replies, LOCALAGENT_MAX_ROUNDS="10"
+    )
+    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert "4 failed, 12 passed" in runs[0]["result"]
+    (handback,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    assert handback["tasks"][0]["subtasks"][:2] == [
+        "read_file mathx/divide.py",
+        "replace_in_file mathx/divide.py to fix the failing test: Failed: DID NOT RAISE "
+        "ValueE... (and 3 more)",
+    ]

@@ -310,7 +310,7 @@ class Agent:
         text = here[1].description if here is not None else ""
         if found := handback.broken(self.state, text):
             return self.prompts.render("load_failed", path=found[0], error=found[1])
-        if found := handback.failed_after_edit(self.state, text):
+        if found := handback.failed_after_edit(self.state, text, self.ctx.root):
             return self.prompts.render("failed_after_edit", path=found[0], failure=found[1])
         return ""
 

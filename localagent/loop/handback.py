@@ -22,6 +22,7 @@ the write it goes back to names the file and the error.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +77,13 @@ def broken(state: State, subtask: str) -> tuple[str, str] | None:
     return (path, error) if path in ledger.writes else None
 
 
-def failed_after_edit(state: State, subtask: str) -> tuple[str, str] | None:
-    """For a run `subtask` that runs the tests: the file the subtask before it edited or
-    wrote (not a test file) and what failed, when the latest test run failed on its
+def failed_after_edit(
+    state: State, subtask: str, root: Path | None = None
+) -> tuple[str, str] | None:
+    """For a run `subtask` that runs the tests, when the subtask before it edited or
+    wrote a file (not a test file): that file, or the one this run wrote that defines the
+    function the failed test is named after (`_tested`, given the workspace `root`), and
+    what failed, when the latest test run failed on its
     assertions (every file loaded) with nothing changed since. The 1.5B's fixtest plans:
     "replace_in_file stats.py to fix the bug", then "run python -m pytest"; the tests
     failed, the model ran them again until three strikes, and the replans were spent."""
@@ -94,8 +99,28 @@ def failed_after_edit(state: State, subtask: str) -> tuple[str, str] | None:
     path = edited_file(before) or written_file(before)
     if not path.endswith(".py") or TEST_FILE.search(path) or path not in ledger.writes:
         return None
+    path = (_tested(root, ledger, last.summary) if root is not None else "") or path
     failed = FILE.sub("", last.summary.split(" - ", 1)[-1]).strip()[:ERROR_CHARS]
     return path, last.wrong or failed
+
+
+_FAILED_TEST = re.compile(r"::test_(\w+?)(?:\[|\s|$)")
+
+
+def _tested(root: Path, ledger: Any, summary: str) -> str:
+    """The file this run wrote (not a test file) that defines the function the failed
+    test is named after (`test_divide[1-2-0]`: divide, `test_divide_by_zero`: the longest
+    name of its words that a file defines). The 1.5B's mathx on the CPU: its test_divide
+    failed, and the handback sent it to mathx/subtract.py, the file its plan wrote last."""
+    found = _FAILED_TEST.search(summary)
+    words = found[1].split("_") if found else []
+    written = [p for p in ledger.writes if p.endswith(".py") and not TEST_FILE.search(p)]
+    for size in range(len(words), 0, -1):
+        name = "_".join(words[:size])
+        for path in written:
+            if name in pyscript.defines(root, path):
+                return path
+    return ""
 
 
 def _before(state: State, subtask: str) -> str:

@@ -42,7 +42,7 @@ def revise(
         log.info("%s does not load (%s): back to a write", *found)
         tasks = handback.fix_tasks(state, due, found, prompts, root)
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
-    if planner.small and (found := handback.failed_after_edit(state, due.subtask)):
+    if planner.small and (found := handback.failed_after_edit(state, due.subtask, root)):
         log.info("the tests fail after the change to %s (%s): back to an edit", *found)
         tasks = handback.edit_tasks(state, due, found, prompts)
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
