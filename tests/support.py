@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -12,6 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from localagent.journal import decode
 from localagent.models.fake import FakeServer
@@ -131,6 +134,17 @@ def small_model_goal(
         environ = backend_env("openai", server.url, **given)
         ran = run_cli(environ, "start", goal, "-w", str(ws), "--foreground")
         return ran, server.chat_requests
+
+
+def ruff_step(
+    ws: Path, goal: str, step: str, reply: str
+) -> tuple[subprocess.CompletedProcess[str], list[Any]]:
+    """`goal` planned as the one run `step`, the small model sending `reply` (a ruff run)
+    every round, three rounds; skipped where no ruff program is on PATH."""
+    if shutil.which("ruff") is None:
+        pytest.skip("no ruff program on PATH")
+    replies = [{"content": reply}] * 3
+    return small_model_goal(ws, goal, plan_rule((goal, [step])), replies, LOCALAGENT_MAX_ROUNDS="3")
 
 
 def record_types(workspace: Path) -> list[str]:

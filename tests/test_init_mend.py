@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import plan_rule, records_of, small_model_goal
+from support import plan_rule, records_of, ruff_step, small_model_goal
 
 from localagent.tools import initmend
 
@@ -148,15 +148,10 @@ def test_a_ruff_step_is_done_by_its_passing_run(tmp_path: Path) -> None:
     `ruff check mathx` passed twice, then each repeat was blocked, and the step failed on
     the third strike. A passing ruff run ends a ruff step, as a passing test run ends a
     test step."""
-    if shutil.which("ruff") is None:
-        pytest.skip("no ruff program on PATH")
     (tmp_path / "mathx").mkdir()
     (tmp_path / "mathx" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
-    plan = plan_rule((MATHX, ["run ruff check to ensure the code is clean"]))
     ruff = '{{"name": "run_cmd", "arguments": {"cmd": "ruff check mathx"}}}}'
-    ran, _ = small_model_goal(
-        tmp_path, MATHX, plan, [{"content": ruff}] * 3, LOCALAGENT_MAX_ROUNDS="3"
-    )
+    ran, _ = ruff_step(tmp_path, MATHX, "run ruff check to ensure the code is clean", ruff)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     (done,) = records_of(tmp_path, "subtask_completed")
     assert done["by"] == "run" and done["reason"].startswith("`ruff check mathx` ran and succeeded")

@@ -6,11 +6,9 @@ note that names `ruff check` only in the first run's result. On an H100, llama-s
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import pytest
-from support import plan_rule, records_of, small_model_goal
+from support import records_of, ruff_step
 
 from localagent.loop import plancheck
 from localagent.loop.subtasks import runnable
@@ -61,13 +59,10 @@ def test_a_plan_s_runs_of_pytest_and_ruff_are_the_commands_that_work() -> None:
 
 
 def test_a_blocked_ruff_without_its_check_command_says_it_again(tmp_path: Path) -> None:
-    if shutil.which("ruff") is None:
-        pytest.skip("no ruff program on PATH")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_mathx.py").write_text("def test_add():\n    assert 1 + 2 == 3\n")
-    plan = plan_rule((GOAL, ["run ruff check tests/test_mathx.py"]))
     ruff = '{{"name": "run_cmd", "arguments": {"cmd": "ruff tests/test_mathx.py"}}}'
-    small_model_goal(tmp_path, GOAL, plan, [{"content": ruff}] * 3, LOCALAGENT_MAX_ROUNDS="3")
+    ruff_step(tmp_path, GOAL, "run ruff check tests/test_mathx.py", ruff)
     (blocked, *_) = records_of(tmp_path, "action_blocked")
     assert "run `ruff check tests/test_mathx.py`" in blocked["reason"]
 
