@@ -68,9 +68,7 @@ def run_cmd(
     output = for_model(ctx.root, result.output) if result.output.strip() else "(no output)"
     waited = ""
     if _EOF in result.output and not stdin:
-        call = {"name": "run_cmd", "arguments": {"cmd": cmd}}
-        call["arguments"]["stdin"] = runproof.sample_input(result.output)
-        waited = ctx.prompts.render("waited_for_input", call=json.dumps(call))
+        waited = _with_input(ctx, cmd, result.output)
     if ok and not result.output.strip() and (idle := _idle_script(ctx, cmd)):
         waited = ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1])
     if not ok and (unfound := _not_on_path(ctx, cmd, result.output)):
@@ -135,13 +133,14 @@ def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
     if found is not None and found[1].acts and found[1].reads_input and not args.get("stdin"):
         # The 1.5B ran its game without stdin until three strikes (H100): the run's note
         # was no longer the latest thing it read.
-        prompt = (found[1].prompts or [""])[0]
-        call = {
-            "name": "run_cmd",
-            "arguments": {"cmd": cmd, "stdin": runproof.sample_input(prompt)},
-        }
-        return ctx.prompts.render("waited_for_input", call=json.dumps(call))
+        return _with_input(ctx, cmd, (found[1].prompts or [""])[0])
     return ""
+
+
+def _with_input(ctx: ToolContext, cmd: str, prompted: str) -> str:
+    """The `waited_for_input` note: `cmd` again, given an answer to what it `prompted`."""
+    call = {"name": "run_cmd", "arguments": {"cmd": cmd, "stdin": runproof.sample_input(prompted)}}
+    return ctx.prompts.render("waited_for_input", call=json.dumps(call))
 
 
 def _not_on_path(ctx: ToolContext, cmd: str, output: str) -> tuple[str, str] | None:
