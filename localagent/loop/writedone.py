@@ -21,7 +21,6 @@ check for the goal's verdict.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, Ledger, latest_tests, norm
 from localagent.tools import initmend, pyscript
+from localagent.tools.loaderror import NO_MODULE
 from localagent.tools.pkgimports import self_imports
 from localagent.verify import evidence
 
@@ -56,9 +56,6 @@ class Finished:
 
 def _same(path: str, target: str) -> bool:
     return path == target or path.endswith("/" + target)
-
-
-_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
 def _sound(root: Path, path: str, ledger: Ledger) -> bool:
@@ -98,7 +95,7 @@ def _modules_there(root: Path, path: str, ledger: Ledger) -> bool:
     module named 'mathx.add'") is there now: the small profile writes `from mathx import
     add` as `from .add import add as add`, and a rewrite that keeps it loads no better."""
     for check in ledger.checks.values():
-        if check.broken.startswith(f"{path}: ") and (found := _NO_MODULE.search(check.broken)):
+        if check.broken.startswith(f"{path}: ") and (found := NO_MODULE.search(check.broken)):
             module = root.joinpath(*found[1].split("."))
             there = module.with_suffix(".py").is_file() or module.is_dir()
             if not there and found[1] in initmend.imported(root, path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import shlex
 from typing import Annotated
 
@@ -22,7 +21,7 @@ from localagent.tools.cmdline import (
     runs_pip,
     split_command,
 )
-from localagent.tools.loaderror import located
+from localagent.tools.loaderror import NO_MODULE, located
 from localagent.tools.outputs import not_stored
 from localagent.tools.outtrim import for_model
 from localagent.tools.paths import relative
@@ -32,7 +31,6 @@ __all__ = ["command_argv", "run_cmd", "split_command"]
 
 _EOF = "EOFError: EOF when reading a line"  # Python's input() found no input
 _TRACEBACK = "Traceback (most recent call last)"
-_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 VENV_TIMEOUT = 300.0  # creating the workspace's .venv for pip, ensurepip included
 
 
@@ -152,7 +150,7 @@ def _not_on_path(ctx: ToolContext, cmd: str, output: str) -> tuple[str, str] | N
         words = split_command(cmd)
     except ValueError:
         return None
-    found = _NO_MODULE.search(output)
+    found = NO_MODULE.search(output)
     if not words or words[0] not in ("pytest", "py.test") or found is None:
         return None
     top = found[1].split(".")[0]

@@ -17,7 +17,7 @@ import ast
 from pathlib import Path
 
 from localagent.tools import pyscript
-from localagent.tools.pkgimports import bound_names, from_package, text_of
+from localagent.tools.pkgimports import bound_names, from_package, text_of, tree_of
 
 
 def mend(root: Path, path: str, content: str) -> tuple[str, str, str] | None:
@@ -69,7 +69,7 @@ def unwritten(root: Path, path: str, new: str) -> list[str]:
 def imported(root: Path, path: str) -> set[str]:
     """What the `__init__.py` at `path` imports, as dotted names (`.add` in mathx is mathx.add)."""
     package = path.rsplit("/", 1)[0].replace("/", ".")
-    tree = _tree(text_of(root, path))
+    tree = tree_of(text_of(root, path))
     found: set[str] = set()
     for node in tree.body if tree is not None else []:
         if isinstance(node, ast.ImportFrom):
@@ -87,7 +87,7 @@ def missing_modules(root: Path, path: str) -> list[tuple[str, list[str]]]:
     (`from .add import add`) that is neither a file nor a folder, with the names it
     imports from it: [("mathx/add.py", ["add"]), ...]."""
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
-    tree = _tree(text_of(root, path)) if folder and path.endswith("/__init__.py") else None
+    tree = tree_of(text_of(root, path)) if folder and path.endswith("/__init__.py") else None
     found: list[tuple[str, list[str]]] = []
     for node in tree.body if tree is not None else []:
         if not isinstance(node, ast.ImportFrom) or node.level != 1 or not node.module:
@@ -98,10 +98,3 @@ def missing_modules(root: Path, path: str) -> list[tuple[str, list[str]]]:
         if not module.with_suffix(".py").exists() and not module.exists():
             found.append((f"{folder}/{node.module}.py", [a.name for a in node.names]))
     return found
-
-
-def _tree(source: str | None) -> ast.Module | None:
-    try:
-        return ast.parse(source) if source is not None else None
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None

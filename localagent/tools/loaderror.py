@@ -32,6 +32,7 @@ _FRAME = re.compile(r'File "([^"]+\.pyw?)", line \d+|^([^\s:]+\.pyw?):\d+: in ',
 _AT = re.compile(r"^([^\s:]+\.pyw?):\d+: \w*(?:Error|Exception)$", re.M)
 _NAMED = re.compile(r"\(([^()]+\.pyw?)\)")  # "cannot import name 'add' from 'mathx' (/…/x.py)"
 ERROR_CHARS = 120
+NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
 def located(root: Path, output: str) -> tuple[str, str] | None:

@@ -67,7 +67,7 @@ def _lacking_note(root: Path, package: str) -> str:
 def _package_note(root: Path, package: str) -> str:
     init = f"{package}/__init__.py"
     source = text_of(root, init)
-    tree = _tree(source)
+    tree = tree_of(source)
     if source is None or tree is None:
         return ""
     for node in tree.body:
@@ -134,7 +134,7 @@ def importers(root: Path, path: str, names: list[str]) -> list[str]:
 
 
 def _imports(root: Path, name: str, module: str, names: set[str]) -> bool:
-    tree = _tree(text_of(root, name))
+    tree = tree_of(text_of(root, name))
     if tree is None:
         return False
     for node in ast.walk(tree):
@@ -212,7 +212,7 @@ def defined_below(source: str, names: list[str]) -> list[str]:
     """Of `names`, those the module's own code defines (at its top level)."""
     if not names:
         return []
-    tree = _tree(source)
+    tree = tree_of(source)
     defined = {n for node in tree.body for n in bound_names(node)} if tree is not None else set()
     return [name for name in names if name in defined]
 
@@ -223,7 +223,7 @@ def self_import_note(init: str, source: str, missing: list[str]) -> str:
     package = init.split("/")[-2]
     names = ", ".join(missing[:6])
     if later := defined_below(source, missing):
-        tree = _tree(source)
+        tree = tree_of(source)
         line = next(
             (
                 ast.get_source_segment(source, node) or ""
@@ -340,7 +340,7 @@ def _provider(root: Path, name: str, user: str) -> str:
 
 def _names(root: Path, path: str) -> set[str]:
     """What a module defines or imports at its top level."""
-    tree = _tree(text_of(root, path))
+    tree = tree_of(text_of(root, path))
     if tree is None:
         return set()
     names = {n for node in tree.body for n in bound_names(node)}
@@ -359,7 +359,8 @@ def text_of(root: Path, path: str) -> str | None:
         return None
 
 
-def _tree(source: str | None) -> ast.Module | None:
+def tree_of(source: str | None) -> ast.Module | None:
+    """The module's syntax tree, or None when there is no source or it does not parse."""
     if source is None:
         return None
     try:
