@@ -216,7 +216,7 @@ def write_file(
     how = "replaced" if existed else "created"
     text = f"wrote {len(data)} bytes to {describe(path)} ({how})"
     for line, fixed, _ in mended:
-        text += f"; `{line}` did not compile, so it was written as `{fixed}`"
+        text += _mend_note(line, fixed)
     if imports is not None:
         text += _imports_mended(ctx.root, name, imports[0], imports[1])
     text += syntax_note(content, name)
@@ -238,6 +238,18 @@ def write_file(
     if package_note := written_note(ctx.root, name):
         text += "\n" + package_note
     return ToolResult(True, text, changed=True, facts=facts)
+
+
+def _mend_note(line: str, fixed: str) -> str:
+    """What the write says of a line it wrote fixed (see `pywrite.mended`)."""
+    if "\n" not in fixed:
+        return f"; `{line}` did not compile, so it was written as `{fixed}`"
+    count = fixed.count("\n") + 1
+    shown = line if len(line) <= 80 else line[:77] + "..."
+    return (
+        f"; `{shown}` did not compile as one line, so it was written as the {count} lines "
+        "it stands for"
+    )
 
 
 def _imports_mended(root: Path, name: str, old: str, new: str) -> str:

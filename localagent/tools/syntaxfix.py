@@ -13,6 +13,8 @@ import json
 import re
 from collections.abc import Iterator
 
+from localagent.tools import unflatten
+
 SHOWN_LINE_CHARS = 120  # of the line a syntax error is on, in the write's result
 # A word with an apostrophe inside a single-quoted string: small models write 'It's a tie!'.
 _APOSTROPHE = re.compile(r"'([^'\n]*?\b(\w+'\w+)\b[^'\n]*)'")
@@ -135,6 +137,8 @@ def _candidates(body: str, exc: SyntaxError, after: list[str]) -> Iterator[str]:
         found := _PRINT.match(body)
     ):
         yield f"{found[1]}print({found[2]})"
+    if (split := unflatten.lines(body)) is not None:
+        yield split
 
 
 def _complete(body: str, after: list[str]) -> bool:
