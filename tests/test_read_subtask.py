@@ -11,7 +11,7 @@ from pathlib import Path
 
 from support import plan_rule, records_of, small_model_goal
 
-from localagent.loop.subtasks import edited_file, read_file_of
+from localagent.loop.subtasks import edited_file, looks, read_file_of, see_first
 
 GOAL = (
     "python -m pytest fails in this folder: fix the bug in stats.py so that the tests pass, "
@@ -37,10 +37,11 @@ PLACEHOLDER = (
 def test_the_first_read_of_a_read_subtask_ends_it(tmp_path: Path) -> None:
     """The read ends 1.1 (no block, no replan); the rounds after it still have the
     file's text in their prompt; an edit of text not in the file shows the short file
-    whole."""
+    whole. (A goal that names no tests: one that does runs them first.)"""
     (tmp_path / "stats.py").write_text(STATS)
     replies = [{"content": READ}, {"content": READ}, {"content": PLACEHOLDER}]
-    ran, requests = small_model_goal(tmp_path, GOAL, PLAN, replies, LOCALAGENT_MAX_ROUNDS="4")
+    goal = "Fix the bug in stats.py: median is wrong for lists of even length"
+    ran, requests = small_model_goal(tmp_path, goal, PLAN, replies, LOCALAGENT_MAX_ROUNDS="4")
     assert ran.returncode is not None
     completed = records_of(tmp_path, "subtask_completed")
     first = records_of(tmp_path, "action_finished")[0]
@@ -91,12 +92,12 @@ def test_an_edit_subtask_ends_with_the_edit_that_changes_its_file(tmp_path: Path
     (tmp_path / "stats.py").write_text(STATS)
     (tmp_path / "test_stats.py").write_text(TEST_STATS)
     tests = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
-    replies = [{"content": r} for r in (READ, PLACEHOLDER, json.dumps(FIX), tests)]
-    ran, _ = small_model_goal(tmp_path, GOAL, PLAN, replies, LOCALAGENT_MAX_ROUNDS="6")
+    replies = [{"content": r} for r in (tests, READ, PLACEHOLDER, json.dumps(FIX), tests)]
+    ran, _ = small_model_goal(tmp_path, GOAL, PLAN, replies, LOCALAGENT_MAX_ROUNDS="7")
     assert ran.returncode == 0, ran.stderr + ran.stdout
     done = records_of(tmp_path, "subtask_completed")
-    assert [d.get("by") for d in done] == ["read", "write", "run"]
-    assert done[1]["reason"].startswith("stats.py is changed, which is all the subtask asks")
+    assert [d.get("by") for d in done] == ["run", "read", "write", "run"]
+    assert done[2]["reason"].startswith("stats.py is changed, which is all the subtask asks")
     assert "2 passed" in records_of(tmp_path, "action_finished")[-1]["result"]
 
 
@@ -132,9 +133,9 @@ def test_tests_that_fail_after_the_edit_go_back_to_the_edit(tmp_path: Path) -> N
         },
     }
     tests = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
-    replies = [READ, json.dumps(wrong), tests, tests, tests, READ, json.dumps(right), tests]
+    replies = [tests, READ, json.dumps(wrong), tests, tests, tests, READ, json.dumps(right), tests]
     scripted = [{"content": r} for r in replies]
-    ran, requests = small_model_goal(tmp_path, GOAL, PLAN, scripted, LOCALAGENT_MAX_ROUNDS="9")
+    ran, requests = small_model_goal(tmp_path, GOAL, PLAN, scripted, LOCALAGENT_MAX_ROUNDS="10")
     assert ran.returncode == 0, ran.stderr + ran.stdout
     (failed,) = records_of(tmp_path, "subtask_failed")
     assert failed["reason"] == (
@@ -170,17 +171,68 @@ def test_an_edit_of_a_file_the_plan_never_reads_is_planned_after_a_read(tmp_path
         ("Run the command python -m pytest to check the tests", ["run python -m pytest"]),
     )
     tests = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
-    replies = [{"content": r} for r in (READ, json.dumps(FIX), tests)]
-    ran, requests = small_model_goal(tmp_path, GOAL, plan, replies, LOCALAGENT_MAX_ROUNDS="5")
+    replies = [{"content": r} for r in (tests, READ, json.dumps(FIX), tests)]
+    ran, requests = small_model_goal(tmp_path, GOAL, plan, replies, LOCALAGENT_MAX_ROUNDS="6")
     assert ran.returncode == 0, ran.stderr + ran.stdout
     (planned,) = records_of(tmp_path, "plan")
     assert planned["tasks"][0]["subtasks"] == [
+        "run python -m pytest to see what fails",
         "read_file stats.py",
         "replace_in_file stats.py to fix the bug",
     ]
     done = records_of(tmp_path, "subtask_completed")
-    assert [d.get("by") for d in done] == ["read", "write", "run"]
-    assert "return ordered[middle]" in json.dumps(requests[2]["messages"])  # the edit's round
+    assert [d.get("by") for d in done] == ["run", "read", "write", "run"]
+    assert "return ordered[middle]" in json.dumps(requests[3]["messages"])  # the edit's round
+
+
+def test_a_goal_to_fix_failing_tests_first_runs_them_to_see_what_fails(tmp_path: Path) -> None:
+    """The 1.5B's fixtest plans began with the read and the edit, the tests last: never
+    shown what fails, it sent `mean` and `median` as they were as edits, 12 runs of 12. In
+    the small profile the tests run first, and that run ends its step whatever they say:
+    its output (median([4, 1, 3, 2]) gave 3) is in the edit's window."""
+    (tmp_path / "stats.py").write_text(STATS)
+    (tmp_path / "test_stats.py").write_text(TEST_STATS)
+    tests = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
+    replies = [{"content": r} for r in (tests, READ, json.dumps(FIX), tests)]
+    ran, requests = small_model_goal(tmp_path, GOAL, PLAN, replies, LOCALAGENT_MAX_ROUNDS="6")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    (planned,) = records_of(tmp_path, "plan")
+    assert planned["tasks"][0]["subtasks"] == [
+        "run python -m pytest to see what fails",
+        "read_file stats.py",
+    ]
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d.get("by") for d in done] == ["run", "read", "write", "run"]
+    assert done[0]["reason"].startswith(
+        "`python -m pytest` ran (FAILED test_stats.py::test_median_even - assert 3 == 2.5)"
+    )
+    assert "what fails is in its output" in done[0]["reason"]
+    edit_round = json.dumps(requests[3]["messages"])
+    assert "assert 3 == 2.5" in edit_round and "return ordered[middle]" in edit_round
+    assert "2 passed" in records_of(tmp_path, "action_finished")[-1]["result"]
+    assert not records_of(tmp_path, "subtask_failed")
+
+
+def test_which_plans_run_the_tests_before_the_first_edit() -> None:
+    see = "run python -m pytest to see what fails"
+    assert looks(see) and not looks("run python -m pytest") and not looks("read_file a.py")
+    plans = {
+        "edit first": [["replace_in_file stats.py to fix the bug", "run python -m pytest"]],
+        "read, then edit": [["read_file stats.py"], ["replace_in_file stats.py to fix it"]],
+        "tests first": [["run python -m pytest"], ["replace_in_file stats.py to fix it"]],
+    }
+    tasks = {
+        name: [{"description": "d", "subtasks": list(s)} for s in p] for name, p in plans.items()
+    }
+    for name in plans:
+        see_first(tasks[name], GOAL, see)
+    assert tasks["edit first"][0]["subtasks"][0] == see
+    assert tasks["read, then edit"][0]["subtasks"] == [see, "read_file stats.py"]
+    assert tasks["tests first"][0]["subtasks"] == ["run python -m pytest"]
+    # Not a goal to fix failing tests: no run is added.
+    other = [{"description": "d", "subtasks": ["replace_in_file app.py to add a flag"]}]
+    see_first(other, "Add a --verbose flag to app.py", see)
+    assert other[0]["subtasks"] == ["replace_in_file app.py to add a flag"]
 
 
 REFACTOR = (

@@ -20,7 +20,7 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from localagent.loop import plancheck
-from localagent.loop.subtasks import FIX, MAX_STEPS, read_first
+from localagent.loop.subtasks import FIX, MAX_STEPS, read_first, see_first
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
@@ -117,6 +117,8 @@ class Planner:
                 lambda path: self.prompts.render("handback_read", path=path),
                 self._exists,
             )
+            see = self.prompts.render("see_failure", cmd="python -m pytest")
+            see_first(tasks, goal, see)
         return tasks
 
     def _exists(self, path: str) -> bool:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from localagent.loop import readdone, writedone
-from localagent.loop.subtasks import LINT, TESTS, ran_by
+from localagent.loop.subtasks import LINT, TESTS, looks, ran_by
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, check_kind, key, mentioned, outcome, run_facts
@@ -68,10 +68,14 @@ def finished(
     """Whether the run with these `facts` and observation, just made, ends the active
     run subtask (only in the small-model profile)."""
     target = _target(state) if small else ""
+    here = current(state)
+    look = here is not None and looks(here[1].description)
     for cmd in facts.get("ran", []) if target else []:
         found = outcome(cmd, text, *run_facts(facts, cmd))
-        if runs(target, cmd) and found is not None and found[0]:
-            return Finished(key(cmd), prompts.render("done_by_run", cmd=key(cmd), summary=found[1]))
+        if runs(target, cmd) and found is not None and (found[0] or look):
+            # A run to see what fails is done by the run, its tests passing or not.
+            said = "done_by_look" if look else "done_by_run"
+            return Finished(key(cmd), prompts.render(said, cmd=key(cmd), summary=found[1]))
     return None
 
 

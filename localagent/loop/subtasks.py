@@ -119,6 +119,37 @@ def ran_by(text: str) -> str:
     return named[0] if len(named) == 1 else ""
 
 
+# A run to see what fails, before a fix ("run python -m pytest to see what fails"): its
+# run is the work, whatever the tests say.
+_LOOK = re.compile(r"\bto (?:see|find out|show) (?:what|which|why|where|how)\b.*\bfail", re.I)
+
+
+def looks(text: str) -> bool:
+    """Whether a run subtask runs the tests to see what fails (not to make them pass)."""
+    return ran_by(text) == TESTS and bool(_LOOK.search(text))
+
+
+def see_first(tasks: list[dict[str, Any]], goal: str, step: str) -> None:
+    """Put `step` (the tests' run to see what fails) before the plan's first edit of a
+    file (and the read of it just before), when the goal is to fix failing tests and no
+    step before that edit runs them. Qwen2.5-Coder-1.5B's fixtest plans were "read_file stats.py",
+    "replace_in_file stats.py to fix the bug", then the tests: never shown what fails, it
+    sent the functions as they were as edits (12 runs of 12, the H100 and the CPU), or
+    added `+ 1` to `mean`; the tests' output says `median([4, 1, 3, 2])` gave 3."""
+    if not (FIX.search(goal) and _TESTS.search(goal)) or not looks(step):
+        return
+    places = [(task, at) for task in tasks for at in range(len(task["subtasks"]))]
+    for n, (task, at) in enumerate(places):
+        text = task["subtasks"][at]
+        if ran_by(text) == TESTS:
+            return
+        if target := edited_file(text) or _write_to_fix(text):
+            if n > 0 and read_file_of(places[n - 1][0]["subtasks"][places[n - 1][1]]) == target:
+                task, at = places[n - 1]  # before the read of the file too
+            task["subtasks"] = [*task["subtasks"][:at], step, *task["subtasks"][at:]][:MAX_STEPS]
+            return
+
+
 # A read subtask: it says to read one named file ("read_file stats.py", "Read the file
 # stats.py") and nothing more.
 _READS = re.compile(

@@ -163,6 +163,10 @@ HANDBACK_EDIT = "replace_in_file {path} to fix the failing test: {failure}"
 
 HANDBACK_READ = "read_file {path}"
 
+SEE_FAILURE = "run {cmd} to see what fails"
+
+DONE_BY_LOOK = "`{cmd}` ran ({summary}): what fails is in its output, which is all the subtask asks"
+
 HANDBACK_FIX = "write_file {path} again, changed so that it no longer raises {error}"
 
 HANDBACK_MODULE = "write_file {path} with the code of {names}"

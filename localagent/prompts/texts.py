@@ -24,6 +24,7 @@ from localagent.prompts.feedback import (
     CUT_OFF,
     CUT_OFF_WRITE,
     DONE_BY_EDIT,
+    DONE_BY_LOOK,
     DONE_BY_READ,
     DONE_BY_RERUN,
     DONE_BY_REWRITE,
@@ -61,6 +62,7 @@ from localagent.prompts.feedback import (
     RUFF_FIX,
     RUN_COMPLETES,
     SAME_OUTPUT,
+    SEE_FAILURE,
     SMALL_VERIFIER,
     TOO_MANY_CALLS,
     TOO_MANY_FORMAT_ERRORS,
@@ -326,6 +328,16 @@ PROMPTS: dict[str, Prompt] = {
         HANDBACK_READ,
         "subtask: the read of the file a failed test run goes back to, before its edit",
         _spec("path"),
+    ),
+    "see_failure": Prompt(
+        SEE_FAILURE,
+        "subtask: the run of the tests a goal to fix them gets before its first edit",
+        _spec("cmd"),
+    ),
+    "done_by_look": Prompt(
+        DONE_BY_LOOK,
+        "why a run subtask to see what fails is done: its command ran, passed or not",
+        _spec("cmd summary"),
     ),
     "handback_module": Prompt(
         HANDBACK_MODULE,
