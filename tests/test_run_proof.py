@@ -148,6 +148,90 @@ def test_a_run_on_a_file_that_does_not_exist_checks_nothing(tmp_path: Path) -> N
     )
 
 
+# A program that reads the file it is given.
+OPEN_COUNT = (
+    "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument('file')\n"
+    "parser.add_argument('--lines', action='store_true')\nargs = parser.parse_args()\n"
+    "text = open(args.file).read()\nif args.lines:\n    print(len(text.splitlines()))\n"
+    "else:\n    print(len(text.splitlines()), len(text.split()), len(text))\n"
+)
+# The 1.5B's run on an H100, verbatim: six times, told each time test.txt did not exist.
+TEST_TXT = '{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py test.txt"}}'
+
+
+def test_a_run_on_a_missing_file_is_offered_the_write_of_a_sample(tmp_path: Path) -> None:
+    """The note gives the write_file call of a small sample, ready to copy, and the run
+    to make next; copied, the run shows the program's counts and ends its subtask."""
+    plan = plan_rule(
+        (WORDCOUNT, ["write_file wordcount.py with its code", "run python wordcount.py"])
+    )
+    write = {"name": "write_file", "arguments": {"path": "wordcount.py", "content": OPEN_COUNT}}
+    sample = {
+        "name": "write_file",
+        "arguments": {
+            "path": "test.txt",
+            "content": "the quick brown fox\njumps over the lazy dog\n",
+        },
+    }
+    replies = [json.dumps(write), TEST_TXT, json.dumps(sample), TEST_TXT]
+    small_model_goal(
+        tmp_path, WORDCOUNT, plan, [{"content": r} for r in replies], LOCALAGENT_MAX_ROUNDS="5"
+    )
+    seen = results(tmp_path)
+    assert seen[1].endswith(
+        "write a small sample file first, then run the program on it. To write one, send: "
+        + json.dumps(sample)
+        + "\nThen run `python wordcount.py test.txt`."
+    ), seen[1]
+    assert seen[3].startswith("exit code 0\n2 9 44\n")
+    assert [c.get("by") for c in records_of(tmp_path, "subtask_completed")] == ["write", "run"]
+    # The goal's placeholder gets a sample of its own name, and the run on it.
+    assert runproof.sample_file("FILE")[0] == "sample.txt"
+    assert runproof.on_samples("python wordcount.py --lines FILE", ["FILE"]) == (
+        "python wordcount.py --lines sample.txt"
+    )
+    assert runproof.sample_file("data/in.csv") == ("data/in.csv", "name,count\napples,3\npears,5\n")
+
+
+def test_a_run_on_a_file_its_code_never_opens_checks_nothing(tmp_path: Path) -> None:
+    """Given a file that exists, the 1.5B's stdin counter printed "0 0 0", and its other
+    program counted the characters of the file's name: neither read the file, and the
+    run says so, ending nothing."""
+    for name, program, how in (
+        ("stdin", STDIN_COUNT, " (it reads sys.stdin, which this run left empty)"),
+        ("name", TEXT_COUNT, ""),
+    ):
+        ws = tmp_path / name
+        ws.mkdir()
+        (ws / "test.txt").write_text(runproof.SAMPLE_TEXT)
+        plan = plan_rule(
+            (WORDCOUNT, ["write_file wordcount.py with its code", "run python wordcount.py"])
+        )
+        write = {"name": "write_file", "arguments": {"path": "wordcount.py", "content": program}}
+        replies = [json.dumps(write), TEST_TXT]
+        small_model_goal(
+            ws, WORDCOUNT, plan, [{"content": r} for r in replies], LOCALAGENT_MAX_ROUNDS="3"
+        )
+        ran = results(ws)[1]
+        assert ran.startswith("exit code 0\n"), ran
+        assert ran.endswith(
+            f"NOTE: wordcount.py was given test.txt, but its code never opens a file{how}, so "
+            "this run does not show that it works on test.txt: make it open the file it is "
+            "given (for example `with open(args.file) as f:`), then run it again."
+        ), ran
+        assert [c.get("by") for c in records_of(ws, "subtask_completed")][:2] == ["write"], name
+    opened = (
+        "import sys\nprint(len(open(sys.argv[1]).read()))",
+        "import json, sys\nprint(json.load(open(sys.argv[1])))",
+    )
+    for source in opened:
+        script = pyscript.parse(source)
+        assert (
+            script is not None
+            and runproof.unopened(tmp_path / "stdin", ["w.py", "test.txt"], script) == []
+        )
+
+
 # The 1.5B's next two programs on an H100, verbatim: one run as `python wordcount.py FILE`
 # (the goal's own name for the file; "0 0 0"), one as `python wordcount.py --help` (it
 # counts the characters of its argument). Each ended "completed (verified)".

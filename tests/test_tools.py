@@ -666,6 +666,36 @@ def test_tests_that_fail_the_same_way_are_reported_once(ws: Workspace) -> None:
     assert len(result.text) < 1600
 
 
+# The 1.5B's mathx tests under the Ollama API (the journal keeps their ends; the middle
+# follows the run's report): four functions never imported, four NameErrors.
+UNIMPORTED = "".join(
+    f"@pytest.mark.parametrize('a, b, expected', {cases})\n"
+    f"def test_{name}(a, b, expected):\n    assert {name}(a, b) == expected\n\n"
+    for name, cases in (
+        ("add", "[(1, 2, 3), (3, 4, 7), (5, 6, 11)]"),
+        ("subtract", "[(1, 2, -1), (3, 4, -1), (5, 6, -1)]"),
+        ("multiply", "[(1, 2, 2), (3, 4, 12), (5, 6, 30)]"),
+        ("divide", "[(1, 2, 1), (3, 4, 1), (5, 6, 1)]"),
+    )
+)
+
+
+def test_reports_after_the_first_keep_the_failed_line_and_the_error(ws: Workspace) -> None:
+    """The 1.5B's four tests failing on four NameErrors: 2,800 characters, 901 tokens the
+    engine read. The first report is whole; the others keep their test's name, the line
+    that failed, the error and where."""
+    (ws.root / "test_m.py").write_text("import pytest\n\n" + UNIMPORTED)
+    result = ws.run("run_cmd", {"cmd": "python -m pytest -p no:cacheprovider test_m.py"})
+    assert not result.ok and "12 failed" in result.text
+    assert result.text.count("a = 1, b = 2, expected = ") == 1  # the first report's values
+    for name in ("add", "subtract", "multiply", "divide"):
+        assert f">       assert {name}(a, b) == expected" in result.text
+        assert f"E       NameError: name '{name}' is not defined" in result.text
+    assert "test_m.py:13: NameError" in result.text
+    assert result.text.count("@pytest.mark.parametrize") == 1
+    assert "bytes cut" not in result.text and len(result.text) < 2300, len(result.text)
+
+
 def test_failures_whose_message_only_starts_alike_keep_their_lines(ws: Workspace) -> None:
     code = "def test_a():\n    assert 3 == 2\n\n\ndef test_b():\n    assert 3 == 25\n"
     (ws.root / "test_q.py").write_text(code)

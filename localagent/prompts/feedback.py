@@ -94,7 +94,14 @@ DROPPED_RESULT = "NOTE: {script} printed nothing.{fix}"
 
 MISSING_INPUT = """\
 NOTE: {files} does not exist in the workspace, so this run read no input and does not \
-show that the program works: write a small sample file first, then run the program on it."""
+show that the program works: write a small sample file first, then run the program on it. \
+To write one, send: {call}
+Then run `{cmd}`."""
+
+FILE_UNREAD = """\
+NOTE: {script} was given {file}, but its code never opens a file{how}, so this run does \
+not show that it works on {file}: make it open the file it is given (for example \
+`with open(args.file) as f:`), then run it again."""
 
 USAGE_ONLY = """\
 NOTE: this run printed only the usage text of {script}, which its argument parser writes \

@@ -34,6 +34,7 @@ from localagent.prompts.feedback import (
     FAILED_AFTER_EDIT,
     FAILURE_REPEATED,
     FAILURE_UNTRIED,
+    FILE_UNREAD,
     FORMAT_ERROR,
     HANDBACK_EDIT,
     HANDBACK_FIX,
@@ -369,7 +370,14 @@ PROMPTS: dict[str, Prompt] = {
         _spec("script", "fix"),
     ),
     "missing_input": Prompt(
-        MISSING_INPUT, "note on a script run on a file that does not exist", _spec("files")
+        MISSING_INPUT,
+        "note on a script run on a file that does not exist",
+        _spec("files", "call cmd"),
+    ),
+    "file_unread": Prompt(
+        FILE_UNREAD,
+        "note on a script run on a file that its code never opens",
+        _spec("script file", "how"),
     ),
     "usage_only": Prompt(
         USAGE_ONLY, "note on a script run only with --help that printed its usage", _spec("script")

@@ -73,7 +73,8 @@ def run_cmd(
         waited = ctx.prompts.render("not_on_path", module=unfound[0], cmd=unfound[1])
     if not ok and not waited:
         waited = (
-            module_imports_note(ctx.root, result.output)
+            _not_found(ctx, cmd, result.output)
+            or module_imports_note(ctx.root, result.output)
             or undefined_note(ctx.root, result.output)
             or ruffnotes.note(ctx, cmd, result.output)
         )
@@ -99,10 +100,14 @@ def _unproven(ctx: ToolContext, cmd: str, result: ProcessResult, stdin: str) -> 
     script = pyscript.read(ctx.root, path)
     if missing := runproof.missing_inputs(ctx.root, words):
         files = ", ".join(missing)
-        why = f"{files} does not exist, so it read no input"
-        return why, ctx.prompts.render("missing_input", files=files)
+        return f"{files} does not exist, so it read no input", _missing_note(ctx, cmd, missing)
     if runproof.usage_only(words, result.output):
         return "it printed only its usage", ctx.prompts.render("usage_only", script=words[0])
+    if script is not None and (given := runproof.unopened(ctx.root, words, script)):
+        how = " (it reads sys.stdin, which this run left empty)" if script.stdin else ""
+        why = f"its code never opens {given[0]}, the file it was given"
+        note = ctx.prompts.render("file_unread", script=words[0], file=given[0], how=how)
+        return why, note
     fix = runproof.fix_text(path, script)
     if not result.output.strip():
         return "", ctx.prompts.render("dropped_result", script=words[0], fix=fix) if fix else ""
@@ -111,6 +116,28 @@ def _unproven(ctx: ToolContext, cmd: str, result: ProcessResult, stdin: str) -> 
         why = "it printed only its input prompts, no result"
         return why, ctx.prompts.render("prompts_only", script=words[0], fix=fix)
     return "", ""
+
+
+def _missing_note(ctx: ToolContext, cmd: str, missing: list[str]) -> str:
+    """The `missing_input` note: the files a script was given that do not exist, the
+    write of a sample ready to copy, and the run on it. Qwen2.5-Coder-1.5B ran `python
+    wordcount.py test.txt` six times on an H100, told each time test.txt did not exist."""
+    path, content = runproof.sample_file(missing[0])
+    call = {"name": "write_file", "arguments": {"path": path, "content": content}}
+    then = runproof.on_samples(cmd, missing[:1])
+    return ctx.prompts.render(
+        "missing_input", files=", ".join(missing), call=json.dumps(call), cmd=then
+    )
+
+
+def _not_found(ctx: ToolContext, cmd: str, output: str) -> str:
+    """For a script that stopped on a file it was given that does not exist, the
+    `missing_input` note ("" otherwise)."""
+    if "FileNotFoundError" not in output:
+        return ""
+    words = runproof.script_words(cmd)
+    missing = runproof.missing_inputs(ctx.root, words) if words else []
+    return _missing_note(ctx, cmd, missing) if missing else ""
 
 
 def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:

@@ -15,7 +15,9 @@ of 488 in all. What goes:
 - the lines of `^` and `~` that mark a traceback line's expression (Python 3.11+);
 - pytest's "Hint: make sure your test modules/packages have valid Python names.";
 - of failed tests whose `E` lines are the same, all but the first's report, and all but
-  the first's line in the short summary: a line names the others. The 1.5B's parametrized
+  the first's line in the short summary: a line names the others;
+- of the reports after the first, all but the test's name, the line that failed (`>`),
+  the error (`E`) and where it was raised. The 1.5B's parametrized
   tests without `import mathx` failed twelve times with the same NameError, 5,146
   characters (1,665 tokens the engine read) where one report says it.
 """
@@ -130,12 +132,23 @@ def _reports(lines: list[str]) -> list[str]:
         else:
             others[errors].append(name)
     kept: list[str] = []
-    for key, body in first.items():
-        kept += body
+    for n, (key, body) in enumerate(first.items()):
+        kept += body if n == 0 else _brief(body)
         if names := others[key]:
             kept.append(f"(the same in {len(names)} more: {', '.join(names[:MAX_NAMED])}"
                         f"{', …' if len(names) > MAX_NAMED else ''})")  # fmt: skip
     return kept
+
+
+_WHERE = re.compile(rf"^{_PATH}:\d+: \w+$")  # `tests/test_mathx.py:9: NameError`
+
+
+def _brief(body: list[str]) -> list[str]:
+    """A report after the first, as its test's name, the line that failed (`>`), the
+    error (`E`) and where: the source around it and the arguments' values go (the 1.5B's
+    four tests failing on four NameErrors, 2,800 characters, 901 tokens read)."""
+    kept = [line for line in body[1:] if line.startswith((">", "E ")) or _WHERE.match(line)]
+    return [body[0], *kept] if any(line.startswith("E ") for line in kept) else body
 
 
 def _summary(lines: list[str]) -> list[str]:

@@ -28,6 +28,10 @@ class Script:
     # level or in the `__main__` block, where play returns a value and prints nothing.
     dropped: list[tuple[str, str]] = field(default_factory=list)
     quiet: frozenset[str] = frozenset()  # functions that return a value and print nothing
+    stdin: bool = False  # sys.stdin anywhere
+    # It may read a file it is given: open(), read_text(), FileType, read_csv(), json.load(),
+    # or a module that takes paths (os, pathlib, fileinput, shutil, subprocess, ...).
+    opens: bool = False
 
 
 def read(root: Path, path: str) -> Script | None:
@@ -54,7 +58,7 @@ def parse(source: str | bytes) -> Script | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    reads = False
+    reads = stdin = opens = False
     stubs: list[str] = []
     prompts: list[str] = []
     for node in ast.walk(tree):
@@ -62,8 +66,11 @@ def parse(source: str | bytes) -> Script | None:
             if node.func.id == "input":
                 reads = True
                 prompts += filter(None, [_prompt(node)])
+            opens = opens or node.func.id == "open"
         elif isinstance(node, ast.Attribute) and node.attr == "stdin":
-            reads = True
+            reads = stdin = True
+        elif _opens(node):
+            opens = True
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _stub(node):
             stubs.append(node.name)
     acts = any(
@@ -81,7 +88,29 @@ def parse(source: str | bytes) -> Script | None:
     quiet = frozenset(_quiet(tree))
     tail = _tail(text) if entry else ""
     dropped = _dropped(tree, text, quiet)
-    return Script(acts, reads, stubs, entry, tail, prompts, defines, dropped, quiet)
+    return Script(acts, reads, stubs, entry, tail, prompts, defines, dropped, quiet, stdin, opens)
+
+
+# Modules a script may hand a path to, or read a file with, without open() of its own.
+_PATH_MODULES = frozenset(
+    {"fileinput", "os", "shutil", "subprocess", "pathlib", "glob", "zipfile", "tarfile"}
+) | {"sqlite3", "csv", "json", "io", "codecs", "mmap", "gzip", "bz2", "lzma", "configparser"}
+
+
+def _opens(node: ast.AST) -> bool:
+    """Whether the node opens or reads a file (`Path.open`, `read_text`, `FileType`,
+    `pd.read_csv`, `json.load`, ...) or uses a module that takes paths (`os.path.getsize`,
+    `from pathlib import Path`); `import os` left unused is none."""
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")[0] in _PATH_MODULES
+    if not isinstance(node, ast.Attribute):
+        return False
+    if isinstance(node.value, ast.Name) and node.value.id in _PATH_MODULES:
+        return True
+    attr = node.attr
+    return (
+        attr in ("open", "FileType") or attr.startswith(("read_", "load")) or attr.endswith("load")
+    )
 
 
 def _quiet(tree: ast.Module) -> list[str]:

@@ -59,6 +59,41 @@ def missing_inputs(root: Path, words: list[str]) -> list[str]:
     return missing
 
 
+_SAMPLES = {
+    ".csv": "name,count\napples,3\npears,5\n",
+    ".json": '{"name": "sample", "count": 3}\n',
+}
+SAMPLE_TEXT = "the quick brown fox\njumps over the lazy dog\n"
+
+
+def sample_file(word: str) -> tuple[str, str]:
+    """The file to write for a missing input the run was given: its path (sample.txt for
+    the goal's own placeholder, `FILE`) and a small content of its kind."""
+    path = "sample.txt" if _PLACEHOLDER.fullmatch(word) else word
+    return path, _SAMPLES.get(Path(path).suffix.lower(), SAMPLE_TEXT)
+
+
+def on_samples(cmd: str, missing: list[str]) -> str:
+    """`cmd` with each placeholder it was given as the sample file written for it."""
+    words = cmd.split(" ")
+    return " ".join(sample_file(w)[0] if w in missing else w for w in words)
+
+
+def unopened(root: Path, words: list[str], script: pyscript.Script) -> list[str]:
+    """The existing files a script was given that its code cannot have read: it opens
+    no file and hands no path to anything that would ([] when it may have). Qwen2.5-
+    Coder-1.5B's wordcount.py counted sys.stdin, another the characters of its argument's
+    name; run on a file, each printed numbers."""
+    if script.opens:
+        return []
+    given = []
+    for word in words[1:]:
+        path = Path(word)
+        if _FILE_ARG.fullmatch(word) and (path if path.is_absolute() else root / path).is_file():
+            given.append(word)
+    return given
+
+
 def usage_only(words: list[str], output: str) -> bool:
     """Whether the run asked only for the usage (`--help`) and printed it: argparse's own
     text, nothing of the program's. Qwen2.5-Coder-1.5B's wordcount.py counted the
