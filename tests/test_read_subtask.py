@@ -209,6 +209,10 @@ def test_a_goal_to_fix_failing_tests_first_runs_them_to_see_what_fails(tmp_path:
     assert "what fails is in its output" in done[0]["reason"]
     edit_round = json.dumps(requests[3]["messages"])
     assert "assert 3 == 2.5" in edit_round and "return ordered[middle]" in edit_round
+    # The facts name what failed, not "exit code 1": the 1.5B, shown that, edited the
+    # test's assertion into stats.py.
+    errors = "run_cmd: `python -m pytest`: median([4, 1, 3, 2]) must return 2.5 (it returned 3)"
+    assert errors in requests[3]["messages"][-1]["content"]
     assert "2 passed" in records_of(tmp_path, "action_finished")[-1]["result"]
     assert not records_of(tmp_path, "subtask_failed")
 

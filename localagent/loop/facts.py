@@ -106,11 +106,20 @@ def probe_message(
     if not before:
         return text
     since = _since(before.get("commands", []), facts["commands"])
-    echoed = {"errors": before.get("errors", []), "commands": since or before.get("commands", [])}
+    # A new subtask's first round names the errors again: the results above may be two
+    # rounds back (the 1.5B's fixtest edit round came after a read, and it edited the
+    # test's assertion into stats.py).
+    fresh = bool(facts["errors"]) and facts.get("subtask") != before.get("subtask")
+    errors = facts["errors"] if fresh else before.get("errors", [])
+    echoed = {"errors": errors, "commands": since or before.get("commands", [])}
     lines = prompts.render("probe", **fact_values({**facts, **echoed})).rstrip().split("\n")
     seen = set(prompts.render("probe", **fact_values(before)).rstrip().split("\n"))
+    named = {n for n, line in enumerate(lines) if fresh and line in {f"  {e}" for e in errors}}
+    named |= {n - 1 for n in named if n > 0}  # and the line that titles them
     last = len(lines) - 1
-    return "\n".join(line for n, line in enumerate(lines) if n in (0, last) or line not in seen)
+    return "\n".join(
+        line for n, line in enumerate(lines) if n in (0, last) or n in named or line not in seen
+    )
 
 
 def _since(before: list[str], now: list[str]) -> list[str]:

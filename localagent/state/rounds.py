@@ -181,7 +181,7 @@ def action_finished(state: State, rec: dict[str, Any]) -> None:
         # A tool name is the model's: it may be 20,000 characters of nothing.
         tool = str(rec["tool"])
         tool = tool if len(tool) <= ERROR_TOOL_CHARS else tool[: ERROR_TOOL_CHARS - 1] + "…"
-        _push(state.errors, f"{tool}: {rec['result'][:300]}", 3)
+        _push(state.errors, f"{tool}: {_what_failed(rec, facts)}", 3)
 
 
 def action_blocked(state: State, rec: dict[str, Any]) -> None:
@@ -229,3 +229,14 @@ def count_claim(state: State, rec: dict[str, Any]) -> None:
         claims[claim].count += 1
         while len(claims) > CLAIMS_KEPT:
             del claims[next(iter(claims))]
+
+
+def _what_failed(rec: dict[str, Any], facts: dict[str, list[str]]) -> str:
+    """A failed call as the facts' `errors` name it: for a run, the command and the value
+    a test wanted (`wrong`) or the file that did not load (`broken`), where the run found
+    one; else the start of its result. Qwen2.5-Coder-1.5B's fixtest edit round read
+    "run_cmd: exit code 1 …" there, and edited the test's assertion into stats.py."""
+    found = facts.get("wrong", []) + facts.get("broken", [])
+    if found and facts.get("ran"):
+        return f"`{facts['ran'][0][:80]}`: {found[0][:200]}"
+    return str(rec["result"])[:300]
