@@ -161,9 +161,10 @@ TEST_TXT = '{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py test.t
 
 def test_a_run_on_a_missing_file_is_offered_the_write_of_a_sample(tmp_path: Path) -> None:
     """The note gives the write_file call of a small sample, ready to copy, and the run
-    to make next; copied, the run shows the program's counts and ends its subtask."""
+    to make next; copied, the run shows the program's counts and ends its subtask (a step
+    that names the program and its file, as the 1.5B's replan did)."""
     plan = plan_rule(
-        (WORDCOUNT, ["write_file wordcount.py with its code", "run python wordcount.py"])
+        (WORDCOUNT, ["write_file wordcount.py with its code", "run python wordcount.py test.txt"])
     )
     write = {"name": "write_file", "arguments": {"path": "wordcount.py", "content": OPEN_COUNT}}
     sample = {
@@ -178,10 +179,11 @@ def test_a_run_on_a_missing_file_is_offered_the_write_of_a_sample(tmp_path: Path
         tmp_path, WORDCOUNT, plan, [{"content": r} for r in replies], LOCALAGENT_MAX_ROUNDS="5"
     )
     seen = results(tmp_path)
+    # The call comes last: told "Then run ..." after it, the 1.5B ran the program three
+    # times on the file it had not written (the CPU).
     assert seen[1].endswith(
-        "write a small sample file first, then run the program on it. To write one, send: "
-        + json.dumps(sample)
-        + "\nThen run `python wordcount.py test.txt`."
+        "write a small sample file first, then run `python wordcount.py test.txt`. To write "
+        "one, send: " + json.dumps(sample)
     ), seen[1]
     assert seen[3].startswith("exit code 0\n2 9 44\n")
     assert [c.get("by") for c in records_of(tmp_path, "subtask_completed")] == ["write", "run"]

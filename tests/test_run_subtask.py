@@ -252,6 +252,8 @@ def test_a_run_named_with_a_sentence_is_evidence() -> None:
         ("write_file hello_world.py", ""),
         ("Fix the failing tests", ""),
         ("run python -m mathx", ""),
+        ("run python wordcount.py sample.txt", "wordcount.py"),  # the program, given a file
+        ("run python3 -u tools/count.py data/in.csv", "tools/count.py"),
     ],
 )
 def test_what_is_a_run_subtask(subtask: str, target: str) -> None:

@@ -103,6 +103,9 @@ _RUFF = re.compile(r"\bruff\b", re.I)
 LINT = "ruff"  # what `ran_by` names for a subtask ruff does
 
 
+_PYTHON_RUN = re.compile(r"\bpython3?\s+(?:-u\s+)?([\w./-]+\.py)\b")
+
+
 def ran_by(text: str) -> str:
     """What a run subtask runs: `TESTS` for the tests, `LINT` for ruff, or the one
     program it names; "" for a subtask that is not one run (it also writes, fixes, plays,
@@ -116,6 +119,10 @@ def ran_by(text: str) -> str:
     if _TESTS.search(text):
         return TESTS
     named = evidence.named_files(text)
+    if len(named) > 1 and (script := _PYTHON_RUN.search(text)) and script[1] in named:
+        # "run python wordcount.py sample.txt" (the 1.5B's replan): the program, given a
+        # file; its successful run was not the step's end, and it ran it until strikes.
+        return script[1]
     return named[0] if len(named) == 1 else ""
 
 

@@ -94,9 +94,8 @@ DROPPED_RESULT = "NOTE: {script} printed nothing.{fix}"
 
 MISSING_INPUT = """\
 NOTE: {files} does not exist in the workspace, so this run read no input and does not \
-show that the program works: write a small sample file first, then run the program on it. \
-To write one, send: {call}
-Then run `{cmd}`."""
+show that the program works: write a small sample file first, then run `{cmd}`. To \
+write one, send: {call}"""
 
 FILE_UNREAD = """\
 NOTE: {script} was given {file}, but its code never opens a file{how}, so this run does \
