@@ -11,7 +11,8 @@ from pathlib import Path
 
 from support import plan_rule, records_of, small_model_goal
 
-from localagent.loop.subtasks import edited_file, looks, read_file_of, see_first
+from localagent.loop.firststeps import see_first
+from localagent.loop.subtasks import edited_file, looks, read_file_of
 
 GOAL = (
     "python -m pytest fails in this folder: fix the bug in stats.py so that the tests pass, "

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from support import plan_rule, records_of, small_model_goal
 
+from localagent.loop.firststeps import sample_first
 from localagent.state.ledger import outcome, run_facts
 from localagent.tools import pyscript, runproof
 
@@ -116,8 +117,8 @@ def test_a_run_on_a_file_that_does_not_exist_checks_nothing(tmp_path: Path) -> N
             "Write wordcount.py with its code",
             [
                 "write_file wordcount.py with its code",
-                "run python wordcount.py --lines FILE prints the number of lines, words and "
-                "characters in FILE; with --lines it prints only the number of lines",
+                # (a step on the goal's FILE gets a sample written first: see below)
+                "run python wordcount.py on a file",
             ],
         )
     )
@@ -186,13 +187,61 @@ def test_a_run_on_a_missing_file_is_offered_the_write_of_a_sample(tmp_path: Path
         "one, send: " + json.dumps(sample)
     ), seen[1]
     assert seen[3].startswith("exit code 0\n2 9 44\n")
-    assert [c.get("by") for c in records_of(tmp_path, "subtask_completed")] == ["write", "run"]
+    by = [c.get("by") for c in records_of(tmp_path, "subtask_completed")]
+    assert by == ["write", "write", "run"]  # the plan's run got the sample's write before it
     # The goal's placeholder gets a sample of its own name, and the run on it.
     assert runproof.sample_file("FILE")[0] == "sample.txt"
     assert runproof.on_samples("python wordcount.py --lines FILE", ["FILE"]) == (
         "python wordcount.py --lines sample.txt"
     )
     assert runproof.sample_file("data/in.csv") == ("data/in.csv", "name,count\napples,3\npears,5\n")
+
+
+def test_a_run_step_on_the_goal_s_placeholder_gets_a_sample_written_first(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B's wordcount plans on the CPU, verbatim: "run python wordcount.py FILE".
+    Run on a file that did not exist, its program failed, and offered the sample's
+    write_file call, the model ran the same command until three strikes. The plan gets
+    the sample's write before the run, and the run is on it."""
+    plan = plan_rule(
+        (WORDCOUNT, ["write_file wordcount.py with its code", "run python wordcount.py FILE"])
+    )
+    write = {"name": "write_file", "arguments": {"path": "wordcount.py", "content": OPEN_COUNT}}
+    sample = {"name": "write_file", "arguments": {"path": "sample.txt", "content": "a b\nc\n"}}
+    run = '{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt"}}'
+    replies = [json.dumps(write), json.dumps(sample), run]
+    ran, _ = small_model_goal(
+        tmp_path, WORDCOUNT, plan, [{"content": r} for r in replies], LOCALAGENT_MAX_ROUNDS="4"
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (planned,) = records_of(tmp_path, "plan")
+    assert planned["tasks"][0]["subtasks"] == [
+        "write_file wordcount.py with its code",
+        "write_file sample.txt with a few lines of sample text",
+        "run python wordcount.py sample.txt",
+    ]
+    assert results(tmp_path)[2].startswith("exit code 0\n2 3 6\n")
+    by = [c.get("by") for c in records_of(tmp_path, "subtask_completed")]
+    assert by == ["write", "write", "run"]
+
+
+def test_which_run_steps_get_a_sample_first() -> None:
+    def planned(steps: list[str], there: tuple[str, ...] = ()) -> list[str]:
+        tasks = [{"description": "d", "subtasks": list(steps)}]
+        sample_first(tasks, lambda path: path in there, lambda path: f"write {path}")
+        return tasks[0]["subtasks"]
+
+    assert planned(["run python wc.py --lines INPUT_FILE"]) == [
+        "write sample.txt",
+        "run python wc.py --lines sample.txt",
+    ]
+    assert planned(["run python wc.py data.csv"]) == ["write data.csv", "run python wc.py data.csv"]
+    assert planned(["run python wc.py data.csv"], ("data.csv",)) == ["run python wc.py data.csv"]
+    steps = ["write_file sample.txt with three lines", "run python wc.py sample.txt"]
+    assert planned(steps) == steps  # written by a step before
+    assert planned(["run python report.py out.csv"]) == ["run python report.py out.csv"]
+    assert planned(["run python -m pytest"]) == ["run python -m pytest"]
 
 
 def test_a_run_on_a_file_its_code_never_opens_checks_nothing(tmp_path: Path) -> None:

@@ -20,7 +20,8 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from localagent.loop import plancheck
-from localagent.loop.subtasks import FIX, MAX_STEPS, read_first, see_first
+from localagent.loop.firststeps import read_first, sample_first, see_first
+from localagent.loop.subtasks import FIX, MAX_STEPS
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
@@ -119,7 +120,12 @@ class Planner:
             )
             see = self.prompts.render("see_failure", cmd="python -m pytest")
             see_first(tasks, goal, see)
+            self._samples(tasks)
         return tasks
+
+    def _samples(self, tasks: list[dict[str, Any]]) -> None:
+        """A sample's write before each run on an input file that is not there."""
+        sample_first(tasks, self._exists, lambda p: self.prompts.render("sample_write", path=p))
 
     def _exists(self, path: str) -> bool:
         """Whether the workspace holds the regular file `path` (relative) now."""
@@ -146,7 +152,10 @@ class Planner:
             done="\n".join(_done(state)) or "- nothing yet",
         )
         checked = self._ask(prompt, goal, on_call)
-        return None if checked is None else _usable(checked) or _goal_task(goal)
+        tasks = None if checked is None else _usable(checked) or _goal_task(goal)
+        if tasks and self.small:
+            self._samples(tasks)
+        return tasks
 
     def unmet(self, state: State, unmet: list[str], on_call: OnCall) -> list[dict[str, Any]]:
         """Tasks for what a verdict found unmet; without a usable plan, one task made of

@@ -5,8 +5,6 @@ or the tests. The loop ends such a subtask with that write or that run (`writedo
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
 
 from localagent.verify import evidence
 
@@ -131,30 +129,14 @@ def ran_by(text: str) -> str:
 _LOOK = re.compile(r"\bto (?:see|find out|show) (?:what|which|why|where|how)\b.*\bfail", re.I)
 
 
+def names_tests(text: str) -> bool:
+    """Whether the text names tests or a test runner."""
+    return bool(_TESTS.search(text))
+
+
 def looks(text: str) -> bool:
     """Whether a run subtask runs the tests to see what fails (not to make them pass)."""
     return ran_by(text) == TESTS and bool(_LOOK.search(text))
-
-
-def see_first(tasks: list[dict[str, Any]], goal: str, step: str) -> None:
-    """Put `step` (the tests' run to see what fails) before the plan's first edit of a
-    file (and the read of it just before), when the goal is to fix failing tests and no
-    step before that edit runs them. Qwen2.5-Coder-1.5B's fixtest plans were "read_file stats.py",
-    "replace_in_file stats.py to fix the bug", then the tests: never shown what fails, it
-    sent the functions as they were as edits (12 runs of 12, the H100 and the CPU), or
-    added `+ 1` to `mean`; the tests' output says `median([4, 1, 3, 2])` gave 3."""
-    if not (FIX.search(goal) and _TESTS.search(goal)) or not looks(step):
-        return
-    places = [(task, at) for task in tasks for at in range(len(task["subtasks"]))]
-    for n, (task, at) in enumerate(places):
-        text = task["subtasks"][at]
-        if ran_by(text) == TESTS:
-            return
-        if target := edited_file(text) or _write_to_fix(text):
-            if n > 0 and read_file_of(places[n - 1][0]["subtasks"][places[n - 1][1]]) == target:
-                task, at = places[n - 1]  # before the read of the file too
-            task["subtasks"] = [*task["subtasks"][:at], step, *task["subtasks"][at:]][:MAX_STEPS]
-            return
 
 
 # A read subtask: it says to read one named file ("read_file stats.py", "Read the file
@@ -215,13 +197,13 @@ def as_edit(text: str, goal: str) -> str:
     """A step that writes a file a goal to fix names, as the edit that fixes it: the
     1.5B planned "write_file stats.py" for "fix the bug in stats.py" (the CPU, today) and
     wrote a stub over it; written whole, the file's code is lost."""
-    target = written_file(text) or _write_to_fix(text) if FIX.search(goal) else ""
+    target = written_file(text) or write_to_fix(text) if FIX.search(goal) else ""
     if not target or target not in evidence.named_files(goal):
         return text
     return f"replace_in_file {target} to fix the bug"
 
 
-def _write_to_fix(text: str) -> str:
+def write_to_fix(text: str) -> str:
     """The one file a write step "to fix the bug" names (the 1.5B on the CPU, verbatim:
     "write_file stats.py to fix the bug", then a stub sent for it, refused, and a wrong
     edit of `mean` in a step no edit could end)."""
@@ -232,36 +214,8 @@ def _write_to_fix(text: str) -> str:
     return named[0] if len(named) == 1 else ""
 
 
-def _write_of(text: str) -> str:
+def write_of(text: str) -> str:
     """The one file a write subtask writes, what else it says it does aside ("write_file
     shapes.py to move the area formulas into one function area(kind, size)")."""
     named = evidence.file_names(text)
     return named[0] if _WRITES.match(text) and len(named) == 1 else ""
-
-
-def read_first(
-    tasks: list[dict[str, Any]],
-    goal: str,
-    read: Callable[[str], str],
-    exists: Callable[[str], bool] = lambda _path: False,
-) -> None:
-    """Put a read of a file the goal names (the `read` step for it) before the plan's
-    first edit of it, or first write of it while it `exists`, when no step before that
-    reads it. Qwen2.5-Coder-1.5B's fixtest plan began "replace_in_file stats.py to fix the
-    bug": never shown the file, it sent `{"old": "old_text", "new": "new_text"}` until
-    three strikes (CPU), as it had 45 times in 9 H100 runs: an edit needs the text it
-    replaces in the window. Its refactor plans began "write_file shapes.py to move the
-    area formulas into one function area(kind, size) ...": never shown shapes.py, it wrote
-    only `def area(...)` over it, refused (the tests import the rest), 6 runs of 6."""
-    seen: set[str] = set()
-    named = set(evidence.file_names(goal))  # a goal that says to move code names them too
-    for task in tasks:
-        steps: list[str] = []
-        for text in task["subtasks"]:
-            written = _write_of(text)
-            target = edited_file(text) or (written if written and exists(written) else "")
-            if target in named and target not in seen and read_file_of(read(target)) == target:
-                steps.append(read(target))
-            seen |= {target, read_file_of(text)}
-            steps.append(text)
-        task["subtasks"] = steps[:MAX_STEPS]

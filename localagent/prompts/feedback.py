@@ -171,6 +171,8 @@ HANDBACK_READ = "read_file {path}"
 
 SEE_FAILURE = "run {cmd} to see what fails"
 
+SAMPLE_WRITE = "write_file {path} with a few lines of sample text"
+
 DONE_BY_LOOK = "`{cmd}` ran ({summary}): what fails is in its output, which is all the subtask asks"
 
 HANDBACK_FIX = "write_file {path} again, changed so that it no longer raises {error}"

@@ -63,6 +63,7 @@ from localagent.prompts.feedback import (
     RUFF_FIX,
     RUN_COMPLETES,
     SAME_OUTPUT,
+    SAMPLE_WRITE,
     SEE_FAILURE,
     SMALL_VERIFIER,
     TOO_MANY_CALLS,
@@ -334,6 +335,11 @@ PROMPTS: dict[str, Prompt] = {
         SEE_FAILURE,
         "subtask: the run of the tests a goal to fix them gets before its first edit",
         _spec("cmd"),
+    ),
+    "sample_write": Prompt(
+        SAMPLE_WRITE,
+        "subtask: the write of a sample input file a run step gives its program",
+        _spec("path"),
     ),
     "done_by_look": Prompt(
         DONE_BY_LOOK,

@@ -73,6 +73,18 @@ def sample_file(word: str) -> tuple[str, str]:
     return path, _SAMPLES.get(Path(path).suffix.lower(), SAMPLE_TEXT)
 
 
+# Names of files that are a program's input (a goal's placeholder aside): sample.txt,
+# test.txt, input.csv, data.json.
+_INPUT_NAMES = re.compile(r"(?:sample|test|example|input|data)\w*\.(?:txt|csv|json|md|log)", re.I)
+
+
+def input_words(cmd: str) -> list[str]:
+    """The arguments of `python X.py ...` that name its input: the goal's placeholder
+    (`FILE`) or a file named as a sample or input (`sample.txt`, `input.csv`)."""
+    words = script_words(cmd)
+    return [w for w in words[1:] if _PLACEHOLDER.fullmatch(w) or _INPUT_NAMES.fullmatch(w)]
+
+
 def on_samples(cmd: str, missing: list[str]) -> str:
     """`cmd` with each placeholder it was given as the sample file written for it."""
     words = cmd.split(" ")
