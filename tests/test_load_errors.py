@@ -73,7 +73,7 @@ def test_a_run_that_stops_on_a_file_that_does_not_load_goes_back_to_its_write(
     assert len(records_of(tmp_path, "action_blocked")) == 1
     (failed,) = records_of(tmp_path, "subtask_failed")
     assert failed["reason"].startswith(
-        "the run stopped because mathx/__init__.py does not load: ModuleNotFoundError"
+        "the run stopped on an error in mathx/__init__.py: ModuleNotFoundError"
     )
     # ... and the replan, made without the model, goes back to a write of each module the
     # package's __init__.py imports that is not there.

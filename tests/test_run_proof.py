@@ -226,6 +226,48 @@ def test_a_run_step_on_the_goal_s_placeholder_gets_a_sample_written_first(
     assert by == ["write", "write", "run"]
 
 
+# The 1.5B's wordcount.py on the CPU, verbatim (the write's call as it sent it): it
+# calls `f.split()` on the file it opened, and ran it until strikes, in 2 runs of 2.
+SPLIT = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpa'
+    "rse\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.fi"
+    "le, 'r') as f:\\n            print(len(f.readlines()))\\n    else:\\n        with op"
+    "en(args.file, 'r') as f:\\n            print(len(f.readlines()), len(f.split()), len"
+    "(f.read()))\\n\\nif __name__ == '__main__':\\n    parser = argparse.ArgumentParser(d"
+    "escription='Count lines, words, and characters in a file.')\n    parser.add_argument"
+    "('file', type=str, help='The file to count.')\n    parser.add_argument('--lines'"
+    ", action='store_true', help='Print only the number of lines.')\n    args = parser."
+    'parse_args()\\n    main(args)"}}'
+)
+
+
+def test_a_program_that_raises_as_it_runs_goes_back_to_its_write(tmp_path: Path) -> None:
+    """In the small profile an error its own code raised (not only one on loading)
+    fails the run step at the first blocked repeat, and the replan, made without the
+    model, is the write of the program again, naming the error."""
+    plan = plan_rule(
+        (WORDCOUNT, ["write_file wordcount.py with its code", "run python wordcount.py FILE"])
+    )
+    sample = {"name": "write_file", "arguments": {"path": "sample.txt", "content": "a b\nc\n"}}
+    run = '{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt"}}'
+    fixed = {"name": "write_file", "arguments": {"path": "wordcount.py", "content": OPEN_COUNT}}
+    replies = [SPLIT, json.dumps(sample), run, run, run, json.dumps(fixed), run]
+    ran, _ = small_model_goal(
+        tmp_path, WORDCOUNT, plan, [{"content": r} for r in replies], LOCALAGENT_MAX_ROUNDS="8"
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    error = "AttributeError: '_io.TextIOWrapper' object has no attribute 'split'"
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"].startswith(f"the run stopped on an error in wordcount.py: {error}")
+    (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    assert back["by"] == "handback"
+    assert back["tasks"][0]["subtasks"][:2] == [
+        f"write_file wordcount.py again, changed so that it no longer raises {error}",
+        "run python wordcount.py sample.txt",
+    ]
+    assert results(tmp_path)[-1].startswith("exit code 0\n2 3 6\n")
+
+
 def test_which_run_steps_get_a_sample_first() -> None:
     def planned(steps: list[str], there: tuple[str, ...] = ()) -> list[str]:
         tasks = [{"description": "d", "subtasks": list(steps)}]

@@ -161,7 +161,7 @@ CARRIED_TESTED = (
 )
 CARRIED_RUN = "`{cmd}` already succeeded in this run ({summary}) and nothing changed since"
 
-LOAD_FAILED = "the run stopped because {path} does not load: {error}"
+LOAD_FAILED = "the run stopped on an error in {path}: {error}"
 
 FAILED_AFTER_EDIT = "the tests still fail after the change to {path}: {failure}"
 

@@ -83,7 +83,8 @@ def run_cmd(
     text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
     fed = bool(stdin) and _answered(ctx, cmd, result.output)
     facts = {"ran": [cmd], "fed": [cmd] if fed else [], "unproven": [unproven] if unproven else []}
-    if not ok and not result.cancelled and (broken := located(ctx.root, result.output)):
+    program = bool(runproof.script_words(cmd))
+    if not ok and not result.cancelled and (broken := located(ctx.root, result.output, program)):
         facts["broken"] = [f"{broken[0]}: {broken[1]}"]
     if not ok and not result.cancelled and (wrong := wrong_value(result.output)):
         facts["wrong"] = [wrong]

@@ -35,11 +35,23 @@ ERROR_CHARS = 120
 NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
-def located(root: Path, output: str) -> tuple[str, str] | None:
+# Errors a program's own code raised as it ran, in the file that must change (a program's
+# run, not the tests': a test's error is its failure). Qwen2.5-Coder-1.5B's wordcount.py
+# called `f.split()` on the file it opened: "AttributeError: '_io.TextIOWrapper' object
+# has no attribute 'split'", run until strikes, twice, on the CPU.
+_RUNTIME = re.compile(
+    r"^((?:AttributeError|TypeError|IndexError|KeyError|UnboundLocalError|ZeroDivisionError)"
+    r"\b.*)$",
+    re.M,
+)
+
+
+def located(root: Path, output: str, program: bool = False) -> tuple[str, str] | None:
     """The workspace file (relative, with '/') the run's load error is in, and the error's
     line (at most ERROR_CHARS, without paths); None when the run stopped on no such error
-    or its file is not in the workspace."""
-    errors = list(_ERROR.finditer(output))
+    or its file is not in the workspace. For the run of a `program` (not the tests), an
+    error its code raised as it ran counts too."""
+    errors = list(_ERROR.finditer(output)) or (list(_RUNTIME.finditer(output)) if program else [])
     if not errors:
         return None
     error = errors[-1]
