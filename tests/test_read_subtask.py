@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from support import plan_rule, records_of, small_model_goal
 
@@ -160,29 +161,40 @@ def test_tests_that_fail_after_the_edit_go_back_to_the_edit(tmp_path: Path) -> N
     assert "2 passed" in records_of(tmp_path, "action_finished")[-1]["result"]
 
 
+TESTS_RUN = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
+
+
+def fixed_after_a_look(ws: Path, plan: dict[str, Any]) -> tuple[list[str], list[Any]]:
+    """GOAL in `ws` with this plan, the model running the tests, reading stats.py, fixing
+    it and running the tests again, each step done by its call: the first task's steps as
+    planned, and the chat requests."""
+    (ws / "stats.py").write_text(STATS)
+    (ws / "test_stats.py").write_text(TEST_STATS)
+    replies = [{"content": r} for r in (TESTS_RUN, READ, json.dumps(FIX), TESTS_RUN)]
+    ran, requests = small_model_goal(ws, GOAL, plan, replies, LOCALAGENT_MAX_ROUNDS="6")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    (planned,) = records_of(ws, "plan")
+    done = records_of(ws, "subtask_completed")
+    assert [d.get("by") for d in done] == ["run", "read", "write", "run"]
+    assert "2 passed" in records_of(ws, "action_finished")[-1]["result"]
+    return planned["tasks"][0]["subtasks"], requests
+
+
 def test_an_edit_of_a_file_the_plan_never_reads_is_planned_after_a_read(tmp_path: Path) -> None:
     """The 1.5B's fixtest plan on the CPU, verbatim, began with the edit: never shown
     stats.py, it sent `{"old": "old_text", "new": "new_text"}` until three strikes. In the
     small profile a read of the file comes first; its text is then in the edit's window."""
-    (tmp_path / "stats.py").write_text(STATS)
-    (tmp_path / "test_stats.py").write_text(TEST_STATS)
     first = "Write a named file stats.py in the current folder"
     plan = plan_rule(
         (first, ["replace_in_file stats.py to fix the bug"]),
         ("Run the command python -m pytest to check the tests", ["run python -m pytest"]),
     )
-    tests = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
-    replies = [{"content": r} for r in (tests, READ, json.dumps(FIX), tests)]
-    ran, requests = small_model_goal(tmp_path, GOAL, plan, replies, LOCALAGENT_MAX_ROUNDS="6")
-    assert ran.returncode == 0, ran.stderr + ran.stdout
-    (planned,) = records_of(tmp_path, "plan")
-    assert planned["tasks"][0]["subtasks"] == [
+    steps, requests = fixed_after_a_look(tmp_path, plan)
+    assert steps == [
         "run python -m pytest to see what fails",
         "read_file stats.py",
         "replace_in_file stats.py to fix the bug",
     ]
-    done = records_of(tmp_path, "subtask_completed")
-    assert [d.get("by") for d in done] == ["run", "read", "write", "run"]
     assert "return ordered[middle]" in json.dumps(requests[3]["messages"])  # the edit's round
 
 
@@ -191,19 +203,9 @@ def test_a_goal_to_fix_failing_tests_first_runs_them_to_see_what_fails(tmp_path:
     shown what fails, it sent `mean` and `median` as they were as edits, 12 runs of 12. In
     the small profile the tests run first, and that run ends its step whatever they say:
     its output (median([4, 1, 3, 2]) gave 3) is in the edit's window."""
-    (tmp_path / "stats.py").write_text(STATS)
-    (tmp_path / "test_stats.py").write_text(TEST_STATS)
-    tests = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
-    replies = [{"content": r} for r in (tests, READ, json.dumps(FIX), tests)]
-    ran, requests = small_model_goal(tmp_path, GOAL, PLAN, replies, LOCALAGENT_MAX_ROUNDS="6")
-    assert ran.returncode == 0, ran.stderr + ran.stdout
-    (planned,) = records_of(tmp_path, "plan")
-    assert planned["tasks"][0]["subtasks"] == [
-        "run python -m pytest to see what fails",
-        "read_file stats.py",
-    ]
+    steps, requests = fixed_after_a_look(tmp_path, PLAN)
+    assert steps == ["run python -m pytest to see what fails", "read_file stats.py"]
     done = records_of(tmp_path, "subtask_completed")
-    assert [d.get("by") for d in done] == ["run", "read", "write", "run"]
     assert done[0]["reason"].startswith(
         "`python -m pytest` ran (FAILED test_stats.py::test_median_even - assert 3 == 2.5)"
     )
@@ -214,7 +216,6 @@ def test_a_goal_to_fix_failing_tests_first_runs_them_to_see_what_fails(tmp_path:
     # test's assertion into stats.py.
     errors = "run_cmd: `python -m pytest`: median([4, 1, 3, 2]) must return 2.5 (it returned 3)"
     assert errors in requests[3]["messages"][-1]["content"]
-    assert "2 passed" in records_of(tmp_path, "action_finished")[-1]["result"]
     assert not records_of(tmp_path, "subtask_failed")
 
 
