@@ -268,6 +268,35 @@ def test_a_program_that_raises_as_it_runs_goes_back_to_its_write(tmp_path: Path)
     assert results(tmp_path)[-1].startswith("exit code 0\n2 3 6\n")
 
 
+def test_a_program_that_never_opens_its_file_goes_back_to_its_write(tmp_path: Path) -> None:
+    """The 1.5B's wordcount.py counted sys.stdin; told its run showed nothing, it ran it
+    again with stdin "test" until three strikes (the CPU). In the small profile that run
+    fails the step at once, and the replan, made without the model, is the write."""
+    plan = plan_rule(
+        (WORDCOUNT, ["write_file wordcount.py with its code", "run python wordcount.py FILE"])
+    )
+    stdin = {"name": "write_file", "arguments": {"path": "wordcount.py", "content": STDIN_COUNT}}
+    sample = {"name": "write_file", "arguments": {"path": "sample.txt", "content": "a b\nc\n"}}
+    run = '{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt"}}'
+    fixed = {"name": "write_file", "arguments": {"path": "wordcount.py", "content": OPEN_COUNT}}
+    replies = [json.dumps(stdin), json.dumps(sample), run, json.dumps(fixed), run]
+    ran, _ = small_model_goal(
+        tmp_path, WORDCOUNT, plan, [{"content": r} for r in replies], LOCALAGENT_MAX_ROUNDS="6"
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"] == (
+        "wordcount.py: its code never opens sample.txt, the file it was given"
+    ), failed["reason"]
+    (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    assert back["by"] == "handback"
+    assert back["tasks"][0]["subtasks"][:2] == [
+        "write_file wordcount.py again, changed so that it opens and reads the file it is given",
+        "run python wordcount.py sample.txt",
+    ]
+    assert results(tmp_path)[-1].startswith("exit code 0\n2 3 6\n")
+
+
 def test_which_run_steps_get_a_sample_first() -> None:
     def planned(steps: list[str], there: tuple[str, ...] = ()) -> list[str]:
         tasks = [{"description": "d", "subtasks": list(steps)}]

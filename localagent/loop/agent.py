@@ -283,12 +283,10 @@ class Agent:
         block = loopguard.check(self.state.guard, sig)
         if block is None:
             result = self.actions.execute(name, args, call_id, sig)
-            small = self.planner.small
-            if small and (idle := handback.ran_idle(self.state, self.ctx.root, result)):
-                # With the small profile the first run that shows it fails the subtask:
-                # the 1.5B ran such a game again and again until it was blocked.
-                text = self.prompts.render("printed_nothing", script=idle, fix="")
-                self.fail_subtask(text.removeprefix("NOTE: "))
+            if self.planner.small and (
+                why := handback.stops_now(self.state, self.ctx.root, result, self.prompts)
+            ):
+                self.fail_subtask(why)  # the first run that shows it, with the small profile
             return
         if self.actions.repeat_completes(name, args, call_id):
             return

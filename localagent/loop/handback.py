@@ -40,7 +40,7 @@ from localagent.loop.subtasks import (
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state.ledger import NO_OUTPUT, latest_tests, split_result
-from localagent.tools import ToolResult, initmend, pyscript
+from localagent.tools import ToolResult, initmend, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS
 from localagent.tools.pkgimports import missing_import
 
@@ -60,6 +60,32 @@ def ran_idle(state: State, root: Path, result: ToolResult) -> str:
     if not program or code != 0 or not output.lstrip().startswith(NO_OUTPUT):
         return ""
     return program if any(runs(program, cmd) for cmd in result.facts.get("ran", [])) else ""
+
+
+def stops_now(state: State, root: Path, result: ToolResult, prompts: PromptSet) -> str:
+    """Why the run just made fails the active run subtask at once (small profile), ""
+    when it does not: its program calls none of its code, or never opens the file it was
+    given. The 1.5B ran such a program again and again until it was blocked."""
+    if idle := ran_idle(state, root, result):
+        return prompts.render("printed_nothing", script=idle, fix="").removeprefix("NOTE: ")
+    here = current(state)
+    target = ran_by(here[1].description) if here is not None else ""
+    ran = [cmd for cmd in result.facts.get("ran", []) if target and runs(target, cmd)]
+    why = [w for w in result.facts.get("unproven", []) if w.startswith(runproof.NEVER_OPENS)]
+    return f"{target}: {why[0]}" if ran and why else ""
+
+
+def unread_program(state: State, subtask: str) -> str:
+    """The Python program the failed run `subtask` runs, when its latest run showed that
+    its code never opens the file it was given, with nothing changed since. Qwen2.5-
+    Coder-1.5B's wordcount.py counted sys.stdin; told so, it ran it again with stdin
+    "test" until three strikes (the CPU)."""
+    target = ran_by(subtask)
+    done = [c for c in state.ledger.checks.values() if target and runs(target, c.cmd)]
+    last = max(done, key=lambda c: c.seq, default=None)
+    if last is None or last.passed is not None or last.epoch != state.guard.epoch:
+        return ""
+    return target if runproof.NEVER_OPENS in last.summary else ""
 
 
 def broken(state: State, subtask: str) -> tuple[str, str] | None:
@@ -186,11 +212,13 @@ def _idle(subtask: str, root: Path) -> str:
     return target if script is not None and not script.acts else ""
 
 
-def tasks(state: State, due: ReplanDue, program: str, prompts: PromptSet) -> list[dict[str, Any]]:
+def tasks(
+    state: State, due: ReplanDue, program: str, prompts: PromptSet, write: str = "handback_write"
+) -> list[dict[str, Any]]:
     """The plan from the failed subtask on: its task's description with a write of
-    `program` first, the failed run, and what was left of the task; then the tasks after
-    it, their subtasks as planned."""
-    return _from(state, due, prompts.render("handback_write", script=program))
+    `program` first (the prompt `write` says which), the failed run, and what was left of
+    the task; then the tasks after it, their subtasks as planned."""
+    return _from(state, due, prompts.render(write, script=program))
 
 
 def _from(state: State, due: ReplanDue, *first_steps: str) -> list[dict[str, Any]]:

@@ -38,6 +38,10 @@ def revise(
         log.info("%s calls none of its code: back to a write", program)
         tasks = handback.tasks(state, due, program, prompts)
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
+    if planner.small and (program := handback.unread_program(state, due.subtask)):
+        log.info("%s never opens the file it is given: back to a write", program)
+        tasks = handback.tasks(state, due, program, prompts, "handback_open")
+        return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if planner.small and (found := handback.broken(state, due.subtask)):
         log.info("%s does not load (%s): back to a write", *found)
         tasks = handback.fix_tasks(state, due, found, prompts, root)

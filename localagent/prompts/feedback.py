@@ -177,6 +177,8 @@ DONE_BY_LOOK = "`{cmd}` ran ({summary}): what fails is in its output, which is a
 
 HANDBACK_FIX = "write_file {path} again, changed so that it no longer raises {error}"
 
+HANDBACK_OPEN = "write_file {script} again, changed so that it opens and reads the file it is given"
+
 HANDBACK_MODULE = "write_file {path} with the code of {names}"
 
 HANDBACK_WRITE = (

@@ -39,6 +39,7 @@ from localagent.prompts.feedback import (
     HANDBACK_EDIT,
     HANDBACK_FIX,
     HANDBACK_MODULE,
+    HANDBACK_OPEN,
     HANDBACK_READ,
     HANDBACK_WRITE,
     INSISTED,
@@ -345,6 +346,11 @@ PROMPTS: dict[str, Prompt] = {
         DONE_BY_LOOK,
         "why a run subtask to see what fails is done: its command ran, passed or not",
         _spec("cmd summary"),
+    ),
+    "handback_open": Prompt(
+        HANDBACK_OPEN,
+        "the write subtask a run of a program that never opens the file it was given goes back to",
+        _spec("script"),
     ),
     "handback_module": Prompt(
         HANDBACK_MODULE,

@@ -106,7 +106,7 @@ def _unproven(ctx: ToolContext, cmd: str, result: ProcessResult, stdin: str) -> 
         return "it printed only its usage", ctx.prompts.render("usage_only", script=words[0])
     if script is not None and (given := runproof.unopened(ctx.root, words, script)):
         how = " (it reads sys.stdin, which this run left empty)" if script.stdin else ""
-        why = f"its code never opens {given[0]}, the file it was given"
+        why = f"{runproof.NEVER_OPENS} {given[0]}, the file it was given"
         note = ctx.prompts.render("file_unread", script=words[0], file=given[0], how=how)
         return why, note
     fix = runproof.fix_text(path, script)

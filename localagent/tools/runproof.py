@@ -91,6 +91,9 @@ def on_samples(cmd: str, missing: list[str]) -> str:
     return " ".join(sample_file(w)[0] if w in missing else w for w in words)
 
 
+NEVER_OPENS = "its code never opens"  # how a run's `unproven` fact says `unopened` found one
+
+
 def unopened(root: Path, words: list[str], script: pyscript.Script) -> list[str]:
     """The existing files a script was given that its code cannot have read: it opens
     no file and hands no path to anything that would ([] when it may have). Qwen2.5-
