@@ -198,6 +198,10 @@ SMALL_VERIFIER = """\
 NOT VERIFIED: the verifier model is small ({size}) and nothing deterministic shows the \
 goal works (a goal check, tests that pass, or a program run that printed something)"""
 
+UNRUN_FORMS = """\
+NOT VERIFIED: the goal states {forms}, and no run since the last change made it with \
+success; the verifier model is small ({size}), and its word is no evidence of them"""
+
 VAGUE_DOUBT = """\
 PARTIAL: the checks show the goal's work, and the verifier model, which is small ({size}), \
 named only the goal itself as unmet: the work is kept, not planned again"""

@@ -70,6 +70,7 @@ from localagent.prompts.feedback import (
     TOO_MANY_CALLS,
     TOO_MANY_FORMAT_ERRORS,
     UNPROVEN,
+    UNRUN_FORMS,
     USAGE_ONLY,
     VAGUE_DOUBT,
     WAITED_FOR_INPUT,
@@ -447,6 +448,11 @@ PROMPTS: dict[str, Prompt] = {
     ),
     "small_verifier": Prompt(
         SMALL_VERIFIER, "verdict note: the verifier model is small", _spec("", "size")
+    ),
+    "unrun_forms": Prompt(
+        UNRUN_FORMS,
+        "verdict note: command lines the goal states that no run made (small verifier)",
+        _spec("forms", "size"),
     ),
     "vague_doubt": Prompt(
         VAGUE_DOUBT,

@@ -1,5 +1,5 @@
-"""Exit statuses a goal states for its program run without arguments, checked against
-the runs the journal has.
+"""What a goal states of its program, checked against the runs the journal has: the exit
+status without arguments, and the command lines it states (see `unrun_forms`).
 
 "Write greet.py: python greet.py NAME prints Hello, NAME! and exits 0; run without
 arguments it prints a usage message and exits with status 2": Qwen2.5-Coder-1.5B's
@@ -92,3 +92,52 @@ def mismatches(goal: str, ledger: Any, results: Iterable[dict[str, Any]] = ()) -
         for cmd, summary, got in runs
         if got is not None and int(got[1]) != wanted
     ]
+
+
+# A command line the goal states: "python wordcount.py FILE prints ...", its flags and
+# its placeholders (words in capitals: FILE, NAME); "with --lines it prints ..." states
+# the same command with that flag.
+_FORM = re.compile(r"\bpython3?\s+([\w./-]+\.py)((?:\s+(?:--?[a-z][\w-]*|[A-Z][A-Z_0-9]*\b))*)")
+_WITH_FLAG = re.compile(r"\bwith\s+(?:the\s+)?(--?[a-z][\w-]*)\b")
+_WORDS = re.compile(r"\S+")
+
+
+def stated_forms(goal: str) -> list[tuple[str, tuple[str, ...], int]]:
+    """The command lines the goal states for its script: (script, its flags, how many
+    arguments besides them), the plain form first; [] when it states none."""
+    found = _FORM.search(goal)
+    if found is None:
+        return []
+    words = _WORDS.findall(found[2])
+    flags = tuple(sorted(w for w in words if w.startswith("-")))
+    forms = [(found[1], flags, len(words) - len(flags))]
+    for flag in dict.fromkeys(_WITH_FLAG.findall(goal)):
+        more = tuple(sorted({*flags, flag}))
+        if (found[1], more, forms[0][2]) not in forms:
+            forms.append((found[1], more, forms[0][2]))
+    return forms if len(forms) > 1 or forms[0][1] or forms[0][2] else []
+
+
+def unrun_forms(goal: str, ledger: Any) -> list[str]:
+    """The command lines the goal states that no run since the script's last change made
+    with success: its flags, and as many other arguments. Qwen2.5-Coder-1.5B's
+    wordcount.py, which the goal says prints lines, words and characters and, with
+    --lines, only the lines, was run only as `python wordcount.py --lines sample.txt`; it
+    printed no line count without --lines, and the small verifier said VERIFIED (the CPU)."""
+    missing = []
+    for script, flags, count in stated_forms(goal):
+        write = ledger.writes.get(script)
+        covered = False
+        for check in ledger.checks.values():
+            words = _WORDS.findall(check.cmd)
+            if check.passed is not True or (write is not None and check.seq < write.seq):
+                continue
+            if len(words) < 2 or words[1] != script or not words[0].startswith("python"):
+                continue
+            given = words[2:]
+            ran_flags = tuple(sorted(w for w in given if w.startswith("-")))
+            covered = covered or (ran_flags == flags and len(given) - len(ran_flags) == count)
+        if not covered:
+            shown = " ".join(["python", script, *flags, *(["ARG"] * count)])
+            missing.append(shown)
+    return missing

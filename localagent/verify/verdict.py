@@ -23,7 +23,7 @@ from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.verify.claims import restates
 from localagent.verify.evidence import gate
-from localagent.verify.stated import mismatches
+from localagent.verify.stated import mismatches, unrun_forms
 
 log = logging.getLogger("localagent.verify")
 ATTEMPTS = 2
@@ -60,6 +60,7 @@ class Findings:
     # Whether something deterministic shows the goal works: a goal check passed, or a
     # program written ran after its last change and showed something (tests included).
     proven: bool = False
+    unrun: list[str] = field(default_factory=list)  # command lines the goal states, not run
 
 
 def findings(state: Any, root: Path) -> Findings:
@@ -82,7 +83,11 @@ def findings(state: Any, root: Path) -> Findings:
     texts = [goal.text] + [s.description for t in goal.tasks for s in t.subtasks]
     evidence = gate(state.ledger, root, texts, scope=0)
     found.hard += evidence.hard + mismatches(goal.text, state.ledger, results.values())
-    found.notes += evidence.soft + found.not_run
+    found.unrun = unrun_forms(goal.text, state.ledger)
+    unrun = [
+        f"the goal states `{form}`, and no run since the last change was" for form in found.unrun
+    ]
+    found.notes += evidence.soft + found.not_run + unrun
     found.evidence += evidence.evidence
     found.unproven = evidence.unproven
     ledger = state.ledger
@@ -172,6 +177,9 @@ def level(found: Findings, small: str = "", prompts: PromptSet = DEFAULT) -> tup
         return "unverified", ""
     if small and not found.proven:
         return "unverified", prompts.render("small_verifier", size=small)
+    if small and found.unrun:
+        forms = ", ".join(f"`{form}`" for form in found.unrun[:3])
+        return "unverified", prompts.render("unrun_forms", forms=forms, size=small)
     return "verified", ""
 
 

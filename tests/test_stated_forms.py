@@ -1,0 +1,115 @@
+"""The command lines a goal states are each run before a small verifier's word counts.
+Qwen2.5-Coder-1.5B's wordcount on the CPU, replayed verbatim on the scripted fake server
+through the real CLI: its program printed no line count without --lines, it was only run
+with --lines, and the goal ended "completed (verified)"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from support import plan_rule, records_of, small_model_goal
+
+from localagent.state.ledger import CheckRun, Write
+from localagent.verify.stated import stated_forms, unrun_forms
+
+WORDCOUNT = (
+    "Write wordcount.py, a command-line program using argparse: python wordcount.py FILE "
+    "prints the number of lines, words and characters in FILE; with --lines it prints "
+    "only the number of lines"
+)
+# The 1.5B's write, verbatim.
+LINES_ONLY = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpa'
+    "rse\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.fi"
+    "le, 'r') as f:\\n            lines = f.readlines()\\n            print(len(lines))\\n"
+    "    else:\\n        with open(args.file, 'r') as f:\\n            lines = f.readline"
+    "s()\\n            words = [word for line in lines for word in line.split()]\\n        "
+    "    print(len(words))\\n            print(len(''.join(lines)))\\n\\nif __name__ == '"
+    "__main__':\\n    parser = argparse.ArgumentParser(description='Count lines, words, a"
+    "nd characters in a file.')\n    parser.add_argument('file', type=str, help='The fi"
+    "le to count.')\n    parser.add_argument('--lines', action='store_true', help='Pr"
+    "int only the number of lines.')\n    args = parser.parse_args()\\n    main(args)\"}}}"
+)
+VERIFIED = {
+    "content": json.dumps({"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"})
+}
+SAMPLE = {"name": "write_file", "arguments": {"path": "sample.txt", "content": "a b\nc\n"}}
+
+
+def run(cmd: str) -> str:
+    return json.dumps({"name": "run_cmd", "arguments": {"cmd": cmd}})
+
+
+@pytest.mark.parametrize(
+    ("runs", "verification"),
+    [
+        (["python wordcount.py --lines sample.txt"], "unverified"),
+        (["python wordcount.py --lines sample.txt", "python wordcount.py sample.txt"], "verified"),
+    ],
+)
+def test_a_stated_command_line_never_run_leaves_the_goal_unverified(
+    tmp_path: Path, runs: list[str], verification: str
+) -> None:
+    """Each run is a step of the plan (the 1.5B's had the --lines run alone)."""
+    steps = [cmd.replace("sample.txt", "FILE") for cmd in runs]
+    plan = plan_rule(
+        (WORDCOUNT, ["write_file wordcount.py with its code", *map("run {}".format, steps)])
+    )
+    rounds = [LINES_ONLY, json.dumps(SAMPLE), *map(run, runs)]
+    ran, _ = small_model_goal(
+        tmp_path,
+        WORDCOUNT,
+        plan,
+        [{"content": r} for r in rounds],
+        VERIFIED,
+        LOCALAGENT_MAX_ROUNDS=str(len(rounds)),
+        LOCALAGENT_VERIFY="1",
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (verdict,) = records_of(tmp_path, "verdict")
+    assert verdict["verification"] == verification, verdict
+    (done,) = records_of(tmp_path, "goal_completed")
+    assert done["verification"] == verification
+    said = "NOT VERIFIED: the goal states `python wordcount.py ARG`, and no run since"
+    assert (said in ran.stdout + ran.stderr + json.dumps(verdict)) == (verification != "verified")
+
+
+def test_which_command_lines_a_goal_states() -> None:
+    assert stated_forms(WORDCOUNT) == [
+        ("wordcount.py", (), 1),
+        ("wordcount.py", ("--lines",), 1),
+    ]
+    greet = "Write greet.py: python greet.py NAME prints Hello, NAME! and exits 0"
+    assert stated_forms(greet) == [("greet.py", (), 1)]
+    assert stated_forms("Write app.py: python app.py --verbose prints more") == [
+        ("app.py", ("--verbose",), 0)
+    ]
+    assert stated_forms("Write a hello world script") == []
+    assert stated_forms("Write hi.py; python hi.py prints hi") == []  # a plain run: no form
+
+
+def test_which_runs_make_a_stated_command_line() -> None:
+    def ledger(*runs: tuple[str, bool | None, int]) -> SimpleNamespace:
+        checks = {
+            cmd: CheckRun(cmd=cmd, kind="script", seq=seq, subtask=1, passed=ok, summary="x")
+            for cmd, ok, seq in runs
+        }
+        return SimpleNamespace(writes={"wordcount.py": Write(seq=5, subtask=1)}, checks=checks)
+
+    plain, lines = "python wordcount.py ARG", "python wordcount.py --lines ARG"
+    assert unrun_forms(WORDCOUNT, ledger()) == [plain, lines]
+    both = ledger(
+        ("python wordcount.py a.txt", True, 6), ("python wordcount.py --lines b", True, 7)
+    )
+    assert unrun_forms(WORDCOUNT, both) == []
+    before = ledger(
+        ("python wordcount.py a.txt", True, 4), ("python wordcount.py --lines b", True, 7)
+    )
+    assert unrun_forms(WORDCOUNT, before) == [plain]  # run before the last change
+    failed = ledger(
+        ("python wordcount.py a.txt", False, 6), ("python wordcount.py --lines b", True, 7)
+    )
+    assert unrun_forms(WORDCOUNT, failed) == [plain]
