@@ -32,6 +32,20 @@ def test_window_slides_in_chunks() -> None:
     assert sizes[:14] == list(range(1, 15)) and sizes[14] == KEEP
 
 
+def test_the_window_slides_in_chunks_from_where_a_replan_started_it() -> None:
+    """The round after each is journaled with where its window starts (`window`), which
+    the next round starts from: a replan at round 9 starts it there, and it moves only
+    in chunks from there (an absolute schedule moved it by one at round 15)."""
+    start, starts = 9, []
+    for n in range(10, 60):
+        shown = context.window([Exchange(round=i) for i in range(1, n + 1)], KEEP, start)
+        assert shown[-1].round == n and len(shown) <= 3 * KEEP - 1
+        start = shown[0].round - 1
+        starts.append(start)
+    assert sorted(set(starts)) == [9, 19, 29, 39, 49]
+    assert starts.index(19) == 24 - 10  # at round 24: 3 * KEEP - 1 exchanges shown before
+
+
 def new_journal(root: Path) -> Journal:
     journal = Journal(root)
     journal.load()

@@ -74,15 +74,18 @@ def summary(state: State, facts: dict[str, Any], prompts: PromptSet = DEFAULT) -
 
 
 def window(exchanges: list[Exchange], keep: int, start: int = 0) -> list[Exchange]:
-    """The exchanges shown: those after `start` (a round the budget moved the window
-    past) and after a start that moves only every `2*keep` rounds.
+    """The exchanges shown: those after `start` (the round a replan or the budget moved
+    the window past), moved on by `2*keep` rounds once `3*keep` rounds follow it.
 
     The start is counted in rounds, not list positions: the state keeps only the last
     few dozen exchanges, and a list that drops its oldest entry every round would make
     a position-based window slide by one each round.
     """
-    if exchanges and exchanges[-1].round >= keep:
-        start = max(start, ((exchanges[-1].round - keep) // (2 * keep)) * 2 * keep)
+    if exchanges and exchanges[-1].round - start >= keep:
+        # Counted from the start, not from round 0: after a replan started the window at
+        # round 9, an absolute schedule moved it to round 10 at round 15, one exchange,
+        # and the 1.5B's next round read 1,524 of its 3,016 tokens again (the CPU).
+        start += ((exchanges[-1].round - start - keep) // (2 * keep)) * 2 * keep
     return [e for e in exchanges if e.round > start]
 
 
