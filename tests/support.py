@@ -31,6 +31,12 @@ def done(reason: str = "done", success: bool = True) -> dict[str, Any]:
     return call("mark_subtask_complete", success=success, reason=reason)
 
 
+# The verifier model's reply that the goal is achieved, with nothing unmet.
+VERIFIED = {
+    "content": json.dumps({"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"})
+}
+
+
 def plan_rule(*tasks: tuple[str, list[str]], match: str = "") -> dict[str, Any]:
     """A rule answering every plan request with these (description, subtasks) tasks."""
     plan = {"tasks": [{"description": d, "subtasks": subs} for d, subs in tasks]}

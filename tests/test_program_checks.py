@@ -6,11 +6,20 @@ the verdict, folded into the evidence like the model's runs, never a failure by 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from support import call, cli_env, done, plan_rule, records, records_of, run_cli, small_model_goal
+from support import (
+    VERIFIED,
+    call,
+    cli_env,
+    done,
+    plan_rule,
+    records,
+    records_of,
+    run_cli,
+    small_model_goal,
+)
 
 from localagent.models.fake import FakeServer
 
@@ -21,9 +30,6 @@ WRITE = (
     '{{"name": "write_file", "arguments": {"path": "hello_world.py", '
     '"content": "print(\'Hello, World!\')"}}}'
 )
-VERIFIED = {
-    "content": json.dumps({"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"})
-}
 
 
 def hello_run(ws: Path, verdict: dict[str, Any] = VERIFIED) -> Any:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import plan_rule, records_of, small_model_goal
+from support import VERIFIED, plan_rule, records_of, small_model_goal
 
 from localagent.loop.firststeps import sample_first
 from localagent.state.ledger import outcome, run_facts
@@ -483,11 +483,6 @@ USAGE_EXITS_0 = (
     "len(sys.argv) > 1:\\n        greet(sys.argv[1])\\n    else:\\n        print('Usage: python "
     "greet.py NAME')\"}}}}"
 )
-
-
-VERIFIED = {
-    "content": json.dumps({"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"})
-}
 
 
 def verified_greet(ws: Path, plan: dict[str, Any], rounds: list[str]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from support import plan_rule, records_of, small_model_goal
+from support import VERIFIED, plan_rule, records_of, small_model_goal
 
 from localagent.state.ledger import CheckRun, Write
 from localagent.verify.stated import stated_forms, unrun_forms
@@ -33,9 +33,6 @@ LINES_ONLY = (
     "le to count.')\n    parser.add_argument('--lines', action='store_true', help='Pr"
     "int only the number of lines.')\n    args = parser.parse_args()\\n    main(args)\"}}}"
 )
-VERIFIED = {
-    "content": json.dumps({"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"})
-}
 SAMPLE = {"name": "write_file", "arguments": {"path": "sample.txt", "content": "a b\nc\n"}}
 
 
