@@ -98,6 +98,6 @@ def sample_first(
                 if path not in written and not exists(path):
                     steps.append(write(path))
                     written.add(path)
-                text = text.replace(f" {word}", f" {path}", 1) if path != word else text
+                text = runproof.on_samples(text, [word])
             steps.append(text)
         task["subtasks"] = steps[:MAX_STEPS]

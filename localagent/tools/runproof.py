@@ -86,7 +86,8 @@ def input_words(cmd: str) -> list[str]:
 
 
 def on_samples(cmd: str, missing: list[str]) -> str:
-    """`cmd` with each placeholder it was given as the sample file written for it."""
+    """`cmd` (or a run step's text) with each of the `missing` words it names as the
+    sample file written for it (the goal's placeholder: sample.txt)."""
     words = cmd.split(" ")
     return " ".join(sample_file(w)[0] if w in missing else w for w in words)
 
