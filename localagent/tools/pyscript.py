@@ -93,8 +93,10 @@ def parse(source: str | bytes) -> Script | None:
 
 # Modules a script may hand a path to, or read a file with, without open() of its own.
 _PATH_MODULES = frozenset(
-    ("fileinput", "os", "shutil", "subprocess", "pathlib", "glob", "zipfile", "tarfile")
-    + ("sqlite3", "csv", "json", "io", "codecs", "mmap", "gzip", "bz2", "lzma", "configparser")
+    (
+        *("fileinput", "os", "shutil", "subprocess", "pathlib", "glob", "zipfile", "tarfile"),
+        *("sqlite3", "csv", "json", "io", "codecs", "mmap", "gzip", "bz2", "lzma", "configparser"),
+    )
 )
 
 
