@@ -23,11 +23,12 @@ import tokenize
 from typing import NamedTuple
 
 INDENT = "    "
-_HEADERS = frozenset({"def", "class", "if", "elif", "else", "for", "while", "with", "try"}) | {
-    "except",
-    "finally",
-    "async",
-}
+_HEADERS = frozenset(
+    {
+        *("def", "class", "async", "with"),
+        *("if", "elif", "else", "for", "while", "try", "except", "finally"),
+    }
+)
 _CLAUSES = {  # a clause keyword: the headers it may follow
     "else": ("if", "elif", "for", "while", "try", "except"),
     "elif": ("if", "elif"),
@@ -100,7 +101,7 @@ def _starts(tokens: list[_Token], at: int, first: _Token) -> bool:
         return True
     if word == "import":
         return first.text != "from"
-    if word in ("else", "finally", "try"):
+    if word in ("else", "finally"):
         return at + 1 < len(tokens) and tokens[at + 1].text == ":"
     if word in ("if", "elif", "except"):
         return _colon_before_else(tokens, at + 1)
