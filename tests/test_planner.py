@@ -259,6 +259,18 @@ def test_listing_making_and_entering_folders_are_no_steps(tmp_path: Path) -> Non
     ]
 
 
+def test_reading_a_stored_output_is_no_step(tmp_path: Path) -> None:
+    """The 1.5B's rps replan on the CPU, verbatim: its read_output step can know no id (the
+    run shows its output), and it sent read_output(id=1) until three strikes failed a goal
+    whose game worked."""
+    task = ("Run the rock-paper-scissors game with user input",
+            ["run_cmd rps_game.py", "read_output rps_game.py"])  # fmt: skip
+    plans, asked = run_goal(tmp_path, "Create a rock-paper-scissors game", [plan_reply(task)])
+    assert len(asked) == 1
+    assert [t["subtasks"] for t in plans[0]["tasks"]] == [["run_cmd rps_game.py"]]
+    assert plancheck.folder_only("read_output 12") and plancheck.folder_only("read_output")
+
+
 def test_the_small_plan_prompt_s_example_is_the_goal_s_own_file(tmp_path: Path) -> None:
     """Asked for wordcount.py, the 1.5B planned "write_file wordcount.py with the game logic"
     and "run python wordcount.py rps_game.py": the prompt's example was a game. Asked to fix

@@ -67,9 +67,9 @@ _MKDIR = re.compile(
     r"(?:mkdir|create_dir|make_dir|makedirs|create_directory|create_folder)\b)",
     re.I,
 )
-# `list_dir` alone, a run of mkdir or cd and nothing else.
+# `list_dir` alone, a run of mkdir or cd and nothing else, a read of a stored output.
 _NO_STEP = re.compile(
-    r"^\W*(?:list_dir(?:\s+['\"`]?\.?/?['\"`]?)?|(?:run_cmd\s+|run\s+)?['\"`]?"
+    r"^\W*(?:read_output\b.*|list_dir(?:\s+['\"`]?\.?/?['\"`]?)?|(?:run_cmd\s+|run\s+)?['\"`]?"
     r"(?:mkdir(?:\s+-p)?|cd)\s+['\"`]?[\w./-]+['\"`]?)\W*$",
     re.I,
 )
@@ -109,7 +109,10 @@ def folder_only(text: str) -> bool:
     """A subtask that only makes a folder (it names no file and does nothing else), goes
     into one, or lists the workspace: no step of a plan. Qwen2.5-Coder-1.5B's mathx plan
     held 44 subtasks, 18 of them `list_dir`, `run_cmd 'mkdir mathx'` and `run_cmd 'cd
-    mathx'`."""
+    mathx'`. Nor is reading a stored output: its id comes from the run that stored it,
+    and that run shows its output (the 1.5B's rps replan, "run_cmd rps_game.py" then
+    "read_output rps_game.py": it sent read_output(id=1), of nothing, until three strikes,
+    and the goal failed with a game that worked)."""
     if _NO_STEP.match(text):
         return True
     return bool(_MKDIR.search(text)) and not _FILE.search(text) and not _MORE.search(text)
