@@ -557,7 +557,9 @@ def test_the_input_a_waiting_program_is_offered_comes_from_its_prompt() -> None:
         "EOFError: EOF when reading a line\n"
     )
     assert runproof.sample_input(ended) == "rock\n"
-    assert runproof.sample_input("Play again? [y/n] EOFError") == "y\n"
+    # Asked whether to go on, the answer that stops: "y" plays again into the next EOF.
+    assert runproof.sample_input("Play again? [y/n] EOFError") == "n\n"
+    assert runproof.sample_input("Continue (yes/no)? EOFError") == "no\n"
     assert runproof.sample_input("How many rounds? EOFError") == "1\n"
     assert runproof.sample_input("Your name: EOFError") == "test\n"
 
@@ -579,20 +581,77 @@ WAITS = (
 NO_STDIN = '```json\n{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py"}}\n```'
 
 
-def test_a_game_run_without_its_input_is_offered_its_own_call_again_when_blocked(
+def test_a_game_run_again_without_its_input_runs_with_an_answer_to_each_prompt(
     tmp_path: Path,
 ) -> None:
+    """Told the call with input, the 1.5B sent its run without stdin three more times, and
+    the strikes failed the step. The repeat runs with an answer to the game's prompt; the
+    run completes the step."""
     plan = plan_rule(
         ("Write the game", ["write_file rps_game.py with the game logic"]),
         ("Run it", ["run python rps_game.py"]),
     )
-    replies = [{"content": r} for r in (WAITS, NO_STDIN, NO_STDIN, NO_STDIN)]
-    small_model_goal(tmp_path, RPS, plan, replies, LOCALAGENT_MAX_ROUNDS="4")
+    replies = [{"content": r} for r in (WAITS, NO_STDIN, NO_STDIN)]
+    small_model_goal(tmp_path, RPS, plan, replies, LOCALAGENT_MAX_ROUNDS="3")
     offered = '{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py", "stdin": "rock\\n"}}'
+    first, again = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert first["result"].endswith(f"e.g. send: {offered}"), first["result"]
+    assert again["args"] == {"cmd": "python rps_game.py", "stdin": "rock\n"}
+    assert "You chose rock" in again["result"]
+    assert 'so it ran with stdin "rock\\n", an answer to each' in again["result"]
+    assert not records_of(tmp_path, "action_blocked")
+    assert [r["by"] for r in records_of(tmp_path, "subtask_completed")] == ["write", "run"]
+
+
+# The 1.5B's two-player game on the CPU, verbatim (its `\if` mended as it is written):
+# run without stdin, then again.
+TWO_PLAYERS = (
+    '{{"name": "write_file", "arguments": {"path": "rps_game.py", "content": "import ran'
+    "dom\\n\\ndef play_game(player1, player2):\\n    choices = ['rock', 'paper', 'scisso"
+    "rs']\\n    if player1 not in choices or player2 not in choices:\\n        return 'I"
+    "nvalid choice'\\n    if player1 == player2:\\n        return 'Tie'\\n    if (player"
+    "1 == 'rock' and player2 == 'scissors') or (player1 == 'paper' and player2 == 'rock'"
+    ") or (player1 == 'scissors' and player2 == 'paper'):\\n        return 'Player 1 win"
+    "s'\\n    else:\\n        return 'Player 2 wins'\\n\\ndef main():\\n    print('Welco"
+    "me to Rock-Paper-Scissors!')\\n    player1 = input('Player 1, choose rock, paper, o"
+    "r scissors: ').lower()\\n    player2 = input('Player 2, choose rock, paper, or scis"
+    "sors: ').lower()\\n    result = play_game(player1, player2)\\n    print(result)\\n\\i"
+    "f __name__ == '__main__':\\n    main()\\n\"}}"
+)
+RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py"}}}'
+
+
+def test_each_player_s_prompt_gets_its_own_answer(tmp_path: Path) -> None:
+    plan = plan_rule(
+        ("Write and run the game", ["write_file rps_game.py", "run python rps_game.py"])
+    )
+    replies = [{"content": r} for r in (TWO_PLAYERS, RUN, RUN)]
+    small_model_goal(tmp_path, RPS, plan, replies, LOCALAGENT_MAX_ROUNDS="3")
     runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
-    assert all(r["result"].endswith(f"e.g. send: {offered}") for r in runs), runs
-    (blocked,) = records_of(tmp_path, "action_blocked")
-    assert blocked["reason"].endswith(f"e.g. send: {offered}"), blocked["reason"]
+    assert [r["args"].get("stdin") for r in runs] == [None, "rock\npaper\n"]
+    assert "Player 2 wins" in runs[1]["result"]
+    assert [r["by"] for r in records_of(tmp_path, "subtask_completed")] == ["write", "run"]
+
+
+def test_a_run_given_input_that_a_crash_cut_short_is_not_run_again(
+    tmp_path: Path,
+) -> None:
+    plan = plan_rule(
+        ("Write and run the game", ["write_file rps_game.py", "run python rps_game.py"])
+    )
+    replies = [{"content": r} for r in (TWO_PLAYERS, RUN, RUN)]
+    small_model_goal(tmp_path, RPS, plan, replies, LOCALAGENT_MAX_ROUNDS="3")
+    history = tmp_path / ".agent_context" / "history.jsonl"
+    lines = history.read_bytes().splitlines(keepends=True)
+    fed = [i for i, line in enumerate(lines) if b'"said"' in line]
+    history.write_bytes(b"".join(lines[: fed[0] + 1]))  # as a kill -9 right after it leaves it
+    (tmp_path / ".agent_context" / "state.json").unlink()
+    small_model_goal(tmp_path, RPS, plan, [], LOCALAGENT_MAX_ROUNDS="3")
+    # A command is never run twice: the model is told the run given input was cut short.
+    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert [r["args"].get("stdin") for r in runs] == [None]
+    (cut,) = records_of(tmp_path, "action_interrupted")
+    assert cut["args"] == {"cmd": "python rps_game.py", "stdin": "rock\npaper\n"}
 
 
 # The 1.5B's greet.py on the CPU, verbatim: what the goal asks for.

@@ -116,9 +116,13 @@ def test_a_run_that_did_not_succeed_completes_nothing(
     tmp_path: Path, program: str, profile: str
 ) -> None:
     (tmp_path / "hello_world.py").write_text(program)
-    replies = [{"content": RUNS}, {"content": RUNS}]
+    # Run again without input, a program that reads some is given an answer (see
+    # test_run_proof): it runs once here.
+    waits = "input(" in program
+    replies = [{"content": RUNS.split("\n")[0] if waits else RUNS}] * (1 if waits else 2)
+    limit = str(len(replies))
     ran, _ = run_goal(
-        tmp_path, replies, RUN_ONLY, LOCALAGENT_PROFILE=profile, LOCALAGENT_MAX_ROUNDS="2"
+        tmp_path, replies, RUN_ONLY, LOCALAGENT_PROFILE=profile, LOCALAGENT_MAX_ROUNDS=limit
     )
     assert ran.returncode == 1, ran.stderr + ran.stdout
     assert not any(r.get("completes") for r in runs(tmp_path))
@@ -129,7 +133,7 @@ def test_a_run_that_did_not_succeed_completes_nothing(
         (failed,) = of(tmp_path, "subtask_failed")
         assert failed["reason"].startswith("hello_world.py printed nothing")
         assert [p.get("by") for p in of(tmp_path, "plan")] == [None, "handback"]
-    else:
+    elif not waits:
         assert len(runs(tmp_path)) == 2 and of(tmp_path, "action_blocked")
 
 

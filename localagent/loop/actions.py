@@ -10,6 +10,7 @@ from the model is accepted only on the journal's evidence.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import secrets
 from typing import Any
@@ -87,8 +88,29 @@ class Actions:
     def state(self) -> State:
         return self.journal.state
 
-    def execute(self, name: str, args: dict[str, Any], call_id: str, sig: str) -> ToolResult:
-        """Run the call and journal its result (and the completion it earns); the result."""
+    def instead(
+        self, name: str, args: dict[str, Any], sig: str
+    ) -> tuple[dict[str, Any], str] | None:
+        """For a call that repeats one made since the workspace last changed, the arguments
+        its tool runs instead (see `Policy.repeat_with`) and the line that tells the model
+        so; None to run (or block) it as it is."""
+        given = given_arguments(args)
+        tool = self.tools.get(name, given)
+        if tool is None or tool.policy.repeat_with is None:
+            return None
+        if not loopguard.ran(self.state.guard, sig):
+            return None
+        other = tool.policy.repeat_with(self.ctx, given)
+        if other is None:
+            return None
+        said = self.prompts.render("fed_repeat", stdin=json.dumps(other.get("stdin", "")))
+        return other, said
+
+    def execute(
+        self, name: str, args: dict[str, Any], call_id: str, sig: str, said: str = ""
+    ) -> ToolResult:
+        """Run the call and journal its result (and the completion it earns); the result.
+        `said` ends the tool's own observation: why it ran with other arguments."""
         given = given_arguments(args)
         tool = self.tools.get(name, given)
         # The processes a tool starts carry this marker, journaled (durably) before any of
@@ -106,17 +128,17 @@ class Actions:
             call=call_id,
             **({"marker": marker} if marker else {}),
             **({"before": before} if before is not None else {}),
+            **({"said": said} if said else {}),
         )
         ctx = dataclasses.replace(self.ctx, marker=marker, output_id=started["seq"])
         result = self.tools.execute(ctx, name, given)
         state, root = self.state, self.ctx.root
         earned = rundone.earned(state, root, result.facts, result.text, self.small, self.prompts)
-        if earned is None:
-            self.finish(name, args, call_id, result)
-            return result
-        own = len(result.text)  # the tool's own observation ends here; the note follows
-        result = dataclasses.replace(result, text=f"{result.text}\n{earned[1]}")
-        self.finish(name, args, call_id, result, completes=earned[0], note_at=own)
+        notes = [n for n in (said, earned[1] if earned else "") if n]
+        own = len(result.text)  # the tool's own observation ends here; the notes follow
+        result = dataclasses.replace(result, text="\n".join([result.text, *notes]))
+        owed = {"completes": earned[0]} if earned else {}
+        self.finish(name, args, call_id, result, **owed, **({"note_at": own} if notes else {}))
         return result
 
     def completed_by(self, owed: dict[str, str]) -> None:

@@ -279,10 +279,13 @@ class Agent:
             if (failed := self.actions.complete(name, args, call_id)) is not None:
                 self.fail_subtask(failed.reason, call_id, failed.claim, failed.stuck)
             return
-        sig = loopguard.sign(self.tools, name, args)
+        sig, said = loopguard.sign(self.tools, name, args), ""
+        if (other := self.actions.instead(name, args, sig)) is not None:
+            args, said = other
+            sig = loopguard.sign(self.tools, name, args)
         block = loopguard.check(self.state.guard, sig)
         if block is None:
-            result = self.actions.execute(name, args, call_id, sig)
+            result = self.actions.execute(name, args, call_id, sig, said)
             if self.planner.small and (
                 why := handback.stops_now(self.state, self.ctx.root, result, self.prompts)
             ):

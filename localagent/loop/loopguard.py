@@ -63,6 +63,11 @@ class Block:
     other: str = ""  # the other signature of an alternating pair
 
 
+def ran(guard: GuardState, sig: str) -> bool:
+    """Whether `sig` was attempted since the workspace last changed (within the window)."""
+    return any(a.sig == sig and a.epoch == guard.epoch for a in guard.window[-WINDOW:])
+
+
 def check(guard: GuardState, sig: str) -> Block | None:
     """The block for attempting `sig` now, or None when it may run."""
     window = guard.window[-WINDOW:]

@@ -119,6 +119,10 @@ WAITED_FOR_INPUT = """\
 NOTE: the program waited for input and got none. Run it again with its input in \
 stdin, e.g. send: {call}"""
 
+FED_REPEAT = """\
+NOTE: run again without input, it could only wait for input again, so it ran with stdin \
+{stdin}, an answer to each of its input() prompts."""
+
 CALL_SKIPPED = (
     "NOT RUN: the subtask ended with an earlier call of this reply, so this call was skipped."
 )

@@ -34,6 +34,7 @@ from localagent.prompts.feedback import (
     FAILED_AFTER_EDIT,
     FAILURE_REPEATED,
     FAILURE_UNTRIED,
+    FED_REPEAT,
     FILE_UNREAD,
     FORMAT_ERROR,
     HANDBACK_EDIT,
@@ -371,6 +372,9 @@ PROMPTS: dict[str, Prompt] = {
     "replanned": Prompt(REPLANNED, "notice: the plan was revised", _spec()),
     "waited_for_input": Prompt(
         WAITED_FOR_INPUT, "note on a command that waited for input", _spec("", "call")
+    ),
+    "fed_repeat": Prompt(
+        FED_REPEAT, "note on a repeated run without input, run with some", _spec("", "stdin")
     ),
     "prompts_only": Prompt(
         PROMPTS_ONLY,

@@ -97,6 +97,7 @@ def catalog() -> ToolRegistry:
                     canonical=_respaced,
                     guide="guide_run_cmd",
                     blocked_note=commands.blocked_note,
+                    repeat_with=commands.fed,
                 ),
             ),
             make_tool(outputs.read_output),

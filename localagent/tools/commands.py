@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
-from typing import Annotated
+from typing import Annotated, Any
 
 from localagent.journal.outputstore import OutputWriter, Stored
 from localagent.system import sandbox, workspace_env
@@ -161,6 +161,20 @@ def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
         # was no longer the latest thing it read.
         return _with_input(ctx, cmd, (found[1].prompts or [""])[0])
     return ""
+
+
+def fed(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any] | None:
+    """A run without stdin of a script whose code acts and reads input, as the run given
+    an answer to each of its input() prompts; None for any other run. Qwen2.5-Coder-1.5B
+    ran its game without stdin three times more after the note that gave it the call with
+    input, and the strikes failed the step (the CPU)."""
+    cmd = args.get("cmd")
+    if not isinstance(cmd, str) or args.get("stdin"):
+        return None
+    found = _script(ctx, cmd)
+    if found is None or not (found[1].acts and found[1].reads_input):
+        return None
+    return {**args, "stdin": runproof.sample_answers(found[1].prompts)}
 
 
 def _with_input(ctx: ToolContext, cmd: str, prompted: str) -> str:

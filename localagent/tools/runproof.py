@@ -122,24 +122,48 @@ def usage_only(words: list[str], output: str) -> bool:
 _CHOICES = re.compile(r"\(([^()]*?\w[^()]*?)\)|\[([^\[\]]*?\w[^\[\]]*?)\]")
 _LISTED = re.compile(r"\b([\w-]+)(?:,\s*[\w-]+)*,?\s+(?:or|/)\s+[\w-]+")
 _NUMBER = re.compile(r"\b(?:number|age|count|how many|amount|integer)\b", re.I)
+_AGAIN = re.compile(r"\b(?:again|another|continue|more)\b", re.I)
+_ENDS = ("n", "no", "q", "quit", "exit", "stop")
 
 
 def sample_input(output: str) -> str:
     """An answer to the input prompt a run that got no input ended on ("Enter your choice
-    (rock, paper, or scissors): " gives "rock\\n"): the first choice it offers, else 1 for a
-    number, else "test". Qwen2.5-Coder-1.5B ran its game without stdin until three strikes,
-    told only the example `python game.py` with "rock"; a call it can copy names its own."""
+    (rock, paper, or scissors): " gives "rock\\n"): the first choice it offers (the one
+    that stops, asked whether to go on), else 1 for a number, else "test". Qwen2.5-Coder-
+    1.5B ran its game without stdin until three strikes, told only the example `python
+    game.py` with "rock"; a call it can copy names its own."""
     before = output.split("EOFError", 1)[0].split("Traceback (most recent call last)", 1)[0]
     lines = [line for line in before.splitlines() if line.strip()]
-    prompt = lines[-1] if lines else ""
-    for found in _CHOICES.finditer(prompt):
-        text = found[1] or found[2]
-        first = re.split(r",|/|\bor\b|\|", text)[0].strip(" '\"")
-        if first and len(first) <= 20:
-            return first + "\n"
-    if found := _LISTED.search(prompt):  # "rock, paper or scissors? "
-        return found[1] + "\n"
-    return "1\n" if _NUMBER.search(prompt) else "test\n"
+    return answer(lines[-1] if lines else "") + "\n"
+
+
+def sample_answers(prompts: list[str]) -> str:
+    """One answer to each input() prompt a script's code shows, in order, each a line:
+    the nth of the choices the nth offers, so two players' moves differ ("rock", then
+    "paper": a game with a result, not a tie)."""
+    return "".join(answer(prompt, nth) + "\n" for nth, prompt in enumerate(prompts or [""]))
+
+
+def answer(prompt: str, nth: int = 0) -> str:
+    """An answer to `prompt` (see `sample_input`): of the choices it offers, the nth."""
+    offered = _choices(prompt)
+    if offered and _AGAIN.search(prompt):
+        return next((o for o in offered if o.lower() in _ENDS), offered[0])
+    if offered:
+        return offered[nth % len(offered)]
+    return "1" if _NUMBER.search(prompt) else "test"
+
+
+def _choices(prompt: str) -> list[str]:
+    """The answers a prompt offers: in brackets ("(rock/paper/scissors)", "[y/n]"), else
+    listed ("rock, paper, or scissors")."""
+    found = [f[1] or f[2] for f in _CHOICES.finditer(prompt)]
+    found += [f[0] for f in _LISTED.finditer(prompt)]
+    for text in found:
+        words = [w for w in (w.strip(" '\"") for w in re.split(r",|/|\bor\b|\|", text)) if w]
+        if words and all(len(w) <= 20 for w in words):
+            return words
+    return []
 
 
 def dropped_fix(path: str, script: pyscript.Script) -> tuple[str, dict[str, object]] | None:
