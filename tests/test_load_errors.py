@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import plan_rule, records_of, small_model_goal
+from support import VERIFIED, plan_rule, records_of, small_model_goal
 
+from localagent.state.ledger import Ledger, key, note_action, note_goal_check
 from localagent.tools.loaderror import located
 
 MATHX = (
@@ -293,3 +294,70 @@ def test_tests_that_fail_after_a_write_go_back_to_the_file_of_the_function_they_
         "replace_in_file mathx/divide.py to fix the failing test: Failed: DID NOT RAISE "
         "ValueE... (and 3 more)",
     ]
+
+
+def test_a_failed_test_run_a_later_one_settles_is_not_the_goal_s_unmet(tmp_path: Path) -> None:
+    """The 1.5B's mathx on the CPU: `pytest tests/test_mathx.py` could not import mathx,
+    `python -m pytest tests/test_mathx.py` then passed, and so did the goal's own test
+    check; the verdict named the first run's failure as unmet, and its replan rewrote the
+    tests that worked into ones that failed. The runs are verbatim."""
+    goal = (
+        "Create a Python package mathx with the function add, with pytest tests in "
+        "tests/test_mathx.py; the tests must pass with pytest"
+    )
+    steps = [
+        "write_file mathx/__init__.py with the add function",
+        "write_file tests/test_mathx.py with the pytest tests",
+        "run pytest to ensure the tests pass",
+    ]
+    writes = [
+        {"path": "mathx/__init__.py", "content": "def add(a, b):\n    return a + b\n"},
+        {"path": "tests/test_mathx.py", "content": TEST_ADD},
+    ]
+    replies = [{"content": json.dumps({"name": "write_file", "arguments": w})} for w in writes]
+    replies += [{"content": ROUNDS[2]}, {"content": ROUNDS[3]}]
+    ran, _ = small_model_goal(
+        tmp_path, goal, plan_rule((goal, steps)), replies, VERIFIED, LOCALAGENT_VERIFY="1"
+    )
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert [r["returncode"] for r in runs] == [2, 0]
+    (verdict,) = records_of(tmp_path, "verdict")
+    assert not any("did not pass" in unmet for unmet in verdict["unmet"]), verdict
+    assert verdict["then"] == "complete" and len(records_of(tmp_path, "plan")) == 1
+    assert (tmp_path / "tests" / "test_mathx.py").read_text() == TEST_ADD
+
+
+TEST_ADD = "import mathx\n\ndef test_add():\n    assert mathx.add(1, 2) == 3\n"
+
+
+@pytest.mark.parametrize(
+    ("passing", "failed", "settles"),
+    [
+        ("python -m pytest tests/test_mathx.py", "pytest tests/test_mathx.py", True),
+        ("python -m pytest -q", "pytest tests/test_mathx.py", True),
+        ("pytest -q tests", "python -m pytest tests/", True),
+        ("python -m pytest tests/test_a.py", "pytest tests/test_b.py", False),
+        ("python -m pytest tests/test_a.py", "python -m pytest", False),  # part of all
+        ("python -m pytest -k add", "pytest tests/test_mathx.py", False),  # some tests
+        ("python -m pytest --lf", "python -m pytest", False),
+        ("python -m pytest -m fast", "python -m pytest", False),
+        ("python -m unittest", "python -m pytest", False),  # another runner's tests
+    ],
+)
+def test_which_failed_test_run_a_passing_one_settles(
+    passing: str, failed: str, settles: bool
+) -> None:
+    ledger = Ledger()
+    note_action(ledger, _run(1, failed, "exit code 1\ncollected 0 items / 1 error"))
+    note_goal_check(ledger, {"seq": 2, "cmd": passing, "status": "passed"})
+    assert (key(failed) not in ledger.checks) is settles
+    ledger = Ledger()
+    note_action(ledger, _run(1, failed, "exit code 1\ncollected 0 items / 1 error"))
+    note_action(ledger, _run(2, passing, "exit code 0\n1 passed in 0.01s"))
+    assert (key(failed) not in ledger.checks) is settles
+
+
+def _run(seq: int, cmd: str, result: str) -> dict[str, object]:
+    return {"seq": seq, "tool": "run_cmd", "ok": result.startswith("exit code 0"),
+            "result": result, "facts": {"ran": [cmd]}}  # fmt: skip

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from localagent.state.settled import settled
+
 MAX_WRITES = 400
 MAX_SEEN = 400
 MAX_CHECKS = 40
@@ -339,7 +341,25 @@ def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> 
     if kind == "ruff" and passed and "--fix" in (words := _words(cmd)):
         # what `ruff check --fix X` left, `ruff check X` would not find: its failure is over
         ledger.checks.pop(key(" ".join(w for w in words if w != "--fix")), None)
+    settle(ledger, ledger.checks[key(cmd)])
     _bound(ledger.checks, MAX_CHECKS, lambda k: ledger.checks[k].seq)
+
+
+def settle(ledger: Ledger, passing: CheckRun) -> None:
+    """Drop the failed test runs a later passing one settles (see `settled`): the goal's
+    own test check too, which the ledger does not keep."""
+    for name, run in list(ledger.checks.items()):
+        if settled(passing, run):
+            del ledger.checks[name]
+
+
+def note_goal_check(ledger: Ledger, rec: dict[str, Any]) -> None:
+    """Fold a goal check the verification ran (a `check_finished` record) into the
+    ledger: a test run that passed settles the failed runs it covers."""
+    cmd, kind = str(rec.get("cmd") or ""), check_kind(str(rec.get("cmd") or ""))
+    if rec.get("status") == "passed" and kind in ("pytest", "unittest"):
+        settle(ledger, CheckRun(cmd=key(cmd), kind=kind, seq=rec["seq"], subtask=0,
+                                passed=True, summary=""))  # fmt: skip
 
 
 def _first(facts: dict[str, list[str]], name: str) -> str:

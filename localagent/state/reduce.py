@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from localagent.state import records, rewinds, rounds
-from localagent.state.ledger import new_subtask, note_program_check
+from localagent.state.ledger import new_subtask, note_goal_check, note_program_check
 from localagent.state.model import (
     PAST_WINDOWS,
     Goal,
@@ -164,6 +164,8 @@ def _check_finished(state: State, rec: dict[str, Any]) -> None:
         state.verifying.open = None
     if rec.get("source") == "program":
         note_program_check(state.ledger, rec)
+    else:
+        note_goal_check(state.ledger, rec)
 
 
 def _verdict(state: State, rec: dict[str, Any]) -> None:
