@@ -196,7 +196,13 @@ def test_the_facts_name_the_task_and_each_recent_error_once_by_its_first_line(
     facts = round_facts.probe(journal.state, tmp_path, max_rounds=30)
     first = NOT_FOUND.split("\n", 1)[0]
     assert facts["errors"] == [f"replace_in_file: {first}"[:159] + "…"]
-    assert len(facts["task"]) == round_facts.FACT_TASK_CHARS and facts["task"].endswith("…")
+    # A task that restates the goal is named as the plan names it; another, cut.
+    assert facts["task"] == "The goal above."
+    journal.append(
+        "plan", tasks=[{"description": "Make it " * 30, "subtasks": ["write_file a.py"]}]
+    )
+    task = round_facts.probe(journal.state, tmp_path, max_rounds=30)["task"]
+    assert len(task) == round_facts.FACT_TASK_CHARS and task.endswith("…")
     assert journal.state.errors == [f"replace_in_file: {NOT_FOUND}"] * 2  # kept whole
     shown = round_facts.probe_message(facts)
     assert "old was not found in 'rps_game.py'" in shown and "It's a tie" not in shown

@@ -15,6 +15,7 @@ from typing import Any
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state import State, current
 from localagent.system.textcap import first_line
+from localagent.verify.claims import restates
 from localagent.verify.where import locate
 
 FACT_ERROR_CHARS = 160  # of one recent error: its first line (the result has it whole)
@@ -62,7 +63,7 @@ def probe(
         "round": state.rounds + 1,
         "max_rounds": max_rounds,
         "progress": progress(state) if state.goal else "",
-        "task": first_line(here[0].description, FACT_TASK_CHARS) if here else "-",
+        "task": _task(here[0].description, state.goal.text if state.goal else "") if here else "-",
         "subtask": here[1].description if here else "-",
         "written": state.files_written[-4:],
         "existing": existing,
@@ -71,6 +72,17 @@ def probe(
         "errors": list(dict.fromkeys(first_line(e, FACT_ERROR_CHARS) for e in state.errors[-3:])),
         "notice": notice,
     }
+
+
+def _task(description: str, goal: str) -> str:
+    """The active task as the facts name it: a task that restates the goal, as the plan
+    above names it (the 1.5B's mathx task, 120 characters of the goal again, took its
+    first round to 1,516 tokens), else its first line."""
+    return (
+        "The goal above."
+        if restates(description, goal)
+        else first_line(description, FACT_TASK_CHARS)
+    )
 
 
 def _listing(items: list[str]) -> str:
