@@ -630,6 +630,8 @@ def test_each_player_s_prompt_gets_its_own_answer(tmp_path: Path) -> None:
     runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
     assert [r["args"].get("stdin") for r in runs] == [None, "rock\npaper\n"]
     assert "Player 2 wins" in runs[1]["result"]
+    # The first run's note offers the same answers: one for each player's prompt.
+    assert runs[0]["result"].endswith('"stdin": "rock\\npaper\\n"}}'), runs[0]["result"]
     assert [r["by"] for r in records_of(tmp_path, "subtask_completed")] == ["write", "run"]
 
 

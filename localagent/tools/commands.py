@@ -159,7 +159,7 @@ def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
     if found is not None and found[1].acts and found[1].reads_input and not args.get("stdin"):
         # The 1.5B ran its game without stdin until three strikes (H100): the run's note
         # was no longer the latest thing it read.
-        return _with_input(ctx, cmd, (found[1].prompts or [""])[0])
+        return _with_input(ctx, cmd, "")
     return ""
 
 
@@ -177,9 +177,16 @@ def fed(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any] | None:
     return {**args, "stdin": runproof.sample_answers(found[1].prompts)}
 
 
-def _with_input(ctx: ToolContext, cmd: str, prompted: str) -> str:
-    """The `waited_for_input` note: `cmd` again, given an answer to what it `prompted`."""
-    call = {"name": "run_cmd", "arguments": {"cmd": cmd, "stdin": runproof.sample_input(prompted)}}
+def _with_input(ctx: ToolContext, cmd: str, output: str) -> str:
+    """The `waited_for_input` note: `cmd` again, given an answer to each input() prompt
+    of its script (else to the prompt its `output` ended on). Told to send "rock", the
+    1.5B sent it to a game that asks two players, which died at the second prompt."""
+    found = _script(ctx, cmd)
+    if found is not None and found[1].prompts:
+        stdin = runproof.sample_answers(found[1].prompts)
+    else:
+        stdin = runproof.sample_input(output)
+    call = {"name": "run_cmd", "arguments": {"cmd": cmd, "stdin": stdin}}
     return ctx.prompts.render("waited_for_input", call=json.dumps(call))
 
 
