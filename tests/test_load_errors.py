@@ -59,7 +59,7 @@ MODULES = [
 def test_a_run_that_stops_on_a_file_that_does_not_load_goes_back_to_its_write(
     tmp_path: Path,
 ) -> None:
-    replies = [{"content": r} for r in [*ROUNDS, *MODULES, TESTS]]
+    replies = [{"content": r} for r in [*ROUNDS[:5], *MODULES, TESTS]]
     ran, _ = small_model_goal(
         tmp_path, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="12"
     )
@@ -70,9 +70,16 @@ def test_a_run_that_stops_on_a_file_that_does_not_load_goes_back_to_its_write(
     assert runs[1]["facts"]["broken"] == [
         "mathx/__init__.py: ModuleNotFoundError: No module named 'mathx.add'"
     ]
-    # The first blocked repeat fails the run subtask (no second and third strike) ...
-    assert len(records_of(tmp_path, "action_blocked")) == 1
+    # The same run sent again, with nothing changed, fails the run subtask: it is not
+    # run again (the 1.5B's mathx on the CPU ran it twice more, the second time blocked) ...
+    assert not records_of(tmp_path, "action_blocked")
+    assert [r["args"]["cmd"] for r in runs[:3]] == [
+        "pytest tests/test_mathx.py",
+        "python -m pytest tests/test_mathx.py",
+        "python -m pytest tests/test_mathx.py",
+    ] and runs[2]["seq"] > records_of(tmp_path, "subtask_failed")[0]["seq"]
     (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["call"] == "5.1"
     assert failed["reason"].startswith(
         "the run stopped on an error in mathx/__init__.py: ModuleNotFoundError"
     )

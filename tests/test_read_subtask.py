@@ -117,9 +117,10 @@ def test_which_subtasks_are_one_edit() -> None:
 
 
 def test_tests_that_fail_after_the_edit_go_back_to_the_edit(tmp_path: Path) -> None:
-    """The edit did not fix the bug: the tests fail on an assertion, the model runs them
-    again and is blocked. With the small profile the run subtask fails then, and the
-    replan, made without the model, is the edit again, naming what failed."""
+    """The edit did not fix the bug: the tests fail on an assertion, and the model sends
+    the same run again. With the small profile the run subtask fails then (nothing changed:
+    the run could only fail the same way), and the replan, made without the model, is the
+    edit again, naming what failed."""
     (tmp_path / "stats.py").write_text(STATS)
     (tmp_path / "test_stats.py").write_text(TEST_STATS)
     wrong = {
@@ -135,7 +136,7 @@ def test_tests_that_fail_after_the_edit_go_back_to_the_edit(tmp_path: Path) -> N
         },
     }
     tests = '{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}'
-    replies = [tests, READ, json.dumps(wrong), tests, tests, tests, READ, json.dumps(right), tests]
+    replies = [tests, READ, json.dumps(wrong), tests, tests, READ, json.dumps(right), tests]
     scripted = [{"content": r} for r in replies]
     ran, requests = small_model_goal(tmp_path, GOAL, PLAN, scripted, LOCALAGENT_MAX_ROUNDS="10")
     assert ran.returncode == 0, ran.stderr + ran.stdout
@@ -154,7 +155,7 @@ def test_tests_that_fail_after_the_edit_go_back_to_the_edit(tmp_path: Path) -> N
         "median([4, 1, 3, 2]) must return 2.5 (it returned 2)",
         "run python -m pytest",
     ]
-    assert len(records_of(tmp_path, "action_blocked")) == 1
+    assert not records_of(tmp_path, "action_blocked") and failed["call"] == "5.1"
     done = records_of(tmp_path, "subtask_completed")
     assert [d.get("by") for d in done][-3:] == ["read", "write", "run"]
     assert "return ordered[middle - 1]" in json.dumps(requests[-2]["messages"][-4:])

@@ -280,6 +280,9 @@ class Agent:
                 self.fail_subtask(failed.reason, call_id, failed.claim, failed.stuck)
             return
         sig, said = loopguard.sign(self.tools, name, args), ""
+        if (reason := self._again(name, sig)) is not None:
+            self.fail_subtask(reason, call_id)
+            return
         if (other := self.actions.instead(name, args, sig)) is not None:
             args, said = other
             sig = loopguard.sign(self.tools, name, args)
@@ -304,6 +307,15 @@ class Agent:
             # A file it wrote does not load, or the tests fail after the edit before:
             # the same, back to a write or an edit of that file.
             self.fail_subtask(reason)
+
+    def _again(self, name: str, sig: str) -> str | None:
+        """Why the same run sent again, nothing changed since, fails its subtask without
+        running (small profile): it stopped on a file this run wrote, or the tests failed
+        after an edit, and could only do so again. The 1.5B ran its mathx tests twice
+        more, the second time blocked, before its subtask went back to the write."""
+        if not (self.planner.small and name == "run_cmd"):
+            return None
+        return (self._back() or None) if loopguard.ran(self.state.guard, sig) else None
 
     def _back(self) -> str:
         """Why the active run subtask goes back to its file now ("" when it does not)."""
