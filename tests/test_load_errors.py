@@ -350,11 +350,15 @@ TEST_ADD = "import mathx\n\ndef test_add():\n    assert mathx.add(1, 2) == 3\n"
         ("python -m pytest --lf", "python -m pytest", False),
         ("python -m pytest -m fast", "python -m pytest", False),
         ("python -m unittest", "python -m pytest", False),  # another runner's tests
+        ("ruff check --fix tests/test_mathx.py", "ruff check tests/test_mathx.py", True),
+        ("ruff check .", "ruff check tests/test_mathx.py", True),
+        ("python -m ruff check", "ruff check mathx/", True),
+        ("ruff check mathx", "ruff check .", False),
+        ("ruff check --select F .", "ruff check .", False),  # some rules
+        ("ruff format --check .", "ruff check .", False),  # another check
     ],
 )
-def test_which_failed_test_run_a_passing_one_settles(
-    passing: str, failed: str, settles: bool
-) -> None:
+def test_which_failed_check_a_passing_one_settles(passing: str, failed: str, settles: bool) -> None:
     ledger = Ledger()
     note_action(ledger, _run(1, failed, "exit code 1\ncollected 0 items / 1 error"))
     note_goal_check(ledger, {"seq": 2, "cmd": passing, "status": "passed"})

@@ -338,16 +338,14 @@ def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> 
         broken=_first(facts, "broken") if passed is False else "",
         wrong=_first(facts, "wrong") if passed is False else "",
     )
-    if kind == "ruff" and passed and "--fix" in (words := _words(cmd)):
-        # what `ruff check --fix X` left, `ruff check X` would not find: its failure is over
-        ledger.checks.pop(key(" ".join(w for w in words if w != "--fix")), None)
+    # What `ruff check --fix X` left, `ruff check X` would not find: its failure is over.
     settle(ledger, ledger.checks[key(cmd)])
     _bound(ledger.checks, MAX_CHECKS, lambda k: ledger.checks[k].seq)
 
 
 def settle(ledger: Ledger, passing: CheckRun) -> None:
-    """Drop the failed test runs a later passing one settles (see `settled`): the goal's
-    own test check too, which the ledger does not keep."""
+    """Drop the failed check runs a later passing one settles (see `settled`): the goal's
+    own checks too, which the ledger does not keep."""
     for name, run in list(ledger.checks.items()):
         if settled(passing, run):
             del ledger.checks[name]
@@ -355,9 +353,9 @@ def settle(ledger: Ledger, passing: CheckRun) -> None:
 
 def note_goal_check(ledger: Ledger, rec: dict[str, Any]) -> None:
     """Fold a goal check the verification ran (a `check_finished` record) into the
-    ledger: a test run that passed settles the failed runs it covers."""
+    ledger: a test or ruff run that passed settles the failed runs it covers."""
     cmd, kind = str(rec.get("cmd") or ""), check_kind(str(rec.get("cmd") or ""))
-    if rec.get("status") == "passed" and kind in ("pytest", "unittest"):
+    if rec.get("status") == "passed" and kind in ("pytest", "unittest", "ruff"):
         settle(ledger, CheckRun(cmd=key(cmd), kind=kind, seq=rec["seq"], subtask=0,
                                 passed=True, summary=""))  # fmt: skip
 
