@@ -280,7 +280,11 @@ class Agent:
                 self.fail_subtask(failed.reason, call_id, failed.claim, failed.stuck)
             return
         sig, said = loopguard.sign(self.tools, name, args), ""
-        if (reason := self._again(name, sig)) is not None:
+        again = self.planner.small and name == "run_cmd" and loopguard.ran(self.state.guard, sig)
+        if again and (reason := handback.back(self.state, self.ctx.root, self.prompts)):
+            # The same run sent again, nothing changed since it stopped on a file this run
+            # wrote (or the tests failed after an edit): it could only do so again. The
+            # 1.5B ran its mathx tests twice more, the second time blocked, before this.
             self.fail_subtask(reason, call_id)
             return
         if (other := self.actions.instead(name, args, sig)) is not None:
@@ -303,29 +307,12 @@ class Agent:
             # Its program calls none of its code: running it again shows nothing new, so
             # the run subtask fails now and its replan goes back to a write.
             self.fail_subtask(note.removeprefix("NOTE: "))
-        elif self.planner.small and (reason := self._back()):
+        elif self.planner.small and (
+            reason := handback.back(self.state, self.ctx.root, self.prompts)
+        ):
             # A file it wrote does not load, or the tests fail after the edit before:
             # the same, back to a write or an edit of that file.
             self.fail_subtask(reason)
-
-    def _again(self, name: str, sig: str) -> str | None:
-        """Why the same run sent again, nothing changed since, fails its subtask without
-        running (small profile): it stopped on a file this run wrote, or the tests failed
-        after an edit, and could only do so again. The 1.5B ran its mathx tests twice
-        more, the second time blocked, before its subtask went back to the write."""
-        if not (self.planner.small and name == "run_cmd"):
-            return None
-        return (self._back() or None) if loopguard.ran(self.state.guard, sig) else None
-
-    def _back(self) -> str:
-        """Why the active run subtask goes back to its file now ("" when it does not)."""
-        here = current(self.state)
-        text = here[1].description if here is not None else ""
-        if found := handback.broken(self.state, text):
-            return self.prompts.render("load_failed", path=found[0], error=found[1])
-        if found := handback.failed_after_edit(self.state, text, self.ctx.root):
-            return self.prompts.render("failed_after_edit", path=found[0], failure=found[1])
-        return ""
 
     # ---- verifying the goal ----------------------------------------------------
 

@@ -88,6 +88,18 @@ def unread_program(state: State, subtask: str) -> str:
     return target if runproof.NEVER_OPENS in last.summary else ""
 
 
+def back(state: State, root: Path, prompts: PromptSet) -> str:
+    """Why the active run subtask goes back to its file now ("" when it does not): its
+    latest run stopped on a file this run wrote, or the tests failed after an edit."""
+    here = current(state)
+    text = here[1].description if here is not None else ""
+    if found := broken(state, text):
+        return prompts.render("load_failed", path=found[0], error=found[1])
+    if found := failed_after_edit(state, text, root):
+        return prompts.render("failed_after_edit", path=found[0], failure=found[1])
+    return ""
+
+
 def broken(state: State, subtask: str) -> tuple[str, str] | None:
     """The file this run wrote that the latest run of what the run `subtask` runs could
     not load, and the error, when nothing changed since."""
