@@ -107,6 +107,7 @@ class HttpModel:
         schema: dict[str, Any] | None,
         abandon: threading.Event,
         temperature: float | None,
+        limit: int,
     ) -> Reply:
         raise NotImplementedError
 
@@ -264,11 +265,13 @@ class HttpModel:
         tools: list[ToolSpec] | None = None,
         schema: dict[str, Any] | None = None,
         temperature: float | None = None,
+        max_tokens: int | None = None,
     ) -> Reply:
         """One model call, abandoned at once when a stop is requested.
 
         Tools are dropped when the model has no native tool calling; `temperature`
-        overrides the run's for this call (a verdict is asked at 0).
+        overrides the run's for this call (a verdict is asked at 0), and `max_tokens`
+        lowers its reply's cap (`num_predict`), which no server reloads a model for.
         """
         started = time.perf_counter()
         # One flag per call: a stream this call abandons ends at its next chunk, and a
@@ -276,7 +279,7 @@ class HttpModel:
         abandon = threading.Event()
         try:
             reply = self._abandonably(
-                lambda: self._chat(messages, tools, schema, abandon, temperature)
+                lambda: self._chat(messages, tools, schema, abandon, temperature, max_tokens)
             )
         finally:
             abandon.set()
@@ -292,12 +295,14 @@ class HttpModel:
         schema: dict[str, Any] | None,
         abandon: threading.Event,
         temperature: float | None,
+        max_tokens: int | None = None,
     ) -> Reply:
+        limit = self.num_predict if max_tokens is None else min(max_tokens, self.num_predict)
         while True:
             try:
                 return self._with_retry(
                     "model call",
-                    lambda: self._stream(messages, tools, schema, abandon, temperature),
+                    lambda: self._stream(messages, tools, schema, abandon, temperature, limit),
                 )
             except Downgrade as exc:
                 log.warning("%s", exc)

@@ -166,11 +166,12 @@ class OllamaModel(HttpModel):
         tools: list[ToolSpec] | None,
         schema: dict[str, Any] | None,
         temperature: float | None,
+        limit: int | None = None,
     ) -> dict[str, Any]:
         options = {
             "num_ctx": self.num_ctx,
             "temperature": self.config.temperature if temperature is None else temperature,
-            "num_predict": self.num_predict,
+            "num_predict": self.num_predict if limit is None else limit,
         }
         request: dict[str, Any] = {
             "model": self.config.model,
@@ -198,10 +199,11 @@ class OllamaModel(HttpModel):
         schema: dict[str, Any] | None,
         abandon: threading.Event,
         temperature: float | None,
+        limit: int,
     ) -> Reply:
         tools = tools if self.native_tools else None
         known = {t.name for t in tools or []}
-        request = self._request(messages, tools, schema, temperature)
+        request = self._request(messages, tools, schema, temperature, limit)
         exchange = self._exchange(reply_bytes(self.num_predict), abandon=abandon)
         idle = self.config.request_timeout
         with exchange.open(self.http, "POST", "/api/chat", idle, json=request) as r:

@@ -217,13 +217,14 @@ class OpenAIModel(HttpModel):
         tools: list[ToolSpec] | None,
         schema: dict[str, Any] | None,
         temperature: float | None,
+        limit: int | None = None,
     ) -> dict[str, Any]:
         wire = encode(messages)
         request: dict[str, Any] = {
             "model": self.config.model,
             "messages": wire,
             "temperature": self.config.temperature if temperature is None else temperature,
-            "max_tokens": self.num_predict,
+            "max_tokens": self.num_predict if limit is None else limit,
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -269,9 +270,10 @@ class OpenAIModel(HttpModel):
         schema: dict[str, Any] | None,
         abandon: threading.Event,
         temperature: float | None,
+        limit: int,
     ) -> Reply:
         tools = tools if self.native_tools else None
-        request = self._request(messages, tools, schema, temperature)
+        request = self._request(messages, tools, schema, temperature, limit)
         structured = "response_format" in request
         exchange = self._exchange(reply_bytes(self.num_predict), abandon=abandon)
         idle = self.config.request_timeout

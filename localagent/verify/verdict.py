@@ -27,6 +27,10 @@ from localagent.verify.stated import mismatches, unrun_forms
 
 log = logging.getLogger("localagent.verify")
 ATTEMPTS = 2
+# A verdict's reply is 50-150 tokens. Held to the JSON schema, Qwen2.5-Coder-1.5B once
+# wrote 1,024 tokens of nothing (the grammar allows whitespace without end), 137 s on
+# the CPU before the cap cut it, and the call was asked again.
+VERDICT_TOKENS = 400
 LEDGER_LINES = 40
 
 VERDICT_SCHEMA: dict[str, Any] = {
@@ -149,7 +153,9 @@ def ask_model(
     messages = opening(front, system, user)
     tools = front.tools if front is not None else None
     for attempt in range(1, ATTEMPTS + 1):
-        reply = model.chat(messages, tools, VERDICT_SCHEMA, temperature=0.0)
+        reply = model.chat(
+            messages, tools, VERDICT_SCHEMA, temperature=0.0, max_tokens=VERDICT_TOKENS
+        )
         on_call(reply)
         try:
             return ModelVerdict.model_validate(orjson.loads(reply.content))
