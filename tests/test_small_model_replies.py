@@ -294,3 +294,40 @@ def test_a_call_whose_last_string_is_not_closed_runs(content: str) -> None:
 )
 def test_a_string_left_open_is_never_guessed_where_its_end_is_unclear(content: str) -> None:
     assert parse_reply(content, KNOWN).calls == []
+
+
+# Qwen2.5-Coder-0.5B's rps round on the CPU, verbatim: a write_file call as JSON whose
+# content never ends, its code ending in a line `mark_subtask_complete(success=True, ...)`.
+CALL_IN_CODE = (
+    '{"name": "write_file rps_game.py with the game logic", "arguments": {"path": "rps_g'
+    'ame.py", "content": "def rock_paper_scissors():\n    import random\n    import time'
+    '\n\n    def get_user_choice():\n        user_input = input("Enter your choice (rock'
+    ', paper, scissors): ")\n        return user_input.lower()\n\n    def get_computer_c'
+    'hoice():\n        choices = ["rock", "paper", "scissors"]\n        return random.ch'
+    "oice(choices)\n\n    def play_game():\n        user_choice = get_user_choice()\n   "
+    '     computer_choice = get_computer_choice()\n        print(f"You chose {user_choic'
+    'e} and the computer chose {computer_choice}")\n\n        if user_choice == computer'
+    '_choice:\n            print("It\'s a tie!")\n        elif user_choice == "rock":\n '
+    '           if computer_choice == "scissors":\n                print("You win!")\n  '
+    '          else:\n                print("You lose!")\n        elif user_choice == "p'
+    'aper":\n            if computer_choice == "rock":\n                print("You win!"'
+    ')\n            else:\n                print("You lose!")\n        elif user_choice '
+    '== "scissors":\n            if computer_choice == "paper":\n                print("'
+    'You win!")\n            else:\n                print("You lose!")\n\n    play_game('
+    ')\n    time.sleep(2)\n    print("Game over!")\n    print("Thanks for playing!")\n  '
+    '  mark_subtask_complete(success=True, reason="The game is over.")\n}'
+)
+
+
+def test_a_call_in_the_code_of_a_call_that_could_not_be_read_never_runs(tmp_path: Path) -> None:
+    """The line was read as the model's call and ran: twice, and the second claim ended the
+    step, so the goal ended "completed" with a game that called nothing. A call that starts
+    inside a JSON call that could not be read may be its argument: nothing runs, and the
+    model is told the format."""
+    parsed = parse_reply(CALL_IN_CODE, KNOWN)
+    assert parsed.calls == [] and "no valid JSON tool call" in parsed.problem
+    ran, sent = run_hello(tmp_path, [{"content": CALL_IN_CODE}] * 2)
+    assert ran.returncode in (0, 1), ran.stderr
+    assert not [r for r in records(tmp_path) if r["type"] == "subtask_completed"
+                and r.get("reason") == "The game is over."]  # fmt: skip
+    assert "no valid JSON tool call" in messages_text(sent[2])

@@ -173,6 +173,16 @@ def _problem(recogniser: Recogniser, marker: str, detail: str) -> str:
     )
 
 
+# The start of a call written as JSON: `{"name": ...`, `{{"name": ...` (doubled braces).
+_JSON_CALL = re.compile(r'\{\s*(?:\{\s*)?"name"\s*:')
+
+
+def _attempt(text: str) -> int:
+    """Where a JSON call the text tries starts, or -1."""
+    found = _JSON_CALL.search(text)
+    return found.start() if found else -1
+
+
 def parse_reply(content: str, known: set[str]) -> Parsed:
     """The tool calls written in a reply's text, the format they came in, and, when the
     reply tried a call that could not be read, what went wrong (for the model). A call
@@ -197,8 +207,11 @@ def parse_reply(content: str, known: set[str]) -> Parsed:
         if not found and (marker or (detail and recogniser.marker is None)):
             said = _problem(recogniser, marker.group(0) if marker else "", detail)
             problem = problem or said
-            if marker and detail and (broken is None or marker.start() < broken[0]):
-                broken = (marker.start(), said)
+            # Where the call that could not be read starts: its marker, or for a JSON
+            # call, its opening `{"name":`.
+            at = marker.start() if marker else _attempt(text) if detail else -1
+            if detail and at >= 0 and (broken is None or at < broken[0]):
+                broken = (at, said)
     if broken is not None and best is not None and broken[0] < best[0]:
         return Parsed([], None, broken[1])
     if best is None:
