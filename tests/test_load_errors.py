@@ -8,6 +8,7 @@ write, and it wrote the same line back."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -308,6 +309,8 @@ def test_a_failed_test_run_a_later_one_settles_is_not_the_goal_s_unmet(tmp_path:
     `python -m pytest tests/test_mathx.py` then passed, and so did the goal's own test
     check; the verdict named the first run's failure as unmet, and its replan rewrote the
     tests that worked into ones that failed. The runs are verbatim."""
+    if shutil.which("pytest") is None:  # `pytest` then runs as `python -m pytest`
+        pytest.skip("no pytest program on PATH: the first run would import mathx")
     goal = (
         "Create a Python package mathx with the function add, with pytest tests in "
         "tests/test_mathx.py; the tests must pass with pytest"
