@@ -560,6 +560,15 @@ def test_the_input_a_waiting_program_is_offered_comes_from_its_prompt() -> None:
     # Asked whether to go on, the answer that stops: "y" plays again into the next EOF.
     assert runproof.sample_input("Play again? [y/n] EOFError") == "n\n"
     assert runproof.sample_input("Continue (yes/no)? EOFError") == "no\n"
+    # An answer to each prompt of the source, then the choice that quits, if one is offered:
+    # a game that asks in a loop ends instead of dying on the end of its input.
+    two = [
+        "Player 1, choose rock, paper, or scissors: ",
+        "Player 2, choose rock, paper, or scissors: ",
+    ]
+    assert runproof.sample_answers(two) == "rock\npaper\n"
+    assert runproof.sample_answers(["Enter rock, paper, scissors or quit: "]) == "rock\nquit\n"
+    assert runproof.sample_answers([]) == "test\n"
     assert runproof.sample_input("How many rounds? EOFError") == "1\n"
     assert runproof.sample_input("Your name: EOFError") == "test\n"
 

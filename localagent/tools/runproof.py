@@ -124,6 +124,7 @@ _LISTED = re.compile(r"\b([\w-]+)(?:,\s*[\w-]+)*,?\s+(?:or|/)\s+[\w-]+")
 _NUMBER = re.compile(r"\b(?:number|age|count|how many|amount|integer)\b", re.I)
 _AGAIN = re.compile(r"\b(?:again|another|continue|more)\b", re.I)
 _ENDS = ("n", "no", "q", "quit", "exit", "stop")
+_QUITS = ("q", "quit", "exit")
 
 
 def sample_input(output: str) -> str:
@@ -140,8 +141,11 @@ def sample_input(output: str) -> str:
 def sample_answers(prompts: list[str]) -> str:
     """One answer to each input() prompt a script's code shows, in order, each a line:
     the nth of the choices the nth offers, so two players' moves differ ("rock", then
-    "paper": a game with a result, not a tie)."""
-    return "".join(answer(prompt, nth) + "\n" for nth, prompt in enumerate(prompts or [""]))
+    "paper": a game with a result, not a tie); then the choice that quits, where a prompt
+    offers one ("rock, paper, scissors or quit"), so a game that asks in a loop ends."""
+    lines = [answer(prompt, nth) for nth, prompt in enumerate(prompts or [""])]
+    quits = [o for p in prompts for o in _choices(p) if o.lower() in _QUITS]
+    return "".join(f"{line}\n" for line in [*lines, *quits[:1]])
 
 
 def answer(prompt: str, nth: int = 0) -> str:
