@@ -5,7 +5,8 @@ work the state names (`next_due`): the plan, a replan, an action a crash interru
 a tool call of the latest reply, or a new round. Every state change is a journal record
 written before the next model call, so a resumed run does exactly what the crashed run
 would have done. How one tool call is run, settled after a crash, blocked or accepted
-as done is `localagent.loop.actions`.
+as done is `localagent.loop.actions`; how the goal is verified once its last subtask is
+done, `localagent.loop.verifying`.
 """
 
 from __future__ import annotations
@@ -19,19 +20,27 @@ from typing import Any
 from localagent import tools
 from localagent.config.settings import Settings
 from localagent.journal import Journal
-from localagent.loop import actions, context, handback, loopguard, planner, replans, roundcall
+from localagent.loop import (
+    actions,
+    context,
+    handback,
+    loopguard,
+    planner,
+    replans,
+    roundcall,
+    verifying,
+)
 from localagent.loop import facts as facts_of
 from localagent.loop.strikes import Strikes
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front
 from localagent.prompts.promptset import PromptSet
-from localagent.state import ReplanDue, State, Verifying, current
+from localagent.state import ReplanDue, State, current
 from localagent.state import due as owed
 from localagent.system.exits import Ending, Outcome
 from localagent.system.stopping import StopRequested, StopSignal
 from localagent.textcalls import ToolCall, parse_reply
 from localagent.tools.examples import example_call
-from localagent.verify import checks, verdict
 
 log = logging.getLogger("localagent.loop.agent")
 MAX_CALLS_PER_REPLY = roundcall.MAX_CALLS_PER_REPLY
@@ -88,6 +97,17 @@ class Agent:
             snapshot_bytes=settings.snapshot_store_mb << 20,
             small=small,
         )
+        self.verifier = verifying.Verifier(
+            journal,
+            settings,
+            ctx,
+            model,
+            self.prompts,
+            self.actions.snapshots,
+            stop,
+            self._recorder("verify"),
+            self.request_front,
+        )
 
     @property
     def state(self) -> State:
@@ -114,7 +134,7 @@ class Agent:
             case owed.DueCall(call):
                 self.act(call)
             case owed.DueVerify(under_way):
-                self.verify(under_way)
+                self.verifier.step(under_way)
             case owed.DueRound():
                 self.ask()
 
@@ -313,56 +333,6 @@ class Agent:
             # A file it wrote does not load, or the tests fail after the edit before:
             # the same, back to a write or an edit of that file.
             self.fail_subtask(reason)
-
-    # ---- verifying the goal ----------------------------------------------------
-
-    def verify(self, under_way: Verifying | None) -> None:
-        """One step of verifying the goal: list the checks, run the next, or decide."""
-        if under_way is None:
-            found = checks.goal_checks(
-                self.settings.checks, self.ctx.root, self.state.ledger, self.state.goal.text
-            )
-            log.info("verifying the goal: %d checks", len(found))
-            self.journal.append("verify_started", checks=found)
-            return
-        todo = next((c for c in under_way.checks if c["id"] not in under_way.results), None)
-        if todo is not None:
-            self._run_check(todo, rerun=under_way.open == todo["id"])
-            return
-        found = verdict.findings(self.state, self.ctx.root)
-        answer = None
-        if not found.hard:
-            answer = verdict.ask_model(
-                self.model,
-                self.state,
-                found,
-                self._recorder("verify"),
-                self.prompts,
-                self.request_front(),
-            )
-        replans_left = self.state.verify_replans < self.settings.max_replans
-        small = verdict.small_verifier(self.settings.profile, self.state.parameters)
-        record = verdict.decide(
-            found, answer, replans_left, small, self.prompts, self.state.goal.text
-        )
-        log.info("verdict %s (%s): %s", record["verdict"], record["source"], record["unmet"])
-        self.journal.append("verdict", **record)
-
-    def _run_check(self, check: dict[str, Any], rerun: bool) -> None:
-        self.actions.snapshots.before("goal check", self.state.rounds)
-        self.journal.append("check_started", id=check["id"], cmd=check["cmd"], rerun=rerun)
-        outcome = checks.run_check(self.ctx, check)
-        self.actions.snapshots.settle()
-        if self.stop.requested():
-            return  # cut off: it stays open and runs again on resume
-        log.info("goal check `%s`: %s (%s)", check["cmd"], outcome["status"], outcome["summary"])
-        # `ok` (SPEC §5): it passed; for a program the verification ran, it exited 0
-        ok = outcome.get("returncode") == 0 if outcome["status"] == "ran" else None
-        ok = outcome["status"] == "passed" if ok is None else ok
-        self.journal.append(
-            "check_finished", id=check["id"], cmd=check["cmd"], source=check["source"], ok=ok,
-            **outcome,
-        )  # fmt: skip
 
     def fail_subtask(
         self, reason: str, call_id: str | None = None, claim: str = "", stuck: bool = False
