@@ -144,8 +144,8 @@ def _not_found(ctx: ToolContext, cmd: str, output: str) -> str:
 def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
     """A blocked repeat of `python X.py` for an X.py that calls nothing says so again,
     with its fix (Qwen2.5-Coder-1.5B ran such a game until three strikes, and the note
-    was no longer the latest thing it read); one run without stdin of an X.py that reads
-    input gets the call that gives it some."""
+    was no longer the latest thing it read). (A run without stdin of an X.py that reads
+    input is never blocked: sent again, it runs given some, see `fed`.)"""
     cmd = args.get("cmd")
     if not isinstance(cmd, str):
         return ""
@@ -155,11 +155,6 @@ def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
         return ctx.prompts.render("ruff_check", cmd=checked)
     if (idle := _idle_script(ctx, cmd)) is not None:
         return ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1])
-    found = _script(ctx, cmd)
-    if found is not None and found[1].acts and found[1].reads_input and not args.get("stdin"):
-        # The 1.5B ran its game without stdin until three strikes (H100): the run's note
-        # was no longer the latest thing it read.
-        return _with_input(ctx, cmd, "")
     return ""
 
 
