@@ -10,7 +10,6 @@ from the model is accepted only on the journal's evidence.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import secrets
 from typing import Any
@@ -100,11 +99,7 @@ class Actions:
             return None
         if not loopguard.ran(self.state.guard, sig):
             return None
-        other = tool.policy.repeat_with(self.ctx, given)
-        if other is None:
-            return None
-        said = self.prompts.render("fed_repeat", stdin=json.dumps(other.get("stdin", "")))
-        return other, said
+        return tool.policy.repeat_with(self.ctx, given)
 
     def execute(
         self, name: str, args: dict[str, Any], call_id: str, sig: str, said: str = ""

@@ -158,18 +158,19 @@ def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
     return ""
 
 
-def fed(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any] | None:
+def fed(ctx: ToolContext, args: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
     """A run without stdin of a script whose code acts and reads input, as the run given
-    an answer to each of its input() prompts; None for any other run. Qwen2.5-Coder-1.5B
-    ran its game without stdin three times more after the note that gave it the call with
-    input, and the strikes failed the step (the CPU)."""
+    an answer to each of its input() prompts, and the `fed_repeat` line; None for any
+    other run. Qwen2.5-Coder-1.5B ran its game without stdin three times more after the
+    note that gave it the call with input, and the strikes failed the step (the CPU)."""
     cmd = args.get("cmd")
     if not isinstance(cmd, str) or args.get("stdin"):
         return None
     found = _script(ctx, cmd)
     if found is None or not (found[1].acts and found[1].reads_input):
         return None
-    return {**args, "stdin": runproof.sample_answers(found[1].prompts)}
+    stdin = runproof.sample_answers(found[1].prompts)
+    return {**args, "stdin": stdin}, ctx.prompts.render("fed_repeat", stdin=json.dumps(stdin))
 
 
 def _with_input(ctx: ToolContext, cmd: str, output: str) -> str:

@@ -34,8 +34,9 @@ class Policy:
     # with, which nothing has changed since (a script that calls nothing, and its fix).
     blocked_note: Callable[[Any, dict[str, Any]], str] | None = None
     # The arguments a repeat of it runs with instead, where the repeat could show nothing
-    # new and they can (a run without stdin of a script that reads input, given some).
-    repeat_with: Callable[[Any, dict[str, Any]], dict[str, Any] | None] | None = None
+    # new and they can (a run without stdin of a script that reads input, given some),
+    # and the line that ends its observation to say so.
+    repeat_with: Callable[[Any, dict[str, Any]], tuple[dict[str, Any], str] | None] | None = None
 
 
 @dataclass(frozen=True)
