@@ -101,7 +101,10 @@ def progress(run: Run, done: int, total: int) -> str:
     said = run.outcome + (f" ({run.verification})" if run.verification else "")
     said += f", exit {run.exit_code}" + (", over time" if run.timed_out else "")
     said += "".join(f": {note}" for note in run.notes[:1])
-    kills = f", {run.kills} kills, {run.repeated_commands} commands twice" if run.kills else ""
+    kills = ""
+    if run.kills:
+        kills = f", {run.kills} kills, {run.repeated_commands} commands twice"
+        kills += f", {run.asked_again} interrupted and sent again" if run.asked_again else ""
     judged = "works" if run.works else "broken"
     return (
         f"[{done}/{total}] {run.goal} #{run.index}: localagent {said}; artefact {judged} "

@@ -39,6 +39,7 @@ class Run:
     completion_tokens: int = 0
     model_seconds: float = 0.0
     repeated_commands: int = 0
+    asked_again: int = 0
     works: bool = False
     judged: str = ""
     workspace: str = ""
@@ -87,7 +88,7 @@ def summarize(run: Run, records: list[dict[str, Any]]) -> None:
             run.reason = str(record.get("reason", ""))[:300]
         elif kind == "goal_started":  # a resumed run that restarts its goal
             run.outcome, run.verification, run.reason = "unfinished", "", ""
-    run.repeated_commands = repeated_commands(records)
+    run.repeated_commands, run.asked_again = _command_starts(records)
 
 
 def _int(value: Any) -> int:
@@ -99,23 +100,41 @@ def _is_command(record: dict[str, Any]) -> bool:
 
 
 def repeated_commands(records: list[dict[str, Any]]) -> int:
-    """Command starts that ran a command a second time: an `action_started` for a call id
-    already started, the same command started again while an earlier start of it has no
-    `action_finished`, or a finish marked `redone` (a crash's leftover run again)."""
+    """Command starts by which the harness ran a command a second time: an `action_started`
+    for a call id already started, the same command started again while an earlier start
+    of it has neither an `action_finished` nor an `action_interrupted`, or a finish marked
+    `redone` (a crash's leftover run again). A command the model asks for again after it
+    was told its run was interrupted is its own decision: `asked_again` counts those."""
+    return _command_starts(records)[0]
+
+
+def asked_again(records: list[dict[str, Any]]) -> int:
+    """Commands the model sent again after being told their run was interrupted (SPEC 5:
+    never re-run blindly; the model decides, knowing the effect is unknown)."""
+    return _command_starts(records)[1]
+
+
+def _command_starts(records: list[dict[str, Any]]) -> tuple[int, int]:
     started: set[str] = set()
-    unfinished: dict[str, str] = {}  # signature -> call id of its start with no finish yet
-    repeated = 0
+    open_: dict[str, str] = {}  # signature -> call id of its start with no ending yet
+    interrupted: dict[str, str] = {}  # signature -> call id of its interrupted start
+    repeated = again = 0
     for record in records:
         kind, call = record["type"], str(record.get("call") or "")
         if kind == "action_started" and _is_command(record):
             signature = str(record.get("signature") or record.get("args"))
-            repeated += bool(call and call in started) or signature in unfinished
+            repeated += bool(call and call in started) or signature in open_
+            again += signature in interrupted and call not in started
             started.add(call)
-            unfinished[signature] = call
-        elif kind == "action_finished":
+            open_[signature] = call
+            interrupted.pop(signature, None)
+        elif kind in ("action_finished", "action_interrupted"):
             repeated += bool(record.get("redone")) and _is_command(record)
-            unfinished = {s: c for s, c in unfinished.items() if c != call}
-    return repeated
+            ended = {s for s, c in open_.items() if c == call}
+            open_ = {s: c for s, c in open_.items() if c != call}
+            if kind == "action_interrupted":
+                interrupted.update((s, call) for s in ended)
+    return repeated, again
 
 
 # ---- figures over runs -------------------------------------------------------------
@@ -133,7 +152,7 @@ HEADERS = [
     "s/run",
     "s/round",
 ]
-KILL_HEADERS = ["kills", "commands run twice"]
+KILL_HEADERS = ["kills", "commands run twice", "interrupted, sent again by the model"]
 
 
 def _median(values: Iterable[float]) -> float | None:
@@ -157,6 +176,7 @@ def figures(runs: list[Run]) -> dict[str, Any]:
         "over_time": sum(r.timed_out for r in runs),
         "kills": sum(r.kills for r in runs),
         "repeated_commands": sum(r.repeated_commands for r in runs),
+        "asked_again": sum(r.asked_again for r in runs),
         "median_rounds": _median(r.rounds for r in runs),
         "median_tokens": _median(r.prompt_tokens + r.completion_tokens for r in runs),
         "median_seconds": _median(r.seconds for r in runs),
@@ -193,7 +213,7 @@ def table_rows(groups: dict[str, dict[str, Any]], kills: bool) -> list[list[str]
         row += [_number(f["median_tokens"]), _number(f["median_seconds"])]
         row += [_number(f["median_seconds_per_round"], 1)]
         if kills:
-            row += [str(f["kills"]), str(f["repeated_commands"])]
+            row += [str(f["kills"]), str(f["repeated_commands"]), str(f["asked_again"])]
         rows.append(row)
     return rows
 

@@ -52,17 +52,24 @@ def test_commands_run_twice_are_counted_from_the_journal(scripts: dict[str, Modu
     )
     # A kill left 1.1 open; the resumed run started the same call again.
     assert count([started(1, "1.1"), started(2, "1.1"), finished(3, "1.1")]) == 1
-    # The same command started again, under a new call, with the first never finished.
-    assert (
-        count(
-            [
-                started(1, "1.1"),
-                {"seq": 2, "type": "action_interrupted", "call": "1.1"},
-                started(3, "2.1"),
-                finished(4, "2.1"),
-            ]
-        )
-        == 1
+    # The same command started again, under a new call, with the first never finished
+    # and never reported interrupted: the harness lost track of it.
+    assert count([started(1, "1.1"), started(3, "2.1"), finished(4, "2.1")]) == 1
+    # Told the run was interrupted, the model sent the command again: its own decision,
+    # counted apart (rps-10 and mathx-16 on the GPU, `python rps_game.py` and
+    # `pytest tests/test_mathx.py` each killed mid-run).
+    told = [
+        started(1, "1.1"),
+        {"seq": 2, "type": "action_interrupted", "call": "1.1"},
+        started(3, "2.1"),
+        finished(4, "2.1"),
+    ]
+    assert (count(told), scripts["realstats"].asked_again(told)) == (0, 1)
+    # The resumed run starting the interrupted call itself is the harness's repeat.
+    resumed = [started(1, "1.1"), {"seq": 2, "type": "action_interrupted", "call": "1.1"}]
+    assert (count([*resumed, started(3, "1.1")]), scripts["realstats"].asked_again(resumed)) == (
+        1,
+        0,
     )
     # A crash's leftover redone on resume.
     assert count([started(1, "1.1"), finished(2, "1.1", redone=True)]) == 1
@@ -192,14 +199,14 @@ def test_the_table_has_a_row_per_goal_and_one_for_all(scripts: dict[str, ModuleT
     text = stats.render(stats.by_goal(recorded(stats)), kills=True)
     lines = text.splitlines()
     assert '"completed (verified)" but broken' in lines[0]
-    assert "commands run twice" in lines[0]
+    assert "commands run twice" in lines[0] and "sent again by the model" in lines[0]
     cells = {
         line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]] for line in lines[2:]
     }
     assert list(cells) == ["hello", "rps", "all"]
     assert cells["rps"][:6] == ["3", "2 (1 verified)", "1", "1", "0", "1"]
     assert cells["hello"][:6] == ["2", "1 (1 verified)", "2", "0", "1", "0"]
-    assert cells["rps"][-2:] == ["2", "1"]
+    assert cells["rps"][-3:] == ["2", "1", "0"]
 
 
 METRICS = """# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.
