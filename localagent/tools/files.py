@@ -242,6 +242,10 @@ def write_file(
 
 def _mend_note(line: str, fixed: str) -> str:
     """What the write says of a line it wrote fixed (see `pywrite.mended`)."""
+    if "\n" in line and "\n" not in fixed:
+        first = line.split("\n", 1)[0]
+        shown = first if len(first) <= 80 else first[:77] + "..."
+        return f"; a line break in `{shown}` ended its string, so it was written as `\\n`"
     if "\n" not in fixed:
         return f"; `{line}` did not compile, so it was written as `{fixed}`"
     count = fixed.count("\n") + 1

@@ -26,6 +26,8 @@ _QUOTES = "; the apostrophe in {word} ends the '...' string: use double quotes"
 _NO_BODY = re.compile(r"expected an indented block after (.+?) on line (\d+)")
 _DEF_NAME = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")
 _PRINT = re.compile(r"^(\s*)print\s+(?!\()(.+?)\s*$")
+_UNTERMINATED = re.compile(r"unterminated (?:f-)?string literal")
+MAX_JOINED = 6  # lines a string cut by line breaks is joined across
 
 
 def compile_problem(source: str | bytes, name: str) -> tuple[str | None, bool]:
@@ -88,6 +90,8 @@ def _edit(source: str | bytes, name: str, exc: SyntaxError) -> tuple[str, str, s
         if '"' in text or "\\" in text:
             return None
         return f"'{text}'", f'"{text}"', found[2]
+    if _UNTERMINATED.match(exc.msg) and (joined := _joined(source, lines, exc.lineno, name)):
+        return joined
     for fixed in _candidates(body, exc, lines[exc.lineno :]):
         end = line[len(body) :]
         edited = "".join([*lines[: exc.lineno - 1], fixed + end, *lines[exc.lineno :]])
@@ -97,6 +101,34 @@ def _edit(source: str | bytes, name: str, exc: SyntaxError) -> tuple[str, str, s
             old, new = body.strip(), fixed.strip()
             if old and source.count(old) == 1:
                 return old, new, ""
+    return None
+
+
+def _joined(source: str, lines: list[str], lineno: int, name: str) -> tuple[str, str, str] | None:
+    """A string cut by line breaks meant as `\\n`: the line joined with the ones after it
+    by `\\n`, up to the first join after which the file compiles or fails only further on.
+
+    In a call's JSON, `\\n` is a line break, and a model that means the two characters
+    `\\n` in the code must write `\\\\n`: Qwen2.5-Coder-1.5B wrote
+    `print(f'Number of lines: {len(lines)}\\nNumber of words: {words}')` so in 5 of 6
+    wordcount runs (the H200), sent the same write again until three strikes, and two of
+    those runs ran out of time on it."""
+    for end in range(lineno, min(lineno - 1 + MAX_JOINED, len(lines))):
+        span = [line.rstrip("\r\n") for line in lines[lineno - 1 : end + 1]]
+        fixed = "\\n".join(span)
+        ending = lines[end][len(span[-1]) :]
+        edited = "".join([*lines[: lineno - 1], fixed + ending, *lines[end + 1 :]])
+        try:
+            compile(edited, name, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            if exc.lineno == lineno and _UNTERMINATED.match(exc.msg):
+                continue  # still cut: the next line belongs to the string too
+            if (exc.lineno or 0) <= lineno:
+                return None
+        except (ValueError, RecursionError, MemoryError):
+            return None
+        old, new = "\n".join(span).strip(), fixed.strip()
+        return (old, new, "") if source.count(old) == 1 else None
     return None
 
 

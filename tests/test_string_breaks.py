@@ -1,0 +1,92 @@
+"""A string a small model cut with a line break it meant as `\\n` is written joined.
+
+In a call's JSON, `\\n` is a line break; the two characters `\\n` in the code are `\\\\n`.
+Qwen2.5-Coder-1.5B wrote the first in 5 of 6 wordcount runs on the H200, was told the
+f-string did not compile, sent the same write again until three strikes (two runs ran out
+of time on it). Replayed verbatim on the scripted fake server through the real CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import plan_rule, records_of, small_model_goal
+
+from localagent.tools import pywrite
+from localagent.tools.syntaxfix import compile_problem
+
+GOAL = (
+    "Write wordcount.py, a command-line program using argparse: python wordcount.py FILE "
+    "prints the number of lines, words and characters in FILE; with --lines it prints only "
+    "the number of lines"
+)
+# wordcount-4's first round, verbatim (its braces doubled, as the model wrote them).
+WRITE = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argparse'
+    "\\n\\ndef main(args):\\n    with open(args.file, 'r', encoding='utf-8') as f:\\n        "
+    "lines = f.readlines()\\n        words = sum(len(line.split()) for line in lines)\\n       "
+    " characters = sum(len(line) for line in lines)\\n        print(f'Number of lines: "
+    "{len(lines)}\\nNumber of words: {words}\\nNumber of characters: {characters}')\"}}"
+)
+PRINTS = (
+    "        print(f'Number of lines: {len(lines)}\\nNumber of words: {words}"
+    "\\nNumber of characters: {characters}')"
+)
+
+
+def test_a_string_cut_by_line_breaks_is_written_joined(tmp_path: Path) -> None:
+    step = "write_file wordcount.py with the argparse program"
+    replies = [{"content": WRITE}]
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, [step])), replies, LOCALAGENT_MAX_ROUNDS="1"
+    )
+    # Its main() is called by nothing yet (the model's next step): the goal is not done.
+    assert "round limit of 1 reached" in ran.stderr, ran.stdout + ran.stderr
+    result = records_of(tmp_path, "action_finished")[0]["result"]
+    assert result.startswith("wrote 337 bytes to 'wordcount.py' (created); a line break in ")
+    assert "ended its string, so it was written as `\\n`" in result
+    assert "syntax error" not in result
+    written = (tmp_path / "wordcount.py").read_text()
+    assert PRINTS in written.splitlines()
+    sample = tmp_path / "sample.txt"
+    sample.write_text("one two\nthree\n")
+    code = f"{written}\nimport types\nmain(types.SimpleNamespace(file={str(sample)!r}))\n"
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert shown.stdout == "Number of lines: 2\nNumber of words: 3\nNumber of characters: 14\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "fixed"),
+    [
+        # wordcount-1: `count('\n')` cut in two.
+        (
+            "with open(name) as f:\n    print(f.read().count('\n'))\n",
+            "    print(f.read().count('\\n'))",
+        ),
+        # wordcount-3: the last of three lines of one f-string.
+        ("c = 3\nprint(f'Characters: {c}\n')\n", "print(f'Characters: {c}\\n')"),
+        # Two strings cut in one file: each is joined.
+        ("a = 'x\ny'\nb = \"p\nq\"\n", 'b = "p\\nq"'),
+    ],
+)
+def test_which_cut_strings_are_joined(content: str, fixed: str) -> None:
+    made = pywrite.mended(content, "count.py")
+    assert made, content
+    final = made[-1][2]
+    assert compile_problem(final, "count.py")[0] is None
+    assert fixed in final.splitlines()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "x = 'abc\ny = 2\n",  # a quote never closed: no join makes it compile
+        "x = 'abc\n",  # nothing to join
+        "x = 'a\n'\nx = 'a\n'\n",  # the same cut line twice: no one edit names it
+    ],
+)
+def test_a_string_no_join_closes_is_left_to_the_model(content: str) -> None:
+    assert pywrite.mended(content, "x.py") == []
+    assert "unterminated string literal" in (compile_problem(content, "x.py")[0] or "")
