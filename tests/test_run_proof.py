@@ -708,3 +708,61 @@ def test_a_small_verifier_that_names_only_the_goal_does_not_send_the_work_back(
         assert verdict["note"].startswith("PARTIAL: the checks show the goal's work")
         assert records_of(tmp_path, "goal_completed")[0]["verification"] == "partial"
         assert len(records_of(tmp_path, "plan")) == 1
+
+
+# rps-16 on the H200, verbatim: the replan's tasks, its write (the apostrophe mended), its
+# runs, and the 1.5B verifier's unmet item, the plan's own first task.
+GAME_TASK = "Write the game logic in rps_game.py"
+GAME_WRITE = (
+    '```json\n{"name": "write_file", "arguments": {"path": "rps_game.py", "content": "import '
+    "random\\n\\ndef play_game():\\n    choices = ['rock', 'paper', 'scissors']\\n    "
+    "computer_choice = random.choice(choices)\\n    user_choice = input('Enter your choice "
+    "(rock, paper, or scissors): ').lower()\\n\\n    if user_choice == computer_choice:\\n    "
+    "    print(f'It's a tie! You chose {user_choice} and the computer chose "
+    "{computer_choice}.')\n    elif (user_choice == 'rock' and computer_choice == 'scissors') "
+    "or (user_choice == 'paper' and computer_choice == 'rock') or (user_choice == 'scissors' "
+    "and computer_choice == 'paper'):\n        print(f'You win! You chose {user_choice} and "
+    "the computer chose {computer_choice}.')\n    else:\n        print(f'You lose! You chose "
+    "{user_choice} and the computer chose {computer_choice}.')\n\nif __name__ == "
+    "'__main__':\\n    play_game()\"}}\n```"
+)
+GAME_RUNS = [
+    '```json\n{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py"}}\n```',
+    '```json\n{"name": "run_cmd", "arguments": {"cmd": "python rps_game.py", "stdin": '
+    '"rock\\n"}}\n```',
+]
+
+
+@pytest.mark.parametrize(
+    ("unmet", "then"),
+    [([GAME_TASK], "complete"), (["run python rps_game.py"], "complete"),
+     (["The game never says who won"], "replan")],
+)  # fmt: skip
+def test_a_small_verifier_that_names_only_a_plan_step_does_not_send_the_work_back(
+    tmp_path: Path, unmet: list[str], then: str
+) -> None:
+    """The game played ("You lose! You chose rock and the computer chose paper."); the
+    1.5B verifier said NOT_VERIFIED, unmet: "Write the game logic in rps_game.py", the
+    task its plan had just done, and the replans for it wrote the game over with a stub
+    (rps-16, rps-2: the goal ended without a game that plays)."""
+    plan = plan_rule(
+        (GAME_TASK, ["write_file rps_game.py with the game logic"]),
+        ("Run python rps_game.py to test the game logic", ["run python rps_game.py"]),
+    )
+    doubt = {"verdict": "NOT_VERIFIED", "unmet": unmet, "evidence": [48], "next": "replan"}
+    replies = [{"content": GAME_WRITE}, *({"content": run} for run in GAME_RUNS)]
+    small_model_goal(
+        tmp_path, RPS, plan, replies, {"content": json.dumps(doubt)},
+        LOCALAGENT_MAX_ROUNDS="4", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    ran = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert "You chose rock and the computer chose" in ran[-1]["result"]
+    verdict = records_of(tmp_path, "verdict")[0]
+    assert (verdict["source"], verdict["then"]) == ("model", then)
+    if then == "complete":
+        assert verdict["verification"] == "partial"
+        assert records_of(tmp_path, "goal_completed")[0]["verification"] == "partial"
+        assert len(records_of(tmp_path, "plan")) == 1
+        assert "play_game()" in (tmp_path / "rps_game.py").read_text()
+    else:
+        assert len(records_of(tmp_path, "plan")) == 2

@@ -64,7 +64,13 @@ class Verifier:
             )
         replans_left = state.verify_replans < self.settings.max_replans
         small = verdict.small_verifier(self.settings.profile, state.parameters)
-        record = verdict.decide(found, answer, replans_left, small, self.prompts, state.goal.text)
+        tasks = state.goal.tasks
+        steps = tuple(t.description for t in tasks) + tuple(
+            s.description for t in tasks for s in t.subtasks
+        )
+        record = verdict.decide(
+            found, answer, replans_left, small, self.prompts, state.goal.text, steps
+        )
         log.info("verdict %s (%s): %s", record["verdict"], record["source"], record["unmet"])
         self.journal.append("verdict", **record)
 

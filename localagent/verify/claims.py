@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from typing import Any
 
 RESTATED = 0.95  # a text's likeness to the goal's that makes it the goal again
@@ -30,6 +31,19 @@ def restates(text: str, goal: str) -> bool:
     prompt twice), and a small verifier names it as what is unmet."""
     a, b = (" ".join(t.lower().rstrip(". ").split()) for t in (text, goal))
     return len(a) > 40 and difflib.SequenceMatcher(None, a, b).ratio() >= RESTATED
+
+
+def names_step(text: str, steps: Iterable[str]) -> bool:
+    """Whether a text is one of the plan's own task or subtask texts again: the 1.5B
+    verifier named "Write the game logic in rps_game.py", the task its plan had just
+    done, as all that was unmet of a game that played (two runs on the H200), and the
+    replans for it wrote the game over with a stub."""
+    a = " ".join(text.lower().rstrip(". ").split())
+    for step in steps:
+        b = " ".join(step.lower().rstrip(". ").split())
+        if a and difflib.SequenceMatcher(None, a, b).ratio() >= RESTATED:
+            return True
+    return False
 
 
 def refusal(state: Any, reason: str) -> str | None:

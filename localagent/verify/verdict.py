@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from localagent.models import Model
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
-from localagent.verify.claims import restates
+from localagent.verify.claims import names_step, restates
 from localagent.verify.evidence import gate
 from localagent.verify.stated import mismatches, unrun_forms
 
@@ -196,9 +196,11 @@ def decide(
     small: str = "",
     prompts: PromptSet = DEFAULT,
     goal: str = "",
+    steps: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The `verdict` record: what was found, who decided, and what happens next (`goal`:
-    its text, which a small verifier may name as all that is unmet)."""
+    its text, and `steps`: the plan's task and subtask texts, which a small verifier may
+    name as all that is unmet)."""
     if found.hard:
         return {
             "verdict": "NOT_VERIFIED",
@@ -220,7 +222,8 @@ def decide(
             **({"note": note} if note else {}),
         }
     unmet = [item.strip()[:300] for item in answer.unmet if item.strip()][:6]
-    if small and reached == "verified" and all(restates(item, goal) for item in unmet):
+    vague = all(restates(item, goal) or names_step(item, steps) for item in unmet)
+    if small and reached == "verified" and vague:
         # Qwen2.5-Coder-1.5B's greet.py did what the goal asks, and the checks showed it;
         # the 1.5B verifier named the goal's own text as unmet, and the replan for it
         # wrote the program again as the function alone (the CPU). A small verifier that
