@@ -22,7 +22,7 @@ from support import (
 
 from localagent.journal import Journal
 from localagent.loop import rundone
-from localagent.loop.subtasks import TESTS, ran_by
+from localagent.loop.subtasks import LINT, TESTS, ran_by
 from localagent.prompts.promptset import PromptSet
 from localagent.state import DueCompletion, DueVerify, next_due
 from localagent.state.ledger import Ledger, note_action
@@ -258,6 +258,10 @@ def test_a_run_named_with_a_sentence_is_evidence() -> None:
         ("run python -m mathx", ""),
         ("run python wordcount.py sample.txt", "wordcount.py"),  # the program, given a file
         ("run python3 -u tools/count.py data/in.csv", "tools/count.py"),
+        # The 1.5B's mathx step on the H200: ruff on the test file, not the tests.
+        ("run_cmd ruff check tests/test_mathx.py", LINT),
+        ("run ruff check on the tests", LINT),
+        ("run pytest tests/test_mathx.py", TESTS),
     ],
 )
 def test_what_is_a_run_subtask(subtask: str, target: str) -> None:
