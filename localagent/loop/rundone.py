@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from localagent.loop import readdone, writedone
-from localagent.loop.subtasks import LINT, TESTS, looks, ran_by
+from localagent.loop.subtasks import LINT, TESTS, checkers, looks, ran_by
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, check_kind, key, mentioned, outcome, run_facts
 from localagent.textcalls import given_arguments
 from localagent.tools.tool import Tool
+from localagent.verify.claims import restates
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,53 @@ def finished(
             # A run to see what fails is done by the run, its tests passing or not.
             said = "done_by_look" if look else "done_by_run"
             return Finished(key(cmd), prompts.render(said, cmd=key(cmd), summary=found[1]))
+    for cmd in facts.get("ran", []) if small else []:
+        found = outcome(cmd, text, *run_facts(facts, cmd))
+        if (done := checked(state, cmd, found is not None and found[0], prompts)) is not None:
+            return done
     return None
+
+
+def _whole_goal(state: State) -> set[str]:
+    """The checkers the goal names, when the active subtask is the goal itself (a one-task
+    plan: the plan fell back to it, or the model's plan was the goal again); else none."""
+    here = current(state)
+    if here is None or state.goal is None or not restates(here[1].description, state.goal.text):
+        return set()
+    return checkers(state.goal.text)
+
+
+def checked(state: State, cmd: str, passed: bool, prompts: PromptSet) -> Finished | None:
+    """Whether a check run (`passed`: it just did, or earlier with nothing changed since)
+    ends the subtask that is the goal itself: every checker the goal names passed in this
+    subtask with nothing changed since. Qwen2.5-Coder-1.5B's mathx ran as one task (its
+    plan quoted code that does not compile): its tests passed, then `ruff check
+    tests/test_mathx.py`, nothing changed since, and it never called
+    mark_subtask_complete; it ran pip, pytest and ruff until the round limit, and the goal
+    failed with the package working (the H200)."""
+    wanted = _whole_goal(state) if passed and not _fixes(cmd) else set()
+    if not any(runs(target, cmd) for target in wanted):
+        return None
+    shown = [f"`{key(cmd)}`"]
+    for target in sorted(wanted):
+        if runs(target, cmd):
+            continue
+        done = [r for r in state.ledger.checks.values() if runs(target, r.cmd)]
+        run = next((r for r in reversed(done) if _succeeded(state, r.cmd) is not None), None)
+        if run is None or run.subtask != state.ledger.subtask:
+            return None
+        shown.append(f"`{run.cmd}`")
+    text = prompts.render("done_by_checks", runs=" and ".join(shown))
+    return Finished(key(cmd), text)
+
+
+def _fixes(cmd: str) -> bool:
+    """Whether a ruff run changes files (`--fix`, `format` without `--check`): what ran
+    before it no longer shows the workspace as it is."""
+    words = cmd.split()
+    return check_kind(cmd) == "ruff" and (
+        "--fix" in words or ("format" in words and not {"--check", "--diff"} & set(words))
+    )
 
 
 def _succeeded(state: State, cmd: str) -> CheckRun | None:
@@ -90,7 +137,7 @@ def _succeeded(state: State, cmd: str) -> CheckRun | None:
 def rerun(state: State, tool: Tool | None, args: dict[str, Any]) -> str:
     """The command a call runs, when it is a run_cmd and the active subtask a run subtask."""
     cmd = given_arguments(args).get("cmd") if tool is not None and tool.name == "run_cmd" else None
-    return cmd if isinstance(cmd, str) and _target(state) else ""
+    return cmd if isinstance(cmd, str) and (_target(state) or _whole_goal(state)) else ""
 
 
 def failed_run(state: State, name: str, args: Any) -> CheckRun | None:
@@ -117,7 +164,10 @@ def repeated(state: State, cmd: str, prompts: PromptSet) -> Finished | None:
     """Whether a run of `cmd` that the loop guard blocks ends the active run subtask
     instead: the same command succeeded in this subtask and nothing changed since."""
     target = _target(state)
-    run = _succeeded(state, cmd) if target and runs(target, cmd) else None
+    if not target:
+        run = _succeeded(state, cmd)
+        return checked(state, cmd, run is not None and run.subtask == state.ledger.subtask, prompts)
+    run = _succeeded(state, cmd) if runs(target, cmd) else None
     if run is None or run.subtask != state.ledger.subtask:
         return None
     return Finished(run.cmd, prompts.render("done_by_rerun", cmd=run.cmd, summary=run.summary))

@@ -132,6 +132,11 @@ def ran_by(text: str) -> str:
 _LOOK = re.compile(r"\bto (?:see|find out|show) (?:what|which|why|where|how)\b.*\bfail", re.I)
 
 
+def checkers(text: str) -> set[str]:
+    """The checkers a text names: `TESTS` (the tests, pytest, unittest) and `LINT` (ruff)."""
+    return {name for name, found in ((TESTS, _TESTS), (LINT, _RUFF)) if found.search(text)}
+
+
 def names_tests(text: str) -> bool:
     """Whether the text names tests or a test runner."""
     return bool(_TESTS.search(text))

@@ -154,6 +154,11 @@ DONE_BY_RUN = "`{cmd}` ran and succeeded ({summary}), which is all the subtask a
 
 DONE_BY_RERUN = "`{cmd}` already succeeded in this subtask ({summary}) and nothing changed since"
 
+DONE_BY_CHECKS = (
+    "{runs} passed in this subtask with nothing changed since: every check the goal names "
+    "passed, which is all the subtask asks"
+)
+
 RUN_COMPLETES = """\
 SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not run it again. Next: {next}."""
 

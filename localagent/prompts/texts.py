@@ -23,6 +23,7 @@ from localagent.prompts.feedback import (
     COMPLETION_REFUSED,
     CUT_OFF,
     CUT_OFF_WRITE,
+    DONE_BY_CHECKS,
     DONE_BY_EDIT,
     DONE_BY_LOOK,
     DONE_BY_READ,
@@ -309,6 +310,11 @@ PROMPTS: dict[str, Prompt] = {
         DONE_BY_RERUN,
         "why a run subtask is done: its command, already successful, sent again",
         _spec("cmd summary"),
+    ),
+    "done_by_checks": Prompt(
+        DONE_BY_CHECKS,
+        "why the subtask that is the goal itself is done: every check the goal names passed",
+        _spec("runs"),
     ),
     "rerun_skipped": Prompt(RERUN_SKIPPED, "result: a repeat of a successful run", _spec()),
     "carried_run": Prompt(
