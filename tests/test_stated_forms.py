@@ -13,7 +13,7 @@ import pytest
 from support import VERIFIED, plan_rule, records_of, small_model_goal
 
 from localagent.state.ledger import CheckRun, Write
-from localagent.verify.stated import stated_forms, unrun_forms
+from localagent.verify.stated import form_checks, stated_forms, unrun_forms
 
 WORDCOUNT = (
     "Write wordcount.py, a command-line program using argparse: python wordcount.py FILE "
@@ -32,6 +32,17 @@ LINES_ONLY = (
     "nd characters in a file.')\n    parser.add_argument('file', type=str, help='The fi"
     "le to count.')\n    parser.add_argument('--lines', action='store_true', help='Pr"
     "int only the number of lines.')\n    args = parser.parse_args()\\n    main(args)\"}}}"
+)
+# wordcount-6 on the H200, verbatim: the rewrite that lost --lines.
+NO_LINES = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpa'
+    "rse\\n\\ndef main(file_path):\\n    with open(file_path, 'r', encoding='utf-8') as fil"
+    "e:\\n        lines = file.readlines()\\n        words = sum(len(line.split()) for line"
+    " in lines)\\n        characters = sum(len(line) for line in lines)\\n        print(f'L"
+    "ines: {len(lines)}, Words: {words}, Characters: {characters}')\\n\\nif __name__ == '__"
+    "main__':\\n    parser = argparse.ArgumentParser(description='Count lines, words, and c"
+    "haracters in a file.')\n    parser.add_argument('file_path', type=str, help='The file "
+    "to count.')\n    args = parser.parse_args()\\n    main(args.file_path)\"}}"
 )
 SAMPLE = {"name": "write_file", "arguments": {"path": "sample.txt", "content": "a b\nc\n"}}
 
@@ -110,3 +121,48 @@ def test_which_runs_make_a_stated_command_line() -> None:
         ("python wordcount.py a.txt", False, 6), ("python wordcount.py --lines b", True, 7)
     )
     assert unrun_forms(WORDCOUNT, failed) == [plain]
+
+
+def test_a_stated_command_line_the_program_refuses_fails_the_verification(
+    tmp_path: Path,
+) -> None:
+    """wordcount-6 on the H200: its rewrite (to open the file it is given) lost --lines;
+    `python wordcount.py sample.txt` printed the three counts, and the goal ended
+    "completed (unverified)" with a program that answers --lines "unrecognized
+    arguments". The verification runs the stated form with the file the model gave it."""
+    plan = plan_rule(
+        (WORDCOUNT, ["write_file wordcount.py with its code", "run python wordcount.py FILE"])
+    )
+    rounds = [NO_LINES, json.dumps(SAMPLE), run("python wordcount.py sample.txt")]
+    ran, _ = small_model_goal(
+        tmp_path, WORDCOUNT, plan, [{"content": r} for r in rounds], VERIFIED,
+        LOCALAGENT_MAX_ROUNDS=str(len(rounds)), LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    (started,) = records_of(tmp_path, "verify_started")
+    assert "python wordcount.py --lines sample.txt" in [c["cmd"] for c in started["checks"]]
+    (check,) = [
+        c for c in records_of(tmp_path, "check_finished") if c["cmd"].endswith("--lines sample.txt")
+    ]
+    assert check["ok"] is False and check["returncode"] == 2
+    assert "unrecognized arguments: --lines" in check["output"]
+    verdict = records_of(tmp_path, "verdict")[0]
+    assert (verdict["source"], verdict["verification"]) == ("checks", "failed")
+    assert not records_of(tmp_path, "goal_completed")
+    assert ran.returncode != 0
+
+
+def test_a_stated_form_is_run_with_the_arguments_a_successful_run_gave() -> None:
+    def ledger(*cmds: str) -> SimpleNamespace:
+        checks = {
+            c: CheckRun(cmd=c, kind="script", seq=n, subtask=1, passed=True, summary="exit code 0")
+            for n, c in enumerate(cmds, 10)
+        }
+        return SimpleNamespace(checks=checks, writes={"wordcount.py": Write(seq=5, subtask=1)})
+
+    assert form_checks(WORDCOUNT, ledger("python wordcount.py sample.txt")) == [
+        "python wordcount.py --lines sample.txt"
+    ]
+    both = ledger("python wordcount.py a.txt", "python wordcount.py --lines a.txt")
+    assert form_checks(WORDCOUNT, both) == []
+    assert form_checks(WORDCOUNT, ledger("python wordcount.py")) == []  # no file to give it
+    assert form_checks(WORDCOUNT, ledger()) == []

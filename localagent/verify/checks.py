@@ -23,7 +23,7 @@ from localagent.state.ledger import Ledger, check_kind, judge, key, split_result
 from localagent.system import safefs
 from localagent.tools import pyscript
 from localagent.tools.cmdline import check_command
-from localagent.verify.stated import stated_checks, unchecked
+from localagent.verify.stated import form_checks, stated_checks, unchecked
 
 PYTEST = "python -m pytest -q"
 EXPECTED_FILE = "expected.txt"
@@ -70,6 +70,9 @@ def goal_checks(
     if _has_tests(root) and PYTEST not in given:
         found.append({"cmd": PYTEST, "source": "tests"})
     found += [{"cmd": c, "source": "goal"} for c in stated_checks(goal) if c not in given]
+    if ledger is not None:
+        given |= {c["cmd"] for c in found}
+        found += [{"cmd": c, "source": "goal"} for c in form_checks(goal, ledger) if c not in given]
     if (root / EXPECTED_FILE).is_file() and (root / EXPECTED_PROGRAM).is_file():
         found.append(
             {"cmd": f"python {EXPECTED_PROGRAM}", "source": "expected", "expected": EXPECTED_FILE}

@@ -118,26 +118,56 @@ def stated_forms(goal: str) -> list[tuple[str, tuple[str, ...], int]]:
     return forms if len(forms) > 1 or forms[0][1] or forms[0][2] else []
 
 
+def _given(cmd: str, script: str) -> tuple[tuple[str, ...], list[str]] | None:
+    """A run's flags and other arguments, when it runs `script` with python; else None."""
+    words = _WORDS.findall(cmd)
+    if len(words) < 2 or words[1] != script or not words[0].startswith("python"):
+        return None
+    flags = tuple(sorted(w for w in words[2:] if w.startswith("-")))
+    return flags, [w for w in words[2:] if not w.startswith("-")]
+
+
+def _passed_runs(script: str, ledger: Any) -> list[Any]:
+    """The ledger's successful runs of `script` since its last change, oldest first."""
+    write = ledger.writes.get(script)
+    found = [
+        c
+        for c in ledger.checks.values()
+        if c.passed is True and (write is None or c.seq > write.seq) and _given(c.cmd, script)
+    ]
+    return sorted(found, key=lambda c: c.seq)
+
+
 def unrun_forms(goal: str, ledger: Any) -> list[str]:
     """The command lines the goal states that no run since the script's last change made
-    with success: its flags, and as many other arguments. Qwen2.5-Coder-1.5B's
-    wordcount.py, which the goal says prints lines, words and characters and, with
-    --lines, only the lines, was run only as `python wordcount.py --lines sample.txt`; it
-    printed no line count without --lines, and the small verifier said VERIFIED (the CPU)."""
+    with success: its flags, and as many other arguments (the verification's own run of
+    it, `form_checks`, shows only its exit status: a small verifier's word on its output
+    is no evidence). Qwen2.5-Coder-1.5B's wordcount.py, which the goal says prints
+    lines, words and characters and, with --lines, only the lines, was run only as
+    `python wordcount.py --lines sample.txt`; it printed no line count without --lines,
+    and the small verifier said VERIFIED (the CPU)."""
     missing = []
     for script, flags, count in stated_forms(goal):
-        write = ledger.writes.get(script)
-        covered = False
-        for check in ledger.checks.values():
-            words = _WORDS.findall(check.cmd)
-            if check.passed is not True or (write is not None and check.seq < write.seq):
-                continue
-            if len(words) < 2 or words[1] != script or not words[0].startswith("python"):
-                continue
-            given = words[2:]
-            ran_flags = tuple(sorted(w for w in given if w.startswith("-")))
-            covered = covered or (ran_flags == flags and len(given) - len(ran_flags) == count)
-        if not covered:
-            shown = " ".join(["python", script, *flags, *(["ARG"] * count)])
-            missing.append(shown)
+        cmds = [c.cmd for c in _passed_runs(script, ledger)]
+        given = [found for cmd in cmds if (found := _given(cmd, script)) is not None]
+        if not any(f == flags and len(args) == count for f, args in given):
+            missing.append(" ".join(["python", script, *flags, *(["ARG"] * count)]))
     return missing
+
+
+def form_checks(goal: str, ledger: Any) -> list[str]:
+    """The command lines the goal states that no successful run made, made runnable:
+    its flags with the other arguments of the latest successful run of the script that
+    had as many (the file the model gave it). The verification runs each; it must exit 0.
+    Qwen2.5-Coder-1.5B's wordcount.py lost its --lines in a rewrite, ran as `python
+    wordcount.py sample.txt`, and three of six runs ended "completed (unverified)" with a
+    program that answers `--lines` with "unrecognized arguments" (the H200)."""
+    found = []
+    for script, flags, count in stated_forms(goal):
+        runs = [_given(c.cmd, script) for c in _passed_runs(script, ledger)]
+        if any(r is not None and r[0] == flags and len(r[1]) == count for r in runs):
+            continue
+        args = next((r[1] for r in reversed(runs) if r is not None and len(r[1]) == count), None)
+        if args is not None:
+            found.append(" ".join(["python", script, *flags, *args]))
+    return found
