@@ -127,32 +127,37 @@ def _given(cmd: str, script: str) -> tuple[tuple[str, ...], list[str]] | None:
     return flags, [w for w in words[2:] if not w.startswith("-")]
 
 
-def _passed_runs(script: str, ledger: Any) -> list[Any]:
-    """The ledger's successful runs of `script` since its last change, oldest first."""
-    write = ledger.writes.get(script)
-    found = [
-        c
-        for c in ledger.checks.values()
-        if c.passed is True and (write is None or c.seq > write.seq) and _given(c.cmd, script)
-    ]
-    return sorted(found, key=lambda c: c.seq)
+def _uncovered(goal: str, ledger: Any) -> list[tuple[str, tuple[str, ...], int, list[Any]]]:
+    """Each command line the goal states that no successful run since the script's last
+    change made: (script, flags, other arguments, the flags and other arguments of each
+    successful run of the script since, oldest first)."""
+    found = []
+    for script, flags, count in stated_forms(goal):
+        write = ledger.writes.get(script)
+        checks = sorted(ledger.checks.values(), key=lambda c: c.seq)
+        runs = [
+            given
+            for c in checks
+            if c.passed is True and (write is None or c.seq > write.seq)
+            and (given := _given(c.cmd, script)) is not None
+        ]  # fmt: skip
+        if not any(f == flags and len(args) == count for f, args in runs):
+            found.append((script, flags, count, runs))
+    return found
 
 
 def unrun_forms(goal: str, ledger: Any) -> list[str]:
     """The command lines the goal states that no run since the script's last change made
     with success: its flags, and as many other arguments (the verification's own run of
     it, `form_checks`, shows only its exit status: a small verifier's word on its output
-    is no evidence). Qwen2.5-Coder-1.5B's wordcount.py, which the goal says prints
-    lines, words and characters and, with --lines, only the lines, was run only as
-    `python wordcount.py --lines sample.txt`; it printed no line count without --lines,
-    and the small verifier said VERIFIED (the CPU)."""
-    missing = []
-    for script, flags, count in stated_forms(goal):
-        cmds = [c.cmd for c in _passed_runs(script, ledger)]
-        given = [found for cmd in cmds if (found := _given(cmd, script)) is not None]
-        if not any(f == flags and len(args) == count for f, args in given):
-            missing.append(" ".join(["python", script, *flags, *(["ARG"] * count)]))
-    return missing
+    is no evidence). Qwen2.5-Coder-1.5B's wordcount.py, which the goal says prints lines,
+    words and characters and, with --lines, only the lines, was run only as `python
+    wordcount.py --lines sample.txt`; it printed no line count without --lines, and the
+    small verifier said VERIFIED (the CPU)."""
+    return [
+        " ".join(["python", script, *flags, *(["ARG"] * count)])
+        for script, flags, count, _ in _uncovered(goal, ledger)
+    ]
 
 
 def form_checks(goal: str, ledger: Any) -> list[str]:
@@ -163,11 +168,8 @@ def form_checks(goal: str, ledger: Any) -> list[str]:
     wordcount.py sample.txt`, and three of six runs ended "completed (unverified)" with a
     program that answers `--lines` with "unrecognized arguments" (the H200)."""
     found = []
-    for script, flags, count in stated_forms(goal):
-        runs = [_given(c.cmd, script) for c in _passed_runs(script, ledger)]
-        if any(r is not None and r[0] == flags and len(r[1]) == count for r in runs):
-            continue
-        args = next((r[1] for r in reversed(runs) if r is not None and len(r[1]) == count), None)
+    for script, flags, count, runs in _uncovered(goal, ledger):
+        args = next((args for _, args in reversed(runs) if len(args) == count), None)
         if args is not None:
             found.append(" ".join(["python", script, *flags, *args]))
     return found
