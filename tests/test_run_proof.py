@@ -262,7 +262,8 @@ def test_a_program_that_raises_as_it_runs_goes_back_to_its_write(tmp_path: Path)
     (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
     assert back["by"] == "handback"
     assert back["tasks"][0]["subtasks"][:2] == [
-        f"write_file wordcount.py again, changed so that it no longer raises {error}",
+        f"write_file wordcount.py again, changed so that it no longer raises {error}, "
+        "keeping its --lines option",
         "run python wordcount.py sample.txt",
     ]
     assert results(tmp_path)[-1].startswith("exit code 0\n2 3 6\n")
@@ -271,7 +272,9 @@ def test_a_program_that_raises_as_it_runs_goes_back_to_its_write(tmp_path: Path)
 def test_a_program_that_never_opens_its_file_goes_back_to_its_write(tmp_path: Path) -> None:
     """The 1.5B's wordcount.py counted sys.stdin; told its run showed nothing, it ran it
     again with stdin "test" until three strikes (the CPU). In the small profile that run
-    fails the step at once, and the replan, made without the model, is the write."""
+    fails the step at once, and the replan, made without the model, is the write; it
+    names the option the goal states (told only to open the file, the 1.5B wrote it
+    again without --lines, on the H200 and on the CPU)."""
     plan = plan_rule(
         (WORDCOUNT, ["write_file wordcount.py with its code", "run python wordcount.py FILE"])
     )
@@ -291,7 +294,8 @@ def test_a_program_that_never_opens_its_file_goes_back_to_its_write(tmp_path: Pa
     (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
     assert back["by"] == "handback"
     assert back["tasks"][0]["subtasks"][:2] == [
-        "write_file wordcount.py again, changed so that it opens and reads the file it is given",
+        "write_file wordcount.py again, changed so that it opens and reads the file it is given, "
+        "keeping its --lines option",
         "run python wordcount.py sample.txt",
     ]
     assert results(tmp_path)[-1].startswith("exit code 0\n2 3 6\n")

@@ -43,6 +43,7 @@ from localagent.state.ledger import NO_OUTPUT, latest_tests, split_result
 from localagent.tools import ToolResult, initmend, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS
 from localagent.tools.pkgimports import missing_import
+from localagent.verify.stated import stated_forms
 
 
 def runs_idle(state: State, root: Path) -> bool:
@@ -208,7 +209,7 @@ def fix_tasks(
     write = prompts.render("handback_fix", path=found[0], error=error)
     if written_file(write) != found[0]:  # the error's words read as more than a write
         write = prompts.render("handback_fix", path=found[0], error="the error its run showed")
-    return _from(state, due, write)
+    return _from(state, due, write + keeping(state, found[0]))
 
 
 def idle_program(due: ReplanDue, root: Path) -> str:
@@ -230,7 +231,19 @@ def tasks(
     """The plan from the failed subtask on: its task's description with a write of
     `program` first (the prompt `write` says which), the failed run, and what was left of
     the task; then the tasks after it, their subtasks as planned."""
-    return _from(state, due, prompts.render(write, script=program))
+    return _from(state, due, prompts.render(write, script=program) + keeping(state, program))
+
+
+def keeping(state: State, path: str) -> str:
+    """What a write that goes back to a program ends with: ", keeping its --lines option",
+    the options the goal states for it. Told only to make wordcount.py open the file it is
+    given, Qwen2.5-Coder-1.5B wrote it again without --lines (2 of 6 runs on the H200, and
+    on the CPU), and the verification's run with --lines sent the work back once more."""
+    goal = state.goal.text if state.goal is not None else ""
+    flags = sorted({f for script, given, _ in stated_forms(goal) if script == path for f in given})
+    if not flags:
+        return ""
+    return f", keeping its {' and '.join(flags)} option" + ("s" if len(flags) > 1 else "")
 
 
 def _from(state: State, due: ReplanDue, *first_steps: str) -> list[dict[str, Any]]:
