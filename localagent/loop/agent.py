@@ -188,7 +188,10 @@ class Agent:
 
     def replan(self, due: ReplanDue) -> None:
         on_call = self._recorder("replan")
-        fields = replans.revise(self.state, due, self.planner, self.ctx.root, self.prompts, on_call)
+        most = self.settings.max_replans
+        fields = replans.revise(
+            self.state, due, self.planner, self.ctx.root, self.prompts, on_call, most
+        )
         if fields is None:
             self.journal.append("replan_skipped", reason="no valid plan came back")
         else:
@@ -342,7 +345,8 @@ class Agent:
         here = current(self.state)
         assert here is not None
         log.warning("subtask failed: %s: %s", here[1].description, reason)
-        replan = self.state.replans < self.settings.max_replans and not stuck
+        most, small, root = self.settings.max_replans, self.planner.small, self.ctx.root
+        replan = not stuck and replans.left(self.state, most, small, root, self.prompts)
         extra = {"claim": claim} if claim else {}
         self.journal.append(
             "subtask_failed", reason=reason, call=call_id, replan=replan, stuck=stuck, **extra

@@ -15,7 +15,7 @@ from localagent.loop import handback, rundone, writedone
 from localagent.loop.planner import Planner
 from localagent.models import Reply
 from localagent.prompts.promptset import PromptSet
-from localagent.state import ReplanDue, State
+from localagent.state import ReplanDue, State, current
 
 log = logging.getLogger("localagent.agent")
 
@@ -27,29 +27,19 @@ def revise(
     root: Path,
     prompts: PromptSet,
     on_call: Callable[[Reply], None],
+    most: int,
 ) -> dict[str, Any] | None:
-    """The `plan` record's fields, or None when no valid plan came back."""
+    """The `plan` record's fields, or None when no valid plan came back (`most`: the
+    replans, and apart from them the hand-backs, a goal may have)."""
     replace_from = due.task_index + 1
     if due.unmet:
         tasks = planner.unmet(state, due.unmet, on_call)
         log.info("plan for what is unmet: %s", "; ".join(t["description"] for t in tasks))
         return {"tasks": tasks, "replace_from": replace_from, "unmet": due.unmet}
-    if program := handback.idle_program(due, root):
-        log.info("%s calls none of its code: back to a write", program)
-        tasks = handback.tasks(state, due, program, prompts)
+    if state.handbacks < most and (tasks := back(state, due, planner.small, root, prompts)):
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
-    if planner.small and (program := handback.unread_program(state, due.subtask)):
-        log.info("%s never opens the file it is given: back to a write", program)
-        tasks = handback.tasks(state, due, program, prompts, "handback_open")
-        return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
-    if planner.small and (found := handback.broken(state, due.subtask)):
-        log.info("%s does not load (%s): back to a write", *found)
-        tasks = handback.fix_tasks(state, due, found, prompts, root)
-        return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
-    if planner.small and (found := handback.failed_after_edit(state, due.subtask, root)):
-        log.info("the tests fail after the change to %s (%s): back to an edit", *found)
-        tasks = handback.edit_tasks(state, due, found, prompts)
-        return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
+    if state.replans >= most:
+        return None
     tasks = planner.replan(state, (due.task, due.subtask), due.reason, on_call)
     if not tasks:
         return None
@@ -61,3 +51,40 @@ def revise(
         "replace_from": replace_from,
         **({"carried": carried} if carried else {}),
     }
+
+
+def back(
+    state: State, due: ReplanDue, small: bool, root: Path, prompts: PromptSet
+) -> list[dict[str, Any]] | None:
+    """The plan made without the model when the failed run goes back to its file: a write
+    for a program that calls none of its code; with the small profile, a write for one
+    that never opens the file it was given, a fix of a file the run could not load, an
+    edit after which the tests failed. Counted apart from the model's replans: two such
+    hand-backs spent the 1.5B's greet.py replans, and its next failure, at round 10 of
+    24, ended the goal (the H200)."""
+    if program := handback.idle_program(due, root):
+        log.info("%s calls none of its code: back to a write", program)
+        return handback.tasks(state, due, program, prompts)
+    if small and (program := handback.unread_program(state, due.subtask)):
+        log.info("%s never opens the file it is given: back to a write", program)
+        return handback.tasks(state, due, program, prompts, "handback_open")
+    if small and (found := handback.broken(state, due.subtask)):
+        log.info("%s does not load (%s): back to a write", *found)
+        return handback.fix_tasks(state, due, found, prompts, root)
+    if small and (found := handback.failed_after_edit(state, due.subtask, root)):
+        log.info("the tests fail after the change to %s (%s): back to an edit", *found)
+        return handback.edit_tasks(state, due, found, prompts)
+    return None
+
+
+def left(state: State, most: int, small: bool, root: Path, prompts: PromptSet) -> bool:
+    """Whether a plan follows the failure of the active subtask: the model's replans are
+    not spent, or a hand-back would be made and those are not."""
+    here = current(state)
+    if state.replans < most:
+        return True
+    if here is None or state.handbacks >= most:
+        return False
+    task, subtask = here[0].description, here[1].description
+    due = ReplanDue(task_index=state.task_index, task=task, subtask=subtask, reason="")
+    return back(state, due, small, root, prompts) is not None

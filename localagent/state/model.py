@@ -196,7 +196,8 @@ class State(_Model):
     rounds: int = 0
     tokens: Tokens = Field(default_factory=Tokens)
     llm_calls: int = 0
-    replans: int = 0
+    replans: int = 0  # the model's replans after a failed subtask
+    handbacks: int = 0  # plans made without the model: a run back to its file (`handback`)
     unresolved: int = 0  # failed subtasks not yet answered by a replan
     format_errors: int = 0
     blocked: list[str] = Field(default_factory=list)

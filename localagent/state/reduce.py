@@ -129,7 +129,10 @@ def _plan(state: State, rec: dict[str, Any]) -> None:
         state.verify_replans += 1
         state.replan_due = None
     elif rec.get("replace_from", 0):
-        state.replans += 1
+        if rec.get("by") == "handback":
+            state.handbacks += 1
+        else:
+            state.replans += 1
         state.unresolved = 0
         state.replan_due = None
     rounds.skip_rest_of_reply(state)
