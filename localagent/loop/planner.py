@@ -112,16 +112,17 @@ class Planner:
             log.info("a goal about one file (%s): its plan as one task", name)
             tasks = [plancheck.one_task(tasks, goal)]
         if self.small:
-            read_first(
-                tasks,
-                goal,
-                lambda path: self.prompts.render("handback_read", path=path),
-                self._exists,
-            )
+            self._reads(tasks, goal)
             see = self.prompts.render("see_failure", cmd="python -m pytest")
             see_first(tasks, goal, see)
             self._samples(tasks)
         return tasks
+
+    def _reads(self, tasks: list[dict[str, Any]], goal: str) -> None:
+        """A read of a file the goal names before the plan's first edit of it."""
+        read_first(
+            tasks, goal, lambda path: self.prompts.render("handback_read", path=path), self._exists
+        )
 
     def _samples(self, tasks: list[dict[str, Any]]) -> None:
         """A sample's write before each run on an input file that is not there."""
@@ -154,6 +155,10 @@ class Planner:
         checked = self._ask(prompt, goal, on_call)
         tasks = None if checked is None else _usable(checked) or _goal_task(goal)
         if tasks and self.small:
+            # The replan's window starts after the rounds before it, the read among them:
+            # Qwen2.5-Coder-1.5B's replan "replace_in_file stats.py to fix the bug" got
+            # `{"old": "old_text", "new": "new_text"}` (fixtest on the H200).
+            self._reads(tasks, goal)
             self._samples(tasks)
         return tasks
 
