@@ -184,12 +184,13 @@ CLASS_ROUNDS = [
 ]
 
 
-def test_a_module_used_without_its_import_is_named_in_the_note_and_the_write(
+def test_a_module_used_without_its_import_is_named_by_the_write(
     tmp_path: Path,
 ) -> None:
-    """`NameError: name 'pytest' is not defined`: the run's note says to import it, and
-    the write the run subtask goes back to says so too (its error had made it read as a
-    test run: the write said only "the error its run showed")."""
+    """The test file uses `pytest` and does not import it: the write says so (running it
+    raises NameError) and does not end its subtask; the model's runs in it fail, and its
+    write with the import ends it. (Before, the write ended its subtask, and the run's
+    `NameError: name 'pytest' is not defined` sent the work back to it.)"""
     fixed = "import pytest\n\nimport mathx\n\n\ndef test_divide():\n"
     fixed += "    with pytest.raises(ValueError):\n        mathx.Mathx().divide(1, 0)\n"
     write = {"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": fixed}}
@@ -198,19 +199,13 @@ def test_a_module_used_without_its_import_is_named_in_the_note_and_the_write(
     plan = plan_rule(*REPLANNED)
     ran, _ = small_model_goal(tmp_path, MATHX, plan, replies, LOCALAGENT_MAX_ROUNDS="8")
     assert ran.returncode == 0, ran.stderr + ran.stdout
+    writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    assert "; but it uses `pytest`, which it neither defines nor imports" in writes[1]["result"]
+    assert "SUBTASK COMPLETE" not in writes[1]["result"]
+    assert "SUBTASK COMPLETE" in writes[2]["result"]
     runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
-    assert (
-        "NOTE: tests/test_mathx.py uses pytest but does not import it; add `import pytest`"
-        in (runs[0]["result"])
-    )
-    (handback,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
-    assert handback["tasks"][0]["subtasks"] == [
-        "write_file tests/test_mathx.py again, changed so that it no longer raises NameError: "
-        "name 'pytest' is not defined (it needs `import pytest` at its top)",
-        "run python -m pytest tests/test_mathx.py",
-    ]
     done = [c.get("by") for c in records_of(tmp_path, "subtask_completed")]
-    assert done[-2:] == ["write", "run"], done
+    assert done == ["write", "write", "run"], done
     assert "1 passed" in runs[-1]["result"]
 
 

@@ -36,7 +36,8 @@ from localagent.loop.subtasks import (
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, Ledger, latest_tests, norm
-from localagent.tools import initmend, pyscript
+from localagent.system import safefs
+from localagent.tools import initmend, pyscript, undefined
 from localagent.tools.loaderror import NO_MODULE
 from localagent.tools.pkgimports import self_imports
 from localagent.verify import evidence
@@ -76,7 +77,7 @@ def _sound(root: Path, path: str, ledger: Ledger) -> bool:
     if not path.endswith((".py", ".pyw")):
         return True
     script = pyscript.read(root, path)  # None: it does not compile
-    if script is None or script.stubs:
+    if script is None or script.stubs or _undefined(root, path):
         return False
     missing, below = self_imports(root, path)
     return (
@@ -84,6 +85,16 @@ def _sound(root: Path, path: str, ledger: Ledger) -> bool:
         and not (missing and _did_not_load(ledger, path))
         and _modules_there(root, path, ledger)
     )
+
+
+def _undefined(root: Path, path: str) -> bool:
+    """Whether the file reads a name nothing binds (`tools.undefined`): running it raises
+    NameError."""
+    try:
+        data = safefs.read_inside(root, root / path, pyscript.MAX_SOURCE_BYTES)
+    except (OSError, safefs.UnsafeFile):
+        return False
+    return bool(undefined.names(data))
 
 
 def _did_not_load(ledger: Ledger, path: str) -> bool:
