@@ -45,9 +45,13 @@ REPLIES = [
 
 
 def test_hand_backs_leave_the_model_its_replans(tmp_path: Path) -> None:
+    # The third write (`greet(NAME)`, NAME bound nowhere) no longer ends its subtask, so
+    # its runs come inside it: the model's last run, sent three more times, is blocked
+    # until the subtask fails.
+    replies = [*REPLIES, *[REPLIES[-1]] * 3]
     small_model_goal(
-        tmp_path, GREET, plan_rule((GREET, STEPS)), [{"content": r} for r in REPLIES],
-        LOCALAGENT_MAX_ROUNDS=str(len(REPLIES) + 1),
+        tmp_path, GREET, plan_rule((GREET, STEPS)), [{"content": r} for r in replies],
+        LOCALAGENT_MAX_ROUNDS=str(len(replies) + 1),
     )  # fmt: skip
     failed = records_of(tmp_path, "subtask_failed")
     assert [f["replan"] for f in failed] == [True, True, True]
