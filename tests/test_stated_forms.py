@@ -52,14 +52,19 @@ def run(cmd: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("runs", "verification"),
+    ("runs", "note"),
     [
-        (["python wordcount.py --lines sample.txt"], "unverified"),
-        (["python wordcount.py --lines sample.txt", "python wordcount.py sample.txt"], "verified"),
+        (["python wordcount.py --lines sample.txt"], "the goal states `python wordcount.py ARG`"),
+        (
+            ["python wordcount.py --lines sample.txt", "python wordcount.py sample.txt"],
+            # its counts (the last line it printed): nothing checks them
+            "`python wordcount.py --lines sample.txt` printed `2`; `python wordcount.py "
+            "sample.txt` printed `6`",
+        ),
     ],
 )
 def test_a_stated_command_line_never_run_leaves_the_goal_unverified(
-    tmp_path: Path, runs: list[str], verification: str
+    tmp_path: Path, runs: list[str], note: str
 ) -> None:
     """Each run is a step of the plan (the 1.5B's had the --lines run alone)."""
     steps = [cmd.replace("sample.txt", "FILE") for cmd in runs]
@@ -78,11 +83,13 @@ def test_a_stated_command_line_never_run_leaves_the_goal_unverified(
     )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     (verdict,) = records_of(tmp_path, "verdict")
-    assert verdict["verification"] == verification, verdict
+    assert verdict["verification"] == "unverified", verdict
     (done,) = records_of(tmp_path, "goal_completed")
-    assert done["verification"] == verification
-    said = "NOT VERIFIED: the goal states `python wordcount.py ARG`, and no run since"
-    assert (said in ran.stdout + ran.stderr + json.dumps(verdict)) == (verification != "verified")
+    assert done["verification"] == "unverified"
+    said = ran.stdout + ran.stderr
+    assert f"NOT VERIFIED: {note}" in said, said
+    unrun = "the goal states `python wordcount.py ARG`, and no run since"
+    assert (unrun in said) == (len(runs) == 1)
 
 
 def test_which_command_lines_a_goal_states() -> None:

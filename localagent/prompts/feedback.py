@@ -211,6 +211,11 @@ UNRUN_FORMS = """\
 NOT VERIFIED: the goal states {forms}, and no run since the last change made it with \
 success; the verifier model is small ({size}), and its word is no evidence of them"""
 
+COMPUTED_OUTPUT = """\
+NOT VERIFIED: {runs}: a run shows that the program runs, not that the values it prints \
+are right, no test checks them, and the verifier model is small ({size}): its word is no \
+evidence of them"""
+
 VAGUE_DOUBT = """\
 PARTIAL: the checks show the goal's work, and the verifier model, which is small ({size}), \
 named only the goal itself as unmet: the work is kept, not planned again"""

@@ -21,6 +21,7 @@ from localagent.prompts.feedback import (
     CARRIED_TESTED,
     CLAIM_LOOP,
     COMPLETION_REFUSED,
+    COMPUTED_OUTPUT,
     CUT_OFF,
     CUT_OFF_WRITE,
     DONE_BY_CHECKS,
@@ -463,6 +464,11 @@ PROMPTS: dict[str, Prompt] = {
         UNRUN_FORMS,
         "verdict note: command lines the goal states that no run made (small verifier)",
         _spec("forms", "size"),
+    ),
+    "computed_output": Prompt(
+        COMPUTED_OUTPUT,
+        "verdict note: runs printed values no test checks (small verifier)",
+        _spec("runs", "size"),
     ),
     "vague_doubt": Prompt(
         VAGUE_DOUBT,

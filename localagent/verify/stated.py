@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from localagent.state.ledger import key
+from localagent.state.ledger import key, latest_tests
 from localagent.verify.evidence import named_files
 
 _NO_ARGS = r"(?:when\s+)?(?:it\s+is\s+)?(?:run\s+)?(?:without|with\s+no)\s+(?:any\s+)?arguments?"
@@ -172,4 +172,34 @@ def form_checks(goal: str, ledger: Any) -> list[str]:
         args = next((args for _, args in reversed(runs) if len(args) == count), None)
         if args is not None:
             found.append(" ".join(["python", script, *flags, *args]))
+    return found
+
+
+# A number as a program prints it: "21", "-3", "2.5", not the 2 of "utf8" or "v2".
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+_SHOWN = re.compile(r"exit code -?\d+: (.+)", re.S)
+
+
+def computed(goal: str, ledger: Any) -> list[str]:
+    """Each run of a script since its last change that printed numbers neither the goal
+    nor the command line states, "`cmd` printed `its last line`", when no test run
+    passed since the last change: values nothing checked. Qwen2.5-Coder-1.5B's
+    wordcount.py counted words as its lines, printed "lines: 21, words: 21, chars: 745"
+    for its own source, and the small verifier said VERIFIED (two of six runs, the H200)."""
+    last = max((w.seq for w in ledger.writes.values()), default=0)
+    tests = latest_tests(ledger)
+    if tests is not None and tests.passed and tests.seq > last:
+        return []
+    stated = set(_NUMBER.findall(goal))
+    found = []
+    for check in sorted(ledger.checks.values(), key=lambda c: c.seq):
+        shown = _SHOWN.fullmatch(check.summary)
+        if check.kind != "script" or check.passed is not True or shown is None:
+            continue
+        words = _WORDS.findall(check.cmd)
+        write = ledger.writes.get(words[1]) if len(words) > 1 else None
+        if write is not None and write.seq > check.seq:
+            continue
+        if set(_NUMBER.findall(shown[1])) - stated - set(_NUMBER.findall(check.cmd)):
+            found.append(f"`{check.cmd}` printed `{shown[1][:80]}`")
     return found

@@ -21,9 +21,10 @@ from pydantic import BaseModel, ValidationError
 from localagent.models import Model
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
+from localagent.state.ledger import check_kind
 from localagent.verify.claims import names_step, restates
 from localagent.verify.evidence import gate
-from localagent.verify.stated import mismatches, unrun_forms
+from localagent.verify.stated import computed, mismatches, unrun_forms
 
 log = logging.getLogger("localagent.verify")
 ATTEMPTS = 2
@@ -65,6 +66,7 @@ class Findings:
     # program written ran after its last change and showed something (tests included).
     proven: bool = False
     unrun: list[str] = field(default_factory=list)  # command lines the goal states, not run
+    computed: list[str] = field(default_factory=list)  # runs printing numbers nothing checked
 
 
 def findings(state: Any, root: Path) -> Findings:
@@ -88,6 +90,11 @@ def findings(state: Any, root: Path) -> Findings:
     evidence = gate(state.ledger, root, texts, scope=0)
     found.hard += evidence.hard + mismatches(goal.text, state.ledger, results.values())
     found.unrun = unrun_forms(goal.text, state.ledger)
+    tested = any(
+        r.get("status") == "passed" and check_kind(str(r.get("cmd"))) in ("pytest", "unittest")
+        for r in results.values()
+    )
+    found.computed = [] if tested else computed(goal.text, state.ledger)
     unrun = [
         f"the goal states `{form}`, and no run since the last change was" for form in found.unrun
     ]
@@ -186,6 +193,9 @@ def level(found: Findings, small: str = "", prompts: PromptSet = DEFAULT) -> tup
     if small and found.unrun:
         forms = ", ".join(f"`{form}`" for form in found.unrun[:3])
         return "unverified", prompts.render("unrun_forms", forms=forms, size=small)
+    if small and found.computed:
+        runs = "; ".join(found.computed[:2])
+        return "unverified", prompts.render("computed_output", runs=runs, size=small)
     return "verified", ""
 
 
