@@ -501,14 +501,14 @@ def test_a_goal_s_stated_exit_status_is_checked_against_the_run(tmp_path: Path) 
     plan = plan_rule((GREET, ["write_file greet.py with its code", "run python greet.py"]))
     run = '{{"name": "run_cmd", "arguments": {"cmd": "python greet.py"}}}}'
     verified_greet(tmp_path, plan, [USAGE_EXITS_0, run])
-    verdicts = records_of(tmp_path, "verdict")
-    assert verdicts and verdicts[0]["verdict"] == "NOT_VERIFIED"
-    # The run's summary is the program's output, not the note the loop added after it.
-    assert (
+    # The run itself fails its subtask now (`test_status_handback.py`); its summary is the
+    # program's output, not the note the loop added after it.
+    failed = records_of(tmp_path, "subtask_failed")
+    assert failed and failed[0]["reason"] == (
         "the goal says greet.py run without arguments exits with status 2; `python greet.py` "
         "exited 0 (exit code 0: Usage: python greet.py NAME); without arguments it must end "
         "with `sys.exit(2)`"
-    ) in verdicts[0]["unmet"]
+    )
     assert [g["verification"] for g in records_of(tmp_path, "goal_completed")] != ["verified"]
 
 

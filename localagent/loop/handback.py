@@ -40,10 +40,12 @@ from localagent.loop.subtasks import (
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state.ledger import NO_OUTPUT, latest_tests, split_result
+from localagent.system import safefs
 from localagent.tools import ToolResult, initmend, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS
 from localagent.tools.pkgimports import missing_import
-from localagent.verify.stated import stated_forms
+from localagent.verify.stated import mismatches, off_status, stated_forms, stated_script
+from localagent.verify.statusfix import status_fix
 
 
 def runs_idle(state: State, root: Path) -> bool:
@@ -72,6 +74,9 @@ def stops_now(state: State, root: Path, result: ToolResult, prompts: PromptSet) 
     here = current(state)
     target = ran_by(here[1].description) if here is not None else ""
     ran = [cmd for cmd in result.facts.get("ran", []) if target and runs(target, cmd)]
+    goal = state.goal.text if state.goal is not None else ""
+    if off := next((w for cmd in ran if (w := off_status(goal, cmd, result.text))), ""):
+        return off
     why = [w for w in result.facts.get("unproven", []) if w.startswith(runproof.NEVER_OPENS)]
     return f"{target}: {why[0]}" if ran and why else ""
 
@@ -210,6 +215,39 @@ def fix_tasks(
     if written_file(write) != found[0]:  # the error's words read as more than a write
         write = prompts.render("handback_fix", path=found[0], error="the error its run showed")
     return _from(state, due, write + keeping(state, found[0]))
+
+
+def status_tasks(
+    state: State, due: ReplanDue, root: Path, prompts: PromptSet, fresh: bool = False
+) -> list[dict[str, Any]] | None:
+    """The plan when the goal's script, run without arguments since its last change,
+    exited with another status than the goal states: a read of it, then the one edit that
+    ends it so (`statusfix`), then its run again; from the failed run subtask on, or
+    (`fresh`, for a verdict that found only that) as a task of its own. Told only what
+    was unmet, Qwen2.5-Coder-1.5B planned its greet.py anew and wrote it worse (a
+    hard-coded name, the function alone) in four of six runs (the H200)."""
+    stated = stated_script(state.goal.text if state.goal is not None else "")
+    if stated is None or not (fresh or mismatches(state.goal.text, state.ledger)):
+        return None
+    script, wanted = stated
+    try:
+        source = safefs.read_inside(root, root / script, 200_000).decode("utf-8", "replace")
+    except (OSError, safefs.UnsafeFile):
+        return None
+    fix = status_fix(source, wanted)
+    edit = fix.step(script, wanted) if fix is not None else ""
+    if edited_file(edit) != script:
+        edit = prompts.render("handback_status", path=script, status=wanted)
+    read = prompts.render("handback_read", path=script)
+    if not fresh:
+        return _from(state, due, read, edit)
+    steps = [read, edit, f"run python {script}"]
+    return [
+        {
+            "description": prompts.render("handback_status", path=script, status=wanted),
+            "subtasks": steps,
+        }
+    ]
 
 
 def idle_program(due: ReplanDue, root: Path) -> str:

@@ -16,6 +16,7 @@ from localagent.loop.planner import Planner
 from localagent.models import Reply
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
+from localagent.verify.stated import stated_script
 
 log = logging.getLogger("localagent.agent")
 
@@ -32,6 +33,11 @@ def revise(
     """The `plan` record's fields, or None when no valid plan came back (`most`: the
     replans, and apart from them the hand-backs, a goal may have)."""
     replace_from = due.task_index + 1
+    if due.unmet and planner.small and state.handbacks < most and _status_only(state, due):
+        tasks = handback.status_tasks(state, due, root, prompts, fresh=True) or []
+        if tasks:
+            log.info("%s exits with another status than the goal states: back to an edit", tasks)
+            return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if due.unmet:
         tasks = planner.unmet(state, due.unmet, on_call)
         log.info("plan for what is unmet: %s", "; ".join(t["description"] for t in tasks))
@@ -68,6 +74,9 @@ def back(
     if small and (program := handback.unread_program(state, due.subtask)):
         log.info("%s never opens the file it is given: back to a write", program)
         return handback.tasks(state, due, program, prompts, "handback_open")
+    if small and (tasks := handback.status_tasks(state, due, root, prompts)):
+        log.info("the goal's script exits with another status than it states: back to an edit")
+        return tasks
     if small and (found := handback.broken(state, due.subtask)):
         log.info("%s does not load (%s): back to a write", *found)
         return handback.fix_tasks(state, due, found, prompts, root)
@@ -75,6 +84,14 @@ def back(
         log.info("the tests fail after the change to %s (%s): back to an edit", *found)
         return handback.edit_tasks(state, due, found, prompts)
     return None
+
+
+def _status_only(state: State, due: ReplanDue) -> bool:
+    """Whether all a verdict found unmet is the exit status of the goal's script without
+    arguments (`stated.mismatches`)."""
+    stated = stated_script(state.goal.text if state.goal is not None else "")
+    said = f"the goal says {stated[0]} run without arguments exits with status" if stated else ""
+    return bool(said) and all(item.startswith(said) for item in due.unmet)
 
 
 def left(state: State, most: int, small: bool, root: Path, prompts: PromptSet) -> bool:

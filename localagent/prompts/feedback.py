@@ -186,6 +186,11 @@ DONE_BY_LOOK = "`{cmd}` ran ({summary}): what fails is in its output, which is a
 
 HANDBACK_FIX = "write_file {path} again, changed so that it no longer raises {error}"
 
+HANDBACK_STATUS = (
+    "replace_in_file {path} so that, without arguments, it prints a usage message and exits "
+    "with status {status}"
+)
+
 HANDBACK_OPEN = "write_file {script} again, changed so that it opens and reads the file it is given"
 
 HANDBACK_MODULE = "write_file {path} with the code of {names}"

@@ -44,6 +44,7 @@ from localagent.prompts.feedback import (
     HANDBACK_MODULE,
     HANDBACK_OPEN,
     HANDBACK_READ,
+    HANDBACK_STATUS,
     HANDBACK_WRITE,
     INSISTED,
     INTERRUPTED_CMD,
@@ -355,6 +356,12 @@ PROMPTS: dict[str, Prompt] = {
         DONE_BY_LOOK,
         "why a run subtask to see what fails is done: its command ran, passed or not",
         _spec("cmd summary"),
+    ),
+    "handback_status": Prompt(
+        HANDBACK_STATUS,
+        "the edit a run of the goal's script without arguments goes back to, when it exited "
+        "with another status than the goal states (no usage line to name)",
+        _spec("path status"),
     ),
     "handback_open": Prompt(
         HANDBACK_OPEN,

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from localagent.state.ledger import key, latest_tests
+from localagent.state.ledger import key, latest_tests, split_result
 from localagent.verify.evidence import named_files
 
 _NO_ARGS = r"(?:when\s+)?(?:it\s+is\s+)?(?:run\s+)?(?:without|with\s+no)\s+(?:any\s+)?arguments?"
@@ -59,11 +59,41 @@ def _runs(script: str, ledger: Any) -> list[Any]:
     """The ledger's runs of the script without arguments since its last change."""
     write = ledger.writes.get(script)
     found = []
-    for cmd in (f"python {script}", f"python3 {script}"):
+    for cmd in _bare(script):
         check = ledger.checks.get(key(cmd))
         if check is not None and (write is None or write.seq < check.seq):
             found.append(check)
     return found
+
+
+def stated_script(goal: str) -> tuple[str, int] | None:
+    """The goal's script and the exit status it states for it run without arguments."""
+    return _stated(goal)
+
+
+def off_status(goal: str, cmd: str, text: str) -> str:
+    """What is wrong with the run of `cmd` whose observation is `text`, when it runs the
+    goal's script without arguments and exits with a status other than the one the goal
+    states ("" otherwise): such a run does not end a run subtask."""
+    stated = _stated(goal)
+    code, output = split_result(text)
+    if stated is None or code is None or key(cmd) not in _bare(stated[0]) or code == stated[1]:
+        return ""
+    last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+    summary = f"exit code {code}" + (f": {last[:80]}" if last else "")
+    return _said(stated[0], stated[1], key(cmd), str(code), summary)
+
+
+def _bare(script: str) -> tuple[str, str]:
+    return f"python {script}", f"python3 {script}"
+
+
+def _said(script: str, wanted: int, cmd: str, code: str, summary: str) -> str:
+    return (
+        f"the goal says {script} run without arguments exits with status {wanted}; "
+        f"`{cmd}` exited {code} ({summary[:80]}); without arguments it must end with "
+        f"`sys.exit({wanted})`"
+    )
 
 
 def unchecked(goal: str, ledger: Any) -> str | None:
@@ -83,12 +113,10 @@ def mismatches(goal: str, ledger: Any, results: Iterable[dict[str, Any]] = ()) -
     runs = [(c.cmd, c.summary, _EXIT.match(c.summary)) for c in _runs(script, ledger)]
     for result in results:
         cmd, code = result.get("cmd"), result.get("returncode")
-        if cmd in (f"python {script}", f"python3 {script}") and type(code) is int:
+        if cmd in _bare(script) and type(code) is int:
             runs.append((cmd, str(result.get("summary") or ""), _EXIT.match(f"exit code {code}")))
     return [
-        f"the goal says {script} run without arguments exits with status {wanted}; "
-        f"`{cmd}` exited {got[1]} ({summary[:80]}); without arguments it must end with "
-        f"`sys.exit({wanted})`"
+        _said(script, wanted, cmd, got[1], summary)
         for cmd, summary, got in runs
         if got is not None and int(got[1]) != wanted
     ]
