@@ -45,6 +45,10 @@ FOLDER_EXISTS = """\
 folder {path}/ already exists. write_file creates missing folders itself: next time \
 write the file directly, e.g. write_file(path={example}, ...)"""
 
+EDIT_KEPT = (
+    "added {added} to {path}, above {kept}, which other files import and which stays as it "
+    "was (the edit would have removed it): change {kept} next so that it uses {added}"
+)
 EDIT_AS_FIX = (
     "old was not in {path}, but new is the fix its syntax error was shown with, so that fix "
     "is made: `{old}` is now `{new}`"
@@ -109,6 +113,11 @@ TOOL_TEXTS: dict[str, Prompt] = {
     ),
     "folder_exists": Prompt(
         FOLDER_EXISTS, "result: a folder asked for that was there", spec("path", "example")
+    ),
+    "edit_kept": Prompt(
+        EDIT_KEPT,
+        "result: replace_in_file that would drop what other files import, made as an addition",
+        spec("path added kept"),
     ),
     "edit_as_fix": Prompt(
         EDIT_AS_FIX,

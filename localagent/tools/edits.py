@@ -67,15 +67,22 @@ def replace_in_file(
         # each edit a change, so no repeat, until the round limit (2 of 6 runs on an H100).
         raise ToolError.of("edit_breaks_syntax", path=describe(path), problem=problem)
     had = pyscript.defines(ctx.root, name)
+    kept = ""
     if had and (users := lost_users(ctx.root, name, had, pywrite.defined(edited))):
         # Asked to move shapes.py's area formulas into one function, Qwen2.5-Coder-1.5B
-        # renamed total_area, largest and report, which test_shapes.py imports.
-        raise ToolError.of("edit_drops_imports", path=describe(path), users=users)
+        # renamed total_area, largest and report, which test_shapes.py imports; or it put
+        # its new `def area` in place of total_area (6 runs of 6 on the H200).
+        edited, kept = _kept(text, old, new, name, had)
+        if not kept:
+            raise ToolError.of("edit_drops_imports", path=describe(path), users=users)
+        new = f"{new.rstrip()}\n\n\n{old}"
     write_atomically(ctx.root, target, edited.encode("utf-8"))
     changed_lines = new.count("\n") + 1
     summary = f"replaced {found} occurrence{'s' if found > 1 else ''} in {describe(path)}"
     if meant is not None:
         summary = ctx.prompts.render("edit_as_fix", path=describe(path), old=old, new=new)
+    if kept:
+        summary = ctx.prompts.render("edit_kept", path=describe(path), **kept_fields(kept))
     snippet = _numbered(edited, first_line - CONTEXT_LINES, first_line + changed_lines + 1)
     return ToolResult(
         True,
@@ -156,6 +163,25 @@ def move_file(
         changed=True,
         facts={"removed": [normalize_path(src)], "wrote": [normalize_path(dst)]},
     )
+
+
+def _kept(text: str, old: str, new: str, name: str, had: list[str]) -> tuple[str, str]:
+    """An edit that would drop what other files import but defines something new, made as
+    the new definitions added above `old`, which stays: (the file so, "area|total_area":
+    what it added and what it kept); ("", "") when that does not compile or adds nothing."""
+    added = [d for d in pywrite.defined(new) if d not in had]
+    lost = [d for d in had if d not in pywrite.defined(text.replace(old, new))]
+    if not added or not new.strip():
+        return "", ""
+    edited = text.replace(old, f"{new.rstrip()}\n\n\n{old}", 1)
+    if _breaks(text, edited, name) or compile_problem(edited, name)[0] is not None:
+        return "", ""
+    return edited, f"{', '.join(added[:3])}|{', '.join(lost[:3])}"
+
+
+def kept_fields(kept: str) -> dict[str, str]:
+    added, _, lost = kept.partition("|")
+    return {"added": added, "kept": lost}
 
 
 def _breaks(text: str, edited: str, name: str) -> str | None:

@@ -1,0 +1,101 @@
+"""Qwen2.5-Coder-1.5B's refactor edits on the H200 (6 runs of 6 failed), verbatim through
+the real CLI on the scripted fake server: its strings in Python's three quotes, and its
+new function put in place of one the tests import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from support import plan_rule, records_of, small_model_goal
+
+GOAL = (
+    "Refactor shapes.py: the area formulas are repeated in total_area, largest and report; "
+    "move them into one function area(kind, size) and use it in all three. Behaviour must "
+    "not change: python -m pytest must still pass"
+)
+SHAPES = '''"""Areas of shapes given as (kind, size) pairs; unknown kinds are left out."""
+
+
+def total_area(shapes):
+    total = 0.0
+    for kind, size in shapes:
+        if kind == "circle":
+            total += 3.14159 * size * size
+        elif kind == "square":
+            total += size * size
+    return total
+
+
+def report(shapes):
+    lines = []
+    for kind, size in shapes:
+        if kind == "circle":
+            lines.append(f"{kind} {size}: {3.14159 * size * size:.2f}")
+        elif kind == "square":
+            lines.append(f"{kind} {size}: {size * size:.2f}")
+    return "\\n".join(lines)
+'''
+TESTS = """from shapes import report, total_area
+
+SHAPES = [("circle", 1), ("square", 2), ("triangle", 3), ("circle", 2)]
+
+
+def test_total_area():
+    assert round(total_area(SHAPES), 3) == 19.708
+
+
+def test_report():
+    assert report(SHAPES) == "circle 1: 3.14\\nsquare 2: 4.00\\ncircle 2: 12.57"
+"""
+# refactor-1, round 3: `def area` in place of total_area, which test_shapes.py imports.
+IN_PLACE = (
+    '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": """def total_area'
+    '(shapes):\n    total = 0.0\n    for kind, size in shapes:\n        if kind == "circle":\n'
+    '            total += 3.14159 * size * size\n        elif kind == "square":\n'
+    '            total += size * size\n    return total""",\n        "new": """def area(kind, '
+    'size):\n    if kind == "circle":\n        return 3.14159 * size * size\n    elif kind =='
+    ' "square":\n        return size * size\n    else:\n        return None"""}}}}'
+)
+# refactor-1, round 6: report's `"\n".join` is the file's own escape.
+REPORT = (
+    '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": """def report(sh'
+    'apes):\n    lines = []\n    for kind, size in shapes:\n        if kind == "circle":\n   '
+    '         lines.append(f"{kind} {size}: {3.14159 * size * size:.2f}")\n        elif kind'
+    ' == "square":\n            lines.append(f"{kind} {size}: {size * size:.2f}")\n    retur'
+    'n "\\n".join(lines)""",\n        "new": """def report(shapes):\n    lines = []\n    for '
+    'kind, size in shapes:\n        if kind == "circle":\n            lines.append(f"{kind} {'
+    "size}: {area('circle', size):.2f}\")\n        elif kind == \"square\":\n            lin"
+    "es.append(f\"{kind} {size}: {area('square', size):.2f}\")\n    return \"\\n\".join(lin"
+    'es)"""}}}}'
+)
+STEPS = [
+    "replace_in_file shapes.py to add the function area(kind, size)",
+    "replace_in_file shapes.py so that report uses area",
+]
+
+
+def test_the_model_s_edits_are_made_as_it_meant_them(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    rounds = [{"content": r} for r in (IN_PLACE, REPORT)]
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, STEPS)), rounds, LOCALAGENT_MAX_ROUNDS="2"
+    )
+    results = [r["result"] for r in records_of(tmp_path, "action_finished")]
+    assert len(results) == 2, results
+    assert results[0].startswith(
+        "added area to 'shapes.py', above total_area, which other files import and which "
+        "stays as it was"
+    ), results[0]
+    assert results[1].startswith("replaced 1 occurrence in 'shapes.py'"), results[1]
+    text = (tmp_path / "shapes.py").read_text()
+    assert text.count("def area(kind, size):") == 1 and "def total_area(shapes):" in text
+    assert text.index("def area") < text.index("def total_area")
+    assert "{area('circle', size):.2f}" in text and 'return "\\n".join(lines)' in text
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert tests.returncode == 0, tests.stdout + ran.stdout
