@@ -211,12 +211,13 @@ def test_a_goal_to_fix_failing_tests_first_runs_them_to_see_what_fails(tmp_path:
         "`python -m pytest` ran (FAILED test_stats.py::test_median_even - assert 3 == 2.5)"
     )
     assert "what fails is in its output" in done[0]["reason"]
-    edit_round = json.dumps(requests[3]["messages"])
-    assert "assert 3 == 2.5" in edit_round and "return ordered[middle]" in edit_round
-    # The facts name what failed, not "exit code 1": the 1.5B, shown that, edited the
-    # test's assertion into stats.py.
-    errors = "run_cmd: `python -m pytest`: median([4, 1, 3, 2]) must return 2.5 (it returned 3)"
-    assert errors in requests[3]["messages"][-1]["content"]
+    # The edit's round asks for the function the tests show wrong (`loop.rewrite`): it
+    # names what failed, not "exit code 1" (the 1.5B, shown that, edited the test's
+    # assertion into stats.py), with the function and the failing test.
+    edit_round = requests[3]["messages"][-1]["content"]
+    assert "median([4, 1, 3, 2]) must return 2.5 (it returned 3)" in edit_round
+    assert "return ordered[middle]" in edit_round
+    assert "assert median([4, 1, 3, 2]) == 2.5" in edit_round
     assert not records_of(tmp_path, "subtask_failed")
 
 

@@ -23,11 +23,13 @@ from localagent.journal import Journal
 from localagent.loop import (
     actions,
     context,
+    ending,
     handback,
     loopguard,
     planner,
     readdone,
     replans,
+    rewrite,
     roundcall,
     verifying,
 )
@@ -38,21 +40,13 @@ from localagent.prompts.front import Front
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state import due as owed
-from localagent.system.exits import Ending, Outcome
+from localagent.system.exits import Outcome
 from localagent.system.stopping import StopRequested, StopSignal
 from localagent.textcalls import ToolCall, parse_reply
 from localagent.tools.examples import example_call
 
 log = logging.getLogger("localagent.loop.agent")
 MAX_CALLS_PER_REPLY = roundcall.MAX_CALLS_PER_REPLY
-
-
-def _failures(state: State) -> str:
-    assert state.goal is not None
-    failed = [s for t in state.goal.tasks for s in t.subtasks if s.status == "failed"]
-    last = failed[-1]
-    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
-    return f"subtask '{last.description}' failed: {last.reason}{more}"
 
 
 class Agent:
@@ -140,44 +134,7 @@ class Agent:
                 self.ask()
 
     def finished(self) -> Outcome | None:
-        state = self.state
-        assert state.goal is not None
-        if reason := self.stop.requested():
-            return Outcome("stopped", reason, by=self.stop.by)
-        if not isinstance(owed.next_due(state), owed.DueRound):
-            return None
-        if state.stuck:
-            return self._end("failed", state.stuck, "unverified")
-        if current(state) is None:
-            if state.unresolved:
-                return self._end("failed", _failures(state), "unverified")
-            return self._conclude()
-        if state.rounds >= self.settings.max_rounds:
-            limit = self.prompts.render("max_rounds", limit=self.settings.max_rounds)
-            return self._end("failed", limit, "unverified")
-        return None
-
-    def _conclude(self) -> Outcome:
-        """End a goal whose every subtask is done, as its verdict says."""
-        found = self.state.verdict
-        if found is None:  # verification is off
-            return self._end("completed", "every subtask is done", "unverified")
-        if found.then == "fail":
-            reason = f"the goal's checks still fail after {self.state.verify_replans} replans: "
-            return self._end("failed", reason + "; ".join(found.unmet), "failed")
-        reason = "every subtask is done"
-        if found.verification == "verified":
-            reason += " and the goal is verified"
-        elif found.unmet:
-            reason += "; still unmet: " + "; ".join(found.unmet)
-        if found.note:
-            log.warning("%s", found.note)
-            reason += "; " + found.note
-        return self._end("completed", reason, found.verification)
-
-    def _end(self, status: Ending, reason: str, verification: str) -> Outcome:
-        log.info("goal %s (%s): %s", status, verification, reason)
-        return Outcome(status, reason, verification=verification)
+        return ending.finished(self.state, self.stop, self.settings.max_rounds, self.prompts)
 
     # ---- planning --------------------------------------------------------------
 
@@ -226,6 +183,9 @@ class Agent:
         return None if self.planner.small else self.front()
 
     def ask(self) -> None:
+        if self.planner.small and (due := rewrite.due(self.state, self.ctx.root)) is not None:
+            self.ask_rewrite(due)
+            return
         native = self.model.native_tools
         front = self.front()
         told = "\n".join(filter(None, [self.state.notice, self.notice]))
@@ -268,6 +228,26 @@ class Agent:
         self.journal.append("feedback", text=text, tool="format", format_error=True)
         if (reason := self.actions.strikes.format_errors(self.state)) is not None:
             self.fail_subtask(reason)
+
+    def ask_rewrite(self, due: rewrite.Rewrite) -> None:
+        """The round as a request for the function the tests show wrong (`rewrite`)."""
+        told = "\n".join(filter(None, [self.state.notice, self.notice]))
+        facts = facts_of.probe(
+            self.state, self.ctx.root, self.settings.max_rounds, told, self.prompts
+        )
+        facts[rewrite.RECOGNISER] = due.name
+        messages = rewrite.messages(due, self.prompts)
+        reply = self.model.chat(messages, max_tokens=rewrite.REPLY_TOKENS)
+        self.notice = ""
+        found = rewrite.call(due, reply.content)
+        # A reply that is a tool call after all is read as one.
+        calls, _, recogniser = ([found], "", rewrite.RECOGNISER) if found else self._calls(reply)
+        calls = calls[:MAX_CALLS_PER_REPLY]
+        how = (recogniser or rewrite.RECOGNISER, "", self.state.window_start)
+        fields = roundcall.fields(self.state.rounds + 1, reply, calls, facts, messages, how)
+        self.record_call("round", reply, fields)
+        if not calls:
+            self.journal.append("feedback", text=self.prompts.render("no_tool_call"), tool="format")
 
     def _calls(self, reply: Reply) -> tuple[list[ToolCall], str, str]:
         """The reply's calls (all of them), what was wrong when it tried one, and how it

@@ -235,3 +235,21 @@ read more with read_output(id={id}, start_line=.., end_line=..) or search_output
 pattern=..)]"""
 
 OUTPUT_NOT_STORED = "[the whole output could not be stored: {problem}]"
+
+REWRITE_SYSTEM = """\
+You fix one Python function so that a failing test passes. Reply with one ```python code \
+block holding the whole function, fixed, and nothing else. Never change the test."""
+
+REWRITE_USER = """\
+{path}:
+```python
+{file}
+```
+The tests fail: {failure}.{test}
+Write the function {name} of {path} again, whole, fixed so that this test passes."""
+
+REWRITE_TEST = """
+The failing test:
+```python
+{test}
+```"""

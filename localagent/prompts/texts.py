@@ -64,6 +64,9 @@ from localagent.prompts.feedback import (
     REFUSED_TOO_OFTEN,
     REPLANNED,
     RERUN_SKIPPED,
+    REWRITE_SYSTEM,
+    REWRITE_TEST,
+    REWRITE_USER,
     RUFF_CHECK,
     RUFF_FIX,
     RUN_COMPLETES,
@@ -219,6 +222,17 @@ PROMPTS: dict[str, Prompt] = {
     ),
     "unmet_user": Prompt(
         UNMET_USER, "what the verifier found unmet, to plan for", _spec("goal unmet", "done")
+    ),
+    "rewrite_system": Prompt(
+        REWRITE_SYSTEM, "the request for a function the tests show wrong (small profile)", _spec()
+    ),
+    "rewrite_user": Prompt(
+        REWRITE_USER,
+        "the file, the failure and the function to write again, whole and fixed",
+        _spec("path file failure name", "test"),
+    ),
+    "rewrite_test": Prompt(
+        REWRITE_TEST, "the failing test's lines, in that request", _spec("test")
     ),
     "verify_system": Prompt(VERIFY_SYSTEM, "how the verifier judges the goal", _spec("", "schema")),
     "verify_user": Prompt(

@@ -1,0 +1,103 @@
+"""The function the tests show wrong is asked for on its own (small profile): the
+request, and its reply made the round's one call.
+
+Qwen2.5-Coder-1.5B's fixtest on the H200 (six runs of six failed): the model ran the
+tests, read stats.py, then sent `{"old": "median([4, 1, 3, 2])", "new": "median([4, 1, 3,
+2])"}` until it was blocked, in every run. The first two rounds below are fixtest-2's,
+verbatim; the third is the reply of the same model (the CPU, llama-server) to the request
+this round makes now, verbatim, four times of four the same."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from support import VERIFIED, plan_rule, records_of, round_calls, small_model_goal
+
+from localagent.loop.rewrite import Rewrite, call, function_lines
+
+GOAL = (
+    "python -m pytest fails in this folder: fix the bug in stats.py so that the tests pass, "
+    "without changing test_stats.py"
+)
+STATS = """def mean(values):
+    return sum(values) / len(values)
+
+
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle]
+"""
+TESTS = """from stats import mean, median
+
+
+def test_mean():
+    assert mean([1, 2, 3, 4]) == 2.5
+
+
+def test_median_odd():
+    assert median([3, 1, 2]) == 2
+
+
+def test_median_even():
+    assert median([4, 1, 3, 2]) == 2.5
+"""
+PYTEST = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}}'
+READ = '{{"name": "read_file", "arguments": {"path": "stats.py"}}}}'
+FIXED = (
+    "```python\ndef median(values):\n    ordered = sorted(values)\n    middle = len(ordered) "
+    "// 2\n    if len(ordered) % 2 == 0:\n        return (ordered[middle - 1] + ordered[middle"
+    "]) / 2\n    else:\n        return ordered[middle]\n```"
+)
+STEPS = [
+    "run python -m pytest to see what fails",
+    "read_file stats.py",
+    "replace_in_file stats.py to fix the bug",
+    "run python -m pytest",
+]
+
+
+def test_the_function_the_tests_show_wrong_is_asked_for_whole(tmp_path: Path) -> None:
+    (tmp_path / "stats.py").write_text(STATS)
+    (tmp_path / "test_stats.py").write_text(TESTS)
+    rounds = [{"content": r} for r in (PYTEST, READ, FIXED, PYTEST)]
+    ran, requests = small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, STEPS)), rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="6", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    asked = [r for r in requests if "again, whole, fixed" in str(r["messages"])]
+    assert len(asked) == 1 and not asked[0].get("tools")
+    said = asked[0]["messages"][-1]["content"]
+    assert "The tests fail: median([4, 1, 3, 2]) must return 2.5 (it returned 3)." in said
+    assert "def test_median_even():\n    assert median([4, 1, 3, 2]) == 2.5" in said
+    third = round_calls(tmp_path)[2]
+    assert third["recogniser"] == "rewrite" and third["content"] == FIXED
+    assert [c["name"] for c in third["tool_calls"]] == ["replace_in_file"]
+    assert (tmp_path / "test_stats.py").read_text() == TESTS
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert tests.returncode == 0, tests.stdout
+    (done,) = records_of(tmp_path, "goal_completed")
+    assert done["verification"] == "verified"
+
+
+def _rewrite(lines: str = "") -> Rewrite:
+    lines = lines or function_lines(STATS, "median")
+    return Rewrite("stats.py", "median", STATS, lines, "median(...) must return 2.5", "")
+
+
+def test_the_reply_s_function_replaces_the_function_s_lines() -> None:
+    found = call(_rewrite(), FIXED)
+    assert found is not None and found.name == "replace_in_file"
+    assert found.arguments["old"] == function_lines(STATS, "median")
+    assert found.arguments["new"].startswith("def median(values):\n    ordered = sorted(values)")
+    # a whole file in the reply: its function alone
+    assert call(_rewrite(), f"```python\n{STATS.replace('[middle]', '[middle - 1]')}```")
+    assert call(_rewrite(), f"```python\n{STATS}```") is None  # the same lines
+    assert call(_rewrite(), "```python\ndef median(values:\n```") is None  # no function
+    assert call(_rewrite(), "I would sort the values first.") is None
