@@ -66,8 +66,8 @@ REPORT = (
     ' == "square":\n            lines.append(f"{kind} {size}: {size * size:.2f}")\n    retur'
     'n "\\n".join(lines)""",\n        "new": """def report(shapes):\n    lines = []\n    for '
     'kind, size in shapes:\n        if kind == "circle":\n            lines.append(f"{kind} {'
-    "size}: {area('circle', size):.2f}\")\n        elif kind == \"square\":\n            lin"
-    "es.append(f\"{kind} {size}: {area('square', size):.2f}\")\n    return \"\\n\".join(lin"
+    'size}: {area(\'circle\', size):.2f}")\n        elif kind == "square":\n            lin'
+    'es.append(f"{kind} {size}: {area(\'square\', size):.2f}")\n    return "\\n".join(lin'
     'es)"""}}}}'
 )
 STEPS = [

@@ -9,6 +9,7 @@ this round makes now, verbatim, four times of four the same."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -74,8 +75,14 @@ def test_the_function_the_tests_show_wrong_is_asked_for_whole(tmp_path: Path) ->
     assert "The tests fail: median([4, 1, 3, 2]) must return 2.5 (it returned 3)." in said
     assert "def test_median_even():\n    assert median([4, 1, 3, 2]) == 2.5" in said
     third = round_calls(tmp_path)[2]
-    assert third["recogniser"] == "rewrite" and third["content"] == FIXED
+    assert third["recogniser"] == "rewrite" and third["reply"] == FIXED
     assert [c["name"] for c in third["tool_calls"]] == ["replace_in_file"]
+    # Later rounds show it as the call it made, not as a code block: shown the code block,
+    # the 1.5B answered `run python -m pytest` with a code block too (the CPU).
+    fourth = requests[requests.index(asked[0]) + 1]["messages"]
+    shown = [m["content"] for m in fourth if m["role"] == "assistant"]
+    assert shown[-1] == third["content"] and shown[-1].startswith('{"name": "replace_in_file"')
+    assert "```" not in json.dumps(shown)
     assert (tmp_path / "test_stats.py").read_text() == TESTS
     tests = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],

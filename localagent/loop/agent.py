@@ -245,6 +245,10 @@ class Agent:
         calls = calls[:MAX_CALLS_PER_REPLY]
         how = (recogniser or rewrite.RECOGNISER, "", self.state.window_start)
         fields = roundcall.fields(self.state.rounds + 1, reply, calls, facts, messages, how)
+        if found is not None:
+            # Later rounds show the round as the call it made: shown the reply's code block
+            # instead, the 1.5B answered its next subtask with a code block too (the CPU).
+            fields |= rewrite.as_written(found, reply.content)
         self.record_call("round", reply, fields)
         if not calls:
             self.journal.append("feedback", text=self.prompts.render("no_tool_call"), tool="format")

@@ -18,11 +18,13 @@ model's answer like any reply without a call, and the next round is an ordinary 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from localagent.loop.roundcall import CONTENT_CHARS
 from localagent.loop.subtasks import TEST_FILE, edited_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
@@ -134,3 +136,10 @@ def call(rewrite: Rewrite, reply: str) -> ToolCall | None:
             arguments = {"path": rewrite.path, "old": rewrite.lines, "new": new}
             return ToolCall(name="replace_in_file", arguments=arguments)
     return None
+
+
+def as_written(found: ToolCall, reply: str) -> dict[str, str]:
+    """The `llm_call` record's `content`, the call as a model writes it (what later rounds
+    show of this one), and `reply`, what the model wrote."""
+    text = json.dumps({"name": found.name, "arguments": found.arguments}, ensure_ascii=False)
+    return {"content": text, "reply": reply[:CONTENT_CHARS]}
