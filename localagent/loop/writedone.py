@@ -37,7 +37,7 @@ from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import CheckRun, Ledger, latest_tests, norm
 from localagent.system import safefs
-from localagent.tools import initmend, pyscript, undefined
+from localagent.tools import initmend, pyscript, rereads, undefined
 from localagent.tools.loaderror import NO_MODULE
 from localagent.tools.pkgimports import self_imports
 from localagent.verify import evidence
@@ -89,12 +89,13 @@ def _sound(root: Path, path: str, ledger: Ledger) -> bool:
 
 def _undefined(root: Path, path: str) -> bool:
     """Whether the file reads a name nothing binds (`tools.undefined`): running it raises
-    NameError."""
+    NameError; or reads a file object to its end twice (`tools.rereads`): the second
+    read gets nothing."""
     try:
         data = safefs.read_inside(root, root / path, pyscript.MAX_SOURCE_BYTES)
     except (OSError, safefs.UnsafeFile):
         return False
-    return bool(undefined.names(data))
+    return bool(undefined.names(data) or rereads.rereads(data))
 
 
 def _did_not_load(ledger: Ledger, path: str) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
-from localagent.tools import initmend, pyscript, pywrite, undefined
+from localagent.tools import initmend, pyscript, pywrite, rereads, undefined
 from localagent.tools.aliases import make_folder
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
@@ -220,6 +220,7 @@ def write_file(
     if imports is not None:
         text += _imports_mended(ctx.root, name, imports[0], imports[1])
     text += syntax_note(content, name) + undefined.note(content, name)
+    text += rereads.note(content, name)
     facts = {"wrote": [normalize_path(path)]}
     now = pyscript.parse(content) if had else None
     if now is not None and not now.defines and len(data) * 2 < size:

@@ -1,0 +1,133 @@
+"""A file object read to its end, then read again without `seek`: the second read gets
+nothing.
+
+Qwen2.5-Coder-1.5B's wordcount.py on the H200, two runs of six: `words =
+file.read().split()`, then `print(len(file.read()))` in the same `with open(...) as
+file:` block, which printed 0 characters; and `print(len(f.readlines()),
+len(f.read().split()), len(f.read()))`, which printed "3 0 0". Each ran without an
+error, and one ended "completed (unverified)" with its counts wrong.
+
+Only what is certain counts: two calls of `read()` (no size) or `readlines()` (no
+hint), or a `for` over the object (whose body leaves it alone), on the name a `with
+open(...) as NAME:` binds, in its block, in the order they run, with no `seek` on it and
+no other binding of the name in between. Reads inside a loop, or in branches that
+exclude each other, are left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+_WHOLE = {"read", "readlines"}
+
+
+@dataclass(frozen=True)
+class Reread:
+    handle: str
+    first: str  # "line 6 `file.read()`"
+    second: str
+
+
+def note(source: str | bytes, name: str) -> str:
+    """What a write of a Python file that reads a file object twice ends with, or ""."""
+    if not name.lower().endswith((".py", ".pyw")) or not (found := rereads(source)):
+        return ""
+    one = found[0]
+    return (
+        f"; but it reads `{one.handle}` to its end at {one.first} and again at {one.second}, "
+        "where nothing is left to read: that read gets an empty result. Read the file once "
+        "into a variable and use that"
+    )
+
+
+def rereads(source: str | bytes) -> list[Reread]:
+    """Each file object the source reads to its end twice in one `with` block."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.With):
+            continue
+        for item in node.items:
+            opened = item.context_expr
+            target = item.optional_vars
+            if (
+                isinstance(opened, ast.Call)
+                and isinstance(opened.func, ast.Name)
+                and opened.func.id == "open"
+                and isinstance(target, ast.Name)
+                and (two := _twice(node.body, target.id)) is not None
+            ):
+                found.append(Reread(target.id, *two))
+    return found
+
+
+def _twice(body: list[ast.stmt], handle: str) -> tuple[str, str] | None:
+    """Where the first two whole reads of `handle` in `body` run, in order, when nothing
+    between them resets or rebinds it; None otherwise (also when a read is in a loop or a
+    branch)."""
+    reads: list[tuple[tuple[int, int], str]] = []
+    for statement in body:
+        if isinstance(statement, ast.For) and _uses(statement.iter, handle):
+            # `for line in f:` reads it to its end, when its body leaves it alone
+            if any(
+                _uses(n, handle) for s in statement.body + statement.orelse for n in ast.walk(s)
+            ):
+                return _first_two(reads)
+            reads.append(((statement.lineno, statement.col_offset), f"for ... in {handle}"))
+        elif isinstance(statement, ast.For | ast.While | ast.If | ast.Try | ast.With):
+            if any(_uses(node, handle) for node in ast.walk(statement)):
+                return _first_two(reads)
+            continue
+        for node in ast.walk(statement):
+            if _rebinds(node, handle) or _seeks(node, handle):
+                return _first_two(reads)
+            if (what := _whole_read(node, handle)) is not None:
+                reads.append(((node.lineno, node.col_offset), what))
+        if len(reads) >= 2:
+            break
+    return _first_two(reads)
+
+
+def _first_two(reads: list[tuple[tuple[int, int], str]]) -> tuple[str, str] | None:
+    if len(reads) < 2:
+        return None
+    ordered = sorted(reads)
+    return (
+        f"line {ordered[0][0][0]} `{ordered[0][1]}`",
+        f"line {ordered[1][0][0]} `{ordered[1][1]}`",
+    )
+
+
+def _whole_read(node: ast.AST, handle: str) -> str | None:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == handle
+        and node.func.attr in _WHOLE
+        and not node.args
+        and not node.keywords
+    ):
+        return f"{handle}.{node.func.attr}()"
+    return None
+
+
+def _seeks(node: ast.AST, handle: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "seek"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == handle
+    )
+
+
+def _rebinds(node: ast.AST, handle: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == handle and isinstance(node.ctx, ast.Store)
+
+
+def _uses(node: ast.AST, handle: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == handle

@@ -1,0 +1,80 @@
+"""A file object read to its end and read again gets nothing: the write says so, and it
+does not end its write subtask. Qwen2.5-Coder-1.5B's wordcount-3 on the H200, verbatim
+through the real CLI on the scripted fake server: its program printed "3 0 0", and the
+goal ended "completed (unverified)" with its counts wrong."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import plan_rule, records_of, small_model_goal
+
+from localagent.tools.rereads import rereads
+
+GOAL = (
+    "Write wordcount.py, a command-line program using argparse: python wordcount.py FILE "
+    "prints the number of lines, words and characters in FILE; with --lines it prints "
+    "only the number of lines"
+)
+# wordcount-3, round 5, verbatim.
+TWICE = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpa'
+    "rse\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.fi"
+    "le, 'r') as f:\\n            print(len(f.readlines()))\\n    else:\\n        with open"
+    "(args.file, 'r') as f:\\n            print(len(f.readlines()), len(f.read().split()), "
+    "len(f.read()))\\n\\nif __name__ == '__main__':\\n    parser = argparse.ArgumentParser"
+    "(description='Count lines, words, and characters in a file.')\n    parser.add_argume"
+    "nt('file', type=str, help='The file to count.')\n    parser.add_argument('--lines', "
+    "action='store_true', help='Print only the number of lines.')\n    args = parser.pars"
+    'e_args()\\n    main(args)"}}'
+)
+ONCE = (
+    "import argparse\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('file')\n    parser.add_argument('--lines', action='store_true')\n"
+    "    args = parser.parse_args()\n    with open(args.file) as f:\n        text = f.read()\n"
+    "    if args.lines:\n        print(len(text.splitlines()))\n    else:\n"
+    "        print(len(text.splitlines()), len(text.split()), len(text))\n\n\nmain()\n"
+)
+
+
+def test_a_second_read_of_a_file_read_to_its_end_is_named(tmp_path: Path) -> None:
+    steps = ["write_file wordcount.py with its code", "run python wordcount.py FILE"]
+    again = {"name": "write_file", "arguments": {"path": "wordcount.py", "content": ONCE}}
+    rounds = [{"content": TWICE}, {"content": json.dumps(again)}]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
+    results = [r["result"] for r in records_of(tmp_path, "action_finished")]
+    assert results[0].startswith("wrote 603 bytes to 'wordcount.py' (created); but it reads `f`")
+    assert "at line 10 `f.readlines()` and again at line 10 `f.read()`" in results[0]
+    done = records_of(tmp_path, "subtask_completed")
+    first = records_of(tmp_path, "action_finished")[0]["seq"]
+    assert len(done) == 1 and min(done[0]["evidence"]) > first  # the first write ended nothing
+    assert "reads `f`" not in results[1]
+    (tmp_path / "s.txt").write_text("alpha beta\ngamma\n")
+    ran = subprocess.run(
+        [sys.executable, "wordcount.py", "s.txt"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert ran.stdout.split() == ["2", "3", "17"]
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("with open(p) as f:\n    a = f.read()\n    b = f.read()\n", True),
+        ("with open(p) as f:\n    for line in f:\n        n += 1\n    s = f.read()\n", True),
+        ("with open(p) as f:\n    a = f.read()\n    f.seek(0)\n    b = f.read()\n", False),
+        ("with open(p) as f:\n    a = f.readline()\n    b = f.readline()\n", False),
+        ("with open(p) as f:\n    a = f.read(10)\n    b = f.read(10)\n", False),
+        (  # branches that exclude each other
+            "with open(p) as f:\n    if x:\n        a = f.read()\n    else:\n"
+            "        a = f.read()\n",
+            False,
+        ),
+        ("with open(p) as f:\n    a = f.read()\nwith open(p) as f:\n    b = f.read()\n", False),
+    ],
+)
+def test_which_reads_come_to_nothing(source: str, found: bool) -> None:
+    assert bool(rereads(source)) is found
