@@ -108,3 +108,45 @@ def test_the_reply_s_function_replaces_the_function_s_lines() -> None:
     assert call(_rewrite(), f"```python\n{STATS}```") is None  # the same lines
     assert call(_rewrite(), "```python\ndef median(values:\n```") is None  # no function
     assert call(_rewrite(), "I would sort the values first.") is None
+
+
+# The CPU run of this code (1.5B): its plan had "replace_in_file stats.py to fix the bug"
+# twice. The first was the request above (its reply, verbatim); for the second the model
+# sent the fix's new text as both old and new (verbatim), "the same text; nothing would
+# change", until it was blocked.
+FIXED_CPU = (
+    "```python\ndef median(values):\n    ordered = sorted(values)\n    middle = len(ordered) "
+    "// 2\n    if len(ordered) % 2 == 1:\n        return ordered[middle]\n    else:\n        "
+    "return (ordered[middle - 1] + ordered[middle]) / 2\n```"
+)
+SAME = (
+    '{{"name": "replace_in_file", "arguments": {"path": "stats.py", "old": "def median(valu'
+    "es):\\n    ordered = sorted(values)\\n    middle = len(ordered) // 2\\n    if len(order"
+    "ed) % 2 == 1:\\n        return ordered[middle]\\n    else:\\n        return (ordered[mid"
+    'dle - 1] + ordered[middle]) / 2", "new": "def median(values):\\n    ordered = sorted(va'
+    "lues)\\n    middle = len(ordered) // 2\\n    if len(ordered) % 2 == 1:\\n        return "
+    "ordered[middle]\\n    else:\\n        return (ordered[middle - 1] + ordered[middle]) / 2"
+    '"}}}}'
+)
+
+
+def test_an_edit_the_file_has_already_ends_a_second_edit_step(tmp_path: Path) -> None:
+    (tmp_path / "stats.py").write_text(STATS)
+    (tmp_path / "test_stats.py").write_text(TESTS)
+    plan = plan_rule(
+        (GOAL, STEPS[:3]),
+        ("Replace in file stats.py to fix the bug", ["replace_in_file stats.py to fix the bug"]),
+        ("Run python -m pytest to check if the tests pass", ["run python -m pytest"]),
+    )
+    rounds = [{"content": r} for r in (PYTEST, READ, FIXED_CPU, SAME, PYTEST)]
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan, rounds, VERIFIED, LOCALAGENT_MAX_ROUNDS="6", LOCALAGENT_VERIFY="1"
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d["by"] for d in done] == ["run", "read", "write", "write", "run"]
+    assert (
+        done[3]["reason"]
+        == "stats.py was already written by this run and is written again unchanged"
+    )
+    assert not records_of(tmp_path, "action_blocked") and not records_of(tmp_path, "subtask_failed")

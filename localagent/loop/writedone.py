@@ -159,10 +159,17 @@ def _edited(
     pytest", and the model never calls mark_subtask_complete; the run shows whether the
     edit fixed it."""
     changed = [p for p in map(norm, facts.get("wrote", [])) if _same(p, target)]
+    # An edit it has already, of a file this run changed: Qwen2.5-Coder-1.5B's fixtest
+    # plan had "replace_in_file stats.py to fix the bug" twice; the first made the fix,
+    # and for the second it sent that edit's new text as both old and new (the CPU).
+    same = [p for p in map(norm, facts.get("unchanged", [])) if _same(p, target)]
+    made = [p for p in same if p in state.ledger.writes]
     later = _checked_later(state, target) or _tests_later(state)
-    if not (small and changed and later) or not _sound(root, changed[0], state.ledger):
+    done = changed or made
+    if not (small and done and later) or not _sound(root, done[0], state.ledger):
         return None
-    return Finished(changed[0], prompts.render("done_by_edit", path=changed[0]))
+    said = "done_by_edit" if changed else "done_by_rewrite"
+    return Finished(done[0], prompts.render(said, path=done[0]))
 
 
 def _own_file(state: State, subtask: str, facts: dict[str, list[str]]) -> str:

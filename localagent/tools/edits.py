@@ -54,7 +54,10 @@ def replace_in_file(
     elif found != count:
         raise _count_problem(text, old, new, name, found, count)
     if old == new:
-        raise ToolError.of("old_is_new")
+        # The file has it already: like a write of a file's own content (`unchanged`), which
+        # ends an edit subtask whose file this run changed before (`loop.writedone`).
+        said = ToolError.of("old_is_new").text(ctx.prompts)
+        return ToolResult(False, said, facts={"unchanged": [normalize_path(path)]})
     if old in new and (line := _made_at(text, old, new)):
         # Qwen2.5-Coder-1.5B added the same `if __name__ == "__main__":` block after the
         # same line three times; the game then asked for its move three times.
