@@ -3,6 +3,7 @@ subprocess, and reading a workspace's journal."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -186,3 +187,12 @@ if depth < 2:
     subprocess.Popen([sys.executable, __file__, str(depth + 1)])
 time.sleep(60)
 """
+
+
+def real_goal(key: str) -> Any:
+    """A goal of the real-model benchmark (`scripts/realgoals.py`): its `text` and the
+    files a workspace starts with (`seed`), as the model's verbatim replies met them."""
+    scripts = str(Path(__file__).resolve().parent.parent / "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
+    return importlib.import_module("realgoals").GOALS[key]

@@ -8,47 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import plan_rule, records_of, small_model_goal
+from support import plan_rule, real_goal, records_of, small_model_goal
 
-GOAL = (
-    "Refactor shapes.py: the area formulas are repeated in total_area, largest and report; "
-    "move them into one function area(kind, size) and use it in all three. Behaviour must "
-    "not change: python -m pytest must still pass"
-)
-SHAPES = '''"""Areas of shapes given as (kind, size) pairs; unknown kinds are left out."""
-
-
-def total_area(shapes):
-    total = 0.0
-    for kind, size in shapes:
-        if kind == "circle":
-            total += 3.14159 * size * size
-        elif kind == "square":
-            total += size * size
-    return total
-
-
-def report(shapes):
-    lines = []
-    for kind, size in shapes:
-        if kind == "circle":
-            lines.append(f"{kind} {size}: {3.14159 * size * size:.2f}")
-        elif kind == "square":
-            lines.append(f"{kind} {size}: {size * size:.2f}")
-    return "\\n".join(lines)
-'''
-TESTS = """from shapes import report, total_area
-
-SHAPES = [("circle", 1), ("square", 2), ("triangle", 3), ("circle", 2)]
-
-
-def test_total_area():
-    assert round(total_area(SHAPES), 3) == 19.708
-
-
-def test_report():
-    assert report(SHAPES) == "circle 1: 3.14\\nsquare 2: 4.00\\ncircle 2: 12.57"
-"""
+REFACTOR = real_goal("refactor")
+GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
 # refactor-1, round 3: `def area` in place of total_area, which test_shapes.py imports.
 IN_PLACE = (
     '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": """def total_area'

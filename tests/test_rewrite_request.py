@@ -14,37 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import VERIFIED, plan_rule, records_of, round_calls, small_model_goal
+from support import VERIFIED, plan_rule, real_goal, records_of, round_calls, small_model_goal
 
 from localagent.loop.rewrite import Rewrite, call, function_lines
 
-GOAL = (
-    "python -m pytest fails in this folder: fix the bug in stats.py so that the tests pass, "
-    "without changing test_stats.py"
-)
-STATS = """def mean(values):
-    return sum(values) / len(values)
-
-
-def median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle]
-"""
-TESTS = """from stats import mean, median
-
-
-def test_mean():
-    assert mean([1, 2, 3, 4]) == 2.5
-
-
-def test_median_odd():
-    assert median([3, 1, 2]) == 2
-
-
-def test_median_even():
-    assert median([4, 1, 3, 2]) == 2.5
-"""
+FIXTEST = real_goal("fixtest")
+GOAL, STATS, TESTS = FIXTEST.text, FIXTEST.seed["stats.py"], FIXTEST.seed["test_stats.py"]
 PYTEST = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}}'
 READ = '{{"name": "read_file", "arguments": {"path": "stats.py"}}}}'
 FIXED = (
