@@ -226,14 +226,16 @@ def test_a_run_step_on_the_goal_s_placeholder_gets_a_sample_written_first(
     assert by == ["write", "write", "run"]
 
 
-# The 1.5B's wordcount.py on the CPU, verbatim (the write's call as it sent it): it
-# calls `f.split()` on the file it opened, and ran it until strikes, in 2 runs of 2.
+# The 1.5B's wordcount.py on the CPU, verbatim (the write's call as it sent it) but for
+# its last count, `len(f.read())` after `f.readlines()`, which its write names now
+# (`test_rereads.py`): it calls `f.split()` on the file it opened, and ran it until
+# strikes, in 2 runs of 2.
 SPLIT = (
     '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpa'
     "rse\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.fi"
     "le, 'r') as f:\\n            print(len(f.readlines()))\\n    else:\\n        with op"
-    "en(args.file, 'r') as f:\\n            print(len(f.readlines()), len(f.split()), len"
-    "(f.read()))\\n\\nif __name__ == '__main__':\\n    parser = argparse.ArgumentParser(d"
+    "en(args.file, 'r') as f:\\n            print(len(f.readlines()), len(f.split()))"
+    "\\n\\nif __name__ == '__main__':\\n    parser = argparse.ArgumentParser(d"
     "escription='Count lines, words, and characters in a file.')\n    parser.add_argument"
     "('file', type=str, help='The file to count.')\n    parser.add_argument('--lines'"
     ", action='store_true', help='Print only the number of lines.')\n    args = parser."
