@@ -44,6 +44,7 @@ from localagent.system import safefs
 from localagent.tools import ToolResult, initmend, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS
 from localagent.tools.pkgimports import missing_import
+from localagent.verify.outputs import off_run
 from localagent.verify.stated import mismatches, off_status, stated_forms, stated_script
 from localagent.verify.statusfix import status_fix
 
@@ -75,8 +76,9 @@ def stops_now(state: State, root: Path, result: ToolResult, prompts: PromptSet) 
     target = ran_by(here[1].description) if here is not None else ""
     ran = [cmd for cmd in result.facts.get("ran", []) if target and runs(target, cmd)]
     goal = state.goal.text if state.goal is not None else ""
-    if off := next((w for cmd in ran if (w := off_status(goal, cmd, result.text))), ""):
-        return off
+    for cmd in ran:
+        if off := off_status(goal, cmd, result.text) or off_run(goal, cmd, result.text):
+            return off
     why = [w for w in result.facts.get("unproven", []) if w.startswith(runproof.NEVER_OPENS)]
     return f"{target}: {why[0]}" if ran and why else ""
 

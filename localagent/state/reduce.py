@@ -32,6 +32,7 @@ from localagent.state.model import (
 )
 
 Reducer = Callable[[State, dict[str, Any]], None]
+RESULT_OUTPUT_CHARS = 1000  # of a goal check's output, kept with its result
 
 
 def _advance(state: State) -> None:
@@ -163,7 +164,9 @@ def _check_finished(state: State, rec: dict[str, Any]) -> None:
     if state.verifying is not None:
         fields = ("cmd", "source", "status", "summary", "returncode")
         result = {name: rec.get(name) for name in fields}
-        state.verifying.results[str(rec["id"])] = {**result, "seq": rec["seq"]}
+        # what it printed, for what the goal says it prints (`verify.outputs`)
+        output = str(rec.get("output") or "")[:RESULT_OUTPUT_CHARS]
+        state.verifying.results[str(rec["id"])] = {**result, "seq": rec["seq"], "output": output}
         state.verifying.open = None
     if rec.get("source") == "program":
         note_program_check(state.ledger, rec)

@@ -23,6 +23,7 @@ from localagent.state.ledger import Ledger, check_kind, judge, key, split_result
 from localagent.system import safefs
 from localagent.tools import pyscript
 from localagent.tools.cmdline import check_command
+from localagent.verify.outputs import sample_run
 from localagent.verify.stated import form_checks, stated_checks, unchecked
 
 PYTEST = "python -m pytest -q"
@@ -80,6 +81,8 @@ def goal_checks(
     programs = []
     if ledger is not None and (stated := unchecked(goal, ledger)):
         programs.append(stated)
+    if ledger is not None and (sample := sample_run(goal)):
+        programs.append(sample)
     if ledger is not None and not user_checks:
         programs += [f"python {p}" for p in unproven_programs(ledger, root)]
     given |= {c["cmd"] for c in found}

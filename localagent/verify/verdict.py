@@ -24,6 +24,7 @@ from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state.ledger import check_kind
 from localagent.verify.claims import names_step, restates
 from localagent.verify.evidence import gate
+from localagent.verify.outputs import wrong_outputs
 from localagent.verify.stated import computed, mismatches, unrun_forms
 
 log = logging.getLogger("localagent.verify")
@@ -89,6 +90,8 @@ def findings(state: Any, root: Path) -> Findings:
     texts = [goal.text] + [s.description for t in goal.tasks for s in t.subtasks]
     evidence = gate(state.ledger, root, texts, scope=0)
     found.hard += evidence.hard + mismatches(goal.text, state.ledger, results.values())
+    found.hard += [w for w in wrong_outputs(goal.text, state.ledger, results.values())
+                   if w not in found.hard]  # fmt: skip
     found.unrun = unrun_forms(goal.text, state.ledger)
     tested = any(
         r.get("status") == "passed" and check_kind(str(r.get("cmd"))) in ("pytest", "unittest")
