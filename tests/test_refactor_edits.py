@@ -62,3 +62,43 @@ def test_the_model_s_edits_are_made_as_it_meant_them(tmp_path: Path) -> None:
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert tests.returncode == 0, tests.stdout + ran.stdout
+
+
+# refactor-1 on the H200 (this code), verbatim: the whole file in Python's three quotes,
+# its docstring's own quotes lost; the same write three times, "syntax error at line 1".
+WHOLE = (
+    '{{"name": "write_file", "arguments": {"path": "shapes.py", "content": ""'
+    '"Areas of shapes given as (kind, size) pairs; unknown kinds are left out.\n\ndef area'
+    '(kind, size):\n    if kind == "circle":\n        return 3.14159 * size * size\n    e'
+    'lif kind == "square":\n        return size * size\n    else:\n        return None\n'
+    "\ndef total_area(shapes):\n    total = 0.0\n    for kind, size in shapes:\n        tot"
+    "al += area(kind, size)\n    return total\n\ndef largest(shapes):\n    best, best_area "
+    '= None, -1.0\n    for kind, size in shapes:\n        if kind == "circle":\n         '
+    '   this = area(kind, size)\n        elif kind == "square":\n            this = area('
+    "kind, size)\n        else:\n            continue\n        if this > best_area:\n      "
+    "      best, best_area = (kind, size), this\n    return best\n\ndef report(shapes):\n  "
+    '  lines = []\n    for kind, size in shapes:\n        if kind == "circle":\n         '
+    '   lines.append(f"{kind} {size}: {area(kind, size):.2f}")\n        elif kind == "sq'
+    'uare":\n            lines.append(f"{kind} {size}: {area(kind, size):.2f}")\n    ret'
+    'urn "\\n".join(lines)"""}}}'
+)
+
+
+def test_a_docstring_written_without_its_quotes_is_written_with_them(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    steps = ["write_file shapes.py with area(kind, size) used in all three", "run python -m pytest"]
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), [{"content": WHOLE}], LOCALAGENT_MAX_ROUNDS="1"
+    )
+    (result,) = [r["result"] for r in records_of(tmp_path, "action_finished")]
+    line = "Areas of shapes given as (kind, size) pairs; unknown kinds are left out."
+    assert f'`{line}` did not compile, so it was written as `"""{line}"""`' in result, result
+    assert (tmp_path / "shapes.py").read_text().startswith(f'"""{line}"""\n\ndef area(')
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    # the file loads: the tests now show what is left, the model's own `area` giving
+    # None for a triangle
+    assert "1 failed, 2 passed" in tests.stdout and "NoneType" in tests.stdout, tests.stdout

@@ -27,6 +27,8 @@ _NO_BODY = re.compile(r"expected an indented block after (.+?) on line (\d+)")
 _DEF_NAME = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")
 _PRINT = re.compile(r"^(\s*)print\s+(?!\()(.+?)\s*$")
 _UNTERMINATED = re.compile(r"unterminated (?:f-)?string literal")
+# A sentence, as a module's docstring reads: words, ending in a full stop.
+_PROSE = re.compile(r"[A-Z][\w,;:()' -]*\w[\w,;:()' -]*\.")
 MAX_JOINED = 6  # lines a string cut by line breaks is joined across
 
 
@@ -171,6 +173,11 @@ def _candidates(body: str, exc: SyntaxError, after: list[str]) -> Iterator[str]:
         yield f"{found[1]}print({found[2]})"
     if (split := unflatten.lines(body)) is not None:
         yield split
+    if exc.lineno == 1 and exc.msg == "invalid syntax" and _PROSE.fullmatch(body.strip()):
+        # The file's docstring without its quotes: Qwen2.5-Coder-1.5B wrote shapes.py's
+        # content in Python's three quotes, the docstring's own lost (the H200).
+        yield f'"""{body.strip()}"""'
+
 
 
 def _complete(body: str, after: list[str]) -> bool:
