@@ -125,3 +125,27 @@ def test_an_edit_the_file_has_already_ends_a_second_edit_step(tmp_path: Path) ->
         == "stats.py was already written by this run and is written again unchanged"
     )
     assert not records_of(tmp_path, "action_blocked") and not records_of(tmp_path, "subtask_failed")
+
+
+def test_a_fix_step_after_the_tests_pass_has_nothing_to_fix(tmp_path: Path) -> None:
+    """fixtest-6 on the H200: after the fix, the tests passed, and the plan's second "fix
+    the bug" step rewrote the odd case wrong; the tests still passed. That step is done
+    by the passing run now, and the model is not asked."""
+    (tmp_path / "stats.py").write_text(STATS)
+    (tmp_path / "test_stats.py").write_text(TESTS)
+    plan = plan_rule(
+        (GOAL, [*STEPS, "replace_in_file stats.py to fix the bug"]),
+        ("Run python -m pytest to check if the tests pass", ["run python -m pytest"]),
+    )
+    rounds = [{"content": r} for r in (PYTEST, READ, FIXED_CPU, PYTEST, PYTEST)]
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan, rounds, VERIFIED, LOCALAGENT_MAX_ROUNDS="6", LOCALAGENT_VERIFY="1"
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d["by"] for d in done] == ["run", "read", "write", "run", "run", "run"]
+    assert done[4]["reason"].startswith("`python -m pytest` passed (3 passed")
+    assert done[4]["reason"].endswith(
+        "with nothing changed since: the step has nothing left to fix"
+    )
+    assert len(round_calls(tmp_path)) == 5  # no round for it

@@ -31,6 +31,7 @@ from localagent.loop import (
     replans,
     rewrite,
     roundcall,
+    rundone,
     verifying,
 )
 from localagent.loop import facts as facts_of
@@ -183,6 +184,9 @@ class Agent:
         return None if self.planner.small else self.front()
 
     def ask(self) -> None:
+        if self.planner.small and (done := rundone.nothing_to_fix(self.state, self.prompts)):
+            self.actions.completed_by(done.owed())  # the tests passed: nothing to fix
+            return
         if self.planner.small and (due := rewrite.due(self.state, self.ctx.root)) is not None:
             self.ask_rewrite(due)
             return

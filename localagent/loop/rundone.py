@@ -21,15 +21,24 @@ ends it on resume.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from localagent.loop import readdone, writedone
-from localagent.loop.subtasks import LINT, TESTS, checkers, looks, ran_by
+from localagent.loop.subtasks import LINT, TESTS, checkers, edited_file, looks, ran_by
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
-from localagent.state.ledger import CheckRun, check_kind, key, mentioned, outcome, run_facts
+from localagent.state.ledger import (
+    CheckRun,
+    check_kind,
+    key,
+    latest_tests,
+    mentioned,
+    outcome,
+    run_facts,
+)
 from localagent.textcalls import given_arguments
 from localagent.tools.tool import Tool
 from localagent.verify.claims import restates
@@ -233,3 +242,25 @@ def carried(state: State, tasks: list[dict[str, Any]], prompts: PromptSet) -> li
             reason = prompts.render("carried_run", cmd=run.cmd, summary=run.summary)
             found.append({"subtask": text, "reason": reason})
     return found
+
+
+_FIXES = re.compile(r"\b(?:fix\w*|bugs?|failing)\b", re.I)
+
+
+def nothing_to_fix(state: State, prompts: PromptSet) -> Finished | None:
+    """An edit step that says to fix its file, when the tests passed with nothing changed
+    since and the step has done nothing yet (small profile): done by that run. Qwen2.5-
+    Coder-1.5B's fixtest plan had "replace_in_file stats.py to fix the bug" twice; the
+    first fixed median and the tests passed, and for the second it rewrote the odd case
+    as `ordered[n // 2 - 1] + ordered[n // 2] / 2`, which the tests still passed
+    (`[3, 1, 2]` gives 2) and `[5]` does not (7.5): "completed (verified)" (the H200)."""
+    here = current(state)
+    text = here[1].description if here is not None else ""
+    if not edited_file(text) or not _FIXES.search(text) or state.ledger.tried:
+        return None
+    tests = latest_tests(state.ledger)
+    if tests is None or not tests.passed or tests.epoch != state.guard.epoch:
+        return None
+    return Finished(
+        tests.cmd, prompts.render("nothing_to_fix", cmd=tests.cmd, summary=tests.summary)
+    )

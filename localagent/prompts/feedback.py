@@ -137,6 +137,10 @@ DONE_BY_EDIT = (
     "{path} is changed, which is all the subtask asks; the next subtask shows if it works"
 )
 
+NOTHING_TO_FIX = (
+    "`{cmd}` passed ({summary}) with nothing changed since: the step has nothing left to fix"
+)
+
 DONE_BY_REWRITE = "{path} was already written by this run and is written again unchanged"
 
 WRITE_COMPLETES = """\

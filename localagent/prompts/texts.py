@@ -55,6 +55,7 @@ from localagent.prompts.feedback import (
     NO_TOOL_CALL,
     NOT_ACCEPTED_YET,
     NOT_ON_PATH,
+    NOTHING_TO_FIX,
     OUTPUT_NOT_STORED,
     OUTPUT_STORED,
     OUTPUT_STORED_CUT,
@@ -294,6 +295,11 @@ PROMPTS: dict[str, Prompt] = {
     ),
     "done_by_edit": Prompt(
         DONE_BY_EDIT, "why an edit subtask is done: its file changed", _spec("path")
+    ),
+    "nothing_to_fix": Prompt(
+        NOTHING_TO_FIX,
+        "why an edit step that says to fix its file is done when the tests pass already",
+        _spec("cmd summary"),
     ),
     "done_by_rewrite": Prompt(
         DONE_BY_REWRITE,

@@ -179,7 +179,6 @@ def _candidates(body: str, exc: SyntaxError, after: list[str]) -> Iterator[str]:
         yield f'"""{body.strip()}"""'
 
 
-
 def _complete(body: str, after: list[str]) -> bool:
     """Whether a line that leaves a bracket open looks finished all the same: it does not
     end in a comma, an operator or a bracket, and the next line is not indented deeper."""
