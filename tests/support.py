@@ -196,3 +196,11 @@ def real_goal(key: str) -> Any:
     if scripts not in sys.path:
         sys.path.insert(0, scripts)
     return importlib.import_module("realgoals").GOALS[key]
+
+
+def pytest_in(ws: Path) -> subprocess.CompletedProcess[str]:
+    """The workspace's tests, run by the interpreter running these."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=ws, capture_output=True, text=True, timeout=CLI_TIMEOUT * 2,
+    )  # fmt: skip

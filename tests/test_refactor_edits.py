@@ -4,11 +4,9 @@ new function put in place of one the tests import."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-from support import plan_rule, real_goal, records_of, small_model_goal
+from support import plan_rule, pytest_in, real_goal, records_of, small_model_goal
 
 REFACTOR = real_goal("refactor")
 GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
@@ -57,10 +55,7 @@ def test_the_model_s_edits_are_made_as_it_meant_them(tmp_path: Path) -> None:
     assert text.count("def area(kind, size):") == 1 and "def total_area(shapes):" in text
     assert text.index("def area") < text.index("def total_area")
     assert "{area('circle', size):.2f}" in text and 'return "\\n".join(lines)' in text
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    tests = pytest_in(tmp_path)
     assert tests.returncode == 0, tests.stdout + ran.stdout
 
 
@@ -95,10 +90,7 @@ def test_a_docstring_written_without_its_quotes_is_written_with_them(tmp_path: P
     line = "Areas of shapes given as (kind, size) pairs; unknown kinds are left out."
     assert f'`{line}` did not compile, so it was written as `"""{line}"""`' in result, result
     assert (tmp_path / "shapes.py").read_text().startswith(f'"""{line}"""\n\ndef area(')
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    tests = pytest_in(tmp_path)
     # the file loads: the tests now show what is left, the model's own `area` giving
     # None for a triangle
     assert "1 failed, 2 passed" in tests.stdout and "NoneType" in tests.stdout, tests.stdout

@@ -10,11 +10,18 @@ this round makes now, verbatim, four times of four the same."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
-from support import VERIFIED, plan_rule, real_goal, records_of, round_calls, small_model_goal
+from support import (
+    VERIFIED,
+    plan_rule,
+    pytest_in,
+    real_goal,
+    records_of,
+    round_calls,
+    small_model_goal,
+)
 
 from localagent.loop.rewrite import Rewrite, call, function_lines
 
@@ -59,10 +66,7 @@ def test_the_function_the_tests_show_wrong_is_asked_for_whole(tmp_path: Path) ->
     assert shown[-1] == third["content"] and shown[-1].startswith('{"name": "replace_in_file"')
     assert "```" not in json.dumps(shown)
     assert (tmp_path / "test_stats.py").read_text() == TESTS
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    tests = pytest_in(tmp_path)
     assert tests.returncode == 0, tests.stdout
     (done,) = records_of(tmp_path, "goal_completed")
     assert done["verification"] == "verified"
@@ -105,20 +109,25 @@ SAME = (
 )
 
 
-def test_an_edit_the_file_has_already_ends_a_second_edit_step(tmp_path: Path) -> None:
-    (tmp_path / "stats.py").write_text(STATS)
-    (tmp_path / "test_stats.py").write_text(TESTS)
+def fixed_in_two_steps(ws: Path, steps: list[str], replies: tuple[str, ...]) -> list[Any]:
+    """The goal planned as `steps` and then a run of the tests, the model sending
+    `replies`, its end verified: the `subtask_completed` records."""
+    (ws / "stats.py").write_text(STATS)
+    (ws / "test_stats.py").write_text(TESTS)
     plan = plan_rule(
-        (GOAL, STEPS[:3]),
-        ("Replace in file stats.py to fix the bug", ["replace_in_file stats.py to fix the bug"]),
-        ("Run python -m pytest to check if the tests pass", ["run python -m pytest"]),
+        (GOAL, steps), ("Run python -m pytest to check if the tests pass", ["run python -m pytest"])
     )
-    rounds = [{"content": r} for r in (PYTEST, READ, FIXED_CPU, SAME, PYTEST)]
     ran, _ = small_model_goal(
-        tmp_path, GOAL, plan, rounds, VERIFIED, LOCALAGENT_MAX_ROUNDS="6", LOCALAGENT_VERIFY="1"
-    )
+        ws, GOAL, plan, [{"content": r} for r in replies], VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="6", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    done = records_of(tmp_path, "subtask_completed")
+    return records_of(ws, "subtask_completed")
+
+
+def test_an_edit_the_file_has_already_ends_a_second_edit_step(tmp_path: Path) -> None:
+    steps = [*STEPS[:3], "replace_in_file stats.py to fix the bug"]
+    done = fixed_in_two_steps(tmp_path, steps, (PYTEST, READ, FIXED_CPU, SAME, PYTEST))
     assert [d["by"] for d in done] == ["run", "read", "write", "write", "run"]
     assert (
         done[3]["reason"]
@@ -131,18 +140,8 @@ def test_a_fix_step_after_the_tests_pass_has_nothing_to_fix(tmp_path: Path) -> N
     """fixtest-6 on the H200: after the fix, the tests passed, and the plan's second "fix
     the bug" step rewrote the odd case wrong; the tests still passed. That step is done
     by the passing run now, and the model is not asked."""
-    (tmp_path / "stats.py").write_text(STATS)
-    (tmp_path / "test_stats.py").write_text(TESTS)
-    plan = plan_rule(
-        (GOAL, [*STEPS, "replace_in_file stats.py to fix the bug"]),
-        ("Run python -m pytest to check if the tests pass", ["run python -m pytest"]),
-    )
-    rounds = [{"content": r} for r in (PYTEST, READ, FIXED_CPU, PYTEST, PYTEST)]
-    ran, _ = small_model_goal(
-        tmp_path, GOAL, plan, rounds, VERIFIED, LOCALAGENT_MAX_ROUNDS="6", LOCALAGENT_VERIFY="1"
-    )
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    done = records_of(tmp_path, "subtask_completed")
+    steps = [*STEPS, "replace_in_file stats.py to fix the bug"]
+    done = fixed_in_two_steps(tmp_path, steps, (PYTEST, READ, FIXED_CPU, PYTEST, PYTEST))
     assert [d["by"] for d in done] == ["run", "read", "write", "run", "run", "run"]
     assert done[4]["reason"].startswith("`python -m pytest` passed (3 passed")
     assert done[4]["reason"].endswith(

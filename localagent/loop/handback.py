@@ -40,10 +40,9 @@ from localagent.loop.subtasks import (
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state.ledger import NO_OUTPUT, latest_tests, split_result
-from localagent.system import safefs
 from localagent.tools import ToolResult, initmend, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS
-from localagent.tools.pkgimports import missing_import
+from localagent.tools.pkgimports import missing_import, text_of
 from localagent.verify.outputs import off_run
 from localagent.verify.stated import mismatches, off_status, stated_forms, stated_script
 from localagent.verify.statusfix import status_fix
@@ -232,9 +231,8 @@ def status_tasks(
     if stated is None or not (fresh or mismatches(state.goal.text, state.ledger)):
         return None
     script, wanted = stated
-    try:
-        source = safefs.read_inside(root, root / script, 200_000).decode("utf-8", "replace")
-    except (OSError, safefs.UnsafeFile):
+    source = text_of(root, script)
+    if source is None:
         return None
     fix = status_fix(source, wanted)
     edit = fix.step(script, wanted) if fix is not None else ""

@@ -29,8 +29,8 @@ from localagent.loop.subtasks import TEST_FILE, edited_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import latest_tests
-from localagent.system import safefs
 from localagent.textcalls import ToolCall
+from localagent.tools.pkgimports import text_of
 
 RECOGNISER = "rewrite"
 MAX_FILE_CHARS = 6000  # a file longer than this is shown as the function alone
@@ -64,7 +64,7 @@ def due(state: State, root: Path) -> Rewrite | None:
     if last.epoch != state.guard.epoch or _asked(state):
         return None
     called = _CALLED.match(last.wrong)
-    text = _read(root, path)
+    text = text_of(root, path)
     if called is None or text is None:
         return None
     name = called[1].rsplit(".", 1)[-1]
@@ -73,7 +73,7 @@ def due(state: State, root: Path) -> Rewrite | None:
         return None
     failed = _FAILED.match(last.summary)
     test = ""
-    if failed is not None and (source := _read(root, failed[1])) is not None:
+    if failed is not None and (source := text_of(root, failed[1])) is not None:
         test = function_lines(source, failed[2])
     return Rewrite(path, name, text, lines, last.wrong, test)
 
@@ -83,14 +83,6 @@ def _asked(state: State) -> bool:
     return any(
         e.subtask == state.ledger.subtask and e.probe.get(RECOGNISER) for e in state.exchanges
     )
-
-
-def _read(root: Path, path: str) -> str | None:
-    try:
-        data = safefs.read_inside(root, root / path, 200_000)
-    except (OSError, safefs.UnsafeFile):
-        return None
-    return data.decode("utf-8", "replace")
 
 
 def function_lines(source: str, name: str) -> str:
