@@ -111,3 +111,28 @@ def test_which_goals_say_what_their_script_prints() -> None:
     assert (GOAL_PRINTS.template, GOAL_PRINTS.status) == ("Hello, NAME!", 0)
     assert stated_output(real_goal("wordcount").text) is None  # it says, not shows, what
     assert stated_output("Write hello.py that prints Hello") is None  # no placeholder
+
+
+# greet-1 on the CPU with this code, verbatim: its greet.py does what the goal asks, the
+# plan ran it twice without arguments, and the verification's run with a name printed
+# "Hello, Ada!"; the goal ended "completed (unverified)": the form with a name was
+# "not run".
+WORKS = (
+    '{{"name": "write_file", "arguments": {"path": "greet.py", "content": "import sys\\n\\n'
+    "if len(sys.argv) == 1:\\n    print('Usage: python greet.py NAME')\\n    sys.exit(2)\\n\\n"
+    "name = sys.argv[1]\\nprint(f'Hello, {name}!')\\nsys.exit(0)\"}}}"
+)
+BARE = '{{"name": "run_cmd", "arguments": {"cmd": "python greet.py"}}}}'
+
+
+def test_the_verification_s_run_with_a_name_is_the_form_s_evidence(tmp_path: Path) -> None:
+    steps = ["write_file greet.py with its code", "run python greet.py", "run python greet.py"]
+    ran, _ = small_model_goal(
+        tmp_path, GREET, plan_rule((GREET, steps)), [{"content": r} for r in (WORKS, BARE, BARE)],
+        VERIFIED, LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (check,) = records_of(tmp_path, "check_finished")
+    assert (check["cmd"], check["output"]) == ("python greet.py Ada", "Hello, Ada!\n")
+    (verdict,) = records_of(tmp_path, "verdict")
+    assert verdict["verification"] == "verified", verdict

@@ -24,7 +24,7 @@ from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state.ledger import check_kind
 from localagent.verify.claims import names_step, restates
 from localagent.verify.evidence import gate
-from localagent.verify.outputs import wrong_outputs
+from localagent.verify.outputs import sample_run, wrong_outputs
 from localagent.verify.stated import computed, mismatches, unrun_forms
 
 log = logging.getLogger("localagent.verify")
@@ -93,6 +93,13 @@ def findings(state: Any, root: Path) -> Findings:
     found.hard += [w for w in wrong_outputs(goal.text, state.ledger, results.values())
                    if w not in found.hard]  # fmt: skip
     found.unrun = unrun_forms(goal.text, state.ledger)
+    if (
+        (sample := sample_run(goal.text))
+        and not found.hard
+        and any(r.get("cmd") == sample for r in results.values())
+    ):
+        # the verification ran that form itself and read what it printed (`outputs`)
+        found.unrun = [form for form in found.unrun if len(form.split()) != len(sample.split())]
     tested = any(
         r.get("status") == "passed" and check_kind(str(r.get("cmd"))) in ("pytest", "unittest")
         for r in results.values()
