@@ -24,6 +24,7 @@ from support import (
 )
 
 from localagent.loop.rewrite import Rewrite, call, function_lines
+from localagent.loop.rundone import fixed_by_tests
 
 FIXTEST = real_goal("fixtest")
 GOAL, STATS, TESTS = FIXTEST.text, FIXTEST.seed["stats.py"], FIXTEST.seed["test_stats.py"]
@@ -148,3 +149,13 @@ def test_a_fix_step_after_the_tests_pass_has_nothing_to_fix(tmp_path: Path) -> N
         "with nothing changed since: the step has nothing left to fix"
     )
     assert len(round_calls(tmp_path)) == 5  # no round for it
+
+
+def test_which_fix_steps_the_passing_tests_end() -> None:
+    """Only a step the tests show done: not a linter's findings, nor a step that is no
+    edit of one file."""
+    assert fixed_by_tests("replace_in_file stats.py to fix the bug")
+    assert fixed_by_tests("replace_in_file mathx/divide.py to fix the failing test: divide(1, 0)")
+    assert not fixed_by_tests("replace_in_file tests/test_mathx.py to fix the ruff errors")
+    assert not fixed_by_tests("replace_in_file mathx/__init__.py to fix its unused imports")
+    assert not fixed_by_tests("replace_in_file shapes.py so that report uses area")

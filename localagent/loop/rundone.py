@@ -245,6 +245,15 @@ def carried(state: State, tasks: list[dict[str, Any]], prompts: PromptSet) -> li
 
 
 _FIXES = re.compile(r"\b(?:fix\w*|bugs?|failing)\b", re.I)
+# What the tests passing does not show fixed: a linter's findings (mathx's "fix the ruff
+# errors in tests/test_mathx.py").
+_NOT_TESTS = re.compile(r"\b(?:ruff|lint\w*|flake8|format\w*|style|unused|imports?)\b", re.I)
+
+
+def fixed_by_tests(step: str) -> bool:
+    """Whether a step is an edit of one file to fix what the tests show: "replace_in_file
+    stats.py to fix the bug", not "... to fix the ruff errors"."""
+    return bool(edited_file(step) and _FIXES.search(step) and not _NOT_TESTS.search(step))
 
 
 def nothing_to_fix(state: State, prompts: PromptSet) -> Finished | None:
@@ -255,8 +264,7 @@ def nothing_to_fix(state: State, prompts: PromptSet) -> Finished | None:
     as `ordered[n // 2 - 1] + ordered[n // 2] / 2`, which the tests still passed
     (`[3, 1, 2]` gives 2) and `[5]` does not (7.5): "completed (verified)" (the H200)."""
     here = current(state)
-    text = here[1].description if here is not None else ""
-    if not edited_file(text) or not _FIXES.search(text) or state.ledger.tried:
+    if here is None or not fixed_by_tests(here[1].description) or state.ledger.tried:
         return None
     tests = latest_tests(state.ledger)
     if tests is None or not tests.passed or tests.epoch != state.guard.epoch:
