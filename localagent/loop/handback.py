@@ -44,7 +44,7 @@ from localagent.tools import ToolResult, initmend, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS
 from localagent.tools.pkgimports import missing_import, text_of
 from localagent.verify.outputs import off_run
-from localagent.verify.stated import mismatches, off_status, stated_forms, stated_script
+from localagent.verify.stated import mismatches, stated_forms, stated_script
 from localagent.verify.statusfix import status_fix
 
 
@@ -76,7 +76,7 @@ def stops_now(state: State, root: Path, result: ToolResult, prompts: PromptSet) 
     ran = [cmd for cmd in result.facts.get("ran", []) if target and runs(target, cmd)]
     goal = state.goal.text if state.goal is not None else ""
     for cmd in ran:
-        if off := off_status(goal, cmd, result.text) or off_run(goal, cmd, result.text):
+        if off := off_run(goal, cmd, result.text):
             return off
     why = [w for w in result.facts.get("unproven", []) if w.startswith(runproof.NEVER_OPENS)]
     return f"{target}: {why[0]}" if ran and why else ""

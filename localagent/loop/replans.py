@@ -16,7 +16,7 @@ from localagent.loop.planner import Planner
 from localagent.models import Reply
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
-from localagent.verify.stated import stated_script
+from localagent.verify.stated import status_said
 
 log = logging.getLogger("localagent.agent")
 
@@ -89,8 +89,7 @@ def back(
 def _status_only(state: State, due: ReplanDue) -> bool:
     """Whether all a verdict found unmet is the exit status of the goal's script without
     arguments (`stated.mismatches`)."""
-    stated = stated_script(state.goal.text if state.goal is not None else "")
-    said = f"the goal says {stated[0]} run without arguments exits with status" if stated else ""
+    said = status_said(state.goal.text if state.goal is not None else "")
     return bool(said) and all(item.startswith(said) for item in due.unmet)
 
 

@@ -43,7 +43,6 @@ from localagent.textcalls import given_arguments
 from localagent.tools.tool import Tool
 from localagent.verify.claims import restates
 from localagent.verify.outputs import off_run
-from localagent.verify.stated import off_status
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,7 @@ def finished(
     goal = state.goal.text if state.goal is not None else ""
     for cmd in facts.get("ran", []) if target else []:
         found = outcome(cmd, text, *run_facts(facts, cmd))
-        if off_status(goal, cmd, text) or off_run(goal, cmd, text):
+        if off_run(goal, cmd, text):
             continue  # the goal states another status or output for it (`handback.stops_now`)
         if runs(target, cmd) and found is not None and (found[0] or look):
             # A run to see what fails is done by the run, its tests passing or not.

@@ -92,6 +92,23 @@ def latest_tests(ledger: Ledger) -> CheckRun | None:
     return max(runs, key=lambda run: run.seq, default=None)
 
 
+_SUMMARY = re.compile(r"exit code (-?\d+)(?:: (.*))?", re.S)
+
+
+def script_runs(ledger: Ledger) -> list[tuple[CheckRun, int, str]]:
+    """The runs of scripts since their script's last change, oldest first, each with its
+    exit code and the last line it printed ("" for none); runs with no exit code (cut
+    short, inconclusive) are left out."""
+    found = []
+    for check in sorted(ledger.checks.values(), key=lambda c: c.seq):
+        words = _words(check.cmd)
+        write = ledger.writes.get(norm(words[1])) if len(words) > 1 else None
+        shown = _SUMMARY.fullmatch(check.summary)
+        if check.kind == "script" and shown and (write is None or write.seq < check.seq):
+            found.append((check, int(shown[1]), shown[2] or ""))
+    return found
+
+
 def norm(path: str) -> str:
     """One spelling per workspace path: '/' separators, no '.' segments."""
     text = posixpath.normpath(str(path).replace("\\", "/"))

@@ -20,7 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from localagent.state.ledger import NO_OUTPUT, split_result
+from localagent.state.ledger import NO_OUTPUT, script_runs, split_result
+from localagent.verify.stated import off_status
 
 _PRINTS = re.compile(
     r"\bpython3?\s+([\w./-]+\.py)((?:\s+[A-Z][A-Z_0-9]*\b)+)\s+prints\s+(.+?)"
@@ -30,10 +31,9 @@ _PRINTS = re.compile(
 _NO_ARGS = r"(?:without|with\s+no)\s+(?:any\s+)?arguments?"
 _USAGE = re.compile(rf"\b{_NO_ARGS}\b[^.;]{{0,40}}?\bprints?\s+(?:a\s+|its\s+)?usage\b", re.I)
 _SCRIPT = re.compile(r"\bpython3?\s+([\w./-]+\.py)\b")
-_SHOWN = re.compile(r"exit code (-?\d+)(?:: (.*))?", re.S)
 # What says what it prints rather than showing it: "the number of lines ... in FILE".
 _DESCRIBED = re.compile(
-    r"(?:the|a|an|its|their|how|what|which|whether|all|each|every|one|some|only|its)\b", re.I
+    r"(?:the|a|an|its|their|how|what|which|whether|all|each|every|one|some|only)\b", re.I
 )
 SAMPLE = "Ada"  # what a placeholder stands for in the verification's own run
 
@@ -108,7 +108,10 @@ def off_output(goal: str, cmd: str, code: int | None, output: str, whole: bool =
 
 
 def off_run(goal: str, cmd: str, text: str) -> str:
-    """`off_output` for a run_cmd observation."""
+    """What is wrong with a run, by its run_cmd observation: its exit status without
+    arguments (`stated.off_status`), else what it printed (`off_output`)."""
+    if off := off_status(goal, cmd, text):
+        return off
     code, output = split_result(text)
     printed = "" if output.lstrip().startswith(NO_OUTPUT) else output
     return off_output(goal, cmd, code, printed)
@@ -123,13 +126,8 @@ def wrong_outputs(goal: str, ledger: Any, results: Iterable[dict[str, Any]] = ()
     """Each run since its script's last change (the verification's own `results` too)
     whose output or status is not what the goal states for it."""
     found = []
-    for check in sorted(ledger.checks.values(), key=lambda c: c.seq):
-        script = check.cmd.split()[1] if len(check.cmd.split()) > 1 else ""
-        write = ledger.writes.get(script)
-        shown = _SHOWN.fullmatch(check.summary)
-        if check.kind != "script" or shown is None or (write and write.seq > check.seq):
-            continue
-        if why := off_output(goal, check.cmd, int(shown[1]), shown[2] or "", whole=False):
+    for check, code, last in script_runs(ledger):
+        if why := off_output(goal, check.cmd, code, last, whole=False):
             found.append(why)
     for result in results:
         cmd, code = str(result.get("cmd") or ""), result.get("returncode")

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from localagent.state.ledger import key, latest_tests, split_result
+from localagent.state.ledger import key, latest_tests, script_runs, split_result
 from localagent.verify.evidence import named_files
 
 _NO_ARGS = r"(?:when\s+)?(?:it\s+is\s+)?(?:run\s+)?(?:without|with\s+no)\s+(?:any\s+)?arguments?"
@@ -48,7 +48,7 @@ def stated_status(goal: str) -> int | None:
     return None
 
 
-def _stated(goal: str) -> tuple[str, int] | None:
+def stated_script(goal: str) -> tuple[str, int] | None:
     """The goal's script and the status it states for it run without arguments."""
     wanted = stated_status(goal)
     scripts = [name for name in named_files(goal) if name.endswith(".py")]
@@ -66,16 +66,11 @@ def _runs(script: str, ledger: Any) -> list[Any]:
     return found
 
 
-def stated_script(goal: str) -> tuple[str, int] | None:
-    """The goal's script and the exit status it states for it run without arguments."""
-    return _stated(goal)
-
-
 def off_status(goal: str, cmd: str, text: str) -> str:
     """What is wrong with the run of `cmd` whose observation is `text`, when it runs the
     goal's script without arguments and exits with a status other than the one the goal
     states ("" otherwise): such a run does not end a run subtask."""
-    stated = _stated(goal)
+    stated = stated_script(goal)
     code, output = split_result(text)
     if stated is None or code is None or key(cmd) not in _bare(stated[0]) or code == stated[1]:
         return ""
@@ -88,25 +83,35 @@ def _bare(script: str) -> tuple[str, str]:
     return f"python {script}", f"python3 {script}"
 
 
+def status_said(goal: str) -> str:
+    """How each finding of `mismatches` and `off_status` begins ("" when the goal states
+    no status): "the goal says greet.py run without arguments exits with status 2"."""
+    stated = stated_script(goal)
+    return "" if stated is None else _prefix(*stated)
+
+
+def _prefix(script: str, wanted: int) -> str:
+    return f"the goal says {script} run without arguments exits with status {wanted}"
+
+
 def _said(script: str, wanted: int, cmd: str, code: str, summary: str) -> str:
     return (
-        f"the goal says {script} run without arguments exits with status {wanted}; "
-        f"`{cmd}` exited {code} ({summary[:80]}); without arguments it must end with "
-        f"`sys.exit({wanted})`"
+        f"{_prefix(script, wanted)}; `{cmd}` exited {code} ({summary[:80]}); without "
+        f"arguments it must end with `sys.exit({wanted})`"
     )
 
 
 def unchecked(goal: str, ledger: Any) -> str | None:
     """`python SCRIPT` when the goal states its status without arguments and no run of
     it without arguments followed its last change: the verification runs it."""
-    stated = _stated(goal)
+    stated = stated_script(goal)
     return f"python {stated[0]}" if stated and not _runs(stated[0], ledger) else None
 
 
 def mismatches(goal: str, ledger: Any, results: Iterable[dict[str, Any]] = ()) -> list[str]:
     """Each run of the goal's script without arguments, after its last change (the
     verification's own `results` too), whose exit status is not the one the goal states."""
-    stated = _stated(goal)
+    stated = stated_script(goal)
     if stated is None:
         return []
     script, wanted = stated
@@ -205,7 +210,6 @@ def form_checks(goal: str, ledger: Any) -> list[str]:
 
 # A number as a program prints it: "21", "-3", "2.5", not the 2 of "utf8" or "v2".
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
-_SHOWN = re.compile(r"exit code -?\d+: (.+)", re.S)
 
 
 def computed(goal: str, ledger: Any) -> list[str]:
@@ -220,14 +224,9 @@ def computed(goal: str, ledger: Any) -> list[str]:
         return []
     stated = set(_NUMBER.findall(goal))
     found = []
-    for check in sorted(ledger.checks.values(), key=lambda c: c.seq):
-        shown = _SHOWN.fullmatch(check.summary)
-        if check.kind != "script" or check.passed is not True or shown is None:
+    for check, _, shown in script_runs(ledger):
+        if check.passed is not True or not shown:
             continue
-        words = _WORDS.findall(check.cmd)
-        write = ledger.writes.get(words[1]) if len(words) > 1 else None
-        if write is not None and write.seq > check.seq:
-            continue
-        if set(_NUMBER.findall(shown[1])) - stated - set(_NUMBER.findall(check.cmd)):
-            found.append(f"`{check.cmd}` printed `{shown[1][:80]}`")
+        if set(_NUMBER.findall(shown)) - stated - set(_NUMBER.findall(check.cmd)):
+            found.append(f"`{check.cmd}` printed `{shown[:80]}`")
     return found
