@@ -192,10 +192,7 @@ class Agent:
             return
         native = self.model.native_tools
         front = self.front()
-        told = "\n".join(filter(None, [self.state.notice, self.notice]))
-        facts = facts_of.probe(
-            self.state, self.ctx.root, self.settings.max_rounds, told, self.prompts
-        )
+        facts = self.probe()
         budget = context.budget(self.model.num_ctx, self.settings.num_predict)
         messages, start = context.layout(
             self.state,
@@ -233,12 +230,16 @@ class Agent:
         if (reason := self.actions.strikes.format_errors(self.state)) is not None:
             self.fail_subtask(reason)
 
-    def ask_rewrite(self, due: rewrite.Rewrite) -> None:
-        """The round as a request for the function the tests show wrong (`rewrite`)."""
+    def probe(self) -> dict[str, Any]:
+        """The round's facts, with what this process and the last reply have to tell."""
         told = "\n".join(filter(None, [self.state.notice, self.notice]))
-        facts = facts_of.probe(
+        return facts_of.probe(
             self.state, self.ctx.root, self.settings.max_rounds, told, self.prompts
         )
+
+    def ask_rewrite(self, due: rewrite.Rewrite) -> None:
+        """The round as a request for the function the tests show wrong (`rewrite`)."""
+        facts = self.probe()
         facts[rewrite.RECOGNISER] = due.name
         messages = rewrite.messages(due, self.prompts)
         reply = self.model.chat(messages, max_tokens=rewrite.REPLY_TOKENS)
