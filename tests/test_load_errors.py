@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from support import VERIFIED, plan_rule, records_of, small_model_goal
 
-from localagent.state.ledger import Ledger, key, note_action, note_goal_check
+from localagent.state.checkruns import key
+from localagent.state.ledger import Ledger, note_action, note_goal_check
 from localagent.tools.loaderror import located
 
 MATHX = (

@@ -13,7 +13,7 @@ import pytest
 from support import VERIFIED, plan_rule, records_of, small_model_goal
 
 from localagent.loop.firststeps import sample_first
-from localagent.state.ledger import outcome, run_facts
+from localagent.state.checkruns import outcome, run_facts
 from localagent.tools import pyscript, runproof
 
 RPS = "Create a rock-paper-scissors game"

@@ -22,7 +22,7 @@ from support import (
 )
 
 from localagent.models.fake import FakeServer
-from localagent.state.ledger import check_kind, judge
+from localagent.state.checkruns import check_kind, judge
 from localagent.verify.evidence import named_files
 
 GREETING = "Hello, world!\n"

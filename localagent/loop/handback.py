@@ -39,7 +39,8 @@ from localagent.loop.subtasks import (
 )
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
-from localagent.state.ledger import NO_OUTPUT, latest_tests, split_result
+from localagent.state.checkruns import NO_OUTPUT, split_result
+from localagent.state.ledger import latest_tests
 from localagent.tools import ToolResult, initmend, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS
 from localagent.tools.pkgimports import missing_import, text_of

@@ -20,7 +20,7 @@ from localagent.loop import writedone
 from localagent.loop.subtasks import read_file_of
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
-from localagent.state.ledger import norm
+from localagent.state.checkruns import norm
 from localagent.textcalls import given_arguments
 
 

@@ -11,7 +11,7 @@ small-model profile the successful run itself is: the command is the subtask, an
 round of a small model costs 3-30 s. A larger model reads the output first (it may show
 the program misbehaving), so there it keeps the say.
 
-Success is the ledger's judgement (`ledger.judge`): a test runner exited 0 with no
+Success is the ledger's judgement (`checkruns.judge`): a test runner exited 0 with no
 failures; a program printed something or exited with a status, without a traceback; a
 program that waited for input, ran out of time or printed nothing proves nothing. The
 subtask ends through the normal `subtask_completed` record (`by: "run"`), owed by the
@@ -30,15 +30,8 @@ from localagent.loop import readdone, writedone
 from localagent.loop.subtasks import LINT, TESTS, checkers, edited_file, looks, ran_by
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
-from localagent.state.ledger import (
-    CheckRun,
-    check_kind,
-    key,
-    latest_tests,
-    mentioned,
-    outcome,
-    run_facts,
-)
+from localagent.state.checkruns import check_kind, key, mentioned, outcome, run_facts
+from localagent.state.ledger import CheckRun, latest_tests
 from localagent.textcalls import given_arguments
 from localagent.tools.tool import Tool
 from localagent.verify.claims import restates

@@ -35,7 +35,8 @@ from localagent.loop.subtasks import (
 )
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
-from localagent.state.ledger import CheckRun, Ledger, latest_tests, norm
+from localagent.state.checkruns import norm
+from localagent.state.ledger import CheckRun, Ledger, latest_tests
 from localagent.system import safefs
 from localagent.tools import initmend, pyscript, rereads, undefined
 from localagent.tools.loaderror import NO_MODULE

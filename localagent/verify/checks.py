@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from localagent import tools
-from localagent.state.ledger import Ledger, check_kind, judge, key, split_result
+from localagent.state.checkruns import check_kind, judge, key, split_result
+from localagent.state.ledger import Ledger
 from localagent.system import safefs
 from localagent.tools import pyscript
 from localagent.tools.cmdline import check_command

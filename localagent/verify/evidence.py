@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localagent.state.ledger import Ledger, norm
+from localagent.state.checkruns import norm
+from localagent.state.ledger import Ledger
 from localagent.system import safefs
 from localagent.verify.where import is_folder, locate
 

@@ -20,7 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from localagent.state.ledger import NO_OUTPUT, script_runs, split_result
+from localagent.state.checkruns import NO_OUTPUT, split_result
+from localagent.state.ledger import script_runs
 from localagent.verify.stated import off_status
 
 _PRINTS = re.compile(

@@ -18,7 +18,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from localagent.state.ledger import key, latest_tests, script_runs, split_result
+from localagent.state.checkruns import key, split_result
+from localagent.state.ledger import latest_tests, script_runs
 from localagent.verify.evidence import named_files
 
 _NO_ARGS = r"(?:when\s+)?(?:it\s+is\s+)?(?:run\s+)?(?:without|with\s+no)\s+(?:any\s+)?arguments?"

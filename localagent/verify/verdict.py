@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from localagent.models import Model
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
-from localagent.state.ledger import check_kind
+from localagent.state.checkruns import check_kind
 from localagent.verify.claims import names_step, restates
 from localagent.verify.evidence import gate
 from localagent.verify.outputs import sample_run, wrong_outputs
