@@ -94,3 +94,45 @@ def test_a_docstring_written_without_its_quotes_is_written_with_them(tmp_path: P
     # the file loads: the tests now show what is left, the model's own `area` giving
     # None for a triangle
     assert "1 failed, 2 passed" in tests.stdout and "NoneType" in tests.stdout, tests.stdout
+
+
+# refactor-2 on the H200, verbatim: a `}` too early ends the arguments after `old`, and
+# `new` follows as a key of the call; it was refused as "missing required parameter 'new'".
+OUTSIDE = (
+    '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": """def total_are'
+    'a(shapes):\n    total = 0.0\n    for kind, size in shapes:\n        if kind == "circle":'
+    '\n            total += 3.14159 * size * size\n        elif kind == "square":\n        '
+    '    total += size * size\n    return total"""}, "new": """def total_area(shapes):\n    '
+    "total = 0.0\n    for kind, size in shapes:\n        total += area(kind, size)\n    retu"
+    'rn total"""}}}}'
+)
+
+
+def test_an_argument_written_after_the_arguments_is_read_as_one(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    steps = ["replace_in_file shapes.py so that total_area uses area"]
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), [{"content": OUTSIDE}], LOCALAGENT_MAX_ROUNDS="1"
+    )
+    (result,) = [r["result"] for r in records_of(tmp_path, "action_finished")]
+    assert result.startswith("(arguments read: new from outside the arguments)\nreplaced 1 "), (
+        result
+    )
+    text = (tmp_path / "shapes.py").read_text()
+    assert "        total += area(kind, size)\n    return total" in text, text
+
+
+def test_a_key_beside_the_arguments_that_names_no_parameter_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    reply = '{"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}, "why": "asked"}'
+    steps = ["write_file a.txt with x"]
+    small_model_goal(
+        tmp_path,
+        "Write a.txt",
+        plan_rule(("Write a.txt", steps)),
+        [{"content": reply}],
+        LOCALAGENT_MAX_ROUNDS="1",
+    )
+    (result,) = [r["result"] for r in records_of(tmp_path, "action_finished")]
+    assert result.startswith("wrote 1 bytes to 'a.txt'"), result

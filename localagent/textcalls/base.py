@@ -23,6 +23,10 @@ PLACEHOLDER = "TOOL_NAME"
 
 # Holds tool arguments that are not a JSON object, so the tool can say what is wrong.
 UNPARSED = "__unparsed__"
+# Holds the keys a call object had beside its name and arguments (a `}` too early in
+# `{"arguments": {"path": ..., "old": ...}, "new": ...}`): the tool takes those that name
+# one of its parameters missing from the arguments (`tools.arguments.prepared`).
+BESIDE = "__beside__"
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from localagent.textcalls.base import (
+    BESIDE,
     PLACEHOLDER,
+    UNPARSED,
     Found,
     TextCallError,
     ToolCall,
     clean_tool_name,
     make_call,
+    valid_unicode,
 )
 from localagent.textcalls.names import is_tool_name
 from localagent.textcalls.values import (
@@ -80,7 +83,11 @@ def as_call(obj: dict[str, Any], known: set[str]) -> ToolCall | None:
     arguments = next((obj[k] for k in ARG_KEYS if k in obj), {})
     if _is_schema(arguments):
         return None
-    return make_call(name, _decoded(name, arguments), known)
+    call = make_call(name, _decoded(name, arguments), known)
+    beside = {k: v for k, v in obj.items() if k not in _CALL_KEYS and k not in call.arguments}
+    if beside and UNPARSED not in call.arguments:
+        call.arguments[BESIDE] = valid_unicode(beside)
+    return call
 
 
 def _is_schema(arguments: Any) -> bool:

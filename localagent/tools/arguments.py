@@ -17,6 +17,7 @@ import orjson
 from pydantic import ValidationError
 
 from localagent.prompts.promptset import DEFAULT, PromptSet
+from localagent.textcalls.base import BESIDE
 from localagent.textcalls.values import NotLiteral, literal
 from localagent.tools.aliases import renamed
 from localagent.tools.base import ToolError, Words
@@ -56,14 +57,20 @@ def prepared(
 ) -> tuple[dict[str, Any], list[str]]:
     """The model's arguments renamed and reshaped for the tool, not yet validated."""
     given = {**(implied or {}), **parse_arguments(args)}
+    beside = given.pop(BESIDE, None)
     properties = tool.spec.flat.get("properties") or {}
     names = renamed(given, properties)
     given = {names.get(key, key): value for key, value in given.items()}
+    # Keys the call had beside its arguments: those naming a parameter it left out.
+    beside = beside if isinstance(beside, Mapping) else {}
+    took = [k for k, v in beside.items() if k in properties and k not in given and v is not None]
+    given.update({key: beside[key] for key in took})
     words = {key for key, field in tool.arguments.model_fields.items() if _words(field.metadata)}
     for key, spec in properties.items():
         if key in given and isinstance(spec, Mapping):
             given[key] = _shaped(given[key], spec.get("type"), key in words)
-    return given, [f"{old} as {new}" for old, new in names.items()]
+    outside = [f"{key} from outside the arguments" for key in took]
+    return given, [f"{old} as {new}" for old, new in names.items()] + outside
 
 
 def _words(metadata: list[Any]) -> bool:
