@@ -12,7 +12,8 @@ shim, from the shim's log), checked against `/metrics` (`llamacpp:prompt_tokens_
 
 Printed: whole-run reuse (1 - tokens read / prompt tokens sent), tokens read per call
 p50/p90 (each run's first call excluded), the reuse of the first call after the kill and
-resume, the first round's prompt tokens, and the median seconds per round. Exit 0 when the
+resume, the first round's prompt tokens, and the median seconds per round; with `--by-part`
+(OpenAI API), where the read tokens went, by part of the prompt (cachereads.py). Exit 0 when the
 runs ran, 2 bad usage or no engine installed, 3 the engine does not start, 130 interrupted.
 """
 
@@ -25,10 +26,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cachereads import breakdown, recording
+from cachereads import report as parts_report
 from realengine import Engine, EngineError, engine
 from realgoals import GOALS
 from realrun import Plan, agent_env, command
@@ -52,7 +56,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--base-url", default="", help="a llama-server that already runs")
     parser.add_argument("--dir", default="", help="where the workspaces go (kept)")
     parser.add_argument("--out", default="", help="every call's figures as JSON")
+    parser.add_argument(
+        "--by-part", action="store_true", help="where the read tokens went (OpenAI API only)"
+    )
     args = parser.parse_args(argv)
+    if args.by_part and args.api != "openai":
+        parser.error("--by-part records the OpenAI API's requests: use it with --api openai")
     unknown = [key for key in args.goals.split(",") if key not in GOALS]
     if unknown:
         parser.error(f"unknown goals: {', '.join(unknown)} (known: {', '.join(GOALS)})")
@@ -202,8 +211,22 @@ def report(found: dict[str, Any]) -> str:
 
 
 def measure(args: argparse.Namespace, found: Engine, root: Path) -> dict[str, Any]:
+    if not args.by_part:
+        return _measure(args, found, root, found.agent_env())
+    log = root / "requests.jsonl"
+    with recording(found.root_url, log) as url:
+        env = {"LOCALAGENT_BACKEND": "openai", "LOCALAGENT_BASE_URL": url + "/v1"}
+        result = _measure(args, found, root, env)
+    if log.is_file():
+        result["figures"]["read_by_part"] = dict(breakdown(found.root_url, log))
+    return result
+
+
+def _measure(
+    args: argparse.Namespace, found: Engine, root: Path, engine_env: dict[str, str]
+) -> dict[str, Any]:
     plan = Plan(root, MODELS[args.model], {}, args.time_limit, max_rounds=args.max_rounds)
-    plan.env = agent_env(root / "home", found.agent_env())
+    plan.env = agent_env(root / "home", engine_env)
     before = metric(found.metrics() or "", "llamacpp:prompt_tokens_total")
     runs = []
     for key in args.goals.split(","):
@@ -237,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     print(report(result["figures"]))
+    if "read_by_part" in result["figures"]:
+        print(parts_report(Counter(result["figures"]["read_by_part"])))
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
     return 0

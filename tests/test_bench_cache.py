@@ -54,3 +54,33 @@ def test_a_benchmark_reads_the_cache_figures_of_every_call_and_of_the_resume(
     assert re.search(
         r"after kill -9 and resume, share from the cache: (0\.[89]\d|1\.00)\n", done.stdout
     )
+
+
+def test_by_part_says_where_the_read_tokens_went(tmp_path: Path) -> None:
+    """Every token the engine read is put down to one part of the prompt: their sum is
+    what the calls read, and the round's parts are among them."""
+    scenario = {
+        "models": [{"name": "qwen2.5-coder:0.5b"}],
+        "llama_cpp": True,
+        "rules": hello_rules(),
+        "prompt_cache": True,
+    }
+    out = tmp_path / "figures.json"
+    with FakeServer(scenario) as server:
+        command = [sys.executable, str(SCRIPTS / "bench_cache.py"), "--base-url", server.url]
+        command += ["--out", str(out), "--dir", str(tmp_path / "runs"), "--kill-after", "0"]
+        done = subprocess.run([*command, "--by-part"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr + done.stdout
+    result = json.loads(out.read_text())
+    parts = result["figures"]["read_by_part"]
+    read = sum(c["prompt"] - c["cached"] for run in result["runs"] for c in run["calls"])
+    # the fake counts a prompt's tokens rounded down, its pieces up: a token a call at most
+    assert 0 <= sum(parts.values()) - read <= result["figures"]["calls"], (parts, read)
+    assert {"system prompts", "tool results", "round facts"} <= set(parts), parts
+    assert re.search(r"tokens read, by part of the prompt \([\d,]+\): system prompts", done.stdout)
+
+
+def test_by_part_needs_the_openai_api(tmp_path: Path) -> None:
+    command = [sys.executable, str(SCRIPTS / "bench_cache.py"), "--api", "ollama", "--by-part"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--by-part records the OpenAI API" in done.stderr

@@ -16,6 +16,7 @@ import threading
 from typing import Any
 
 CHARS_PER_TOKEN = 4
+PATHS = ("/apply-template", "/tokenize")  # llama-server's, answered with the cache's counting
 
 
 def prompt_text(body: dict[str, Any]) -> str:
@@ -37,6 +38,17 @@ class PromptCache:
         total = max(1, len(text) // CHARS_PER_TOKEN)
         cached = min(shared // CHARS_PER_TOKEN, total - 1)  # the last token is always read
         return {"cache_n": cached, "prompt_n": total - cached}
+
+
+def rendered(path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """llama-server's `/apply-template` (the prompt as the cache counts it) and
+    `/tokenize` with pieces (a token per CHARS_PER_TOKEN characters)."""
+    if path == "/apply-template":
+        return {"prompt": prompt_text(body)}
+    text = str(body.get("content", ""))
+    starts = range(0, len(text), CHARS_PER_TOKEN)
+    pieces = [text[at : at + CHARS_PER_TOKEN] for at in starts]
+    return {"tokens": [{"id": n, "piece": piece} for n, piece in enumerate(pieces)]}
 
 
 def _shared(a: str, b: str) -> int:

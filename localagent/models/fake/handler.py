@@ -7,6 +7,7 @@ import json
 import time
 from typing import Any
 
+from localagent.models.fake import cache
 from localagent.models.fake import openai as fake_openai
 from localagent.models.fake.hosting import Server
 from localagent.models.fake.ollama import (
@@ -96,6 +97,8 @@ class Handler(Streams):
             self._answer_chat(body, time.perf_counter_ns(), openai=True)
         elif self.path in EMBED_PATHS:
             self._answer_embed(body, openai=self.path.startswith("/v1/"))
+        elif self.path in cache.PATHS and self.server.fake.scenario["prompt_cache"]:
+            self._send_json(200, cache.rendered(self.path, body))
         else:
             self._send(404, b"404 page not found", "text/plain; charset=utf-8")
 
