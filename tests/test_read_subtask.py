@@ -14,6 +14,7 @@ from support import plan_rule, records_of, small_model_goal
 
 from localagent.loop.firststeps import see_first
 from localagent.loop.subtasks import edited_file, looks, read_file_of
+from localagent.verify.evidence import is_lookup
 
 GOAL = (
     "python -m pytest fails in this folder: fix the bug in stats.py so that the tests pass, "
@@ -48,6 +49,9 @@ def test_the_first_read_of_a_read_subtask_ends_it(tmp_path: Path) -> None:
     completed = records_of(tmp_path, "subtask_completed")
     first = records_of(tmp_path, "action_finished")[0]
     assert completed[0]["by"] == "read" and completed[0]["evidence"] == [first["seq"]]
+    # the read is the subtask's work: verified, not "nothing was changed or run" (the
+    # 1.5B's refactor plan on the CPU began "read_file shapes.py" and was called idle)
+    assert completed[0]["verified"] is True and not completed[0].get("unverified"), completed[0]
     assert "SUBTASK COMPLETE: 'read_file stats.py' is done (stats.py was read" in first["result"]
     assert records_of(tmp_path, "action_blocked") == []
     assert [p for p in records_of(tmp_path, "plan") if p.get("replace_from")] == []
@@ -57,6 +61,13 @@ def test_the_first_read_of_a_read_subtask_ends_it(tmp_path: Path) -> None:
     assert placeholder.endswith("    8|     return ordered[middle]")
     later = [json.dumps(r) for r in requests[2:]]
     assert later and all("return ordered[middle]" in text for text in later)
+
+
+def test_a_subtask_named_by_a_look_up_tool_asks_only_to_look() -> None:
+    assert is_lookup(["read_file shapes.py"]) and is_lookup(["list_dir src"])
+    assert is_lookup(["search_files for def area"]) and is_lookup(["git_diff shapes.py"])
+    assert not is_lookup(["read_file shapes.py and fix the bug"])
+    assert not is_lookup(["write_file shapes.py"]) and not is_lookup(["reader.py: add a test"])
 
 
 def test_which_subtasks_are_one_read() -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localagent.state.checkruns import norm
-from localagent.state.ledger import Ledger
+from localagent.state.ledger import LOOKUPS, Ledger
 from localagent.system import safefs
 from localagent.verify.where import is_folder, locate
 
@@ -30,9 +30,11 @@ _REMOVES = re.compile(r"\b(delete|remove|rename|move|clean|drop|erase|uninstall)
 # and asks to make, change, run or test nothing: what it found is its work. A verb that
 # asks for more counts where a clause starts ("Read main.py and fix it"), not as a name
 # ("Find where add is defined"); running and testing count anywhere.
+# A look-up tool's name counts as its verb ("read_file shapes.py", the small plan's form).
 _LOOKS = re.compile(
-    r"\s*(?:find|read|search|look|list|locate|inspect|view|open|show|check|review|examine|"
-    r"explore|identify|understand|see|get|study|scan|browse|determine)\b",
+    r"\s*(?:" + "|".join(sorted(LOOKUPS)) + r"|find|read|search|look|list|locate|inspect|"
+    r"view|open|show|check|review|examine|explore|identify|understand|see|get|study|scan|"
+    r"browse|determine)\b",
     re.I,
 )
 _MAKES = re.compile(
