@@ -8,6 +8,8 @@ from pathlib import Path
 
 from support import plan_rule, pytest_in, real_goal, records_of, small_model_goal
 
+from localagent.verify.evidence import named_files
+
 REFACTOR = real_goal("refactor")
 GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
 # refactor-1, round 3: `def area` in place of total_area, which test_shapes.py imports.
@@ -136,3 +138,61 @@ def test_a_key_beside_the_arguments_that_names_no_parameter_changes_nothing(
     )
     (result,) = [r["result"] for r in records_of(tmp_path, "action_finished")]
     assert result.startswith("wrote 1 bytes to 'a.txt'"), result
+
+
+# refactor-1 on the CPU, verbatim: the plan, the write (the function gives None for a
+# triangle), then the tests run until three strikes. "to move the area formulas" read as
+# moving files, so the write step named no file and the failed run had no file to go back to.
+CPU_PLAN = [
+    "read_file shapes.py",
+    "write_file shapes.py to move the area formulas into one function area(kind, size) and "
+    "use it in all three.",
+    "run python -m pytest to ensure the area formulas are still correct.",
+]
+MOVE = "Move the area formulas into one function area(kind, size) and use it in all three."
+CPU_WRITE = (
+    '{{"name": "write_file", "arguments": {"path": "shapes.py", "content": """def area(kind, '
+    'size):\n    if kind == "circle":\n        return 3.14159 * size * size\n    elif kind == '
+    '"square":\n        return size * size\n    else:\n        return None\n\ndef total_area('
+    "shapes):\n    total = 0.0\n    for kind, size in shapes:\n        total += area(kind, siz"
+    "e)\n    return total\n\ndef largest(shapes):\n    best, best_area = None, -1.0\n    for "
+    'kind, size in shapes:\n        if kind == "circle":\n            this = area(kind, size)'
+    '\n        elif kind == "square":\n            this = area(kind, size)\n        else:\n  '
+    "          continue\n        if this > best_area:\n            best, best_area = (kind, si"
+    "ze), this\n    return best\n\ndef report(shapes):\n    lines = []\n    for kind, size in "
+    'shapes:\n        lines.append(f"{kind} {size}: {area(kind, size):.2f}")\n    return "\\n'
+    '".join(lines)"""}}}}'
+)
+CPU_READ = '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'
+CPU_TESTS = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}}'
+
+
+def test_tests_failing_after_a_write_that_moves_code_go_back_to_the_file(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    replies = [CPU_READ, CPU_WRITE, CPU_WRITE, CPU_TESTS, CPU_TESTS, CPU_TESTS]
+    small_model_goal(
+        tmp_path,
+        GOAL,
+        plan_rule((MOVE, CPU_PLAN)),
+        [{"content": r} for r in replies],
+        LOCALAGENT_MAX_ROUNDS="6",
+    )
+    (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    assert back["by"] == "handback", back
+    first = back["tasks"][0]["subtasks"]
+    assert first[:2] == [
+        "read_file shapes.py",
+        # pytest's own summary line, cut where pytest cuts it
+        "replace_in_file shapes.py to fix the failing test: "
+        "TypeError: unsupported operand type(...",
+    ], first
+
+
+def test_a_step_that_moves_code_still_names_its_file() -> None:
+    assert named_files(CPU_PLAN[1]) == ["shapes.py"]
+    assert named_files("Move the formulas from shapes.py into area()") == ["shapes.py"]
+    assert named_files("move utils.py into pkg/") == []
+    assert named_files("Delete the file temp.log") == []
+    assert named_files("rename a.py to b.py") == []
+    assert named_files("remove the build folder and write notes.txt") == []

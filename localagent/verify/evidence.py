@@ -24,8 +24,16 @@ OUTPUT_SUFFIXES = (
 _NAMED = re.compile(
     rf"(?<![\w/.\\-])((?:[\w.-]+[/\\])*[\w-][\w.-]*\.(?:{OUTPUT_SUFFIXES}))(?![\w/\\-])", re.I
 )
-# A subtask about removing or moving files names files that need not exist afterwards.
-_REMOVES = re.compile(r"\b(delete|remove|rename|move|clean|drop|erase|uninstall)", re.I)
+# A subtask about removing or moving files names files that need not exist afterwards:
+# a text about removing or moving files is one where the verb's object is a file or a folder ("move
+# utils.py into pkg/", "delete the build folder"), not code ("move the area formulas into
+# one function": the 1.5B's refactor step, whose shapes.py must still be there).
+_REMOVES = re.compile(
+    r"\b(?:delete|remove|rename|move|clean|drop|erase)\w*\s+(?:up\s+)?(?:the\s+|all\s+)?"
+    r"(?:(?:[\w-]+\s+)?(?:files?|folders?|director(?:y|ies))\b|[\w./\\-]+\.[A-Za-z0-9]{1,6}\b"
+    r"|[\w.-]+[/\\])",
+    re.I,
+)
 # A look-up subtask ("Find where X is defined", "Read README") starts with one of these
 # and asks to make, change, run or test nothing: what it found is its work. A verb that
 # asks for more counts where a clause starts ("Read main.py and fix it"), not as a name
