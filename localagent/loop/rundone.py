@@ -27,10 +27,25 @@ from pathlib import Path
 from typing import Any
 
 from localagent.loop import readdone, writedone
-from localagent.loop.subtasks import LINT, TESTS, checkers, edited_file, looks, ran_by
+from localagent.loop.subtasks import (
+    LINT,
+    OPTION,
+    TESTS,
+    checkers,
+    edited_file,
+    looks,
+    ran_by,
+)
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
-from localagent.state.checkruns import check_kind, key, mentioned, outcome, run_facts
+from localagent.state.checkruns import (
+    check_kind,
+    command_words,
+    key,
+    mentioned,
+    outcome,
+    run_facts,
+)
 from localagent.state.ledger import CheckRun, latest_tests
 from localagent.textcalls import given_arguments
 from localagent.tools.tool import Tool
@@ -50,9 +65,13 @@ class Finished:
         return {"by": "run", "cmd": self.cmd, "reason": self.reason}
 
 
-def runs(target: str, cmd: str) -> bool:
-    """Whether `cmd` is the run a subtask that runs `target` asks for."""
+def runs(target: str, cmd: str, subtask: str = "") -> bool:
+    """Whether `cmd` is the run a subtask that runs `target` asks for (with the options
+    the `subtask`'s text names for its program: a step "to check the --lines option" is
+    not done by a run without it)."""
     kind = check_kind(cmd)
+    if kind == "script" and not set(OPTION.findall(subtask)) <= set(command_words(cmd)):
+        return False
     if target == TESTS:
         return kind in ("pytest", "unittest")
     if target == LINT:
@@ -79,7 +98,11 @@ def finished(
         found = outcome(cmd, text, *run_facts(facts, cmd))
         if off_run(goal, cmd, text):
             continue  # the goal states another status or output for it (`handback.stops_now`)
-        if runs(target, cmd) and found is not None and (found[0] or look):
+        if (
+            runs(target, cmd, here[1].description if here else "")
+            and found is not None
+            and (found[0] or look)
+        ):
             # A run to see what fails is done by the run, its tests passing or not.
             said = "done_by_look" if look else "done_by_run"
             return Finished(key(cmd), prompts.render(said, cmd=key(cmd), summary=found[1]))

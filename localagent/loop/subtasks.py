@@ -102,6 +102,17 @@ _RUNNER = re.compile(r"\b(?:pytest|unittest)\b", re.I)
 LINT = "ruff"  # what `ran_by` names for a subtask ruff does
 
 
+# Why a run runs, which asks for nothing more than the run: "run python wordcount.py
+# wordcount.py to check if the code is correct" (the 1.5B's wordcount plan on the CPU: its
+# run printed the counts, the step went on, and the model ran the next step's command
+# until three strikes). Its "if" is the check's, not a condition on the run.
+_PURPOSE = re.compile(
+    r"\bto\s+(?:check|see|verify|test|confirm|ensure|determine|find out)\s+(?:if|whether)\b", re.I
+)
+# The options a run step names for its program ("... with the --lines option").
+OPTION = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
+
+
 _PYTHON_RUN = re.compile(r"\bpython3?\s+(?:-u\s+)?([\w./-]+\.py)\b")
 
 
@@ -109,7 +120,7 @@ def ran_by(text: str) -> str:
     """What a run subtask runs: `TESTS` for the tests, `LINT` for ruff, or the one
     program it names; "" for a subtask that is not one run (it also writes, fixes, plays,
     or names more)."""
-    if not _RUNS.match(text) or _MORE_THAN_RUNNING.search(text):
+    if not _RUNS.match(text) or _MORE_THAN_RUNNING.search(_PURPOSE.sub(" ", text)):
         return ""
     if _RUFF.search(text) and not _RUNNER.search(text):
         # The 1.5B's step "run ruff check to ensure the code is clean", on the CPU: its
