@@ -183,9 +183,9 @@ def test_tests_failing_after_a_write_that_moves_code_go_back_to_the_file(tmp_pat
     first = back["tasks"][0]["subtasks"]
     assert first[:2] == [
         "read_file shapes.py",
-        # pytest's own summary line, cut where pytest cuts it
-        "replace_in_file shapes.py to fix the failing test: "
-        "TypeError: unsupported operand type(...",
+        "replace_in_file shapes.py to fix the failing test: total_area() raised TypeError: "
+        "unsupported operand type(s) for +=: 'float' and 'NoneType' at shapes.py:12 "
+        "(`total += area(kind, size)`)",
     ], first
 
 

@@ -6,6 +6,12 @@ fix the failing test: assert 3 == 2.5") had the model send `{"old": "assert 3 ==
 "new": "assert 3 == 3"}` for stats.py until the round limit: the assertion was the only
 code it was shown. pytest says which call gave the value (`+  where 3 = median([4, 1, 3,
 2])`): "median([4, 1, 3, 2]) must return 2.5 (it returned 3)" names the function to fix.
+
+A test that failed on an exception a workspace file raised is named by where: the 1.5B's
+refactor gave `area` no case for a triangle, and pytest's summary line, all the handback
+had, ends where pytest cuts it ("TypeError: unsupported operand type(..."). "total_area()
+raised TypeError: unsupported operand type(s) for +=: 'float' and 'NoneType' at
+shapes.py:12 (`total += area(kind, size)`)" names the function, the line and the cause.
 """
 
 from __future__ import annotations
@@ -14,15 +20,27 @@ import re
 
 __all__ = ["wrong_value"]
 
+_RAISED = re.compile(r"^E\s+([A-Za-z_][\w.]*): (.+?)\s*$")
+_WHERE_RAISED = re.compile(r"^([\w./\\-]+\.py):(\d+): ([A-Za-z_][\w.]*)\s*$")
+_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)\s*\(")
+_FRAME_START = re.compile(r"^(?:_ )+_?\s*$|^_{3,}")  # pytest's lines between frames and tests
+_TEST_FILE = re.compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test|conftest)\.py$")
 _ASSERT = re.compile(r"^E\s+(?:AssertionError: )?assert (.+?) == (.+?)\s*$")
 _WHERE = re.compile(r"^E\s+\+\s+where (.+?) = (\w[\w.]*\(.*\))\s*$")
 WRONG_CHARS = 160
+RAISED_CHARS = 200  # the ledger keeps a run's fact up to this (`state.ledger.FACT_CHARS`)
 
 
 def wrong_value(output: str) -> str:
-    """For the first assertion of pytest's output that compares a call's value with `==`
-    and says which call: "CALL must return EXPECTED (it returned GOT)"; "" when none."""
+    """What the first failure of pytest's output says went wrong: for an assertion that
+    compares a call's value with `==` and says which call, "CALL must return EXPECTED (it
+    returned GOT)"; else for an exception raised in a workspace file (not a test),
+    "FUNCTION() raised ERROR at FILE:LINE (`the line`)"; "" when neither."""
     lines = output.splitlines()
+    return _compared(lines) or _raised(lines)
+
+
+def _compared(lines: list[str]) -> str:
     for at, line in enumerate(lines):
         if not (compared := _ASSERT.match(line)):
             continue
@@ -35,4 +53,31 @@ def wrong_value(output: str) -> str:
             if expected:
                 return f"{call} must return {expected} (it returned {got})"[:WRONG_CHARS]
         return ""
+    return ""
+
+
+def _raised(lines: list[str]) -> str:
+    """The first exception pytest shows raised in a file that is not a test's."""
+    for at, line in enumerate(lines):
+        if not (error := _RAISED.match(line)) or error[1] == "assert":
+            continue
+        where = next(
+            (m for follow in lines[at + 1 : at + 4] if (m := _WHERE_RAISED.match(follow))), None
+        )
+        if where is None or where[3] != error[1].rsplit(".", 1)[-1]:
+            return ""
+        if _TEST_FILE.search(where[1]):
+            return ""
+        code, function = "", ""
+        for back in reversed(lines[:at]):
+            if _FRAME_START.match(back):
+                break
+            if not code and back.lstrip().startswith(">"):
+                code = back.lstrip()[1:].strip()
+            elif code and (defined := _DEF.match(back)):
+                function = defined[1]
+                break
+        said = f"{function}() raised " if function else "raised "
+        said += f"{error[1]}: {error[2]} at {where[1]}:{where[2]}"
+        return (said + (f" (`{code}`)" if code else ""))[: WRONG_CHARS + 80]
     return ""
