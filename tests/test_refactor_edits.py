@@ -196,3 +196,23 @@ def test_a_step_that_moves_code_still_names_its_file() -> None:
     assert named_files("Delete the file temp.log") == []
     assert named_files("rename a.py to b.py") == []
     assert named_files("remove the build folder and write notes.txt") == []
+
+
+def test_the_function_that_raised_is_asked_for_whole(tmp_path: Path) -> None:
+    """After the handback's read, its edit step asks for the function that raised."""
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    replies = [CPU_READ, CPU_WRITE, CPU_WRITE, CPU_TESTS, CPU_TESTS, CPU_READ, "no code"]
+    _, requests = small_model_goal(
+        tmp_path,
+        GOAL,
+        plan_rule((MOVE, CPU_PLAN)),
+        [{"content": r} for r in replies],
+        LOCALAGENT_MAX_ROUNDS="7",
+    )
+    asked = [r for r in requests if "again, whole, fixed" in str(r["messages"])]
+    assert len(asked) == 1 and not asked[0].get("tools"), len(asked)
+    said = asked[0]["messages"][-1]["content"]
+    assert "Write the function total_area of shapes.py again, whole" in said, said
+    assert "The tests fail: total_area() raised TypeError: unsupported operand type(s)" in said
+    assert "def test_total_area():" in said, said
