@@ -41,11 +41,14 @@ def _handler(upstream: str, log: Path, lock: threading.Lock) -> type[BaseHTTPReq
                 data, status, kind = exc.read(), exc.code, exc.headers.get("Content-Type", "")
             except (urllib.error.URLError, OSError):
                 data, status, kind = b"", 502, "text/plain"
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                return b""  # the agent was killed mid-call: its call is in no journal either
             return data
 
         def do_GET(self) -> None:

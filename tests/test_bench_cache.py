@@ -68,8 +68,10 @@ def test_by_part_says_where_the_read_tokens_went(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     with FakeServer(scenario) as server:
         command = [sys.executable, str(SCRIPTS / "bench_cache.py"), "--base-url", server.url]
-        command += ["--out", str(out), "--dir", str(tmp_path / "runs"), "--kill-after", "0"]
+        command += ["--out", str(out), "--dir", str(tmp_path / "runs"), "--kill-after", "2"]
         done = subprocess.run([*command, "--by-part"], capture_output=True, text=True, timeout=120)
+    # the killed call's reply finds no one to read it: that is no error of the benchmark
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr + done.stdout
     assert done.returncode == 0, done.stderr + done.stdout
     result = json.loads(out.read_text())
     parts = result["figures"]["read_by_part"]
