@@ -30,9 +30,9 @@ def hello_rules() -> list[dict[str, Any]]:
     return [*rules, {"kind": "chat", "reply": {"tool_calls": [done]}}]
 
 
-def test_a_benchmark_reads_the_cache_figures_of_every_call_and_of_the_resume(
-    tmp_path: Path,
-) -> None:
+def bench(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], Any]:
+    """The benchmark run on the fake server, hello killed after round 2 and resumed: its
+    output and its figures (`--out`), once it ended cleanly."""
     scenario = {
         "models": [{"name": "qwen2.5-coder:0.5b"}],
         "llama_cpp": True,
@@ -43,10 +43,17 @@ def test_a_benchmark_reads_the_cache_figures_of_every_call_and_of_the_resume(
     with FakeServer(scenario) as server:
         command = [sys.executable, str(SCRIPTS / "bench_cache.py"), "--base-url", server.url]
         command += ["--out", str(out), "--dir", str(tmp_path / "runs"), "--kill-after", "2"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        done = subprocess.run([*command, *extra], capture_output=True, text=True, timeout=120)
     assert "Traceback" not in done.stderr + done.stdout, done.stderr + done.stdout
-    assert done.returncode == 0, done.stderr
-    found = json.loads(out.read_text())["figures"]
+    assert done.returncode == 0, done.stderr + done.stdout
+    return done, json.loads(out.read_text())
+
+
+def test_a_benchmark_reads_the_cache_figures_of_every_call_and_of_the_resume(
+    tmp_path: Path,
+) -> None:
+    done, result = bench(tmp_path)
+    found = result["figures"]
     assert found["calls"] >= 5 and found["reuse"] > 0.5  # the plan, 3 rounds, resumed, verdict
     [after] = found["after_resume"]
     assert after >= 0.8  # the resumed run's first prompt is the one the killed run sent
@@ -59,21 +66,8 @@ def test_a_benchmark_reads_the_cache_figures_of_every_call_and_of_the_resume(
 def test_by_part_says_where_the_read_tokens_went(tmp_path: Path) -> None:
     """Every token the engine read is put down to one part of the prompt: their sum is
     what the calls read, and the round's parts are among them."""
-    scenario = {
-        "models": [{"name": "qwen2.5-coder:0.5b"}],
-        "llama_cpp": True,
-        "rules": hello_rules(),
-        "prompt_cache": True,
-    }
-    out = tmp_path / "figures.json"
-    with FakeServer(scenario) as server:
-        command = [sys.executable, str(SCRIPTS / "bench_cache.py"), "--base-url", server.url]
-        command += ["--out", str(out), "--dir", str(tmp_path / "runs"), "--kill-after", "2"]
-        done = subprocess.run([*command, "--by-part"], capture_output=True, text=True, timeout=120)
     # the killed call's reply finds no one to read it: that is no error of the benchmark
-    assert "Traceback" not in done.stderr + done.stdout, done.stderr + done.stdout
-    assert done.returncode == 0, done.stderr + done.stdout
-    result = json.loads(out.read_text())
+    done, result = bench(tmp_path, "--by-part")
     parts = result["figures"]["read_by_part"]
     read = sum(c["prompt"] - c["cached"] for run in result["runs"] for c in run["calls"])
     # the fake counts a prompt's tokens rounded down, its pieces up: a token a call at most
