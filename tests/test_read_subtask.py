@@ -66,6 +66,9 @@ def test_the_first_read_of_a_read_subtask_ends_it(tmp_path: Path) -> None:
 def test_a_subtask_named_by_a_look_up_tool_asks_only_to_look() -> None:
     assert is_lookup(["read_file shapes.py"]) and is_lookup(["list_dir src"])
     assert is_lookup(["search_files for def area"]) and is_lookup(["git_diff shapes.py"])
+    # the 1.5B's mathx replan (the CPU): its file's folder is no test run
+    assert is_lookup(["read_file tests/test_mathx.py"])
+    assert not is_lookup(["read_file tests/test_mathx.py and run the tests"])
     assert not is_lookup(["read_file shapes.py and fix the bug"])
     assert not is_lookup(["write_file shapes.py"]) and not is_lookup(["reader.py: add a test"])
 

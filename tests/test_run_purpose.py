@@ -65,3 +65,4 @@ def test_what_a_run_step_runs() -> None:
     assert ran_by("run python app.py to see whether it starts") == "app.py"
     assert ran_by("run python app.py and fix what fails") == ""
     assert ran_by("run python app.py if it exists") == ""
+    assert ran_by("run python check/update.py") == "check/update.py"  # its file is no verb

@@ -120,7 +120,7 @@ def ran_by(text: str) -> str:
     """What a run subtask runs: `TESTS` for the tests, `LINT` for ruff, or the one
     program it names; "" for a subtask that is not one run (it also writes, fixes, plays,
     or names more)."""
-    if not _RUNS.match(text) or _MORE_THAN_RUNNING.search(_PURPOSE.sub(" ", text)):
+    if not _RUNS.match(text) or _MORE_THAN_RUNNING.search(_plain(_PURPOSE.sub(" ", text))):
         return ""
     if _RUFF.search(text) and not _RUNNER.search(text):
         # The 1.5B's step "run ruff check to ensure the code is clean", on the CPU: its

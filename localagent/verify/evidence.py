@@ -25,9 +25,9 @@ _NAMED = re.compile(
     rf"(?<![\w/.\\-])((?:[\w.-]+[/\\])*[\w-][\w.-]*\.(?:{OUTPUT_SUFFIXES}))(?![\w/\\-])", re.I
 )
 # A subtask about removing or moving files names files that need not exist afterwards:
-# a text about removing or moving files is one where the verb's object is a file or a folder ("move
-# utils.py into pkg/", "delete the build folder"), not code ("move the area formulas into
-# one function": the 1.5B's refactor step, whose shapes.py must still be there).
+# one where the verb's object is a file or a folder ("move utils.py into pkg/", "delete
+# the build folder"), not code ("move the area formulas into one function": the 1.5B's
+# refactor step, whose shapes.py must still be there).
 _REMOVES = re.compile(
     r"\b(?:delete|remove|rename|move|clean|drop|erase)\w*\s+(?:up\s+)?(?:the\s+|all\s+)?"
     r"(?:(?:[\w-]+\s+)?(?:files?|folders?|director(?:y|ies))\b|[\w./\\-]+\.[A-Za-z0-9]{1,6}\b"
@@ -167,7 +167,12 @@ def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None)
 def is_lookup(texts: list[str]) -> bool:
     """Whether the subtask (its description, first of `texts`) only asks to look
     something up: it asks to make, change or run nothing."""
-    return bool(texts) and bool(_LOOKS.match(texts[0])) and not _MAKES.search(texts[0])
+    # Its files are no verbs: "read_file tests/test_mathx.py" asks for no test run.
+    return (
+        bool(texts)
+        and bool(_LOOKS.match(texts[0]))
+        and not _MAKES.search(_NAMED.sub(" ", texts[0]))
+    )
 
 
 def _named(result: Gate, ledger: Ledger, root: Path, texts: list[str]) -> None:
