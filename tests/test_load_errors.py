@@ -371,3 +371,27 @@ def test_which_failed_check_a_passing_one_settles(passing: str, failed: str, set
 def _run(seq: int, cmd: str, result: str) -> dict[str, object]:
     return {"seq": seq, "tool": "run_cmd", "ok": result.startswith("exit code 0"),
             "result": result, "facts": {"ran": [cmd]}}  # fmt: skip
+
+
+def test_a_load_error_names_no_path_of_the_machine(tmp_path: Path) -> None:
+    """The 1.5B's mathx on the CPU, its run verbatim but the workspace's path: Python names
+    the module it could not import from by its file, a compiled one (`.so`), and the step
+    it went back to ended in the middle of that path."""
+    (tmp_path / "mathx").mkdir()
+    (tmp_path / "mathx" / "__init__.py").write_text("from math import add, subtract\n")
+    run = (
+        f'Traceback (most recent call last):\n  File "{tmp_path}/mathx/__init__.py", line 1, '
+        "in <module>\n    from math import add, subtract, multiply, divide\nImportError: can"
+        "not import name 'add' from 'math' (/root/.pyenv/versions/3.11.7/lib/python3.11/lib-"
+        "dynload/math.cpython-311-x86_64-linux-gnu.so)\n"
+    )
+    assert located(tmp_path, run) == (
+        "mathx/__init__.py",
+        "ImportError: cannot import name 'add' from 'math'",
+    )
+    unknown = run.replace("(/root/.pyenv/versions/3.11.7/lib/python3.11/lib-dynload/math.cpyt"
+                          "hon-311-x86_64-linux-gnu.so)", "(unknown location)")  # fmt: skip
+    assert located(tmp_path, unknown) == (
+        "mathx/__init__.py",
+        "ImportError: cannot import name 'add' from 'math'",
+    )

@@ -31,6 +31,9 @@ _FRAME = re.compile(r'File "([^"]+\.pyw?)", line \d+|^([^\s:]+\.pyw?):\d+: in ',
 # pytest's line after a failed test's error: where it was raised (`tests/t.py:2: NameError`).
 _AT = re.compile(r"^([^\s:]+\.pyw?):\d+: \w*(?:Error|Exception)$", re.M)
 _NAMED = re.compile(r"\(([^()]+\.pyw?)\)")  # "cannot import name 'add' from 'mathx' (/…/x.py)"
+# Where Python says a module is ("(/…/math.cpython-311-x86_64-linux-gnu.so)", "(unknown
+# location)"): no help to the model, and cut short it ended the 1.5B's step mid-path.
+_WHERE = re.compile(r"\s*\((?:[^()]+\.pyw?|(?:[A-Za-z]:)?[/\\][^()]*|unknown location)\)")
 ERROR_CHARS = 120
 NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
@@ -63,7 +66,7 @@ def located(root: Path, output: str, program: bool = False) -> tuple[str, str] |
     for candidate in [*([named[1]] if named else []), *([at[1]] if at else []), *frames[::-1]]:
         path = own_file(root, candidate)
         if path:
-            text = _NAMED.sub("", error[1]).strip()
+            text = _WHERE.sub("", error[1]).strip()
             return path, text[:ERROR_CHARS]
     return None
 
