@@ -14,11 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import VERIFIED, plan_rule, records_of, small_model_goal
+from support import VERIFIED, plan_rule, real_goal, records_of, small_model_goal
 
 from localagent.state.checkruns import key
 from localagent.state.ledger import Ledger, note_action, note_goal_check
 from localagent.tools.loaderror import located
+from localagent.tools.pkgimports import foreign_name
 
 MATHX = (
     "Create a Python package mathx with the functions add, subtract, multiply and divide "
@@ -395,3 +396,49 @@ def test_a_load_error_names_no_path_of_the_machine(tmp_path: Path) -> None:
         "mathx/__init__.py",
         "ImportError: cannot import name 'add' from 'math'",
     )
+
+
+# The 1.5B's mathx on the CPU (OpenAI API), verbatim: its package imports its own
+# functions from Python's math; told only the error, it wrote the same import back.
+MATH_PLAN = [
+    "write_file mathx/__init__.py with the following code",
+    "write_file tests/test_mathx.py with the following code",
+    "run python -m pytest tests/test_mathx.py",
+    "run ruff check mathx",
+]
+FROM_MATH = (
+    '{{"name": "write_file", "arguments": {"path": "mathx/__init__.py", "content": "from math '
+    'import add, subtract, multiply, divide"}}}}'
+)
+MATH_TESTS = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "from ma'
+    "thx import add, subtract, multiply, divide\\n\\n# Test cases\\nassert add(1, 2) == 3\\n"
+    "assert subtract(3, 1) == 2\\nassert multiply(2, 3) == 6\\nassert divide(6, 2) == 3\\nas"
+    "sert divide(0, 2) == 'ValueError: division by zero'\"}}}}"
+)
+MATH_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest tests/test_mathx.py"}}}}'
+
+
+def test_a_name_imported_from_a_module_without_it_is_said_so(tmp_path: Path) -> None:
+    goal = real_goal("mathx").text
+    replies = [{"content": r} for r in (FROM_MATH, MATH_TESTS, MATH_RUN, MATH_RUN)]
+    small_model_goal(
+        tmp_path, goal, plan_rule((goal, MATH_PLAN)), replies, LOCALAGENT_MAX_ROUNDS="4"
+    )
+    (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    assert back["tasks"][0]["subtasks"][0] == (
+        "write_file mathx/__init__.py again, changed so that it no longer raises ImportError: "
+        "cannot import name 'add' from 'math' (Python's math has no add: define it in "
+        "mathx/__init__.py, or import it from the module that has it)"
+    ), back["tasks"][0]["subtasks"]
+
+
+def test_what_a_foreign_import_error_says() -> None:
+    error = "ImportError: cannot import name 'add' from 'math'"
+    assert foreign_name(error, "m/__init__.py") == (
+        "Python's math has no add: define it in m/__init__.py, or import it from the module "
+        "that has it"
+    )
+    own = "ImportError: cannot import name 'add' from partially initialized module 'mathx'"
+    assert foreign_name(own, "mathx/__init__.py") == ""
+    assert foreign_name("ImportError: cannot import name 'x' from 'mylib'", "a.py") == ""

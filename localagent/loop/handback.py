@@ -43,7 +43,7 @@ from localagent.state.checkruns import NO_OUTPUT, split_result
 from localagent.state.ledger import latest_tests
 from localagent.tools import ToolResult, initmend, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS
-from localagent.tools.pkgimports import missing_import, text_of
+from localagent.tools.pkgimports import foreign_name, missing_import, text_of
 from localagent.verify.outputs import off_run
 from localagent.verify.stated import mismatches, stated_forms, stated_script
 from localagent.verify.statusfix import status_fix
@@ -213,6 +213,8 @@ def fix_tasks(
     error = found[1]
     if needed := missing_import(error):  # what fixes it, not only what it raised
         error = f"{error} (it needs `{needed}` at its top)"
+    elif said := foreign_name(error, found[0]):
+        error = f"{error} ({said})"
     write = prompts.render("handback_fix", path=found[0], error=error)
     if written_file(write) != found[0]:  # the error's words read as more than a write
         write = prompts.render("handback_fix", path=found[0], error="the error its run showed")

@@ -303,6 +303,24 @@ def missing_import(error: str) -> str:
     return f"import {found[1]}" if found and importable(found[1]) else ""
 
 
+_NOT_IN = re.compile(r"cannot import name '(\w+)' from '(\w+)'")
+
+
+def foreign_name(error: str, path: str) -> str:
+    """What to say of an import of a name from one of Python's own modules that has no
+    such name: the 1.5B's mathx/__init__.py was `from math import add, subtract, ...`,
+    and told only the ImportError it wrote that import back (the CPU). "" otherwise (a
+    module of its own, or one this cannot know)."""
+    found = _NOT_IN.search(error)
+    if found is None or not importable(found[2]) or found[2] == "pytest":
+        return ""
+    name, module = found[1], found[2]
+    return (
+        f"Python's {module} has no {name}: define it in {path}, "
+        "or import it from the module that has it"
+    )
+
+
 def inside(root: Path, path: str) -> str:
     """A traceback's file as a workspace path ("" for one outside the workspace)."""
     try:
