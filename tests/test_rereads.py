@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support import plan_rule, records_of, small_model_goal
 
-from localagent.tools.rereads import rereads
+from localagent.tools.rereads import note, rereads
 
 GOAL = (
     "Write wordcount.py, a command-line program using argparse: python wordcount.py FILE "
@@ -78,3 +78,44 @@ def test_a_second_read_of_a_file_read_to_its_end_is_named(tmp_path: Path) -> Non
 )
 def test_which_reads_come_to_nothing(source: str, found: bool) -> None:
     assert bool(rereads(source)) is found
+
+
+# wordcount on the CPU (this code's handback to the write), verbatim: the first read's
+# text is kept in `lines`; told only that the second read gets nothing, the 1.5B wrote the
+# same file again twice, and asked for `main` on its own, it sent it back unchanged. Told
+# to use `lines` there, it fixed it (the CPU, temperature 0).
+KEPT = (
+    "import argparse\nimport sys\n\ndef main(args):\n    if args.lines:\n        with open(ar"
+    "gs.file, 'r') as f:\n            lines = f.readlines()\n            print(len(lines))\n "
+    "   else:\n        with open(args.file, 'r') as f:\n            lines = f.readlines()\n  "
+    "          print(len(lines), len(' '.join(lines)), len(''.join(f.readlines())))\n\nif __"
+    "name__ == '__main__':\n    parser = argparse.ArgumentParser(description='Count lines, w"
+    "ords, and characters in a file.')\n    parser.add_argument('file', type=str, help='The "
+    "file to count.')\n    parser.add_argument('--lines', action='store_true', help='Print o"
+    "nly the number of lines.')\n    args = parser.parse_args()\n    main(args)"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        (KEPT, "Line 11 already put it in `lines`: use `lines` at line 12, not a read"),
+        (
+            "with open('a') as f:\n    lines = f.readlines()\n    n = len(f.read())\n",
+            "Line 2 already put it in `lines`: use `''.join(lines)` at line 3, not a read",
+        ),
+        (
+            "with open('a') as f:\n    text = f.read()\n    n = len(f.readlines())\n",
+            "Line 2 already put it in `text`: use `text.splitlines(keepends=True)` at line 3, "
+            "not a read",
+        ),
+    ],
+)
+def test_the_note_says_which_variable_holds_what_was_read(source: str, said: str) -> None:
+    text = note(source, "wordcount.py")
+    assert said in text, text
+
+
+def test_a_first_read_kept_nowhere_gets_the_general_advice() -> None:
+    text = note("with open('a') as f:\n    print(len(f.read()), len(f.read()))\n", "w.py")
+    assert text.endswith("Read the file once into a variable and use that"), text

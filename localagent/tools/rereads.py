@@ -27,6 +27,10 @@ class Reread:
     handle: str
     first: str  # "line 6 `file.read()`"
     second: str
+    # What holds the first read's result and what to use instead of the second read
+    # (`lines`, `''.join(lines)`), when the first read is a plain `NAME = f.read()`.
+    kept: str = ""
+    instead: str = ""
 
 
 def note(source: str | bytes, name: str) -> str:
@@ -34,11 +38,19 @@ def note(source: str | bytes, name: str) -> str:
     if not name.lower().endswith((".py", ".pyw")) or not (found := rereads(source)):
         return ""
     one = found[0]
-    return (
+    said = (
         f"; but it reads `{one.handle}` to its end at {one.first} and again at {one.second}, "
-        "where nothing is left to read: that read gets an empty result. Read the file once "
-        "into a variable and use that"
+        "where nothing is left to read: that read gets an empty result. "
     )
+    if one.kept:
+        # Told only the above, the 1.5B wrote the same file back; told which variable
+        # to use, it fixed it (wordcount on the CPU).
+        first, second = one.first.split(" `")[0], one.second.split(" `")[0]
+        return said + (
+            f"{first.capitalize()} already put it in `{one.kept}`: use `{one.instead}` at "
+            f"{second}, not a read"
+        )
+    return said + "Read the file once into a variable and use that"
 
 
 def rereads(source: str | bytes) -> list[Reread]:
@@ -61,11 +73,11 @@ def rereads(source: str | bytes) -> list[Reread]:
                 and isinstance(target, ast.Name)
                 and (two := _twice(node.body, target.id)) is not None
             ):
-                found.append(Reread(target.id, *two))
+                found.append(Reread(target.id, *two[:2], *_kept(node.body, target.id, two[2])))
     return found
 
 
-def _twice(body: list[ast.stmt], handle: str) -> tuple[str, str] | None:
+def _twice(body: list[ast.stmt], handle: str) -> tuple[str, str, list[tuple[int, int]]] | None:
     """Where the first two whole reads of `handle` in `body` run, in order, when nothing
     between them resets or rebinds it; None otherwise (also when a read is in a loop or a
     branch)."""
@@ -92,14 +104,54 @@ def _twice(body: list[ast.stmt], handle: str) -> tuple[str, str] | None:
     return _first_two(reads)
 
 
-def _first_two(reads: list[tuple[tuple[int, int], str]]) -> tuple[str, str] | None:
+def _first_two(
+    reads: list[tuple[tuple[int, int], str]],
+) -> tuple[str, str, list[tuple[int, int]]] | None:
+    """The two reads as the note names them, and where they are."""
     if len(reads) < 2:
         return None
     ordered = sorted(reads)
     return (
         f"line {ordered[0][0][0]} `{ordered[0][1]}`",
         f"line {ordered[1][0][0]} `{ordered[1][1]}`",
+        [ordered[0][0], ordered[1][0]],
     )
+
+
+# What to use instead of a second read, by the first read and the second one.
+_INSTEAD = {
+    ("read", "read"): "{}",
+    ("readlines", "readlines"): "{}",
+    ("readlines", "read"): "''.join({})",
+    ("read", "readlines"): "{}.splitlines(keepends=True)",
+}
+
+
+def _kept(body: list[ast.stmt], handle: str, at: list[tuple[int, int]]) -> tuple[str, str]:
+    """The name the first read is assigned to, as a statement of `body` of its own (`lines
+    = f.readlines()`), and what to use instead of the second read (the reads are `at`
+    these places); ("", "") when it is kept nowhere, or the second is a `for` over it."""
+    reads = sorted(
+        (((node.lineno, node.col_offset), node.func.attr, statement)
+        for statement in body
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and _whole_read(node, handle) is not None),
+        key=lambda read: read[0],
+    )  # fmt: skip
+    reads = [r for r in reads if r[0] in at]
+    if len(reads) < 2:
+        return "", ""
+    (_, method, statement), (_, again, _) = reads[0], reads[1]
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and _whole_read(statement.value, handle) is not None
+    ):
+        return "", ""
+    name = statement.targets[0].id
+    return name, _INSTEAD[(method, again)].format(name)
 
 
 def _whole_read(node: ast.AST, handle: str) -> str | None:
