@@ -30,7 +30,6 @@ from localagent.loop.rundone import runs
 from localagent.loop.subtasks import (
     FILE,
     MAX_STEPS,
-    TEST_FILE,
     TESTS,
     edited_file,
     ran_by,
@@ -44,6 +43,7 @@ from localagent.state.ledger import latest_tests
 from localagent.tools import ToolResult, initmend, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS
 from localagent.tools.pkgimports import foreign_name, missing_import, text_of
+from localagent.tools.pyscript import TEST_FILE
 from localagent.verify.outputs import off_run
 from localagent.verify.stated import mismatches, stated_forms, stated_script
 from localagent.verify.statusfix import status_fix

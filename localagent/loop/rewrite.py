@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from localagent.loop.roundcall import CONTENT_CHARS
-from localagent.loop.subtasks import TEST_FILE, edited_file
+from localagent.loop.subtasks import edited_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import latest_tests
 from localagent.textcalls import ToolCall
 from localagent.tools.pkgimports import text_of
+from localagent.tools.pyscript import TEST_FILE
 
 RECOGNISER = "rewrite"
 MAX_FILE_CHARS = 6000  # a file longer than this is shown as the function alone

@@ -9,7 +9,6 @@ import re
 from localagent.verify import evidence
 
 FILE = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b")  # a name with an extension
-TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")  # pytest's own file names
 MAX_STEPS = 8  # subtasks of a task, as the plan check allows
 MANY_FILES = re.compile(
     r"\b(?:tests?|pytest|package|modules|files|project|director(?:y|ies)|folders?)\b", re.I

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from localagent.loop.subtasks import (
-    TEST_FILE,
     TESTS,
     edited_file,
     ran_by,
@@ -41,6 +40,7 @@ from localagent.system import safefs
 from localagent.tools import initmend, pyscript, rereads, undefined
 from localagent.tools.loaderror import NO_MODULE
 from localagent.tools.pkgimports import self_imports
+from localagent.tools.pyscript import TEST_FILE
 from localagent.verify import evidence
 
 

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import re
 
+from localagent.tools.pyscript import TEST_FILE
+
 __all__ = ["wrong_value"]
 
 _RAISED = re.compile(r"^E\s+([A-Za-z_][\w.]*): (.+?)\s*$")
 _WHERE_RAISED = re.compile(r"^([\w./\\-]+\.py):(\d+): ([A-Za-z_][\w.]*)\s*$")
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)\s*\(")
 _FRAME_START = re.compile(r"^(?:_ )+_?\s*$|^_{3,}")  # pytest's lines between frames and tests
-_TEST_FILE = re.compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test|conftest)\.py$")
 _ASSERT = re.compile(r"^E\s+(?:AssertionError: )?assert (.+?) == (.+?)\s*$")
 _WHERE = re.compile(r"^E\s+\+\s+where (.+?) = (\w[\w.]*\(.*\))\s*$")
 WRONG_CHARS = 160
@@ -66,7 +67,7 @@ def _raised(lines: list[str]) -> str:
         )
         if where is None or where[3] != error[1].rsplit(".", 1)[-1]:
             return ""
-        if _TEST_FILE.search(where[1]):
+        if TEST_FILE.search(where[1]):
             return ""
         code, function = "", ""
         for back in reversed(lines[:at]):
@@ -79,5 +80,5 @@ def _raised(lines: list[str]) -> str:
                 break
         said = f"{function}() raised " if function else "raised "
         said += f"{error[1]}: {error[2]} at {where[1]}:{where[2]}"
-        return (said + (f" (`{code}`)" if code else ""))[: WRONG_CHARS + 80]
+        return (said + (f" (`{code}`)" if code else ""))[:RAISED_CHARS]
     return ""

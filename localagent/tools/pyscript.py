@@ -7,12 +7,15 @@ or define every function and never call one."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from localagent.system import safefs
 
 MAX_SOURCE_BYTES = 200_000
+# pytest's own names for a file of tests (a path with '/' or, from a Windows traceback, '\')
+TEST_FILE = re.compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test)\.py$")
 
 
 @dataclass(frozen=True)
