@@ -421,10 +421,14 @@ MATH_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest tests/te
 
 def test_a_name_imported_from_a_module_without_it_is_said_so(tmp_path: Path) -> None:
     goal = real_goal("mathx").text
-    replies = [{"content": r} for r in (FROM_MATH, MATH_TESTS, MATH_RUN, MATH_RUN)]
-    small_model_goal(
-        tmp_path, goal, plan_rule((goal, MATH_PLAN)), replies, LOCALAGENT_MAX_ROUNDS="4"
-    )
+    # Its test file, which asserts at its top level and so defines no test, is there
+    # already: a write of it would not end its step (`tools.notests`).
+    tests = json.JSONDecoder().raw_decode(MATH_TESTS[1:])[0]["arguments"]["content"]
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mathx.py").write_text(tests, encoding="utf-8")
+    plan = [step for step in MATH_PLAN if "tests/test_mathx.py with" not in step]
+    replies = [{"content": r} for r in (FROM_MATH, MATH_RUN, MATH_RUN)]
+    small_model_goal(tmp_path, goal, plan_rule((goal, plan)), replies, LOCALAGENT_MAX_ROUNDS="3")
     (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
     assert back["tasks"][0]["subtasks"][0] == (
         "write_file mathx/__init__.py again, changed so that it no longer raises ImportError: "

@@ -17,7 +17,8 @@ ImportError, NameError or SyntaxError raised in it): the 1.5B's mathx runs stopp
 `mathx/__init__.py`, and in the subtask "run pytest to ensure the tests pass" the model
 ran pytest again until three strikes, while its own replans rewrote every file. With
 the small profile the run subtask fails at the first blocked repeat of such a run, and
-the write it goes back to names the file and the error.
+the write it goes back to names the file and the error. So for a test file that defines
+no test (`tools.notests`): the tests ran none, and the write asks for test functions.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state.checkruns import NO_OUTPUT, split_result
 from localagent.state.ledger import latest_tests
-from localagent.tools import ToolResult, initmend, pyscript, runproof
+from localagent.tools import ToolResult, initmend, notests, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS
 from localagent.tools.pkgimports import foreign_name, missing_import, text_of
 from localagent.tools.pyscript import TEST_FILE
@@ -102,6 +103,8 @@ def back(state: State, root: Path, prompts: PromptSet) -> str:
     here = current(state)
     text = here[1].description if here is not None else ""
     if found := broken(state, text):
+        if found[1].startswith(notests.NONE_DEFINED):
+            return prompts.render("no_test_ran", path=found[0])
         return prompts.render("load_failed", path=found[0], error=found[1])
     if found := failed_after_edit(state, text, root):
         return prompts.render("failed_after_edit", path=found[0], failure=found[1])
@@ -210,6 +213,10 @@ def fix_tasks(
         ]
         if all(written_file(w) == path for w, (path, _) in zip(writes, todo, strict=False)):
             return _from(state, due, *writes)
+    if found[1].startswith(notests.NONE_DEFINED):  # a test file with no test
+        write = prompts.render("handback_tests", path=found[0])
+        if written_file(write) == found[0]:
+            return _from(state, due, write)
     error = found[1]
     if needed := missing_import(error):  # what fixes it, not only what it raised
         error = f"{error} (it needs `{needed}` at its top)"

@@ -62,8 +62,9 @@ def _same(path: str, target: str) -> bool:
 
 def _sound(root: Path, path: str, ledger: Ledger) -> bool:
     """Whether the written file can stand as the subtask's result: there, not empty,
-    and when it is Python, compiling, with no function that only says `pass`, and (a
-    package's `__init__.py`) not importing from itself what its code defines only below,
+    and when it is Python, compiling, with no function that only says `pass`, a test
+    file with a test (`tools.notests`), and (a package's `__init__.py`) not importing
+    from itself what its code defines only below,
     nor, once a run showed it cannot load, anything it lacks: told to write the code of
     mathx/__init__.py, the 1.5B kept `from mathx import add, ...` first, once with only
     `def __init__(self): pass` after it, once with the functions. A first write that is
@@ -79,6 +80,8 @@ def _sound(root: Path, path: str, ledger: Ledger) -> bool:
         return True
     script = pyscript.read(root, path)  # None: it does not compile
     if script is None or script.stubs or _undefined(root, path):
+        return False
+    if TEST_FILE.search(path) and not script.tests:  # `tools.notests`: nothing to run
         return False
     missing, below = self_imports(root, path)
     return (

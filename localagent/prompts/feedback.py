@@ -190,6 +190,12 @@ DONE_BY_LOOK = "`{cmd}` ran ({summary}): what fails is in its output, which is a
 
 HANDBACK_FIX = "write_file {path} again, changed so that it no longer raises {error}"
 
+HANDBACK_TESTS = (
+    "write_file {path} again with test functions (def test_...) that assert what the code returns"
+)
+
+NO_TEST_RAN = "no test ran: {path} defines no test function"
+
 HANDBACK_STATUS = (
     "replace_in_file {path} so that, without arguments, it prints a usage message and exits "
     "with status {status}"

@@ -45,6 +45,7 @@ from localagent.prompts.feedback import (
     HANDBACK_OPEN,
     HANDBACK_READ,
     HANDBACK_STATUS,
+    HANDBACK_TESTS,
     HANDBACK_WRITE,
     INSISTED,
     INTERRUPTED_CMD,
@@ -52,6 +53,7 @@ from localagent.prompts.feedback import (
     LOAD_FAILED,
     MAX_ROUNDS,
     MISSING_INPUT,
+    NO_TEST_RAN,
     NO_TOOL_CALL,
     NOT_ACCEPTED_YET,
     NOT_ON_PATH,
@@ -397,6 +399,16 @@ PROMPTS: dict[str, Prompt] = {
         HANDBACK_FIX,
         "the write subtask a run that stopped on a file that does not load goes back to",
         _spec("path error"),
+    ),
+    "handback_tests": Prompt(
+        HANDBACK_TESTS,
+        "the write subtask a test run that ran nothing goes back to: its test file has no test",
+        _spec("path"),
+    ),
+    "no_test_ran": Prompt(
+        NO_TEST_RAN,
+        "why a test run subtask failed: its test file defines no test (small profile)",
+        _spec("path"),
     ),
     "handback_write": Prompt(
         HANDBACK_WRITE,

@@ -143,17 +143,23 @@ def _own(text: str) -> str:
 
 
 def outcome(
-    cmd: str, result: str, fed: bool = False, unproven: str = ""
+    cmd: str, result: str, fed: bool = False, unproven: str = "", empty: str = ""
 ) -> tuple[bool | None, str] | None:
     """Whether a run of `cmd` with this observation passed (None: inconclusive), and its
     summary; None when it did not run to an end (refused, stopped): no evidence at all.
     `fed`: the run was given input (stdin); `unproven`: why run_cmd found that its
-    output shows nothing (only its input prompts; an input file that does not exist)."""
+    output shows nothing (only its input prompts; an input file that does not exist);
+    `empty`: the test file that made a test run run nothing, defining no test (that
+    run failed: the tests are not written yet)."""
     if not _own(result).startswith(("exit code", "timed out")):
         return None
     if unproven:
         return None, f"inconclusive: {unproven}"
-    return judge(check_kind(cmd) or "script", *split_result(result), fed=fed)
+    kind = check_kind(cmd) or "script"
+    passed, summary = judge(kind, *split_result(result), fed=fed)
+    if empty and passed is None and kind in ("pytest", "unittest"):
+        return False, f"no tests ran: {empty} defines no test function"
+    return passed, summary
 
 
 def run_facts(facts: dict[str, list[str]], cmd: str) -> tuple[bool, str]:

@@ -182,7 +182,8 @@ def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> 
     seq = rec["seq"]
     facts = recorded_facts(rec)
     fed, unproven = run_facts(facts, cmd)
-    found = outcome(cmd, own_result(rec), fed, unproven)
+    empty = (facts.get("empty") or [""])[0] if cmd in facts.get("ran", []) else ""
+    found = outcome(cmd, own_result(rec), fed, unproven, empty)
     if found is None:
         return  # refused, or stopped before it ended: no evidence either way
     kind = check_kind(cmd)

@@ -12,7 +12,7 @@ from localagent.system import sandbox, workspace_env
 from localagent.system.process import LaunchError, ProcessResult, run_process
 from localagent.system.safefs import UnsafeFile
 from localagent.system.workspace_env import WorkspaceEnvError
-from localagent.tools import pyscript, ruffnotes, runproof
+from localagent.tools import notests, pyscript, ruffnotes, runproof
 from localagent.tools.asserted import wrong_value
 from localagent.tools.base import WORDS, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.cmdline import (
@@ -71,9 +71,11 @@ def run_cmd(
         waited = ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1])
     if not ok and (unfound := _not_on_path(ctx, cmd, result.output)):
         waited = ctx.prompts.render("not_on_path", module=unfound[0], cmd=unfound[1])
+    empty = [] if ok else notests.empty_files(ctx.root, cmd, result.returncode, result.output)
     if not ok and not waited:
         waited = (
-            _not_found(ctx, cmd, result.output)
+            notests.run_note(empty)
+            or _not_found(ctx, cmd, result.output)
             or module_imports_note(ctx.root, result.output)
             or undefined_note(ctx.root, result.output)
             or ruffnotes.note(ctx, cmd, result.output)
@@ -86,6 +88,9 @@ def run_cmd(
     program = bool(runproof.script_words(cmd))
     if not ok and not result.cancelled and (broken := located(ctx.root, result.output, program)):
         facts["broken"] = [f"{broken[0]}: {broken[1]}"]
+    if empty:  # the tests ran none because of these files: a failure, in the first one
+        facts["empty"] = empty
+        facts["broken"] = [f"{empty[0]}: {notests.NONE_DEFINED}, so no test ran"]
     if not ok and not result.cancelled and (wrong := wrong_value(result.output)):
         facts["wrong"] = [wrong]
     return ToolResult(ok, text, returncode=result.returncode, facts=facts, output=stored)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
-from localagent.tools import initmend, pyscript, pywrite, rereads, undefined
+from localagent.tools import initmend, notests, pyscript, pywrite, rereads, undefined
 from localagent.tools.aliases import make_folder
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
@@ -306,6 +306,8 @@ def syntax_note(source: str | bytes, name: str) -> str:
         )
     if problem:
         return f"; but {problem}: fix it before you run it"
+    if said := notests.write_note(source, name):
+        return said
     script = pyscript.parse(source)
     if script is not None and script.stubs:
         names = ", ".join(script.stubs[:5])

@@ -35,6 +35,7 @@ class Script:
     # It may read a file it is given: open(), read_text(), FileType, read_csv(), json.load(),
     # or a module that takes paths (os, pathlib, fileinput, shutil, subprocess, ...).
     opens: bool = False
+    tests: bool = False  # a function or method pytest and unittest run (named test*)
 
 
 def read(root: Path, path: str) -> Script | None:
@@ -91,7 +92,23 @@ def parse(source: str | bytes) -> Script | None:
     quiet = frozenset(_quiet(tree))
     tail = _tail(text) if entry else ""
     dropped = _dropped(tree, text, quiet)
-    return Script(acts, reads, stubs, entry, tail, prompts, defines, dropped, quiet, stdin, opens)
+    return Script(
+        acts, reads, stubs, entry, tail, prompts, defines, dropped, quiet, stdin, opens,
+        tests=_tests(tree),
+    )  # fmt: skip
+
+
+def _tests(tree: ast.Module) -> bool:
+    """Whether the module defines a test: a function named test*, at its top level or in
+    a class (pytest's and unittest's default names)."""
+
+    def named(body: list[ast.stmt]) -> bool:
+        return any(
+            isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
+            for n in body
+        )
+
+    return named(tree.body) or any(isinstance(n, ast.ClassDef) and named(n.body) for n in tree.body)
 
 
 # Modules a script may hand a path to, or read a file with, without open() of its own.

@@ -1,0 +1,122 @@
+"""A test file that defines no test.
+
+Qwen2.5-Coder-1.5B's mathx plan (the CPU) had the step "write_file tests/test_mathx.py
+with the following content: from mathx import add, subtract, multiply, divide". It wrote
+that one line, the write ended the step ("which is all the subtask asks"), and `python -m
+pytest tests/test_mathx.py` ran nothing ("no tests ran", exit code 5) twice before its
+repeat was blocked; the model's replan then planned docstrings. A test file without a
+test is not written yet: its write says so and does not end its step
+(`loop/writedone`), and a test run that ran nothing because of it fails on that file (the
+run's facts: `empty`, and `broken` as for a file that does not load), so the small
+profile goes back to a write of it (`loop/handback`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from localagent.tools import pyscript
+from localagent.tools.pyscript import TEST_FILE
+
+NONE_DEFINED = "it defines no test function"
+MAX_SCANNED = 400  # entries looked at for test files, when a run names none
+_RUNNER = re.compile(
+    r"(?:^|[\s/\\])(?:pytest|py\.test)(?:\.exe)?(?=\s|$)|(?:^|\s)-m\s+(?:pytest|unittest)\b"
+)
+_SKIPPED = frozenset(
+    (".git", ".venv", "venv", "env", "node_modules", "__pycache__", ".agent_context", "build")
+)
+
+
+def lacks_tests(source: str | bytes, name: str) -> bool:
+    """Whether `source`, a Python file pytest would read for tests (by its `name`),
+    parses and defines none."""
+    if not TEST_FILE.search(name.replace("\\", "/")):
+        return False
+    script = pyscript.parse(source)
+    return script is not None and not script.tests
+
+
+def write_note(source: str | bytes, name: str) -> str:
+    """What a write of a test file with no test adds to its result ("" otherwise)."""
+    if not lacks_tests(source, name):
+        return ""
+    return f"; but {NONE_DEFINED}: {_how(source)}"
+
+
+def run_note(files: list[str]) -> str:
+    """The note on a test run that ran nothing because these test files define no test."""
+    if not files:
+        return ""
+    return (
+        f"NOTE: no test ran: {', '.join(files)} {NONE_DEFINED.removeprefix('it ')}. "
+        "pytest runs only functions named test_...; write the tests in it."
+    )
+
+
+def _how(source: str | bytes) -> str:
+    """pytest's rule, with a test named after the first function the file imports."""
+    name = _imported(source)
+    example = (
+        f"`def test_{name}():` with an assert on what {name}(...) returns"
+        if name
+        else "`def test_something():` with an assert"
+    )
+    return f"pytest runs only functions named test_..., e.g. {example}"
+
+
+def _imported(source: str | bytes) -> str:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module not in ("pytest", "unittest"):
+            names = [a.name for a in node.names if a.name.isidentifier()]
+            if names:
+                return names[0]
+    return ""
+
+
+def empty_files(root: Path, cmd: str, returncode: int | None, output: str) -> list[str]:
+    """For a pytest or unittest run that ran no test, the test files it covers (those it
+    names, else those under the folders it names or the workspace) that define none;
+    relative, with '/'."""
+    if returncode != 5 and "no tests ran" not in output.lower() and "Ran 0 tests" not in output:
+        return []
+    found = _RUNNER.search(cmd)
+    if found is None:
+        return []
+    named = [w.strip("'\"").split("::")[0] for w in cmd[found.end() :].split()]
+    named = [w for w in named if w and not w.startswith("-")]
+    files = [n for n in named if TEST_FILE.search(n)] or _scanned(root, named)
+    return sorted({f.replace("\\", "/") for f in files if _empty(root, f)})[:3]
+
+
+def _scanned(root: Path, named: list[str]) -> list[str]:
+    folders = [root / n for n in named if (root / n).is_dir()] or [root]
+    found: list[str] = []
+    seen = 0
+    todo = list(folders)
+    while todo and seen < MAX_SCANNED:
+        folder = todo.pop()
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if entry.is_symlink() or entry.name in _SKIPPED or entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                todo.append(entry)
+            elif TEST_FILE.search(entry.name):
+                found.append(entry.relative_to(root).as_posix())
+    return found
+
+
+def _empty(root: Path, path: str) -> bool:
+    script = pyscript.read(root, path)
+    return script is not None and not script.tests

@@ -1,0 +1,134 @@
+"""A test file that defines no test is not written yet. Qwen2.5-Coder-1.5B's mathx run on
+the CPU, replayed verbatim on the scripted fake server through the real CLI: its plan said
+"write_file tests/test_mathx.py with the following content: from mathx import add,
+subtract, multiply, divide", it wrote that one line, the write ended the step, and pytest
+ran nothing (exit code 5) twice before its repeat was blocked; its replan then planned
+docstrings and never wrote a test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import plan_rule, records_of, small_model_goal
+
+from localagent.state.checkruns import outcome
+from localagent.tools import notests
+
+MATHX = (
+    "Create a Python package mathx with the functions add, subtract, multiply and divide "
+    "(divide raises ValueError when dividing by zero), with pytest tests in "
+    "tests/test_mathx.py; the tests must pass with pytest and ruff check must be clean"
+)
+# The model's plan steps and replies, verbatim.
+TESTS_STEP = (
+    "write_file tests/test_mathx.py with the following content: from mathx import add, "
+    "subtract, multiply, divide"
+)
+RUN_STEP = "run python -m pytest tests/test_mathx.py to ensure the tests pass"
+IMPORTS_ONLY = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "from '
+    'mathx import add, subtract, multiply, divide"}}}'
+)
+RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest tests/test_mathx.py"}}}'
+# What a write with a test looks like (not a verbatim reply).
+WITH_TEST = (
+    '{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "from '
+    'mathx.add import add\\n\\n\\ndef test_add():\\n    assert add(2, 3) == 5\\n"}}'
+)
+
+
+def _package(ws: Path) -> None:
+    (ws / "mathx").mkdir()
+    (ws / "mathx" / "__init__.py").write_text(
+        "from mathx.add import add\n\n\ndef subtract(a, b):\n    return a - b\n\n\n"
+        "def multiply(a, b):\n    return a * b\n\n\ndef divide(a, b):\n    return a / b\n"
+    )
+    (ws / "mathx" / "add.py").write_text("def add(a, b):\n    return a + b\n")
+
+
+def test_a_test_file_without_a_test_does_not_end_its_write_step(tmp_path: Path) -> None:
+    _package(tmp_path)
+    replies = [{"content": r} for r in (IMPORTS_ONLY, WITH_TEST, RUN)]
+    ran, _ = small_model_goal(tmp_path, MATHX, plan_rule((MATHX, [TESTS_STEP, RUN_STEP])), replies)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    assert (
+        "but it defines no test function: pytest runs only functions named test_..., e.g. "
+        "`def test_add():` with an assert on what add(...) returns"
+    ) in writes[0]["result"]
+    assert "SUBTASK COMPLETE" not in writes[0]["result"]
+    # The step ends with the write that has a test, and the run after it passes.
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d["by"] for d in done][:1] == ["write"]
+    assert done[0]["evidence"] == [writes[1]["seq"]]
+    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert "1 passed" in runs[0]["result"]
+
+
+def test_a_test_run_that_ran_nothing_goes_back_to_a_write_of_its_test_file(
+    tmp_path: Path,
+) -> None:
+    _package(tmp_path)
+    goal = "Write pytest tests for mathx.add in tests/test_mathx.py; the tests must pass"
+    replies = [{"content": r} for r in (IMPORTS_ONLY, RUN, RUN, WITH_TEST, RUN)]
+    ran, _ = small_model_goal(
+        tmp_path, goal, plan_rule((goal, [RUN_STEP])), replies, LOCALAGENT_MAX_ROUNDS="8"
+    )
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    first = runs[0]
+    assert "NOTE: no test ran: tests/test_mathx.py defines no test function." in first["result"]
+    assert first["facts"]["empty"] == ["tests/test_mathx.py"]
+    # The same run sent again, nothing changed, fails the step without running ...
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"] == "no test ran: tests/test_mathx.py defines no test function"
+    assert runs[1]["seq"] > failed["seq"]
+    # ... and the plan made without the model goes back to a write of the test file.
+    (handback,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    assert handback["by"] == "handback"
+    assert handback["tasks"][0]["subtasks"][0] == (
+        "write_file tests/test_mathx.py again with test functions (def test_...) that assert "
+        "what the code returns"
+    )
+    assert "1 passed" in runs[-1]["result"]
+
+
+@pytest.mark.parametrize(
+    ("source", "empty"),
+    [
+        ("from mathx import add, subtract, multiply, divide", True),
+        ("import mathx\n\ndef helper():\n    return 1\n", True),
+        ("def test_add():\n    assert 1 + 1 == 2\n", False),
+        ("import unittest\n\nclass Maths(unittest.TestCase):\n    def test_add(self):\n"
+         "        self.assertEqual(1 + 1, 2)\n", False),
+        ("async def test_later():\n    pass\n", False),
+    ],
+)  # fmt: skip
+def test_what_counts_as_a_test(source: str, empty: bool) -> None:
+    assert notests.lacks_tests(source, "tests/test_mathx.py") is empty
+    assert notests.lacks_tests(source, "mathx/helpers.py") is False  # not a test file
+
+
+def test_the_test_files_a_run_covers(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("import os\n")
+    (tmp_path / "tests" / "test_b.py").write_text("def test_b():\n    pass\n")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "test_x.py").write_text("import os\n")
+    out = "no tests ran in 0.01s"
+    assert notests.empty_files(tmp_path, "python -m pytest", 5, out) == ["tests/test_a.py"]
+    assert notests.empty_files(tmp_path, "pytest tests", 5, out) == ["tests/test_a.py"]
+    assert notests.empty_files(tmp_path, "pytest tests/test_b.py", 5, out) == []
+    assert notests.empty_files(tmp_path, "python -m pytest", 1, "1 failed") == []
+    assert notests.empty_files(tmp_path, "python tests/test_a.py", 5, out) == []
+
+
+def test_a_test_run_that_ran_nothing_fails_only_for_a_test_file_without_tests() -> None:
+    result = "exit code 5\ncollected 0 items\n\nno tests ran in 0.01s"
+    cmd = "python -m pytest tests/test_mathx.py"
+    assert outcome(cmd, result) == (None, "inconclusive: no tests ran")
+    assert outcome(cmd, result, empty="tests/test_mathx.py") == (
+        False,
+        "no tests ran: tests/test_mathx.py defines no test function",
+    )
