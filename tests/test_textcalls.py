@@ -563,6 +563,31 @@ def test_a_string_in_three_quotes_is_read_as_python_reads_it() -> None:
     assert parse_reply(TRIPLE.replace('    """\n  }', "  }"), KNOWN).calls == []
 
 
+# Qwen2.5-Coder-1.5B's reply on the CPU, verbatim (mathx, "write_file mathx/__init__.py
+# with the docstring for the mathx package"): `"""\` and a line break start the text on
+# the next line, as in Python; the backslash is not the file's.
+CONTINUED = '''```json
+{
+  "name": "write_file",
+  "arguments": {
+    "path": "mathx/__init__.py",
+    "content": """\\
+# mathx package
+
+This package provides basic mathematical functions.
+"""
+  }
+}
+```'''
+
+
+def test_a_string_in_three_quotes_may_start_on_its_next_line() -> None:
+    (call,) = parse_reply(CONTINUED, KNOWN).calls
+    assert call.arguments["content"] == (
+        "# mathx package\n\nThis package provides basic mathematical functions.\n"
+    )
+
+
 # Qwen2.5-Coder-1.5B's writes on an H100, verbatim: `It\'s` escaped for Python inside a
 # JSON string. Read as a Python literal, the backslash was lost and the file failed to
 # compile ("unterminated string literal"); the second one also never closes its string.

@@ -206,6 +206,10 @@ def triple_quoted(source: str) -> Any:
         body = found[1] if found[1] is not None else found[2]
         if "\n" not in body or not _own_escapes(body):
             body = literal(found[0])
+        elif body.startswith(("\\\n", "\\\r\n")):
+            # `"""\` and a line break: Python's way to start the text on the next line
+            # (the 1.5B's mathx docstring, the CPU), not a backslash of the file's own.
+            body = body.split("\n", 1)[1]
         return json.dumps(body)
 
     text = _TRIPLE.sub(as_json, source)
