@@ -10,8 +10,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from support import VERIFIED, plan_rule, records_of, small_model_goal
+from support import VERIFIED, backend_env, plan_rule, records_of, run_cli, small_model_goal
 
+from localagent.models.fake import FakeServer
 from localagent.state.ledger import CheckRun, Write
 from localagent.verify.stated import form_checks, stated_forms, unrun_forms
 
@@ -173,3 +174,79 @@ def test_a_stated_form_is_run_with_the_arguments_a_successful_run_gave() -> None
     assert form_checks(WORDCOUNT, both) == []
     assert form_checks(WORDCOUNT, ledger("python wordcount.py")) == []  # no file to give it
     assert form_checks(WORDCOUNT, ledger()) == []
+    # Rewritten since: both forms are run again, with the file the earlier run gave.
+    rewritten = ledger("python wordcount.py a.txt", "python wordcount.py --lines a.txt")
+    rewritten.writes["wordcount.py"] = Write(seq=50, subtask=2)
+    assert form_checks(WORDCOUNT, rewritten) == [
+        "python wordcount.py a.txt",
+        "python wordcount.py --lines a.txt",
+    ]
+
+
+# wordcount-1 on the CPU (the 1.5B), verbatim: a first program whose --lines was missing,
+# then, replanned, one that counts sys.stdin and never opens the file it is given.
+FILE_TYPE = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpa'
+    "rse\\n\\ndef main(args):\\n    lines = args.file.readlines()\\n    words = [word for l"
+    "ine in lines for word in line.split()]\\n    characters = sum(len(word) for word in wor"
+    "ds)\\n    print(f'Number of lines: {len(lines)}\\nNumber of words: {len(words)}\\nNumber"
+    " of characters: {characters}')\\n\\nif __name__ == '__main__':\\n    parser = argparse.A"
+    "rgumentParser(description='Count lines, words, and characters in a file.')\n    parser"
+    ".add_argument('file', type=argparse.FileType('r'), help='The file to count.')\n    args"
+    ' = parser.parse_args()\\n    main(args)"}}'
+)
+CPU_SAMPLE = (
+    '{{"name": "write_file", "arguments": {"path": "sample.txt", "content": "Hello, world!\\n'
+    'This is a sample text file.\\nIt contains multiple lines."}}}}'
+)
+CPU_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt"}}}}'
+STDIN = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpa'
+    "rse\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        print(len(sys.stdin"
+    ".readlines()))\\n    else:\\n        print(len(sys.stdin.readlines()), len(sys.stdin.rea"
+    "d().split()), len(sys.stdin.read()))\\n\\nif __name__ == '__main__':\\n    parser = arg"
+    "parse.ArgumentParser(description='Count lines, words, and characters in a file.')\n    "
+    "parser.add_argument('file', type=str, help='The file to count.')\n    parser.add_argume"
+    "nt('--lines', action='store_true', help='Print only the number of lines.')\n    args = "
+    'parser.parse_args()\\n    main(args)"}}'
+)
+
+
+def test_a_rewrite_nothing_ran_is_checked_with_the_file_an_earlier_run_gave(
+    tmp_path: Path,
+) -> None:
+    """After its goal check `--lines sample.txt` failed, the 1.5B's replan was one write;
+    the second verification had no check at all (no successful run since the rewrite gave
+    the stated forms a file), and the goal ended "completed (unverified)" with a program
+    that prints "0 0 0" for any file. The stated forms are run with the file an earlier
+    run gave, and a run that never opens it proves nothing: the goal is not achieved."""
+    first = ["write_file wordcount.py with its code",
+             "write_file sample.txt with a few lines of sample text",
+             "run python wordcount.py sample.txt"]  # fmt: skip
+    again = ["write_file wordcount.py with the code to handle the `--lines` argument."]
+    rules = [
+        plan_rule(("Handle --lines in wordcount.py", again), match="still unmet"),
+        plan_rule((WORDCOUNT, first)),
+    ]
+    rounds = [FILE_TYPE, CPU_SAMPLE, CPU_RUN, STDIN, STDIN]
+    scenario = {"models": [{"name": "qwen2.5-coder:1.5b"}], "llama_cpp": True, "rules": rules}
+    scenario |= {"replies": [{"content": r} for r in rounds], "verdict": VERIFIED}
+    scenario |= {"default": {"content": '{"name": "mark_subtask_complete", "arguments": '
+                 '{"success": true, "reason": "done"}}'}}  # fmt: skip
+    with FakeServer(scenario) as server:
+        env = {"OLLAMA_MODEL": "qwen2.5-coder:1.5b", "LOCALAGENT_MAX_ROUNDS": "6"}
+        ran = run_cli(backend_env("openai", server.url, **env), "start", WORDCOUNT, "-w",
+                      str(tmp_path), "--foreground")  # fmt: skip
+    started = records_of(tmp_path, "verify_started")
+    assert len(started) == 2, ran.stdout + ran.stderr
+    assert [c["cmd"] for c in started[1]["checks"]] == [
+        "python wordcount.py sample.txt",
+        "python wordcount.py --lines sample.txt",
+    ]
+    finished = records_of(tmp_path, "check_finished")[-2:]
+    assert [c["status"] for c in finished] == ["failed", "failed"]
+    assert [c["summary"] for c in finished] == [
+        "its code never opens sample.txt, the file it was given"
+    ] * 2
+    assert not records_of(tmp_path, "goal_completed")
+    assert ran.returncode != 0

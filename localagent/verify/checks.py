@@ -185,6 +185,12 @@ def run_check(ctx: tools.ToolContext, check: dict[str, Any]) -> dict[str, Any]:
         passed = returncode == 0 and passed is not False
         if passed and summary.startswith("inconclusive"):
             summary = "exit code 0"
+    unproven = result.facts.get("unproven", [])
+    if passed and check["source"] == "goal" and unproven:
+        # A command line the goal states, run by a program that never opens the file it
+        # was given (it counts sys.stdin: "0 0 0" for any file), shows nothing: the
+        # 1.5B's rewritten wordcount.py passed so on the CPU.
+        passed, summary = False, unproven[0]
     if passed and expected_text is not None:
         difference = _compare(expected_text, output)
         if difference:

@@ -164,19 +164,20 @@ def _given(cmd: str, script: str) -> tuple[tuple[str, ...], list[str]] | None:
 def _uncovered(goal: str, ledger: Any) -> list[tuple[str, tuple[str, ...], int, list[Any]]]:
     """Each command line the goal states that no successful run since the script's last
     change made: (script, flags, other arguments, the flags and other arguments of each
-    successful run of the script since, oldest first)."""
+    successful run of the script, before the change too, oldest first: the files the
+    model gave it are still the ones to give it)."""
     found = []
     for script, flags, count in stated_forms(goal):
         write = ledger.writes.get(script)
         checks = sorted(ledger.checks.values(), key=lambda c: c.seq)
         runs = [
-            given
+            (c.seq, given)
             for c in checks
-            if c.passed is True and (write is None or c.seq > write.seq)
-            and (given := _given(c.cmd, script)) is not None
-        ]  # fmt: skip
-        if not any(f == flags and len(args) == count for f, args in runs):
-            found.append((script, flags, count, runs))
+            if c.passed is True and (given := _given(c.cmd, script)) is not None
+        ]
+        since = [given for seq, given in runs if write is None or seq > write.seq]
+        if not any(f == flags and len(args) == count for f, args in since):
+            found.append((script, flags, count, [given for _, given in runs]))
     return found
 
 
