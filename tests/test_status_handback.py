@@ -108,3 +108,64 @@ def test_no_change_is_named_where_none_is_clear() -> None:
     assert status_fix(f"if x:\n    {USAGE}\n    sys.exit(2)\n", 2) is None  # already so
     assert status_fix(f"{USAGE}\n{USAGE}\n", 2) is None  # two usage messages
     assert status_fix("print('Hello')\n", 2) is None  # none
+
+
+# greet-1 on the CPU, verbatim: rounds 3, 4, 6 and 7 (the 1.5B's own program, its run,
+# then, after the read the hand-back asks for, the line it was told to add put in place of
+# the usage message).
+CPU_WRITE = (
+    '{{"name": "write_file", "arguments": {"path": "greet.py", "content": "import sys\\n\\nd'
+    "ef greet(NAME):\\n    print(f'Hello, {NAME}!')\\n\\ndef main():\\n    if len(sys.argv) >"
+    " 1:\\n        greet(sys.argv[1])\\n    else:\\n        print('Usage: python greet.py NAM"
+    "E')\\n\\nif __name__ == '__main__':\\n    main()\"}}}}"
+)
+CPU_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python greet.py"}}}}'
+IN_PLACE = (
+    '{{"name": "replace_in_file", "arguments": {"path": "greet.py", "old": "print(\'Usage: '
+    "python greet.py NAME')\", \"new\": \"raise SystemExit(2)\"}}}"
+)
+
+
+def test_the_line_to_add_sent_in_place_of_the_one_to_keep_is_added(tmp_path: Path) -> None:
+    plan = plan_rule((GREET, ["write_file greet.py with the given code", "run python greet.py"]))
+    named = json.dumps({"name": "run_cmd", "arguments": {"cmd": "python greet.py Ada"}})
+    rounds = [{"content": r} for r in (CPU_WRITE, CPU_RUN)]
+    rounds += [call("read_file", path="greet.py"), {"content": IN_PLACE}]
+    rounds += [{"content": CPU_RUN}, {"content": named}]
+    ran, _ = small_model_goal(
+        tmp_path, GREET, plan, rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS=str(len(rounds) + 2), LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    edits = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
+    assert edits[0]["args"]["new"] == f"{USAGE}\n        raise SystemExit(2)"
+    assert (
+        "(made as an addition: the step says to add `raise SystemExit(2)` after "
+        f"`{USAGE}`, which stays)"
+    ) in edits[0]["result"]
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    without = _run(tmp_path)
+    assert (without.returncode, without.stdout.strip()) == (2, "Usage: python greet.py NAME")
+    assert _run(tmp_path, "Ada").stdout.strip() == "Hello, Ada!"
+
+
+def test_the_line_to_change_is_changed_when_the_one_before_it_is_sent(tmp_path: Path) -> None:
+    """The same misreading of the other step the hand-back makes (not a verbatim reply)."""
+    source = (
+        "import sys\n\n\ndef main():\n    if len(sys.argv) > 1:\n        print(f'Hello, "
+        f"{{sys.argv[1]}}!')\n    else:\n        {USAGE}\n        sys.exit(1)\n\n\nmain()\n"
+    )
+    plan = plan_rule((GREET, ["write_file greet.py with the given code", "run python greet.py"]))
+    rounds = [call("write_file", path="greet.py", content=source), {"content": CPU_RUN}]
+    rounds += [call("read_file", path="greet.py")]
+    rounds += [call("replace_in_file", path="greet.py", old=USAGE, new="sys.exit(2)")]
+    rounds += [{"content": CPU_RUN}, call("run_cmd", cmd="python greet.py Ada")]
+    ran, _ = small_model_goal(
+        tmp_path, GREET, plan, rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS=str(len(rounds) + 2), LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    edits = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
+    assert edits[0]["args"]["old"] == "sys.exit(1)"
+    assert "(made on `sys.exit(1)`: the step says to change it" in edits[0]["result"]
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    without = _run(tmp_path)
+    assert (without.returncode, without.stdout.strip()) == (2, "Usage: python greet.py NAME")

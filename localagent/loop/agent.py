@@ -32,6 +32,7 @@ from localagent.loop import (
     rewrite,
     roundcall,
     rundone,
+    stepedit,
     verifying,
 )
 from localagent.loop import facts as facts_of
@@ -300,6 +301,9 @@ class Agent:
             # 1.5B ran its mathx tests twice more, the second time blocked, before this.
             self.fail_subtask(reason, call_id)
             return
+        if (other := stepedit.as_added(self.state, self.ctx.root, name, args)) is not None:
+            args, said = other  # the line the step says to keep, kept
+            sig = loopguard.sign(self.tools, name, args)
         if (other := self.actions.instead(name, args, sig)) is not None:
             args, said = other
             sig = loopguard.sign(self.tools, name, args)
