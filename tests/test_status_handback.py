@@ -122,7 +122,7 @@ CPU_WRITE = (
 CPU_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python greet.py"}}}}'
 IN_PLACE = (
     '{{"name": "replace_in_file", "arguments": {"path": "greet.py", "old": "print(\'Usage: '
-    "python greet.py NAME')\", \"new\": \"raise SystemExit(2)\"}}}"
+    'python greet.py NAME\')", "new": "raise SystemExit(2)"}}}'
 )
 
 
