@@ -216,3 +216,40 @@ def test_the_function_that_raised_is_asked_for_whole(tmp_path: Path) -> None:
     assert "Write the function total_area of shapes.py again, whole" in said, said
     assert "The tests fail: total_area() raised TypeError: unsupported operand type(s)" in said
     assert "def test_total_area():" in said, said
+
+
+# refactor-1 on the CPU, round 2 (and 3, and 4, each refused): the new function alone,
+# written as the whole of shapes.py.
+AREA_ALONE = (
+    '{{"name": "write_file", "arguments": {"path": "shapes.py", "content": "def area(kind, '
+    "size):\\n    if kind == 'circle':\\n        return 3.14159 * size * size\\n    elif kind"
+    " == 'square':\\n        return size * size\"}}}}"
+)
+CPU_STEPS = [
+    "read_file shapes.py",
+    "write_file shapes.py to move the formulas into a function area(kind, size)",
+    "replace_in_file shapes.py to replace the repeated formulas with the function call",
+]
+
+
+def test_a_write_of_only_a_new_function_adds_it(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
+    rounds += [{"content": AREA_ALONE}]
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, CPU_STEPS)), rounds, LOCALAGENT_MAX_ROUNDS="2"
+    )
+    (write,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    assert write["ok"] and write["result"].startswith(
+        "added area to 'shapes.py', above total_area: total_area, largest, report, which "
+        "test_shapes.py imports, stay as they were (written whole, the content would have "
+        "removed them); change them next so that they use area"
+    ), write["result"]
+    text = (tmp_path / "shapes.py").read_text()
+    assert text.startswith('"""Areas of shapes given as (kind, size) pairs')
+    assert text.index("def area(kind, size):") < text.index("def total_area(shapes):")
+    assert text.replace("def area(kind, size):\n    if kind == 'circle':\n        return "
+                        "3.14159 * size * size\n    elif kind == 'square':\n        return "
+                        "size * size\n\n\n", "") == SHAPES  # fmt: skip
+    assert pytest_in(tmp_path).returncode == 0

@@ -4,6 +4,7 @@ shows it."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -55,3 +56,34 @@ def mended(content: str, name: str) -> list[tuple[str, str, str]]:
         if compile_problem(content, name)[0] is None:
             return made
     return []
+
+
+def added_above(source: str, content: str) -> tuple[str, list[str], str] | None:
+    """For new `content` that is only functions and classes the Python file's `source`
+    does not define, the file with them added above its first function or class: (the
+    new text, the names added, that first name); None for any other content. Asked to
+    "move the formulas into a function area(kind, size)", Qwen2.5-Coder-1.5B wrote
+    shapes.py as `def area(kind, size): ...` alone, refused for dropping what its tests
+    import, three times (the CPU): it was adding a function."""
+    new, old = pyscript.parse(content), pyscript.parse(source)
+    if new is None or old is None or not new.defines or set(new.defines) & set(old.defines):
+        return None
+    tree = ast.parse(content)
+    if not all(
+        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in tree.body
+    ):
+        return None
+    first = next(
+        (
+            n
+            for n in ast.parse(source).body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        ),
+        None,
+    )
+    if first is None:
+        return None
+    at = min([first.lineno, *(d.lineno for d in first.decorator_list)]) - 1
+    lines = source.splitlines(keepends=True)
+    text = "".join(lines[:at]) + content.strip("\n") + "\n\n\n" + "".join(lines[at:])
+    return text, new.defines, first.name
