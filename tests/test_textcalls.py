@@ -616,3 +616,45 @@ def test_a_python_escape_inside_a_json_string_is_kept(reply: str) -> None:
     content = call.arguments["content"]
     assert "'It\\'s a tie!'" in content
     compile(content, "rps_game.py", "exec")
+
+
+# refactor-1 on the CPU, round 19, verbatim: its strings in three quotes end with four.
+FOUR_QUOTED = (
+    '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old":'
+    ' """def area(kind, size):\n    if kind == "circle":\n        return 3.14'
+    '159 * size * size\n    elif kind == "square":\n        return size * siz'
+    "e\n    else:\n        return None\ndef total_area(shapes):\n    total = 0."
+    "0\n    for kind, size in shapes:\n        total += area(kind, size)\n    "
+    "return total\n\ndef largest(shapes):\n    best, best_area = None, -1.0\n  "
+    '  for kind, size in shapes:\n        if kind == "circle":\n            t'
+    'his = area(kind, size)\n        elif kind == "square":\n            this'
+    " = area(kind, size)\n        else:\n            continue\n        if this"
+    " > best_area:\n            best, best_area = (kind, size), this\n    ret"
+    "urn best\n\ndef report(shapes):\n    lines = []\n    for kind, size in sha"
+    'pes:\n        if kind == "circle":\n            lines.append(f"{kind} {s'
+    'ize}: {area(kind, size):.2f}")\n        elif kind == "square":\n        '
+    '    lines.append(f"{kind} {size}: {area(kind, size):.2f}")\n    return '
+    '"\\n".join(lines)"""", "new": """def area(kind, size):\n    if kind == "'
+    'circle":\n        return 3.14159 * size * size\n    elif kind == "square'
+    '":\n        return size * size\n    else:\n        return None\ndef total_'
+    "area(shapes):\n    total = 0.0\n    for kind, size in shapes:\n        to"
+    "tal += area(kind, size)\n    return total\n\ndef largest(shapes):\n    bes"
+    "t, best_area = None, -1.0\n    for kind, size in shapes:\n        if kin"
+    'd == "circle":\n            this = area(kind, size)\n        elif kind ='
+    '= "square":\n            this = area(kind, size)\n        else:\n        '
+    "    continue\n        if this > best_area:\n            best, best_area "
+    "= (kind, size), this\n    return best\n\ndef report(shapes):\n    lines = "
+    '[]\n    for kind, size in shapes:\n        if kind == "circle":\n        '
+    '    lines.append(f"{kind} {size}: {area(kind, size):.2f}")\n        eli'
+    'f kind == "square":\n            lines.append(f"{kind} {size}: {area(ki'
+    'nd, size):.2f}")\n    return "\\n".join(lines)"""}}'
+)
+
+
+def test_a_string_ended_with_four_quotes_gives_no_call_and_says_so() -> None:
+    parsed = parse_reply(FOUR_QUOTED, KNOWN)
+    assert parsed.calls == []
+    assert parsed.problem.endswith(
+        'a string in three quotes there ends with four (`""""`); end it with three, or send '
+        "the text as one JSON string"
+    ), parsed.problem

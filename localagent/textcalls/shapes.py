@@ -35,6 +35,12 @@ ARG_KEYS = ("arguments", "args", "parameters", "params", "input")
 WRAPPER_KEYS = ("tool_calls", "function_call")
 _CALL_KEYS = {*NAME_KEYS, *ARG_KEYS, "id", "type"}
 MENTION = "it mentions a tool but holds no valid JSON tool call"
+# Qwen2.5-Coder-1.5B's refactor on the CPU ended its strings in three quotes with four,
+# `"old": """...join(lines)"""", "new": """...`, three replies in a row, told only the format.
+FOUR_QUOTES = (
+    ': a string in three quotes there ends with four (`""""`); end it with three, or send '
+    "the text as one JSON string"
+)
 COPIED = f"it copies the example's placeholder {PLACEHOLDER} instead of naming a real tool"
 _START = re.compile(r"\{\s*[\"'}]|\[\s*\{")  # where an object (or a list of them) can start
 _OBJECT = re.compile(r"\{\s*[\"']")
@@ -137,7 +143,7 @@ def json_calls(text: str, known: set[str]) -> Found:
     if last is not None and all(start < last[0] for start, _ in found):
         found.append(last)
     if not found and any(name in text for name in known):
-        raise TextCallError(MENTION)
+        raise TextCallError(MENTION + (FOUR_QUOTES if '""""' in text else ""))
     if not found and PLACEHOLDER in text:
         raise TextCallError(COPIED)
     return found
