@@ -219,7 +219,8 @@ def test_a_rewrite_nothing_ran_is_checked_with_the_file_an_earlier_run_gave(
     the second verification had no check at all (no successful run since the rewrite gave
     the stated forms a file), and the goal ended "completed (unverified)" with a program
     that prints "0 0 0" for any file. The stated forms are run with the file an earlier
-    run gave, and a run that never opens it proves nothing: the goal is not achieved."""
+    run gave, and a run that never opens it proves nothing: the goal is not achieved, and
+    the work goes back to a write that opens the file, then those runs."""
     first = ["write_file wordcount.py with its code",
              "write_file sample.txt with a few lines of sample text",
              "run python wordcount.py sample.txt"]  # fmt: skip
@@ -239,14 +240,22 @@ def test_a_rewrite_nothing_ran_is_checked_with_the_file_an_earlier_run_gave(
                       str(tmp_path), "--foreground")  # fmt: skip
     started = records_of(tmp_path, "verify_started")
     assert len(started) == 2, ran.stdout + ran.stderr
-    assert [c["cmd"] for c in started[1]["checks"]] == [
-        "python wordcount.py sample.txt",
-        "python wordcount.py --lines sample.txt",
-    ]
+    checks = ["python wordcount.py sample.txt", "python wordcount.py --lines sample.txt"]
+    assert [c["cmd"] for c in started[1]["checks"]] == checks
     finished = records_of(tmp_path, "check_finished")[-2:]
     assert [c["status"] for c in finished] == ["failed", "failed"]
     assert [c["summary"] for c in finished] == [
         "its code never opens sample.txt, the file it was given"
     ] * 2
+    # What follows is made without the model: the write that makes it open the file,
+    # keeping --lines, then both runs (the 1.5B's own plan for this was one write).
+    back = [p for p in records_of(tmp_path, "plan") if p.get("by") == "handback"]
+    write = (
+        "write_file wordcount.py again, changed so that it opens and reads the file it is "
+        "given, keeping its --lines option"
+    )
+    assert back[0]["tasks"] == [
+        {"description": write, "subtasks": [write, *(f"run {c}" for c in checks)]}
+    ]
     assert not records_of(tmp_path, "goal_completed")
     assert ran.returncode != 0

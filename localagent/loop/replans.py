@@ -7,6 +7,7 @@ work already did carried as done (`writedone`, `rundone`)."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from localagent.loop.planner import Planner
 from localagent.models import Reply
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
+from localagent.tools import runproof
 from localagent.verify.stated import status_said
 
 log = logging.getLogger("localagent.agent")
@@ -38,6 +40,14 @@ def revise(
         if tasks:
             log.info("%s exits with another status than the goal states: back to an edit", tasks)
             return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
+    if (
+        due.unmet
+        and planner.small
+        and state.handbacks < most
+        and (tasks := _unread(state, due, prompts))
+    ):
+        log.info("the goal's checks never opened the file they gave: back to a write")
+        return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if due.unmet:
         tasks = planner.unmet(state, due.unmet, on_call)
         log.info("plan for what is unmet: %s", "; ".join(t["description"] for t in tasks))
@@ -84,6 +94,26 @@ def back(
         log.info("the tests fail after the change to %s (%s): back to an edit", *found)
         return handback.edit_tasks(state, due, found, prompts)
     return None
+
+
+_UNREAD = re.compile(
+    rf"goal check `(python (\S+\.py)\b[^`]*)` failed: {re.escape(runproof.NEVER_OPENS)} "
+)
+
+
+def _unread(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, Any]] | None:
+    """For a verdict whose only findings are goal checks of one program that never opened
+    the file each gave it, a task of its own: the write that makes it read the file (as
+    for such a run subtask, `handback_open`), then each of those runs. Told what was
+    unmet, Qwen2.5-Coder-1.5B planned one write of wordcount.py and no run (the CPU)."""
+    found = [_UNREAD.match(item) for item in due.unmet]
+    programs = {f[2] for f in found if f is not None}
+    if not found or None in found or len(programs) != 1:
+        return None
+    program = programs.pop()
+    write = prompts.render("handback_open", script=program) + handback.keeping(state, program)
+    runs = [f"run {f[1]}" for f in found if f is not None]
+    return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
 
 
 def _status_only(state: State, due: ReplanDue) -> bool:
