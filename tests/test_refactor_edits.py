@@ -233,6 +233,8 @@ CPU_STEPS = [
 
 
 def test_a_write_of_only_a_new_function_adds_it(tmp_path: Path) -> None:
+    """The function the goal names ("one function area(kind, size)"): a function no one
+    named, written over a file, is refused (tests/test_tools.py)."""
     (tmp_path / "shapes.py").write_text(SHAPES)
     (tmp_path / "test_shapes.py").write_text(TESTS)
     rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
@@ -241,11 +243,11 @@ def test_a_write_of_only_a_new_function_adds_it(tmp_path: Path) -> None:
         tmp_path, GOAL, plan_rule((GOAL, CPU_STEPS)), rounds, LOCALAGENT_MAX_ROUNDS="2"
     )
     (write,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
-    assert write["ok"] and write["result"].startswith(
-        "added area to 'shapes.py', above total_area: total_area, largest, report, which "
-        "test_shapes.py imports, stay as they were (written whole, the content would have "
-        "removed them); change them next so that they use area"
-    ), write["result"]
+    assert write["ok"] and (
+        "(made as an addition: area went above total_area, and total_area, largest, report, "
+        "which test_shapes.py imports, stay as they were; change them next so that they use "
+        "area)"
+    ) in write["result"], write["result"]
     text = (tmp_path / "shapes.py").read_text()
     assert text.startswith('"""Areas of shapes given as (kind, size) pairs')
     assert text.index("def area(kind, size):") < text.index("def total_area(shapes):")

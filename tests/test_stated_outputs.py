@@ -61,12 +61,16 @@ def test_a_run_that_prints_not_what_the_goal_states_ends_nothing(tmp_path: Path)
         LOCALAGENT_MAX_ROUNDS=str(len(ROUNDS)), LOCALAGENT_VERIFY="1",
     )  # fmt: skip
     failed = [f["reason"] for f in records_of(tmp_path, "subtask_failed")]
+    # Its last edit is made as the addition the step asked for (`loop/stepedit`), so the
+    # usage message stays; in its function greet, it is what `python greet.py World` prints.
+    edits = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
+    assert "(made as an addition: the step says to add `raise SystemExit(2)`" in edits[-1]["result"]
     assert failed[-1] == (
-        "the goal says greet.py run without arguments prints a usage message; "
-        "`python greet.py` printed nothing"
+        "the goal says `python greet.py NAME` prints Hello, NAME! and exits 0; `python greet.py "
+        "World` printed `Usage: python greet.py NAME` (exit code 2), not `Hello, World!`"
     ), failed
     done = [d["reason"] for d in records_of(tmp_path, "subtask_completed")]
-    assert not any("exit code 2" in d for d in done), done
+    assert all("exit code 2: Usage: " in d for d in done if "exit code 2" in d), done
     assert [g["verification"] for g in records_of(tmp_path, "goal_completed")] != ["verified"]
 
 

@@ -301,8 +301,11 @@ class Agent:
             # 1.5B ran its mathx tests twice more, the second time blocked, before this.
             self.fail_subtask(reason, call_id)
             return
-        if (other := stepedit.as_added(self.state, self.ctx.root, name, args)) is not None:
-            args, said = other  # the line the step says to keep, kept
+        root = self.ctx.root
+        if (other := stepedit.as_added(self.state, root, name, args)) is not None or (
+            other := stepedit.as_added_write(self.state, root, name, args)
+        ) is not None:
+            args, said = other  # what the step says to keep, kept
             sig = loopguard.sign(self.tools, name, args)
         if (other := self.actions.instead(name, args, sig)) is not None:
             args, said = other

@@ -1,4 +1,4 @@
-"""An edit that the active step spells out, made as the step says.
+"""A call made as the active step says, where the model's call says it otherwise.
 
 The hand-back for a script that exits with the wrong status names its one line
 (`verify/statusfix`): "replace_in_file greet.py so that, without arguments, it exits with
@@ -10,6 +10,13 @@ A call that replaces the line the step says to keep with the line it says to add
 as the addition (with the step "change `sys.exit(1)` right after `print(...)` to
 `sys.exit(2)`", as that change), and its result says so; any other call runs as it was
 sent.
+
+So for a write of a file that only holds functions the step or the goal names and the
+file does not define ("write_file shapes.py to move the formulas into a function
+area(kind, size)": `def area(kind, size): ...` alone, refused three times on the CPU for
+dropping what the tests import): they are added above the file's first function, the
+rest kept (`as_added_write`). A function no one named (`def stats(): ...` written over
+stats.py without reading it) is still refused, and the refusal shows the file.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from typing import Any
 from localagent.state import State, current
 from localagent.system import safefs
 from localagent.textcalls.base import given_arguments
+from localagent.tools import pywrite
+from localagent.tools.pkgimports import lost_users
 
 MAX_BYTES = 200_000
 _ADD = re.compile(r"after the line `(?P<kept>[^`]+)` add the line `(?P<added>[^`]+)`")
@@ -70,3 +79,51 @@ def _indent(root: Path, path: str, line: str) -> str | None:
     if len(lines) != 1:
         return None
     return lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+
+
+def as_added_write(
+    state: State, root: Path, name: str, args: dict[str, Any]
+) -> tuple[dict, str] | None:
+    """For a write_file call whose content is only functions (or classes) that the active
+    step or the goal names (`area(kind, size)`, "the function area") and that the file
+    does not define, over a Python file whose names other files import: the arguments
+    that write the file with them added above its first function, and the note that says
+    so; None for any other call."""
+    here = current(state)
+    given = given_arguments(args)
+    if name != "write_file" or here is None or not isinstance(given, dict):
+        return None
+    path, content = given.get("path"), given.get("content")
+    if not isinstance(path, str) or not isinstance(content, str) or not path.endswith(".py"):
+        return None
+    source = _text(root, path)
+    added = pywrite.added_above(source, content) if source else None
+    if added is None:
+        return None
+    text, names, above = added
+    said = " ".join([here[1].description, state.goal.text if state.goal else ""])
+    if not all(_named(n, said) for n in names):
+        return None
+    had = pywrite.defined(source)
+    users = lost_users(root, path, had, names)
+    if not users:
+        return None
+    note = (
+        f"(made as an addition: {', '.join(names)} went above {above}, and {users}, stay "
+        f"as they were; change them next so that they use {names[0]})"
+    )
+    return {**given, "content": text}, note
+
+
+def _named(function: str, text: str) -> bool:
+    """Whether `text` names the function: `area(`, "function area", `area`."""
+    word = re.escape(function)
+    return bool(re.search(rf"\b{word}\s*\(|\bfunction\s+{word}\b|`{word}`", text))
+
+
+def _text(root: Path, path: str) -> str:
+    try:
+        data = safefs.read_inside(root, root / path, MAX_BYTES)
+    except (OSError, safefs.UnsafeFile):
+        return ""
+    return data.decode("utf-8", "replace")

@@ -49,10 +49,6 @@ EDIT_KEPT = (
     "added {added} to {path}, above {kept}, which other files import and which stays as it "
     "was (the edit would have removed it): change {kept} next so that it uses {added}"
 )
-WRITE_KEPT = (
-    "added {added} to {path}, above {above}: {users}, stay as they were (written whole, the "
-    "content would have removed them); change them next so that they use {added}"
-)
 EDIT_AS_FIX = (
     "old was not in {path}, but new is the fix its syntax error was shown with, so that fix "
     "is made: `{old}` is now `{new}`"
@@ -122,12 +118,6 @@ TOOL_TEXTS: dict[str, Prompt] = {
         EDIT_KEPT,
         "result: replace_in_file that would drop what other files import, made as an addition",
         spec("path added kept"),
-    ),
-    "write_kept": Prompt(
-        WRITE_KEPT,
-        "result: write_file of only new functions that would drop what other files import, "
-        "made as an addition",
-        spec("path added above users"),
     ),
     "edit_as_fix": Prompt(
         EDIT_AS_FIX,

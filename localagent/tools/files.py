@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
-from localagent.system import safefs
 from localagent.tools import initmend, notests, pyscript, pywrite, rereads, undefined
 from localagent.tools.aliases import make_folder
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
@@ -205,26 +204,17 @@ def write_file(
         raise ToolError.of("write_folder_missing", folder=folder)
     existed = target.exists()
     had = pyscript.defines(ctx.root, name) if existed else []
-    kept = ""
     if had and (users := lost_users(ctx.root, name, had, pywrite.defined(content))):
         # Asked to fix stats.py, Qwen2.5-Coder-1.5B wrote `def stats(): return 'Hello,
         # World!'` over it without reading it (8 of 12 runs on an H100); the mean and
-        # median test_stats.py imports were gone, and it never saw them again. Content
-        # that only adds functions is added (`pywrite.added_above`).
-        added = pywrite.added_above(_source(ctx, target), content)
-        if added is None:
-            shown = pywrite.numbered(ctx.root, target)
-            raise ToolError.of("write_drops_imports", path=describe(path), users=users, text=shown)
-        content, names, above = added
-        data = content.encode("utf-8", errors="replace")
-        kept = ctx.prompts.render(
-            "write_kept", path=describe(path), added=", ".join(names), above=above, users=users
-        )
+        # median test_stats.py imports were gone, and it never saw them again.
+        shown = pywrite.numbered(ctx.root, target)
+        raise ToolError.of("write_drops_imports", path=describe(path), users=users, text=shown)
     size = _size(target) if had else 0
     acted = bool(had) and (before := pyscript.read(ctx.root, name)) is not None and before.acts
     write_atomically(ctx.root, target, data)
     how = "replaced" if existed else "created"
-    text = kept or f"wrote {len(data)} bytes to {describe(path)} ({how})"
+    text = f"wrote {len(data)} bytes to {describe(path)} ({how})"
     for line, fixed, _ in mended:
         text += _mend_note(line, fixed)
     if imports is not None:
@@ -280,15 +270,6 @@ def _imports_mended(root: Path, name: str, old: str, new: str) -> str:
         first = todo[0].rsplit("/", 1)[-1][:-3]
         text += f", each with its function ({todo[0]}: def {first}(...): ...)"
     return text
-
-
-def _source(ctx: ToolContext, target: Path) -> str:
-    """The text of a workspace file ("" when it cannot be read)."""
-    try:
-        data = safefs.read_inside(ctx.root, target, pyscript.MAX_SOURCE_BYTES)
-    except (OSError, safefs.UnsafeFile):
-        return ""
-    return data.decode("utf-8", errors="replace")
 
 
 def _size(path: Path) -> int:
