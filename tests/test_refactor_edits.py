@@ -243,11 +243,15 @@ def test_a_write_of_only_a_new_function_adds_it(tmp_path: Path) -> None:
         tmp_path, GOAL, plan_rule((GOAL, CPU_STEPS)), rounds, LOCALAGENT_MAX_ROUNDS="2"
     )
     (write,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
-    assert write["ok"] and (
-        "(made as an addition: area went above total_area, and total_area, largest, report, "
-        "which test_shapes.py imports, stay as they were; change them next so that they use "
-        "area)"
-    ) in write["result"], write["result"]
+    assert (
+        write["ok"]
+        and (
+            "(made as an addition: area went above total_area, and total_area, largest, report, "
+            "which test_shapes.py imports, stay as they were; change them next so that they use "
+            "area)"
+        )
+        in write["result"]
+    ), write["result"]
     text = (tmp_path / "shapes.py").read_text()
     assert text.startswith('"""Areas of shapes given as (kind, size) pairs')
     assert text.index("def area(kind, size):") < text.index("def total_area(shapes):")
