@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import plan_rule, records_of, small_model_goal
+from support import plan_rule, real_goal, records_of, small_model_goal
 
 from localagent.tools.rereads import note, rereads
 
@@ -119,3 +119,47 @@ def test_the_note_says_which_variable_holds_what_was_read(source: str, said: str
 def test_a_first_read_kept_nowhere_gets_the_general_advice() -> None:
     text = note("with open('a') as f:\n    print(len(f.read()), len(f.read()))\n", "w.py")
     assert text.endswith("Read the file once into a variable and use that"), text
+
+
+# wordcount-1 on the CPU (the 1.5B), rounds 1-4, verbatim: a program that reads its file
+# to its end three times, written in the step that writes it, then a sample, the --lines
+# run (which printed the right count), and the claim that the write step is done.
+THRICE = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpa'
+    "rse\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.file"
+    ", 'r') as f:\\n            print(len(f.readlines()))\\n    else:\\n        with open(args"
+    ".file, 'r') as f:\\n            print(f.read().count(' '))\\n            print(f.read()."
+    "count('\\n'))\\n            print(len(f.read()))\\n\\ndef parse_args(args):\\n    parser "
+    "= argparse.ArgumentParser(description='Count lines, words, and characters in a file.')"
+    "\n    parser.add_argument('file', help='The file to count.')\n    parser.add_argument("
+    "'--lines', action='store_true', help='Print only the number of lines.')\n    return pa"
+    "rser.parse_args(args)\\n\\nif __name__ == '__main__':\\n    args = parse_args(sys.argv[1"
+    ':])\\n    main(args)"}}'
+)
+SAMPLE_TEXT = (
+    '{{"name": "write_file", "arguments": {"path": "sample.txt", "content": "Hello, world!\\n'
+    'This is a sample text file.\\nIt contains multiple lines."}}}}'
+)
+LINES_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py --lines sample.txt"}}}}'
+CLAIM = (
+    '{{"name": "mark_subtask_complete", "arguments": {"success": true, "reason": "The active '
+    'subtask is done successfully."}}}}'
+)
+
+
+def test_a_write_step_whose_file_reads_its_input_twice_is_not_done_on_a_claim(
+    tmp_path: Path,
+) -> None:
+    goal = real_goal("wordcount").text
+    steps = [
+        "write_file wordcount.py with its code",
+        "write_file sample.txt with a few lines of sample text",
+        "run python wordcount.py --lines sample.txt",
+    ]
+    rounds = [{"content": r} for r in (THRICE, SAMPLE_TEXT, LINES_RUN, CLAIM)]
+    small_model_goal(tmp_path, goal, plan_rule((goal, steps)), rounds, LOCALAGENT_MAX_ROUNDS="4")
+    assert not records_of(tmp_path, "subtask_completed")
+    (refused,) = [f for f in records_of(tmp_path, "feedback") if f.get("refused")]
+    assert refused["evidence"][0].startswith(
+        "wordcount.py: it reads `f` to its end at line 10 `f.read()` and again at line 11"
+    ), refused["evidence"]

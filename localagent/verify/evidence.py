@@ -15,6 +15,7 @@ from pathlib import Path
 from localagent.state.checkruns import norm
 from localagent.state.ledger import LOOKUPS, Ledger
 from localagent.system import safefs
+from localagent.tools import defects, pyscript
 from localagent.verify.where import is_folder, locate
 
 OUTPUT_SUFFIXES = (
@@ -140,6 +141,9 @@ def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None)
         if path.endswith((".py", ".pyw")) and (problem := syntax_problem(root, target)):
             result.hard.append(f"{path}: {problem}")
             result.evidence.append(write.seq)
+        elif path.endswith((".py", ".pyw")) and (wrong := _defects(root, target, path)):
+            result.hard += [f"{path}: {problem}" for problem in wrong]
+            result.evidence.append(write.seq)
     for check in ledger.checks.values():
         if not mine(check.subtask):
             continue
@@ -162,6 +166,15 @@ def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None)
     if scope != 0 and not ledger.worked and not (ledger.looked and is_lookup(texts[:1])):
         result.soft.append(IDLE)
     return result
+
+
+def _defects(root: Path, target: Path, path: str) -> list[str]:
+    """What the written Python file's text shows is wrong (`tools.defects`)."""
+    try:
+        source = safefs.read_inside(root, target, pyscript.MAX_SOURCE_BYTES)
+    except (OSError, safefs.UnsafeFile):
+        return []
+    return defects.found(source, path)
 
 
 def is_lookup(texts: list[str]) -> bool:
