@@ -259,3 +259,36 @@ def test_a_write_of_only_a_new_function_adds_it(tmp_path: Path) -> None:
                         "3.14159 * size * size\n    elif kind == 'square':\n        return "
                         "size * size\n\n\n", "") == SHAPES  # fmt: skip
     assert pytest_in(tmp_path).returncode == 0
+
+
+# refactor-1 on the CPU with the code after the fixes above, round 2, verbatim: the
+# docstring's text as old (its quotes read as the string's), the new function as new. Made,
+# the function was inside the docstring, the tests passed, and the goal was "completed
+# (verified)" with nothing refactored.
+IN_DOCSTRING = (
+    '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": "'
+    '""Areas of shapes given as (kind, size) pairs; unknown kinds are left ou'
+    't."""}, "new": """def area(kind, size):\n    if kind == "circle":\n       '
+    ' return 3.14159 * size * size\n    elif kind == "square":\n        return '
+    'size * size\n    else:\n        return None\n"""}}}}'
+)
+
+
+def test_an_edit_that_would_put_code_inside_a_string_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    steps = ["read_file shapes.py", "replace_in_file shapes.py to move the area formulas into "
+             "one function area(kind, size)", "run python -m pytest"]  # fmt: skip
+    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
+    rounds += [{"content": IN_DOCSTRING}]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
+    (edit,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
+    assert (
+        not edit["ok"]
+        and (
+            "\nnot changed: in 'shapes.py' this edit's area would be inside a string (or a "
+            "comment), not code."
+        )
+        in edit["result"]
+    ), edit["result"]
+    assert (tmp_path / "shapes.py").read_text() == SHAPES

@@ -150,6 +150,13 @@ EDITS = {
         "an edit that drops what other files import, refused",
         "path users",
     ),
+    "edit_in_string": refusal(
+        "not changed: in {path} this edit's {lost} would be inside a string (or a comment), "
+        "not code. Send as old the whole lines of code to replace, without the quotes around "
+        "them, or write the file whole.",
+        "an edit whose new functions would land inside a string, refused (small-model profile)",
+        "path lost",
+    ),
     "edit_breaks_syntax": refusal(
         "not changed: {path} compiles now, and after this edit it would not ({problem}). "
         "Send old and new as whole lines, with new as Python that compiles in their place.",
