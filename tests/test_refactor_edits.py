@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support import plan_rule, pytest_in, real_goal, records_of, small_model_goal
+import pytest
+from support import VERIFIED, plan_rule, pytest_in, real_goal, records_of, small_model_goal
 
 from localagent.verify.evidence import named_files
+from localagent.verify.named import named_functions
 
 REFACTOR = real_goal("refactor")
 GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
@@ -292,3 +294,38 @@ def test_an_edit_that_would_put_code_inside_a_string_is_refused(tmp_path: Path) 
         in edit["result"]
     ), edit["result"]
     assert (tmp_path / "shapes.py").read_text() == SHAPES
+
+
+def test_a_function_the_goal_names_that_nothing_defines_is_unmet(tmp_path: Path) -> None:
+    """The tests pass before any change: a run that refactored nothing is not verified,
+    whatever the small verifier says."""
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    steps = ["read_file shapes.py", "run python -m pytest"]
+    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
+    rounds += [{"content": '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}}'}]
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="2", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    verdict = records_of(tmp_path, "verdict")[0]
+    assert (verdict["source"], verdict["verification"]) == ("checks", "failed"), verdict
+    assert verdict["unmet"] == [
+        "the goal names the function area, and no Python file here defines it"
+    ]
+    assert not records_of(tmp_path, "goal_completed") and ran.returncode != 0
+
+
+@pytest.mark.parametrize(
+    ("goal", "names"),
+    [
+        (GOAL, ["area"]),
+        (real_goal("mathx").text, ["add", "subtract", "multiply", "divide"]),
+        ("Write a function that adds two numbers", []),
+        ("Create a function called `greet` in a.py", ["greet"]),
+        ("Use the function json.loads(x) in app.py", []),
+        ("Write the function fib(n) in fib.py", ["fib"]),
+    ],
+)
+def test_which_functions_a_goal_names(goal: str, names: list[str]) -> None:
+    assert named_functions(goal) == names

@@ -1,0 +1,98 @@
+"""The functions a goal names, each defined by a Python file of the workspace.
+
+"Refactor shapes.py: ... move them into one function area(kind, size) and use it in all
+three. Behaviour must not change: python -m pytest must still pass": the tests passed
+before any change, so they prove nothing about the refactor. Qwen2.5-Coder-1.5B put its
+`def area` inside shapes.py's docstring (the CPU); the tests passed, the small verifier said
+VERIFIED, and nothing was refactored. A function the goal names (`area(kind, size)`, "the
+functions add, subtract, multiply and divide", `` `area` ``) that no Python file defines,
+as code, is a hard finding of the verdict.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from localagent.system import safefs
+
+MAX_FILES = 200
+MAX_BYTES = 200_000
+_SKIPPED = frozenset((".git", ".venv", "venv", "env", "node_modules", "__pycache__", "build"))
+_NAME = re.compile(r"`?([A-Za-z_]\w*)`?(?:\s*\([^()]*\))?")
+_OPENS = re.compile(r"\bfunctions?\s+(?:(?:called|named)\s+)?", re.I)
+_NEXT = re.compile(r"\s*,\s*and\s+|\s*,\s*|\s+and\s+")
+# Words a list of names ends at: "area(kind, size) and use it", "... zero), with tests".
+_NOT_NAMES = frozenset(
+    {
+        *("a", "an", "and", "or", "the", "that", "which", "with", "to", "for", "in", "of"),
+        *("on", "as", "is", "are", "be", "it", "its", "use", "using", "each", "all", "both"),
+        *("must", "should", "will", "can", "from", "into", "by"),
+    }
+)
+
+
+def named_functions(goal: str) -> list[str]:
+    """The functions the goal names: written with their parentheses or in backticks, or
+    two or more in a list; not "a function that ..."."""
+    found: list[str] = []
+    for opening in _OPENS.finditer(goal):
+        items, at = [], opening.end()
+        while (item := _NAME.match(goal, at)) is not None and item[1].lower() not in _NOT_NAMES:
+            items.append(item)
+            if (gap := _NEXT.match(goal, item.end())) is None:
+                break
+            at = gap.end()
+        for item in items:
+            if len(items) > 1 or "(" in item[0] or item[0].startswith("`"):
+                found.append(item[1])
+    return list(dict.fromkeys(found))
+
+
+def undefined(goal: str, root: Path) -> list[str]:
+    """The verdict's findings: each function the goal names that no Python file of the
+    workspace defines (a `def` or `class` of that name, at any depth)."""
+    wanted = named_functions(goal)
+    if not wanted:
+        return []
+    defined = _defined(root)
+    return [
+        f"the goal names the function {name}, and no Python file here defines it"
+        for name in wanted
+        if name not in defined
+    ]
+
+
+def _defined(root: Path) -> set[str]:
+    names: set[str] = set()
+    for path in _python_files(root):
+        try:
+            tree = ast.parse(safefs.read_inside(root, path, MAX_BYTES))
+        except (OSError, safefs.UnsafeFile, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        names |= {
+            node.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        }
+    return names
+
+
+def _python_files(root: Path) -> list[Path]:
+    found: list[Path] = []
+    todo = [root]
+    while todo and len(found) < MAX_FILES:
+        folder = todo.pop()
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink() or entry.name in _SKIPPED or entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                todo.append(entry)
+            elif entry.suffix == ".py":
+                found.append(entry)
+    return found[:MAX_FILES]
