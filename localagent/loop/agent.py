@@ -301,10 +301,7 @@ class Agent:
             # 1.5B ran its mathx tests twice more, the second time blocked, before this.
             self.fail_subtask(reason, call_id)
             return
-        root = self.ctx.root
-        if (other := stepedit.as_added(self.state, root, name, args)) is not None or (
-            other := stepedit.as_added_write(self.state, root, name, args)
-        ) is not None:
+        if (other := stepedit.as_said(self.state, self.ctx.root, name, args)) is not None:
             args, said = other  # what the step says to keep, kept
             sig = loopguard.sign(self.tools, name, args)
         if (other := self.actions.instead(name, args, sig)) is not None:

@@ -36,6 +36,12 @@ _ADD = re.compile(r"after the line `(?P<kept>[^`]+)` add the line `(?P<added>[^`
 _CHANGE = re.compile(r"change `(?P<line>[^`]+)` right after `(?P<kept>[^`]+)` to `(?P<new>[^`]+)`")
 
 
+def as_said(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[dict, str] | None:
+    """The arguments the call runs with instead, and the note that says why; None to run it
+    as it was sent."""
+    return as_added(state, root, name, args) or as_added_write(state, root, name, args)
+
+
 def as_added(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[dict, str] | None:
     """For a replace_in_file call that puts the line the active step says to add in place
     of the line it says to keep, the arguments that add it after that line, and the note

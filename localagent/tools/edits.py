@@ -3,10 +3,8 @@ resume can tell an applied edit from one never made (policy "check")."""
 
 from __future__ import annotations
 
-import ast
 import difflib
 import os
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -71,7 +69,7 @@ def replace_in_file(
         # "new": "mean(values) + 1"`, which made `def mean(values) + 1:`; then + 2, + 3, ...
         # each edit a change, so no repeat, until the round limit (2 of 6 runs on an H100).
         raise ToolError.of("edit_breaks_syntax", path=describe(path), problem=problem)
-    if ctx.mend_syntax and (lost := _not_code(edited, new, first_line, name)):
+    if ctx.mend_syntax and (lost := pywrite.not_code(edited, new, first_line, name)):
         raise ToolError.of("edit_in_string", path=describe(path), lost=lost)
     had = pyscript.defines(ctx.root, name)
     kept = ""
@@ -189,34 +187,6 @@ def _kept(text: str, old: str, new: str, name: str, had: list[str]) -> tuple[str
 def kept_fields(kept: str) -> dict[str, str]:
     added, _, lost = kept.partition("|")
     return {"added": added, "kept": lost}
-
-
-_DEF_LINE = re.compile(r"^\s*(?:async\s+def|def|class)\s+(\w+)")
-
-
-def _not_code(edited: str, new: str, first_line: int, name: str) -> str:
-    """The functions and classes `new` defines that are no code where it lands in the
-    edited Python file, which parses (in a string: Qwen2.5-Coder-1.5B's refactor on the
-    CPU sent shapes.py's docstring text as `old` and the whole new module as `new`; the
-    code went inside the docstring, the tests still passed, and the goal was called
-    verified); "" when each is code, or the file is not Python or does not parse."""
-    if not name.lower().endswith((".py", ".pyw")):
-        return ""
-    try:
-        tree = ast.parse(edited)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ""
-    lines = {
-        node.lineno
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-    }
-    lost = [
-        found[1]
-        for at, line in enumerate(new.split("\n"))
-        if (found := _DEF_LINE.match(line)) and first_line + at not in lines
-    ]
-    return ", ".join(lost[:5])
 
 
 def _breaks(text: str, edited: str, name: str) -> str | None:

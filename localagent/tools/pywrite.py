@@ -87,3 +87,31 @@ def added_above(source: str, content: str) -> tuple[str, list[str], str] | None:
     lines = source.splitlines(keepends=True)
     text = "".join(lines[:at]) + content.strip("\n") + "\n\n\n" + "".join(lines[at:])
     return text, new.defines, first.name
+
+
+_DEF_LINE = re.compile(r"^\s*(?:async\s+def|def|class)\s+(\w+)")
+
+
+def not_code(edited: str, new: str, first_line: int, name: str) -> str:
+    """The functions and classes `new` defines that are no code where it lands in the
+    edited Python file, which parses (in a string: Qwen2.5-Coder-1.5B's refactor on the
+    CPU sent shapes.py's docstring text as `old` and the whole new module as `new`; the
+    code went inside the docstring, the tests still passed, and the goal was called
+    verified); "" when each is code, or the file is not Python or does not parse."""
+    if not name.lower().endswith((".py", ".pyw")):
+        return ""
+    try:
+        tree = ast.parse(edited)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    lines = {
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    lost = [
+        found[1]
+        for at, line in enumerate(new.split("\n"))
+        if (found := _DEF_LINE.match(line)) and first_line + at not in lines
+    ]
+    return ", ".join(lost[:5])
