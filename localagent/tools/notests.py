@@ -14,19 +14,20 @@ profile goes back to a write of it (`loop/handback`).
 from __future__ import annotations
 
 import ast
+import itertools
 import re
+import time
 from pathlib import Path
 
 from localagent.tools import pyscript
 from localagent.tools.pyscript import TEST_FILE
+from localagent.tools.walk import Walk
 
 NONE_DEFINED = "it defines no test function"
-MAX_SCANNED = 400  # entries looked at for test files, when a run names none
+MAX_SCANNED = 400  # files looked at for test files, when a run names none
+SCAN_SECONDS = 2.0
 _RUNNER = re.compile(
     r"(?:^|[\s/\\])(?:pytest|py\.test)(?:\.exe)?(?=\s|$)|(?:^|\s)-m\s+(?:pytest|unittest)\b"
-)
-_SKIPPED = frozenset(
-    (".git", ".venv", "venv", "env", "node_modules", "__pycache__", ".agent_context", "build")
 )
 
 
@@ -96,25 +97,11 @@ def empty_files(root: Path, cmd: str, returncode: int | None, output: str) -> li
 
 
 def _scanned(root: Path, named: list[str]) -> list[str]:
+    """The test files under the folders named (else the workspace), as search_files walks."""
     folders = [root / n for n in named if (root / n).is_dir()] or [root]
-    found: list[str] = []
-    seen = 0
-    todo = list(folders)
-    while todo and seen < MAX_SCANNED:
-        folder = todo.pop()
-        try:
-            entries = sorted(folder.iterdir())
-        except OSError:
-            continue
-        for entry in entries:
-            seen += 1
-            if entry.is_symlink() or entry.name in _SKIPPED or entry.name.startswith("."):
-                continue
-            if entry.is_dir():
-                todo.append(entry)
-            elif TEST_FILE.search(entry.name):
-                found.append(entry.relative_to(root).as_posix())
-    return found
+    walk = Walk(root, time.monotonic() + SCAN_SECONDS, lambda: False)
+    found = (path for folder in folders for path in walk.files(folder))
+    return [path for path in itertools.islice(found, MAX_SCANNED) if TEST_FILE.search(path)]
 
 
 def _empty(root: Path, path: str) -> bool:

@@ -12,14 +12,17 @@ as code, is a hard finding of the verdict.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
+import time
 from pathlib import Path
 
 from localagent.system import safefs
+from localagent.tools.walk import Walk
 
 MAX_FILES = 200
 MAX_BYTES = 200_000
-_SKIPPED = frozenset((".git", ".venv", "venv", "env", "node_modules", "__pycache__", "build"))
+WALK_SECONDS = 2.0
 _NAME = re.compile(r"`?([A-Za-z_]\w*)`?(?:\s*\([^()]*\))?")
 _OPENS = re.compile(r"\bfunctions?\s+(?:(?:called|named)\s+)?", re.I)
 _NEXT = re.compile(r"\s*,\s*and\s+|\s*,\s*|\s+and\s+")
@@ -80,19 +83,7 @@ def _defined(root: Path) -> set[str]:
 
 
 def _python_files(root: Path) -> list[Path]:
-    found: list[Path] = []
-    todo = [root]
-    while todo and len(found) < MAX_FILES:
-        folder = todo.pop()
-        try:
-            entries = sorted(folder.iterdir())
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_symlink() or entry.name in _SKIPPED or entry.name.startswith("."):
-                continue
-            if entry.is_dir():
-                todo.append(entry)
-            elif entry.suffix == ".py":
-                found.append(entry)
-    return found[:MAX_FILES]
+    """The workspace's Python files, as search_files walks them (at most MAX_FILES)."""
+    walk = Walk(root, time.monotonic() + WALK_SECONDS, lambda: False)
+    found = (root / path for path in walk.files(root) if path.endswith(".py"))
+    return list(itertools.islice(found, MAX_FILES))
