@@ -30,6 +30,7 @@ from localagent.system import safefs
 from localagent.textcalls.base import given_arguments
 from localagent.tools import pywrite
 from localagent.tools.pkgimports import lost_users
+from localagent.verify.named import named_functions
 
 MAX_BYTES = 200_000
 _ADD = re.compile(r"after the line `(?P<kept>[^`]+)` add the line `(?P<added>[^`]+)`")
@@ -77,11 +78,7 @@ def as_added(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple
 def _indent(root: Path, path: str, line: str) -> str | None:
     """The indentation of the one line of the file that holds `line`; None when the file
     cannot be read or holds it other than once."""
-    try:
-        data = safefs.read_inside(root, root / path, MAX_BYTES)
-    except (OSError, safefs.UnsafeFile):
-        return None
-    lines = [t for t in data.decode("utf-8", "replace").splitlines() if t.strip() == line]
+    lines = [t for t in _text(root, path).splitlines() if t.strip() == line]
     if len(lines) != 1:
         return None
     return lines[0][: len(lines[0]) - len(lines[0].lstrip())]
@@ -91,7 +88,7 @@ def as_added_write(
     state: State, root: Path, name: str, args: dict[str, Any]
 ) -> tuple[dict, str] | None:
     """For a write_file call whose content is only functions (or classes) that the active
-    step or the goal names (`area(kind, size)`, "the function area") and that the file
+    step or the goal names (`verify.named`: `area(kind, size)`) and that the file
     does not define, over a Python file whose names other files import: the arguments
     that write the file with them added above its first function, and the note that says
     so; None for any other call."""
@@ -108,7 +105,7 @@ def as_added_write(
         return None
     text, names, above = added
     said = " ".join([here[1].description, state.goal.text if state.goal else ""])
-    if not all(_named(n, said) for n in names):
+    if not set(names) <= set(named_functions(said)):
         return None
     had = pywrite.defined(source)
     users = lost_users(root, path, had, names)
@@ -121,13 +118,8 @@ def as_added_write(
     return {**given, "content": text}, note
 
 
-def _named(function: str, text: str) -> bool:
-    """Whether `text` names the function: `area(`, "function area", `area`."""
-    word = re.escape(function)
-    return bool(re.search(rf"\b{word}\s*\(|\bfunction\s+{word}\b|`{word}`", text))
-
-
 def _text(root: Path, path: str) -> str:
+    """The text of a workspace file ("" when it cannot be read)."""
     try:
         data = safefs.read_inside(root, root / path, MAX_BYTES)
     except (OSError, safefs.UnsafeFile):
