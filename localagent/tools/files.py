@@ -188,6 +188,9 @@ def write_file(
     mended = pywrite.mended(content, name) if ctx.mend_syntax else []
     if mended:
         content = mended[-1][2]
+    quoted = pywrite.unquoted(content, name) if ctx.mend_syntax else None
+    if quoted is not None:
+        content = quoted
     imports = initmend.mend(ctx.root, name, content) if ctx.mend_syntax else None
     if imports is not None:
         content = imports[2]
@@ -217,6 +220,8 @@ def write_file(
     text = f"wrote {len(data)} bytes to {describe(path)} ({how})"
     for line, fixed, _ in mended:
         text += _mend_note(line, fixed)
+    if quoted is not None:
+        text += "; its content was code in quotes, so it was written without them"
     if imports is not None:
         text += _imports_mended(ctx.root, name, imports[0], imports[1])
     text += syntax_note(content, name) + undefined.note(content, name)

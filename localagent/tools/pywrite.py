@@ -115,3 +115,29 @@ def not_code(edited: str, new: str, first_line: int, name: str) -> str:
         if (found := _DEF_LINE.match(line)) and first_line + at not in lines
     ]
     return ", ".join(lost[:5])
+
+
+def unquoted(content: str, name: str) -> str | None:
+    """For a Python file whose whole content is one string that is itself code with a
+    call in it (`'print("Hello, world!")'`), that code; None otherwise. The 1.5B's plan
+    said "write_file hello_world.py with the following content: 'print("Hello, world!")'",
+    and it wrote the quotes too: the file ran and printed nothing, five rounds (the CPU)."""
+    if not name.lower().endswith((".py", ".pyw")):
+        return None
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return None
+    value = tree.body[0].value
+    if not isinstance(value, ast.Constant) or not isinstance(value.value, str):
+        return None
+    inner = value.value.strip()
+    try:
+        code = ast.parse(inner)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not any(isinstance(node, ast.Call) for node in ast.walk(code)):
+        return None
+    return inner + "\n"
