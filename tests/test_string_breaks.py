@@ -57,6 +57,40 @@ def test_a_string_cut_by_line_breaks_is_written_joined(tmp_path: Path) -> None:
     assert shown.stdout == "Number of lines: 2\nNumber of words: 3\nNumber of characters: 14\n"
 
 
+# A CPU wordcount run's first round, verbatim: the three-line f-string's `print(` is
+# never closed (the JSON string itself is not ended either). It sent this write 3 times.
+UNCLOSED = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argparse'
+    "\\n\\ndef main():\\n    parser = argparse.ArgumentParser(description='Print the number "
+    "of lines, words, and characters in a file.')\\n    parser.add_argument('file', type=str, "
+    "help='The file to count lines, words, and characters in.')\\n    parser.add_argument("
+    "'--lines', action='store_true', help='Print only the number of lines.')\\n    args = "
+    "parser.parse_args()\\n\\n    with open(args.file, 'r', encoding='utf-8') as f:\\n        "
+    "lines = f.readlines()\\n        words = len(lines)\\n        characters = sum(len(line) "
+    "for line in lines)\\n\\n    if args.lines:\\n        print(f'Number of lines: "
+    "{len(lines)}')\\n    else:\\n        print(f'Number of lines: {len(lines)}\\nNumber of "
+    "words: {words}\\nNumber of characters: {characters}\\n'}}}"
+)
+
+
+def test_a_cut_string_whose_bracket_was_left_open_is_joined_and_closed(tmp_path: Path) -> None:
+    step = "write_file wordcount.py with its code"
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, [step])), [{"content": UNCLOSED}],
+        LOCALAGENT_MAX_ROUNDS="1",
+    )  # fmt: skip
+    assert "round limit of 1 reached" in ran.stderr, ran.stdout + ran.stderr
+    result = records_of(tmp_path, "action_finished")[0]["result"]
+    assert "ended its string, so it was written as `\\n`, and `)` added at its end" in result
+    assert "syntax error" not in result
+    written = (tmp_path / "wordcount.py").read_text()
+    assert compile_problem(written, "wordcount.py")[0] is None
+    assert written.splitlines()[-1] == (
+        "        print(f'Number of lines: {len(lines)}\\nNumber of words: {words}"
+        "\\nNumber of characters: {characters}\\n')"
+    )
+
+
 @pytest.mark.parametrize(
     ("content", "fixed"),
     [

@@ -30,17 +30,22 @@ from localagent.system import safefs
 from localagent.textcalls.base import given_arguments
 from localagent.tools import pywrite
 from localagent.tools.pkgimports import lost_users
-from localagent.verify.named import named_functions
+from localagent.verify.named import missing, named_functions
 
 MAX_BYTES = 200_000
 _ADD = re.compile(r"after the line `(?P<kept>[^`]+)` add the line `(?P<added>[^`]+)`")
 _CHANGE = re.compile(r"change `(?P<line>[^`]+)` right after `(?P<kept>[^`]+)` to `(?P<new>[^`]+)`")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def as_said(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[dict, str] | None:
     """The arguments the call runs with instead, and the note that says why; None to run it
     as it was sent."""
-    return as_added(state, root, name, args) or as_added_write(state, root, name, args)
+    return (
+        as_added(state, root, name, args)
+        or as_added_write(state, root, name, args)
+        or renamed(state, root, name, args)
+    )
 
 
 def as_added(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[dict, str] | None:
@@ -116,6 +121,41 @@ def as_added_write(
         f"as they were; change them next so that they use {names[0]})"
     )
     return {**given, "content": text}, note
+
+
+def renamed(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[dict, str] | None:
+    """For a replace_in_file call that renames a function other files import (which the
+    edit refuses) while a function the step or the goal names is defined nowhere yet: the
+    call as it was sent, and the note that says how to add that function (`as_added_write`
+    makes that write). Qwen2.5-Coder-1.5B, asked to move shapes.py's formulas into one
+    function area(kind, size), renamed total_area, largest and report in turn, each
+    refused and then blocked, for 19 rounds (the CPU); told only to keep those names."""
+    here = current(state)
+    given = given_arguments(args)
+    if name != "replace_in_file" or here is None or not isinstance(given, dict):
+        return None
+    old, new, path = given.get("old"), given.get("new"), given.get("path")
+    if not all(isinstance(x, str) for x in (old, new, path)) or not path.endswith(".py"):
+        return None
+    if not (_IDENTIFIER.fullmatch(old.strip()) and _IDENTIFIER.fullmatch(new.strip())):
+        return None
+    source = _text(root, path)
+    had = pywrite.defined(source)
+    if old.strip() not in had or not lost_users(root, path, had, [*set(had) - {old.strip()}]):
+        return None
+    said = " ".join([here[1].description, state.goal.text if state.goal else ""])
+    wanted = missing(said, root)
+    if not wanted:
+        return None
+    shown = re.search(rf"\b{re.escape(wanted[0])}\s*\([^()]*\)", said)
+    header = shown[0] if shown else f"{wanted[0]}(...)"
+    note = (
+        f"NOTE: {wanted[0]}, which the {'step' if wanted[0] in here[1].description else 'goal'}"
+        f" names, is defined nowhere yet, and renaming {old.strip()} does not make it. Add it "
+        f"first: write_file {path} with only `def {header}:` and its code as the content; "
+        f"it goes above {had[0]}, and the rest of {path} stays."
+    )
+    return given, note
 
 
 def _text(root: Path, path: str) -> str:

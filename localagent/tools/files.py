@@ -251,7 +251,10 @@ def _mend_note(line: str, fixed: str) -> str:
     if "\n" in line and "\n" not in fixed:
         first = line.split("\n", 1)[0]
         shown = first if len(first) <= 80 else first[:77] + "..."
-        return f"; a line break in `{shown}` ended its string, so it was written as `\\n`"
+        said = f"; a line break in `{shown}` ended its string, so it was written as `\\n`"
+        if (opened := fixed[len("\\n".join(line.split("\n"))) :].strip()) in (")", "]", "}"):
+            said += f", and `{opened}` added at its end to close the bracket it left open"
+        return said
     if "\n" not in fixed:
         return f"; `{line}` did not compile, so it was written as `{fixed}`"
     count = fixed.count("\n") + 1

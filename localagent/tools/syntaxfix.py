@@ -125,13 +125,29 @@ def _joined(source: str, lines: list[str], lineno: int, name: str) -> tuple[str,
         except SyntaxError as exc:
             if exc.lineno == lineno and _UNTERMINATED.match(exc.msg):
                 continue  # still cut: the next line belongs to the string too
-            if (exc.lineno or 0) <= lineno:
+            closed = _closed(fixed, exc, lines[end + 1 :]) if exc.lineno == lineno else None
+            if closed is not None and _fixes(
+                "".join([*lines[: lineno - 1], closed + ending, *lines[end + 1 :]]),
+                name, lineno, anywhere=False,
+            ):  # fmt: skip
+                fixed = closed
+            elif (exc.lineno or 0) <= lineno:
                 return None
         except (ValueError, RecursionError, MemoryError):
             return None
         old, new = "\n".join(span).strip(), fixed.strip()
         return (old, new, "") if source.count(old) == 1 else None
     return None
+
+
+def _closed(joined: str, exc: SyntaxError, after: list[str]) -> str | None:
+    """The joined line with the bracket it left open closed at its end, when that is all
+    it lacks (see `_complete`): Qwen2.5-Coder-1.5B's wordcount wrote its three-line
+    f-string's `print(` without the `)` (the CPU), and sent that write three times."""
+    found = _NEVER_CLOSED.match(exc.msg)
+    if found is None or found[1] not in _CLOSER or not _complete(joined, after):
+        return None
+    return joined.rstrip() + _CLOSER[found[1]]
 
 
 def _empty_body(source: str | bytes, exc: SyntaxError) -> str:

@@ -56,15 +56,19 @@ def named_functions(goal: str) -> list[str]:
 def undefined(goal: str, root: Path) -> list[str]:
     """The verdict's findings: each function the goal names that no Python file of the
     workspace defines (a `def` or `class` of that name, at any depth)."""
-    wanted = named_functions(goal)
+    return [
+        f"the goal names the function {name}, and no Python file here defines it"
+        for name in missing(goal, root)
+    ]
+
+
+def missing(text: str, root: Path) -> list[str]:
+    """The functions a text names (`named_functions`) that no Python file here defines."""
+    wanted = named_functions(text)
     if not wanted:
         return []
     defined = _defined(root)
-    return [
-        f"the goal names the function {name}, and no Python file here defines it"
-        for name in wanted
-        if name not in defined
-    ]
+    return [name for name in wanted if name not in defined]
 
 
 def _defined(root: Path) -> set[str]:
