@@ -264,32 +264,54 @@ def test_a_write_of_only_a_new_function_adds_it(tmp_path: Path) -> None:
 
 
 # refactor-1 on the CPU, later code, verbatim: renames of what test_shapes.py imports,
-# total_area, largest and report in turn, each refused, then blocked, for 19 rounds.
-RENAME = '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": "total_area", "new": "area"}}}}'  # noqa: E501
+# total_area, largest and report in turn, each refused, then blocked, for 19 rounds; in
+# another run the same with their `def` lines, and `def area(kind, size):` for itself.
+def _edit(old: str, new: str) -> str:
+    call = '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": "OLD"'
+    return call.replace("OLD", old) + ', "new": "' + new + '"}}}'
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        _edit("total_area", "area") + "}",
+        _edit("def total_area(shapes):", "def area(kind, size):"),
+        _edit("def area(kind, size):", "def area(kind, size):"),
+    ],
+)
 def test_a_rename_of_what_the_tests_import_is_told_how_to_add_the_named_function(
-    tmp_path: Path,
+    tmp_path: Path, reply: str
 ) -> None:
     (tmp_path / "shapes.py").write_text(SHAPES)
     (tmp_path / "test_shapes.py").write_text(TESTS)
     moves = "move the repeated area formulas into a single function area(kind, size)"
     steps = ["read_file shapes.py", f"replace_in_file shapes.py to {moves}", "run python -m pytest"]
     rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
-    rounds += [{"content": RENAME}, {"content": AREA_ALONE}]
+    rounds += [{"content": reply}, {"content": AREA_ALONE}]
     small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
     edit, write = [r for r in records_of(tmp_path, "action_finished") if r["tool"] != "read_file"]
     assert not edit["ok"] and edit["result"].endswith(
-        "\nNOTE: area, which the step names, is defined nowhere yet, and renaming total_area "
-        "does not make it. Add it first: write_file shapes.py with only `def area(kind, "
-        "size):` and its code as the content; it goes above total_area, and the rest of "
-        "shapes.py stays."
+        "\nNOTE: area, which the step names, is defined nowhere yet, and this edit does not "
+        "add it. Add it first: write_file shapes.py with only `def area(kind, size):` and its "
+        "code as the content; it goes above total_area, and the rest of shapes.py stays."
     ), edit["result"]
     assert write["ok"] and "(made as an addition: area went above total_area" in write["result"]
     assert pytest_in(tmp_path).returncode == 0
     # The note is journaled with its call, so a resumed run shows the model the same.
     started = records_of(tmp_path, "action_started")
     assert [bool(r.get("said")) for r in started] == [False, True, True]
+
+
+def test_an_edit_of_one_name_says_nothing_more_once_the_named_function_exists(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "shapes.py").write_text("def area(kind, size):\n    return size\n\n\n" + SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    steps = ["replace_in_file shapes.py to move the formulas into one function area(kind, size)"]
+    rounds = [{"content": _edit("total_area", "area") + "}"}]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="1")
+    (edit,) = records_of(tmp_path, "action_finished")
+    assert not edit["ok"] and "NOTE" not in edit["result"], edit["result"]
 
 
 # refactor-1 on the CPU with the code after the fixes above, round 2, verbatim: the

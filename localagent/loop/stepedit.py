@@ -36,6 +36,7 @@ MAX_BYTES = 200_000
 _ADD = re.compile(r"after the line `(?P<kept>[^`]+)` add the line `(?P<added>[^`]+)`")
 _CHANGE = re.compile(r"change `(?P<line>[^`]+)` right after `(?P<kept>[^`]+)` to `(?P<new>[^`]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_HEADER = re.compile(r"(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\([^()]*\)\s*(?:->[^:]+)?:")
 
 
 def as_said(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[dict, str] | None:
@@ -124,12 +125,14 @@ def as_added_write(
 
 
 def renamed(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[dict, str] | None:
-    """For a replace_in_file call that renames a function other files import (which the
-    edit refuses) while a function the step or the goal names is defined nowhere yet: the
-    call as it was sent, and the note that says how to add that function (`as_added_write`
-    makes that write). Qwen2.5-Coder-1.5B, asked to move shapes.py's formulas into one
-    function area(kind, size), renamed total_area, largest and report in turn, each
-    refused and then blocked, for 19 rounds (the CPU); told only to keep those names."""
+    """For a replace_in_file call of one name or one `def` line for another (or for the
+    same), which the edit refuses, while a function the step or the goal names is defined
+    nowhere yet: the call as it was sent, and the note that says how to add that function
+    (`as_added_write` makes that write). Qwen2.5-Coder-1.5B, asked to move shapes.py's
+    formulas into one function area(kind, size), renamed total_area, largest and report in
+    turn (`"old": "def total_area(shapes):", "new": "def area(kind, size):"` in another
+    run, and `def area(kind, size):` for itself), each refused and then blocked, for 19
+    rounds (the CPU); told only to keep those names."""
     here = current(state)
     given = given_arguments(args)
     if name != "replace_in_file" or here is None or not isinstance(given, dict):
@@ -137,11 +140,13 @@ def renamed(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[
     old, new, path = given.get("old"), given.get("new"), given.get("path")
     if not all(isinstance(x, str) for x in (old, new, path)) or not path.endswith(".py"):
         return None
-    if not (_IDENTIFIER.fullmatch(old.strip()) and _IDENTIFIER.fullmatch(new.strip())):
+    was, now = _one_name(old), _one_name(new)
+    if was is None or now is None:
         return None
     source = _text(root, path)
     had = pywrite.defined(source)
-    if old.strip() not in had or not lost_users(root, path, had, [*set(had) - {old.strip()}]):
+    same = old.strip() == new.strip() and old not in source
+    if not had or not (same or (was in had and lost_users(root, path, had, [*set(had) - {was}]))):
         return None
     said = " ".join([here[1].description, state.goal.text if state.goal else ""])
     wanted = missing(said, root)
@@ -151,11 +156,21 @@ def renamed(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[
     header = shown[0] if shown else f"{wanted[0]}(...)"
     note = (
         f"NOTE: {wanted[0]}, which the {'step' if wanted[0] in here[1].description else 'goal'}"
-        f" names, is defined nowhere yet, and renaming {old.strip()} does not make it. Add it "
-        f"first: write_file {path} with only `def {header}:` and its code as the content; "
-        f"it goes above {had[0]}, and the rest of {path} stays."
+        f" names, is defined nowhere yet, and this edit does not add it. Add it first: "
+        f"write_file {path} with only `def {header}:` and its code as the content; it goes "
+        f"above {had[0]}, and the rest of {path} stays."
     )
     return given, note
+
+
+def _one_name(text: str) -> str | None:
+    """The name a text of one name (`total_area`) or one `def` line (`def area(kind,
+    size):`) holds; None for anything else."""
+    text = text.strip()
+    if _IDENTIFIER.fullmatch(text):
+        return text
+    found = _HEADER.fullmatch(text)
+    return found[1] if found else None
 
 
 def _text(root: Path, path: str) -> str:
