@@ -302,6 +302,37 @@ def test_a_rename_of_what_the_tests_import_is_told_how_to_add_the_named_function
     assert [bool(r.get("said")) for r in started] == [False, True, True]
 
 
+def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing_it(
+    tmp_path: Path,
+) -> None:
+    """refactor-1 on the CPU, its first edit step verbatim: three renames in turn until
+    they were blocked; then, without the model, a write of area alone and an edit that
+    makes the three functions call it."""
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    moves = "move the repeated area formulas into a single function area(kind, size)"
+    steps = ["read_file shapes.py", f"replace_in_file shapes.py to {moves}", "run python -m pytest"]
+    renames = [("total_area", "area"), ("largest", "largest_area"), ("report", "report_area")]
+    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
+    rounds += [{"content": _edit(old, new) + "}"} for old, new in renames * 3]
+    rounds += [{"content": AREA_ALONE}]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="11")
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["replan"], failed
+    plan = records_of(tmp_path, "plan")[-1]
+    assert plan["by"] == "handback", plan
+    assert plan["tasks"][0]["subtasks"] == [
+        "write_file shapes.py with only `def area(kind, size):` and its code as the content "
+        "(it goes above total_area, and the rest of shapes.py stays)",
+        "replace_in_file shapes.py so that total_area, largest and report call area instead "
+        "of repeating its code",
+        "run python -m pytest",
+    ]
+    write = records_of(tmp_path, "action_finished")[-1]
+    assert write["ok"] and "(made as an addition: area went above total_area" in write["result"]
+    assert pytest_in(tmp_path).returncode == 0
+
+
 def test_an_edit_of_one_name_says_nothing_more_once_the_named_function_exists(
     tmp_path: Path,
 ) -> None:

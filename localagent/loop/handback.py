@@ -192,7 +192,7 @@ def edit_tasks(
     if edited_file(edit) != found[0]:
         edit = prompts.render("handback_edit", path=found[0], failure="see the tests' output")
     read = prompts.render("handback_read", path=found[0])
-    return _from(state, due, *([read] if read_file_of(read) == found[0] else []), edit)
+    return from_failed(state, due, *([read] if read_file_of(read) == found[0] else []), edit)
 
 
 def fix_tasks(
@@ -212,11 +212,11 @@ def fix_tasks(
             for path, names in todo[: MAX_STEPS - 1]
         ]
         if all(written_file(w) == path for w, (path, _) in zip(writes, todo, strict=False)):
-            return _from(state, due, *writes)
+            return from_failed(state, due, *writes)
     if found[1].startswith(notests.NONE_DEFINED):  # a test file with no test
         write = prompts.render("handback_tests", path=found[0])
         if written_file(write) == found[0]:
-            return _from(state, due, write)
+            return from_failed(state, due, write)
     error = found[1]
     if needed := missing_import(error):  # what fixes it, not only what it raised
         error = f"{error} (it needs `{needed}` at its top)"
@@ -225,7 +225,7 @@ def fix_tasks(
     write = prompts.render("handback_fix", path=found[0], error=error)
     if written_file(write) != found[0]:  # the error's words read as more than a write
         write = prompts.render("handback_fix", path=found[0], error="the error its run showed")
-    return _from(state, due, write + keeping(state, found[0]))
+    return from_failed(state, due, write + keeping(state, found[0]))
 
 
 def status_tasks(
@@ -250,7 +250,7 @@ def status_tasks(
         edit = prompts.render("handback_status", path=script, status=wanted)
     read = prompts.render("handback_read", path=script)
     if not fresh:
-        return _from(state, due, read, edit)
+        return from_failed(state, due, read, edit)
     steps = [read, edit, f"run python {script}"]
     return [
         {
@@ -279,7 +279,7 @@ def tasks(
     """The plan from the failed subtask on: its task's description with a write of
     `program` first (the prompt `write` says which), the failed run, and what was left of
     the task; then the tasks after it, their subtasks as planned."""
-    return _from(state, due, prompts.render(write, script=program) + keeping(state, program))
+    return from_failed(state, due, prompts.render(write, script=program) + keeping(state, program))
 
 
 def keeping(state: State, path: str) -> str:
@@ -294,12 +294,17 @@ def keeping(state: State, path: str) -> str:
     return f", keeping its {' and '.join(flags)} option" + ("s" if len(flags) > 1 else "")
 
 
-def _from(state: State, due: ReplanDue, *first_steps: str) -> list[dict[str, Any]]:
+def from_failed(
+    state: State, due: ReplanDue, *first_steps: str, failed: bool = True
+) -> list[dict[str, Any]]:
+    """The plan from the failed subtask on: its task with `first_steps`, then the failed
+    subtask (unless not `failed`) and what was left of the task; then the tasks after it."""
     assert state.goal is not None
     planned = state.goal.tasks
     task = planned[due.task_index]
     texts = [s.description for s in task.subtasks]
     start = texts.index(due.subtask) if due.subtask in texts else len(texts)
+    start += 0 if failed or start == len(texts) else 1
     left = [s.description for s in task.subtasks[start:] if s.status != "completed"]
     first = {"description": task.description, "subtasks": [*first_steps, *left][:MAX_STEPS]}
     later = [

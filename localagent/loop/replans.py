@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from localagent.loop import handback, rundone, writedone
+from localagent.loop import addback, handback, rundone, writedone
 from localagent.loop.planner import Planner
 from localagent.models import Reply
 from localagent.prompts.promptset import PromptSet
@@ -93,6 +93,9 @@ def back(
     if small and (found := handback.failed_after_edit(state, due.subtask, root)):
         log.info("the tests fail after the change to %s (%s): back to an edit", *found)
         return handback.edit_tasks(state, due, found, prompts)
+    if small and (tasks := addback.tasks(state, due, root, prompts)):
+        log.info("the function the failed step names is defined nowhere: back to a write of it")
+        return tasks
     return None
 
 

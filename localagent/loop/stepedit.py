@@ -152,8 +152,7 @@ def renamed(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[
     wanted = missing(said, root)
     if not wanted:
         return None
-    shown = re.search(rf"\b{re.escape(wanted[0])}\s*\([^()]*\)", said)
-    header = shown[0] if shown else f"{wanted[0]}(...)"
+    header = header_of(wanted[0], said)
     note = (
         f"NOTE: {wanted[0]}, which the {'step' if wanted[0] in here[1].description else 'goal'}"
         f" names, is defined nowhere yet, and this edit does not add it. Add it first: "
@@ -161,6 +160,13 @@ def renamed(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[
         f"above {had[0]}, and the rest of {path} stays."
     )
     return given, note
+
+
+def header_of(name: str, text: str) -> str:
+    """The function as the text writes it with its parameters (`area(kind, size)`), else
+    `name(...)`."""
+    shown = re.search(rf"\b{re.escape(name)}\s*\([^()]*\)", text)
+    return shown[0] if shown else f"{name}(...)"
 
 
 def _one_name(text: str) -> str | None:

@@ -205,6 +205,13 @@ HANDBACK_OPEN = "write_file {script} again, changed so that it opens and reads t
 
 HANDBACK_MODULE = "write_file {path} with the code of {names}"
 
+HANDBACK_ADD = (
+    "write_file {path} with only `def {header}:` and its code as the content (it goes "
+    "above {first}, and the rest of {path} stays)"
+)
+
+HANDBACK_USE = "replace_in_file {path} so that {users} call {name} instead of repeating its code"
+
 HANDBACK_WRITE = (
     "write_file {script} that keeps its code and calls it at the end "
     '(under if __name__ == "__main__":)'

@@ -39,6 +39,7 @@ from localagent.prompts.feedback import (
     FED_REPEAT,
     FILE_UNREAD,
     FORMAT_ERROR,
+    HANDBACK_ADD,
     HANDBACK_EDIT,
     HANDBACK_FIX,
     HANDBACK_MODULE,
@@ -46,6 +47,7 @@ from localagent.prompts.feedback import (
     HANDBACK_READ,
     HANDBACK_STATUS,
     HANDBACK_TESTS,
+    HANDBACK_USE,
     HANDBACK_WRITE,
     INSISTED,
     INTERRUPTED_CMD,
@@ -394,6 +396,17 @@ PROMPTS: dict[str, Prompt] = {
         HANDBACK_MODULE,
         "subtask: a write of a module a package's __init__.py imports that is not there",
         _spec("path names"),
+    ),
+    "handback_add": Prompt(
+        HANDBACK_ADD,
+        "the write an edit step goes back to when it failed and the function it names is "
+        "defined nowhere (small profile)",
+        _spec("path header first"),
+    ),
+    "handback_use": Prompt(
+        HANDBACK_USE,
+        "the edit after that write: the file's functions call the new one",
+        _spec("path users name"),
     ),
     "handback_fix": Prompt(
         HANDBACK_FIX,

@@ -1,0 +1,54 @@
+"""An edit step that was to make a function the step or the goal names goes back, when it
+failed and no file defines that function, to a write of the function alone (small
+profile), then an edit that makes the file's functions call it.
+
+Qwen2.5-Coder-1.5B, asked to "move the repeated area formulas into a single function
+area(kind, size)", renamed total_area, largest and report in turn (test_shapes.py
+imports them, so each was refused), went on after the note that said how to add area,
+and its replans planned the same edit step (the CPU, 20 rounds, twice). Given the step
+"write_file shapes.py to move the formulas into a function area(kind, size)", it wrote
+`def area(kind, size): ...` alone, which the loop adds above the file's functions
+(`stepedit.as_added_write`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from localagent.loop import handback
+from localagent.loop.stepedit import header_of
+from localagent.loop.subtasks import edited_file, written_file
+from localagent.prompts.promptset import PromptSet
+from localagent.state import ReplanDue, State
+from localagent.tools import pywrite
+from localagent.tools.pkgimports import lost_users, text_of
+from localagent.verify.named import missing
+
+MAX_USERS = 4  # functions an edit step names; past that it says "its functions"
+
+
+def tasks(
+    state: State, due: ReplanDue, root: Path, prompts: PromptSet
+) -> list[dict[str, Any]] | None:
+    """The plan from the failed subtask on (`handback.from_failed`, the failed subtask
+    left out), or None when it is not such a step."""
+    path = edited_file(due.subtask) or written_file(due.subtask)
+    source = text_of(root, path) if path.endswith(".py") else None
+    said = " ".join([due.subtask, state.goal.text if state.goal is not None else ""])
+    wanted = missing(said, root) if source is not None else []
+    if source is None or not wanted:
+        return None
+    had = pywrite.defined(source)
+    if not had or not lost_users(root, path, had, []):
+        return None  # a file no other imports from can be written whole
+    name = wanted[0]
+    write = prompts.render("handback_add", path=path, header=header_of(name, said), first=had[0])
+    if due.subtask == write or written_file(write) != path:
+        return None
+    users = " and ".join([", ".join(had[:-1]), had[-1]] if len(had) > 1 else had)
+    if len(had) > MAX_USERS:
+        users = f"the functions of {path}"
+    use = prompts.render("handback_use", path=path, users=users, name=name)
+    steps = [write, *([use] if edited_file(use) == path else [])]
+    return handback.from_failed(state, due, *steps, failed=False)
