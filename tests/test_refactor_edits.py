@@ -265,7 +265,8 @@ def test_a_write_of_only_a_new_function_adds_it(tmp_path: Path) -> None:
 
 # refactor-1 on the CPU, later code, verbatim: renames of what test_shapes.py imports,
 # total_area, largest and report in turn, each refused, then blocked, for 19 rounds; in
-# another run the same with their `def` lines, and `def area(kind, size):` for itself.
+# the next runs the same with `area(kind, size)`, with their `def` lines, and `def
+# area(kind, size):` for itself.
 def _edit(old: str, new: str) -> str:
     call = '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": "OLD"'
     return call.replace("OLD", old) + ', "new": "' + new + '"}}}'
@@ -275,6 +276,7 @@ def _edit(old: str, new: str) -> str:
     "reply",
     [
         _edit("total_area", "area") + "}",
+        _edit("total_area", "area(kind, size)") + "}",
         _edit("def total_area(shapes):", "def area(kind, size):"),
         _edit("def area(kind, size):", "def area(kind, size):"),
     ],
@@ -306,8 +308,8 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
     tmp_path: Path,
 ) -> None:
     """refactor-1 on the CPU, its first edit step verbatim: three renames in turn until
-    they were blocked; then, without the model, a write of area alone and an edit that
-    makes the three functions call it."""
+    they were blocked; then, without the model, a write of area alone, a read of the
+    file and an edit that makes the three functions call it."""
     (tmp_path / "shapes.py").write_text(SHAPES)
     (tmp_path / "test_shapes.py").write_text(TESTS)
     moves = "move the repeated area formulas into a single function area(kind, size)"
@@ -324,6 +326,7 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
     assert plan["tasks"][0]["subtasks"] == [
         "write_file shapes.py with only `def area(kind, size):` and its code as the content "
         "(it goes above total_area, and the rest of shapes.py stays)",
+        "read_file shapes.py",
         "replace_in_file shapes.py so that total_area, largest and report call area instead "
         "of repeating its code",
         "run python -m pytest",

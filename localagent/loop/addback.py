@@ -1,6 +1,6 @@
 """An edit step that was to make a function the step or the goal names goes back, when it
 failed and no file defines that function, to a write of the function alone (small
-profile), then an edit that makes the file's functions call it.
+profile), then a read of the file and an edit that makes its functions call it.
 
 Qwen2.5-Coder-1.5B, asked to "move the repeated area formulas into a single function
 area(kind, size)", renamed total_area, largest and report in turn (test_shapes.py
@@ -18,7 +18,7 @@ from typing import Any
 
 from localagent.loop import handback
 from localagent.loop.stepedit import header_of
-from localagent.loop.subtasks import edited_file, written_file
+from localagent.loop.subtasks import edited_file, read_file_of, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State
 from localagent.tools import pywrite
@@ -50,5 +50,10 @@ def tasks(
     if len(had) > MAX_USERS:
         users = f"the functions of {path}"
     use = prompts.render("handback_use", path=path, users=users, name=name)
-    steps = [write, *([use] if edited_file(use) == path else [])]
+    read = prompts.render("handback_read", path=path)
+    # The read first: the window starts anew at a replan, and without the file in view
+    # the 1.5B sent edits of lines shapes.py never had (`total_area = area('circle',
+    # radius) + ...`), "old was not found", until it was blocked (the CPU).
+    more = [read, use] if edited_file(use) == path and read_file_of(read) == path else []
+    steps = [write, *more]
     return handback.from_failed(state, due, *steps, failed=False)

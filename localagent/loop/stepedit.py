@@ -35,7 +35,8 @@ from localagent.verify.named import missing, named_functions
 MAX_BYTES = 200_000
 _ADD = re.compile(r"after the line `(?P<kept>[^`]+)` add the line `(?P<added>[^`]+)`")
 _CHANGE = re.compile(r"change `(?P<line>[^`]+)` right after `(?P<kept>[^`]+)` to `(?P<new>[^`]+)`")
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_IDENTIFIER = re.compile(r"([A-Za-z_]\w*)")
+_CALL = re.compile(r"([A-Za-z_]\w*)\s*\([^()]*\)")
 _HEADER = re.compile(r"(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\([^()]*\)\s*(?:->[^:]+)?:")
 
 
@@ -130,9 +131,10 @@ def renamed(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[
     nowhere yet: the call as it was sent, and the note that says how to add that function
     (`as_added_write` makes that write). Qwen2.5-Coder-1.5B, asked to move shapes.py's
     formulas into one function area(kind, size), renamed total_area, largest and report in
-    turn (`"old": "def total_area(shapes):", "new": "def area(kind, size):"` in another
-    run, and `def area(kind, size):` for itself), each refused and then blocked, for 19
-    rounds (the CPU); told only to keep those names."""
+    turn (in other runs with `"new": "area(kind, size)"`, or `"old": "def
+    total_area(shapes):", "new": "def area(kind, size):"`, and `def area(kind, size):`
+    for itself), each refused and then blocked, for 19 rounds (the CPU); told only to
+    keep those names."""
     here = current(state)
     given = given_arguments(args)
     if name != "replace_in_file" or here is None or not isinstance(given, dict):
@@ -170,12 +172,11 @@ def header_of(name: str, text: str) -> str:
 
 
 def _one_name(text: str) -> str | None:
-    """The name a text of one name (`total_area`) or one `def` line (`def area(kind,
-    size):`) holds; None for anything else."""
+    """The name a text of one name (`total_area`), one name with its parameters
+    (`area(kind, size)`) or one `def` line (`def area(kind, size):`) holds; None for
+    anything else."""
     text = text.strip()
-    if _IDENTIFIER.fullmatch(text):
-        return text
-    found = _HEADER.fullmatch(text)
+    found = _IDENTIFIER.fullmatch(text) or _HEADER.fullmatch(text) or _CALL.fullmatch(text)
     return found[1] if found else None
 
 
