@@ -609,3 +609,37 @@ def test_a_test_file_s_write_ends_its_subtask_when_a_later_one_runs_the_tests(
         "run",
     ]
     assert len([r for r in records_of(tmp_path, "llm_call") if r["purpose"] == "round"]) == 3
+
+
+GREET = (
+    "Write greet.py: python greet.py NAME prints Hello, NAME! and exits 0; run without "
+    "arguments it prints a usage message and exits with status 2"
+)
+# greet-1 on the CPU, round 1 verbatim (its plan fell back to the goal): a greet.py that
+# does all the goal asks, then sent twice more unchanged, blocked, and the subtask failed.
+GREET_WRITE = (
+    '{{"name": "write_file", "arguments": {"path": "greet.py", "content": "import sys\\n\\n'
+    "def greet(name):\\n    print(f'Hello, {name}!')\\n    sys.exit(0)\\n\\ndef main():\\n    "
+    "if len(sys.argv) == 1:\\n        print('Usage: python greet.py NAME')\\n        "
+    "sys.exit(2)\\n    name = sys.argv[1]\\n    greet(name)\\n\\nif __name__ == '__main__':"
+    '\\n    main()"}}}'
+)
+
+
+@pytest.mark.parametrize(
+    ("goal", "ends"),
+    [
+        (GREET, True),
+        # A goal that names two files: the rewrite of one does not end it.
+        (GREET.replace("Write greet.py:", "Write greet.py and test_greet.py:"), False),
+    ],
+)
+def test_the_unchanged_rewrite_of_the_one_file_a_goal_names_ends_the_goal_as_its_subtask(
+    tmp_path: Path, goal: str, ends: bool
+) -> None:
+    replies = [{"content": GREET_WRITE}] * 2
+    small_model_goal(tmp_path, goal, plan_rule((goal, [goal])), replies, LOCALAGENT_MAX_ROUNDS="2")
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d.get("by") for d in done] == (["write"] if ends else []), done
+    if ends:
+        assert records_of(tmp_path, "goal_completed"), records(tmp_path)[-3:]

@@ -42,6 +42,7 @@ from localagent.tools.loaderror import NO_MODULE
 from localagent.tools.pkgimports import self_imports
 from localagent.tools.pyscript import TEST_FILE
 from localagent.verify import evidence
+from localagent.verify.claims import restates
 
 
 @dataclass(frozen=True)
@@ -178,13 +179,23 @@ def _edited(
 
 def _own_file(state: State, subtask: str, facts: dict[str, list[str]]) -> str:
     """For a write subtask that names no file ("Write a hello world script", the 0.5B
-    model's one-subtask plan), the file this subtask wrote and now rewrites unchanged."""
-    if not writes_unnamed(subtask):
+    model's one-subtask plan), the file this subtask wrote and now rewrites unchanged.
+    So for the subtask that is the goal itself, when the goal names one file and that is
+    the one: the 1.5B's greet plan fell back to the goal, it wrote a greet.py that did
+    all the goal asks, then wrote it twice more unchanged, was blocked three times, and
+    the subtask failed (the CPU). Ended, the goal's verification runs what it states."""
+    goal = state.goal.text if state.goal is not None else ""
+    if writes_unnamed(subtask):
+        named: list[str] | None = None
+    elif restates(subtask, goal) and len(files := evidence.named_files(goal)) == 1:
+        named = files
+    else:
         return ""
     ledger = state.ledger
     for path in map(norm, facts.get("unchanged", [])):
         earlier = ledger.writes.get(path)
-        if earlier is not None and earlier.subtask == ledger.subtask:
+        mine = named is None or any(_same(path, n) for n in named)
+        if earlier is not None and earlier.subtask == ledger.subtask and mine:
             return path
     return ""
 
