@@ -308,19 +308,22 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
     tmp_path: Path,
 ) -> None:
     """refactor-1 on the CPU, its first edit step verbatim: three renames in turn until
-    they were blocked; then, without the model, a write of area alone, a read of the
-    file and an edit that makes the three functions call it."""
+    they were blocked (9 rounds). Now the first fails the step: without the model, a
+    write of area alone, a read of the file and an edit that makes the three functions
+    call it."""
     (tmp_path / "shapes.py").write_text(SHAPES)
     (tmp_path / "test_shapes.py").write_text(TESTS)
     moves = "move the repeated area formulas into a single function area(kind, size)"
     steps = ["read_file shapes.py", f"replace_in_file shapes.py to {moves}", "run python -m pytest"]
     renames = [("total_area", "area"), ("largest", "largest_area"), ("report", "report_area")]
     rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
-    rounds += [{"content": _edit(old, new) + "}"} for old, new in renames * 3]
+    rounds += [{"content": _edit(old, new) + "}"} for old, new in renames[:1]]
     rounds += [{"content": AREA_ALONE}]
-    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="11")
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
     (failed,) = records_of(tmp_path, "subtask_failed")
-    assert failed["replan"], failed
+    assert failed["replan"] and failed["reason"] == (
+        "area is defined nowhere, and this step's edits rename what other files import"
+    ), failed
     plan = records_of(tmp_path, "plan")[-1]
     assert plan["by"] == "handback", plan
     assert plan["tasks"][0]["subtasks"] == [

@@ -22,6 +22,7 @@ from localagent.config.settings import Settings
 from localagent.journal import Journal
 from localagent.loop import (
     actions,
+    addback,
     context,
     ending,
     handback,
@@ -314,6 +315,15 @@ class Agent:
             result = self.actions.execute(name, args, call_id, sig, said)
             if self.planner.small and (
                 why := handback.stops_now(self.state, self.ctx.root, result, self.prompts)
+                or addback.stops_now(
+                    self.state,
+                    self.ctx.root,
+                    name,
+                    args,
+                    result,
+                    self.prompts,
+                    self.settings.max_replans,
+                )
             ):
                 self.fail_subtask(why)  # the first run that shows it, with the small profile
             return

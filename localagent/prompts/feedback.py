@@ -210,6 +210,8 @@ HANDBACK_ADD = (
     "above {first}, and the rest of {path} stays)"
 )
 
+RENAMES_ONLY = "{name} is defined nowhere, and this step's edits rename what other files import"
+
 HANDBACK_USE = "replace_in_file {path} so that {users} call {name} instead of repeating its code"
 
 HANDBACK_WRITE = (

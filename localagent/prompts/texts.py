@@ -67,6 +67,7 @@ from localagent.prompts.feedback import (
     PROMPTS_ONLY,
     READ_COMPLETES,
     REFUSED_TOO_OFTEN,
+    RENAMES_ONLY,
     REPLANNED,
     RERUN_SKIPPED,
     REWRITE_SYSTEM,
@@ -402,6 +403,12 @@ PROMPTS: dict[str, Prompt] = {
         "the write an edit step goes back to when it failed and the function it names is "
         "defined nowhere (small profile)",
         _spec("path header first"),
+    ),
+    "renames_only": Prompt(
+        RENAMES_ONLY,
+        "why an edit step failed at its first rename of what other files import while the "
+        "function it names is defined nowhere (small profile)",
+        _spec("name"),
     ),
     "handback_use": Prompt(
         HANDBACK_USE,
