@@ -163,3 +163,39 @@ def test_a_write_step_whose_file_reads_its_input_twice_is_not_done_on_a_claim(
     assert refused["evidence"][0].startswith(
         "wordcount.py: it reads `f` to its end at line 10 `f.read()` and again at line 11"
     ), refused["evidence"]
+
+
+# A CPU wordcount run, round 13 verbatim: its first read kept in `lines`, the file read
+# again twice after it; told to use `''.join(lines)`, it wrote this back four times.
+KEPT_TWICE = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argparse'
+    "\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.file, 'r')"
+    " as f:\\n            lines = f.readlines()\\n            print(len(lines))\\n    else:\\n"
+    "        with open(args.file, 'r') as f:\\n            lines = f.readlines()\\n            "
+    "print(len(lines), len(f.read().split()), len(f.read()))\\n\\nif __name__ == '__main__':"
+    "\\n    parser = argparse.ArgumentParser(description='Count lines, words, and characters "
+    "in a file.')\n    parser.add_argument('file', help='The file to count.')\n    parser.add_"
+    "argument('--lines', action='store_true', help='Print only the number of lines.')\n    "
+    'args = parser.parse_args()\\n    main(args)"}}'
+)
+
+
+def test_a_read_after_the_file_was_read_into_a_name_is_written_as_that_name(
+    tmp_path: Path,
+) -> None:
+    steps = ["write_file wordcount.py with its code", "run python wordcount.py sample.txt"]
+    rounds = [{"content": KEPT_TWICE}]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="1")
+    (result,) = [r["result"] for r in records_of(tmp_path, "action_finished")]
+    assert (
+        "; the file it opens was read to its end already, so a read after that would get "
+        "nothing: it was written with `f.read()` as `''.join(lines)`"
+    ) in result, result
+    assert "reads `f` to its end" not in result
+    text = (tmp_path / "wordcount.py").read_text()
+    assert "print(len(lines), len(''.join(lines).split()), len(''.join(lines)))" in text
+    (tmp_path / "s.txt").write_text("alpha beta\ngamma\n")
+    ran = subprocess.run(
+        [sys.executable, "wordcount.py", "s.txt"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert ran.stdout.split() == ["2", "3", "17"], ran.stdout + ran.stderr

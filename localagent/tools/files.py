@@ -194,6 +194,9 @@ def write_file(
     imports = initmend.mend(ctx.root, name, content) if ctx.mend_syntax else None
     if imports is not None:
         content = imports[2]
+    reads = rereads.mended(content, name) if ctx.mend_syntax else None
+    if reads is not None:
+        content = reads[0]
     data = content.encode("utf-8", errors="replace")
     if _holds(ctx, target, data):
         said = ctx.prompts.render("same_content", path=describe(path), size=len(data))
@@ -224,6 +227,8 @@ def write_file(
         text += "; its content was code in quotes, so it was written without them"
     if imports is not None:
         text += _imports_mended(ctx.root, name, imports[0], imports[1])
+    if reads is not None:
+        text += rereads.mended_note(reads[1])
     text += syntax_note(content, name) + undefined.note(content, name)
     text += rereads.note(content, name)
     facts = {"wrote": [normalize_path(path)]}

@@ -31,6 +31,9 @@ class Reread:
     # (`lines`, `''.join(lines)`), when the first read is a plain `NAME = f.read()`.
     kept: str = ""
     instead: str = ""
+    # Where the second read is, when it is a call on one line: (line, start, end), the
+    # columns in UTF-8 bytes as `ast` counts them.
+    at: tuple[int, int, int] | None = None
 
 
 def note(source: str | bytes, name: str) -> str:
@@ -51,6 +54,48 @@ def note(source: str | bytes, name: str) -> str:
             f"{second}, not a read"
         )
     return said + "Read the file once into a variable and use that"
+
+
+MAX_MENDS = 3  # second reads one write makes the name instead of
+
+
+def mended(source: str, name: str) -> tuple[str, list[tuple[str, str]]] | None:
+    """The source with each second read of a file whose first read a name holds made
+    that name (`f.read()` after `lines = f.readlines()`: `''.join(lines)`), and each
+    (read, what it became); None when there is none, or the result does not compile.
+    Told "line 11 already put it in `lines`: use `''.join(lines)`", Qwen2.5-Coder-1.5B
+    wrote wordcount.py back with `f.read()` there, three times, then again after its
+    replan (the CPU); such a read can only ever give an empty result."""
+    if not name.lower().endswith((".py", ".pyw")):
+        return None
+    made: list[tuple[str, str]] = []
+    for _ in range(MAX_MENDS):
+        one = next((r for r in rereads(source) if r.kept and r.at), None)
+        if one is None or one.at is None:
+            break
+        lines = source.splitlines(keepends=True)
+        line, start, end = one.at
+        data = lines[line - 1].encode("utf-8")
+        read = data[start:end].decode("utf-8", "replace")
+        lines[line - 1] = (data[:start] + one.instead.encode("utf-8") + data[end:]).decode()
+        source = "".join(lines)
+        made.append((read, one.instead))
+    if not made:
+        return None
+    try:
+        compile(source, name, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return source, made
+
+
+def mended_note(made: list[tuple[str, str]]) -> str:
+    """What a write says of the reads `mended` made names."""
+    said = ", ".join(f"`{read}` as `{instead}`" for read, instead in dict.fromkeys(made))
+    return (
+        f"; the file it opens was read to its end already, so a read after that would get "
+        f"nothing: it was written with {said}"
+    )
 
 
 def rereads(source: str | bytes) -> list[Reread]:
@@ -127,12 +172,15 @@ _INSTEAD = {
 }
 
 
-def _kept(body: list[ast.stmt], handle: str, at: list[tuple[int, int]]) -> tuple[str, str]:
+def _kept(
+    body: list[ast.stmt], handle: str, at: list[tuple[int, int]]
+) -> tuple[str, str, tuple[int, int, int] | None]:
     """The name the first read is assigned to, as a statement of `body` of its own (`lines
-    = f.readlines()`), and what to use instead of the second read (the reads are `at`
-    these places); ("", "") when it is kept nowhere, or the second is a `for` over it."""
+    = f.readlines()`), what to use instead of the second read (the reads are `at` these
+    places) and where that read is (see `Reread.at`); ("", "", None) when it is kept
+    nowhere, or the second is a `for` over it."""
     reads = sorted(
-        (((node.lineno, node.col_offset), node.func.attr, statement)
+        (((node.lineno, node.col_offset), node.func.attr, statement, node)
         for statement in body
         for node in ast.walk(statement)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -141,17 +189,19 @@ def _kept(body: list[ast.stmt], handle: str, at: list[tuple[int, int]]) -> tuple
     )  # fmt: skip
     reads = [r for r in reads if r[0] in at]
     if len(reads) < 2:
-        return "", ""
-    (_, method, statement), (_, again, _) = reads[0], reads[1]
+        return "", "", None
+    (_, method, statement), (_, again, _, second) = reads[0][:3], reads[1]
     if not (
         isinstance(statement, ast.Assign)
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
         and _whole_read(statement.value, handle) is not None
     ):
-        return "", ""
+        return "", "", None
     name = statement.targets[0].id
-    return name, _INSTEAD[(method, again)].format(name)
+    one_line = second.end_lineno == second.lineno and second.end_col_offset is not None
+    where = (second.lineno, second.col_offset, second.end_col_offset) if one_line else None
+    return name, _INSTEAD[(method, again)].format(name), where
 
 
 def _whole_read(node: ast.AST, handle: str) -> str | None:
