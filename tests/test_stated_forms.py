@@ -89,7 +89,11 @@ def test_a_stated_command_line_never_run_leaves_the_goal_unverified(
     assert done["verification"] == "unverified"
     said = ran.stdout + ran.stderr
     assert f"NOT VERIFIED: {note}" in said, said
-    unrun = "the goal states `python wordcount.py ARG`, and no run since"
+    unrun = (
+        "the goal states `python wordcount.py ARG`, and no run since the last change made "
+        "it with success (the verification's own run of such a line shows how it exits, "
+        "not what it prints)"
+    )
     assert (unrun in said) == (len(runs) == 1)
 
 

@@ -233,7 +233,8 @@ goal works (a goal check, tests that pass, or a program run that printed somethi
 
 UNRUN_FORMS = """\
 NOT VERIFIED: the goal states {forms}, and no run since the last change made it with \
-success; the verifier model is small ({size}), and its word is no evidence of them"""
+success (the verification's own run of such a line shows how it exits, not what it \
+prints); the verifier model is small ({size}), and its word is no evidence of them"""
 
 COMPUTED_OUTPUT = """\
 NOT VERIFIED: {runs}: a run shows that the program runs, not that the values it prints \
