@@ -77,7 +77,7 @@ PROJECT = {
 def test_results_are_path_line_text_sorted_with_a_count(root: Path) -> None:
     make(root, PROJECT)
     result = search(root, pattern=r"def greet\w*\(")
-    assert result.ok and result.facts == {}
+    assert result.ok and result.facts == {"searched": ["."]}
     assert hits(result) == [
         "pkg/sub/deep.py:1: def greet_all():",
         "pkg/util.py:4: def greet(name):",
@@ -431,7 +431,7 @@ def test_find_files_by_name_and_by_path(root: Path) -> None:
     assert listed(find(root, glob="src/**/*.js")) == ["src/w/x.js"]
     assert listed(find(root, glob="*.py", path="pkg")) == ["pkg/sub/deep.py", "pkg/util.py"]
     result = find(root, glob="*.rs")
-    assert result.ok and result.facts == {} and "no files match" in result.text
+    assert result.ok and result.facts == {"searched": ["."]} and "no files match" in result.text
 
 
 def test_find_files_caps_the_list(root: Path) -> None:

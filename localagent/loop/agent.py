@@ -33,6 +33,7 @@ from localagent.loop import (
     rewrite,
     roundcall,
     rundone,
+    searchdone,
     stepedit,
     verifying,
 )
@@ -309,8 +310,9 @@ class Agent:
             args, said = other
             sig = loopguard.sign(self.tools, name, args)
         block = loopguard.check(self.state.guard, sig)
-        if block is not None and self.planner.small and readdone.asked(self.state, name, args):
-            block = None  # the read its read subtask asks for, which ends it
+        asked = readdone.asked(self.state, name, args) or searchdone.asked(self.state, name, args)
+        if block is not None and self.planner.small and asked:
+            block = None  # the read or search its subtask asks for, which ends it
         if block is None:
             result = self.actions.execute(name, args, call_id, sig, said)
             if self.planner.small and (

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localagent.loop import readdone, writedone
+from localagent.loop import readdone, searchdone, writedone
 from localagent.loop.subtasks import (
     LINT,
     OPTION,
@@ -230,6 +230,8 @@ def earned(
         return ran.owed(), note(state, ran, prompts)
     if (read := readdone.finished(state, facts, small, prompts)) is not None:
         return read.owed(), readdone.note(state, read, prompts)
+    if (search := searchdone.finished(state, facts, text, small, prompts)) is not None:
+        return search.owed(), searchdone.note(state, search, prompts)
     return None
 
 
@@ -237,6 +239,8 @@ def completion(state: State, root: Path, owed: dict[str, Any]) -> dict[str, Any]
     """The `subtask_completed` record's fields for a completion a write or a run owes."""
     if owed.get("by") == "read":
         return readdone.completion(state, root, owed)
+    if owed.get("by") == "search":
+        return searchdone.completion(state, root, owed)
     if owed.get("by") != "run":
         return writedone.completion(state, root, owed)
     run = state.ledger.checks.get(key(str(owed.get("cmd", ""))))

@@ -173,6 +173,30 @@ def read_file_of(text: str) -> str:
     return named[0] if len(named) == 1 and named[0] == evidence.norm(found[1].rstrip(".")) else ""
 
 
+# A search subtask: it says to search one named file, at most with what to look for
+# ("search_files shapes.py to find the area formulas", "Search shapes.py for def area"),
+# and to do nothing more with it.
+_SEARCHES = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:search_files|search|grep)\b(?:\s+(?:in|through))?(?:\s+the)?"
+    r"(?:\s+file)?\s+([\w./\\-]+)\s*(?:(?:to\s+(?:find|locate|look\s+for|see)|for)\b(.*))?$",
+    re.I,
+)
+_MORE = re.compile(
+    r"\b(?:and|then|write\w*|replace\w*|edit\w*|change|update|move|fix|run|create|add|"
+    r"delete|remove|rename|extract|copy)\b",
+    re.I,
+)
+
+
+def search_of(text: str) -> str:
+    """The one file a search subtask searches ("" for a subtask that asks more)."""
+    found = _SEARCHES.match(text.strip())
+    if found is None or _MORE.search(found[2] or ""):
+        return ""
+    named = evidence.named_files(text)
+    return named[0] if len(named) == 1 and named[0] == evidence.norm(found[1].rstrip(".")) else ""
+
+
 # "run pytest tests/test_mathx.py": pytest started as a program cannot import the
 # workspace's package (the 1.5B's mathx plans, 13 rounds of 16 runs); "run ruff x.py":
 # ruff checks with its check command (it sent `ruff tests/test_mathx.py` five times).

@@ -154,6 +154,12 @@ READ_COMPLETES = """\
 SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not read it again: its text is above. \
 Next: {next}."""
 
+DONE_BY_SEARCH = "{path} was searched ({summary}), which is all the subtask asks"
+
+SEARCH_COMPLETES = """\
+SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not search it again: what it found is \
+above. Next: {next}."""
+
 DONE_BY_RUN = "`{cmd}` ran and succeeded ({summary}), which is all the subtask asks"
 
 DONE_BY_RERUN = "`{cmd}` already succeeded in this subtask ({summary}) and nothing changed since"

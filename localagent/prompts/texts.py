@@ -31,6 +31,7 @@ from localagent.prompts.feedback import (
     DONE_BY_RERUN,
     DONE_BY_REWRITE,
     DONE_BY_RUN,
+    DONE_BY_SEARCH,
     DONE_BY_WRITE,
     DROPPED_RESULT,
     FAILED_AFTER_EDIT,
@@ -78,6 +79,7 @@ from localagent.prompts.feedback import (
     RUN_COMPLETES,
     SAME_OUTPUT,
     SAMPLE_WRITE,
+    SEARCH_COMPLETES,
     SEE_FAILURE,
     SMALL_VERIFIER,
     TOO_MANY_CALLS,
@@ -324,6 +326,16 @@ PROMPTS: dict[str, Prompt] = {
     ),
     "done_by_read": Prompt(
         DONE_BY_READ, "why a read subtask is done: its file read", _spec("path")
+    ),
+    "search_completes": Prompt(
+        SEARCH_COMPLETES,
+        "result: a search that completed its search subtask",
+        _spec("subtask reason next"),
+    ),
+    "done_by_search": Prompt(
+        DONE_BY_SEARCH,
+        "why a search subtask is done: its file searched, whatever it found",
+        _spec("path summary"),
     ),
     "run_completes": Prompt(
         RUN_COMPLETES,

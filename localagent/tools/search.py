@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from localagent.tools import gitignore
 from localagent.tools.base import ToolContext, ToolError, ToolResult, describe
-from localagent.tools.paths import relative, resolve_in_workspace
+from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
 from localagent.tools.walk import POLL_SECONDS, Walk, start_of
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def search_files(
     shown, summary = found.close(pattern, path, glob)
     lines = [note] if note else []
     lines += [*shown, summary, *walk.notes(ctx.search_seconds)]
-    return ToolResult(True, "\n".join(lines))
+    return ToolResult(True, "\n".join(lines), facts={"searched": [normalize_path(path)]})
 
 
 def _search(
