@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
 
+from localagent.tools.rereads import mended as rereads_mended
 from localagent.tools.rereads import note, rereads
 
 GOAL = (
@@ -41,23 +42,113 @@ ONCE = (
 )
 
 
-def test_a_second_read_of_a_file_read_to_its_end_is_named(tmp_path: Path) -> None:
+def test_a_second_read_of_a_file_read_to_its_end_is_written_as_one_read(tmp_path: Path) -> None:
+    """With the small profile, a first read kept in no name gets a name of its own on the
+    line above, and the reads after it use that name: the H200's program counts right."""
+    steps = ["write_file wordcount.py with its code", "run python wordcount.py FILE"]
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), [{"content": TWICE}], LOCALAGENT_MAX_ROUNDS="1"
+    )
+    (result,) = [r["result"] for r in records_of(tmp_path, "action_finished")]
+    assert result.startswith(
+        "wrote 641 bytes to 'wordcount.py' (created); the file it opens was read to its end "
+        "already, so a read after that would get nothing: it was written with `lines = "
+        "f.readlines()` on a line of its own above line 10, `f.read()` as `''.join(lines)`\n"
+    ), result
+    assert "reads `f` to its end" not in result
+    assert (
+        "            lines = f.readlines()\n            print(len(lines), len(''.join("
+        in (tmp_path / "wordcount.py").read_text()
+    )
+    (tmp_path / "s.txt").write_text("alpha beta\ngamma\n")
+    ran = subprocess.run(
+        [sys.executable, "wordcount.py", "s.txt"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert ran.stdout.split() == ["2", "3", "17"], ran.stdout + ran.stderr
+
+
+# The CPU's wordcount (the 1.5B), round 6 verbatim: two reads in one `print`, the `'\n'`
+# cut by a line break; told that the second read gets nothing, it wrote this back three
+# times, and was blocked.
+IN_ONE_PRINT = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argparse'
+    "\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.file, "
+    "'r') as f:\\n            print(len(f.readlines()))\\n    else:\\n        with open(args.f"
+    "ile, 'r') as f:\\n            print(f.read().count('\\n') + 1 + len(f.read().split()))\\n"
+    "\\nif __name__ == '__main__':\\n    parser = argparse.ArgumentParser(description='Count "
+    "lines, words, and characters in a file.')\n    parser.add_argument('file', help='The fil"
+    "e to count.')\n    parser.add_argument('--lines', action='store_true', help='Print only "
+    "the number of lines.')\n    args = parser.parse_args()\\n    main(args)\"}}"
+)
+
+
+def test_two_reads_in_one_line_are_made_one(tmp_path: Path) -> None:
+    steps = ["write_file wordcount.py with its code", "run python wordcount.py sample.txt"]
+    small_model_goal(
+        tmp_path,
+        GOAL,
+        plan_rule((GOAL, steps)),
+        [{"content": IN_ONE_PRINT}],
+        LOCALAGENT_MAX_ROUNDS="1",
+    )
+    (result,) = [r["result"] for r in records_of(tmp_path, "action_finished")]
+    assert "it was written with `text = f.read()` on a line of its own above line 10, " in result
+    assert "`f.read()` as `text`" in result and "reads `f` to its end" not in result
+    text = (tmp_path / "wordcount.py").read_text()
+    assert (
+        "        with open(args.file, 'r') as f:\n            text = f.read()\n"
+        "            print(text.count('\\n') + 1 + len(text.split()))\n"
+    ) in text, text
+    (tmp_path / "s.txt").write_text("alpha beta\ngamma\n")
+    ran = subprocess.run(
+        [sys.executable, "wordcount.py", "s.txt"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert ran.stdout.split() == ["6"], ran.stdout + ran.stderr  # its sum, read right
+
+
+@pytest.mark.parametrize(
+    ("source", "mended"),
+    [
+        (  # a conditional runs its reads out of the line's order
+            "with open(p) as f:\n    print(len(f.read()) if x else 0, len(f.read()))\n",
+            None,
+        ),
+        (  # a statement of two lines
+            "with open(p) as f:\n    print(len(f.read()),\n          len(f.read()))\n",
+            None,
+        ),
+        (  # every name it could take is taken
+            "text = content = data = 1\nwith open(p) as f:\n    print(f.read(), f.read())\n",
+            None,
+        ),
+        (
+            "with open(p) as f:\n    n = len(f.read().split())\n    c = len(f.read())\n",
+            "with open(p) as f:\n    text = f.read()\n    n = len(text.split())\n"
+            "    c = len(text)\n",
+        ),
+    ],
+)
+def test_which_first_reads_get_a_name(source: str, mended: str | None) -> None:
+    made = rereads_mended(source, "w.py")
+    assert (made[0] if made else None) == mended
+
+
+def test_the_note_stays_when_no_mend_is_certain(tmp_path: Path) -> None:
+    """Without the small profile's mends, or where none is certain, the write says what
+    the second read gets, and it ends no write step; the program written next is clean."""
     steps = ["write_file wordcount.py with its code", "run python wordcount.py FILE"]
     again = {"name": "write_file", "arguments": {"path": "wordcount.py", "content": ONCE}}
-    rounds = [{"content": TWICE}, {"content": json.dumps(again)}]
+    # TWICE, its reads put in a conditional expression, which no mend touches
+    unsure = TWICE.replace("len(f.readlines()), len", "len(f.readlines()) if f else 0, len")
+    rounds = [{"content": unsure}, {"content": json.dumps(again)}]
     small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
     results = [r["result"] for r in records_of(tmp_path, "action_finished")]
-    assert results[0].startswith("wrote 603 bytes to 'wordcount.py' (created); but it reads `f`")
+    assert "(created); but it reads `f`" in results[0], results[0]
     assert "at line 10 `f.readlines()` and again at line 10 `f.read()`" in results[0]
     done = records_of(tmp_path, "subtask_completed")
     first = records_of(tmp_path, "action_finished")[0]["seq"]
     assert len(done) == 1 and min(done[0]["evidence"]) > first  # the first write ended nothing
     assert "reads `f`" not in results[1]
-    (tmp_path / "s.txt").write_text("alpha beta\ngamma\n")
-    ran = subprocess.run(
-        [sys.executable, "wordcount.py", "s.txt"], cwd=tmp_path, capture_output=True, text=True
-    )
-    assert ran.stdout.split() == ["2", "3", "17"]
 
 
 @pytest.mark.parametrize(
@@ -156,7 +247,10 @@ def test_a_write_step_whose_file_reads_its_input_twice_is_not_done_on_a_claim(
         "write_file sample.txt with a few lines of sample text",
         "run python wordcount.py --lines sample.txt",
     ]
-    rounds = [{"content": r} for r in (THRICE, SAMPLE_TEXT, LINES_RUN, CLAIM)]
+    # THRICE, its first read put in a conditional expression, which no mend touches
+    unsure = THRICE.replace("print(f.read().count(' '))", "print(f.read().count(' ') if f else 0)")
+    assert unsure != THRICE
+    rounds = [{"content": r} for r in (unsure, SAMPLE_TEXT, LINES_RUN, CLAIM)]
     small_model_goal(tmp_path, goal, plan_rule((goal, steps)), rounds, LOCALAGENT_MAX_ROUNDS="4")
     assert not records_of(tmp_path, "subtask_completed")
     (refused,) = [f for f in records_of(tmp_path, "feedback") if f.get("refused")]
