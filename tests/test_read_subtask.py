@@ -293,3 +293,17 @@ def test_a_write_over_a_file_the_goal_names_is_planned_after_a_read(tmp_path: Pa
         ["write_file notes.py with a note"],
     ]
     assert [d.get("by") for d in records_of(tmp_path, "subtask_completed")] == ["read"]
+
+
+def test_a_read_whose_arguments_cannot_be_read_is_refused_however_often(tmp_path: Path) -> None:
+    """The loop guard blocks the third such call; whether it is the step's read is asked
+    of arguments that are no object (a JSON string cut short), and the answer is no: the
+    run goes on, with the tool's word on the arguments (it stopped on an internal error)."""
+    (tmp_path / "stats.py").write_text(STATS)
+    cut = {"tool_calls": [{"name": "read_file", "arguments": '{"path": '}]}
+    goal = "Fix the bug in stats.py: median is wrong for lists of even length"
+    ran, _ = small_model_goal(tmp_path, goal, PLAN, [cut] * 3, LOCALAGENT_MAX_ROUNDS="3")
+    assert "internal error" not in ran.stderr, ran.stderr
+    results = [r["result"] for r in records_of(tmp_path, "action_finished")]
+    assert results and all("not valid JSON" in r for r in results), results
+    assert len(records_of(tmp_path, "action_blocked")) == 1

@@ -310,8 +310,7 @@ class Agent:
             args, said = other
             sig = loopguard.sign(self.tools, name, args)
         block = loopguard.check(self.state.guard, sig)
-        asked = readdone.asked(self.state, name, args) or searchdone.asked(self.state, name, args)
-        if block is not None and self.planner.small and asked:
+        if block is not None and self.planner.small and looks_up(self.state, name, args):
             block = None  # the read or search its subtask asks for, which ends it
         if block is None:
             result = self.actions.execute(name, args, call_id, sig, said)
@@ -359,3 +358,8 @@ class Agent:
         self.journal.append(
             "subtask_failed", reason=reason, call=call_id, replan=replan, stuck=stuck, **extra
         )
+
+
+def looks_up(state: State, name: str, args: Any) -> bool:
+    """Whether a call is the read or the search its read or search subtask asks for."""
+    return readdone.asked(state, name, args) or searchdone.asked(state, name, args)

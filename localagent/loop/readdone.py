@@ -57,6 +57,8 @@ def asked(state: State, name: str, args: Any) -> bool:
     here = current(state)
     target = read_file_of(here[1].description) if here is not None else ""
     given = given_arguments(args) if name == "read_file" and isinstance(args, dict) else {}
+    if not isinstance(given, dict):
+        return False  # arguments that could not be read, which the tool refuses
     path = given.get("path")
     return bool(target) and isinstance(path, str) and norm(path) == target
 

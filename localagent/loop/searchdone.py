@@ -63,6 +63,8 @@ def asked(state: State, name: str, args: Any) -> bool:
     here = current(state)
     target = search_of(here[1].description) if here is not None else ""
     given = given_arguments(args) if name == "search_files" and isinstance(args, dict) else {}
+    if not isinstance(given, dict):
+        return False  # arguments that could not be read, which the tool refuses
     path = given.get("path", ".")
     return bool(target) and isinstance(path, str) and _covers(norm(path), target)
 
