@@ -95,7 +95,7 @@ class Actions:
         so; None to run (or block) it as it is."""
         given = given_arguments(args)
         tool = self.tools.get(name, given)
-        if tool is None or tool.policy.repeat_with is None:
+        if tool is None or tool.policy.repeat_with is None or not isinstance(given, dict):
             return None
         if not loopguard.ran(self.state.guard, sig):
             return None

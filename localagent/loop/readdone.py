@@ -21,7 +21,7 @@ from localagent.loop.subtasks import read_file_of
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import norm
-from localagent.textcalls import given_arguments
+from localagent.textcalls import arguments_object
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,7 @@ def asked(state: State, name: str, args: Any) -> bool:
     fixtest and refactor runs (the H200)."""
     here = current(state)
     target = read_file_of(here[1].description) if here is not None else ""
-    given = given_arguments(args) if name == "read_file" and isinstance(args, dict) else {}
-    if not isinstance(given, dict):
-        return False  # arguments that could not be read, which the tool refuses
+    given = arguments_object(args) if name == "read_file" else {}
     path = given.get("path")
     return bool(target) and isinstance(path, str) and norm(path) == target
 

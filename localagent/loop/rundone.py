@@ -47,7 +47,7 @@ from localagent.state.checkruns import (
     run_facts,
 )
 from localagent.state.ledger import CheckRun, latest_tests
-from localagent.textcalls import given_arguments
+from localagent.textcalls import arguments_object
 from localagent.tools.tool import Tool
 from localagent.verify.claims import restates
 from localagent.verify.outputs import off_run
@@ -165,14 +165,14 @@ def _succeeded(state: State, cmd: str) -> CheckRun | None:
 
 def rerun(state: State, tool: Tool | None, args: dict[str, Any]) -> str:
     """The command a call runs, when it is a run_cmd and the active subtask a run subtask."""
-    cmd = given_arguments(args).get("cmd") if tool is not None and tool.name == "run_cmd" else None
+    cmd = arguments_object(args).get("cmd") if tool is not None and tool.name == "run_cmd" else None
     return cmd if isinstance(cmd, str) and (_target(state) or _whole_goal(state)) else ""
 
 
 def failed_run(state: State, name: str, args: Any) -> CheckRun | None:
     """The latest run of the command a run_cmd call runs, when it failed (not when it
     passed, nor when it was inconclusive: that has a note of its own)."""
-    given = given_arguments(args) if name == "run_cmd" and isinstance(args, dict) else {}
+    given = arguments_object(args) if name == "run_cmd" else {}
     cmd = given.get("cmd")
     run = state.ledger.checks.get(key(cmd)) if isinstance(cmd, str) else None
     return run if run is not None and run.passed is False else None

@@ -23,7 +23,7 @@ from localagent.loop.subtasks import search_of
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import norm
-from localagent.textcalls import given_arguments
+from localagent.textcalls import arguments_object
 
 # search_files's closing count: "no matches for 'x' (...)", "4 matches in 1 file (...)".
 _SUMMARY = re.compile(r"^(?:no matches for .+|\d+ match(?:es)? in \d+ files? \(.+)$", re.M)
@@ -62,11 +62,9 @@ def asked(state: State, name: str, args: Any) -> bool:
     still counted)."""
     here = current(state)
     target = search_of(here[1].description) if here is not None else ""
-    given = given_arguments(args) if name == "search_files" and isinstance(args, dict) else {}
-    if not isinstance(given, dict):
-        return False  # arguments that could not be read, which the tool refuses
+    given = arguments_object(args) if name == "search_files" else {}
     path = given.get("path", ".")
-    return bool(target) and isinstance(path, str) and _covers(norm(path), target)
+    return bool(target and given) and isinstance(path, str) and _covers(norm(path), target)
 
 
 def _covers(searched: str, target: str) -> bool:

@@ -42,6 +42,15 @@ def given_arguments(arguments: dict[str, Any]) -> Any:
     return arguments.get(UNPARSED, arguments)
 
 
+def arguments_object(arguments: Any) -> dict[str, Any]:
+    """The arguments as the model gave them when they are an object; {} when they could
+    not be read as one (a JSON string cut short, a list), which the tool refuses. For the
+    loop's questions about a call (is it the read its step asks for, the run it ran
+    before), which such arguments answer with no."""
+    given = given_arguments(arguments) if isinstance(arguments, dict) else arguments
+    return given if isinstance(given, dict) else {}
+
+
 @dataclass(frozen=True)
 class Parsed:
     """What a reply holds: its calls, the format they came in, and what went wrong if a
