@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 from support import plan_rule, records_of, small_model_goal
 
-TOOLS = ["run_cmd", "read_file", "write_file", "replace_in_file", "search_files", "list_dir"]
+TOOLS = [
+    *("run_cmd", "read_file", "write_file", "replace_in_file", "search_files", "list_dir"),
+    *("read_output", "mark_subtask_complete"),
+]
 STEPS = {
     "run_cmd": "run python -m pytest",
     "read_file": "read_file stats.py",
@@ -17,6 +20,8 @@ STEPS = {
     "replace_in_file": "replace_in_file stats.py to fix the bug",
     "search_files": "search_files stats.py for median",
     "list_dir": "list_dir .",
+    "read_output": "read_output 1",
+    "mark_subtask_complete": "write_file stats.py with its code",
 }
 
 
@@ -31,4 +36,7 @@ def test_arguments_that_are_no_object_never_stop_the_run(
     goal = "Fix the bug in stats.py: median is wrong"
     ran, _ = small_model_goal(tmp_path, goal, plan, [bad] * 3, LOCALAGENT_MAX_ROUNDS="3")
     assert "internal error" not in ran.stderr + ran.stdout, ran.stderr
-    assert records_of(tmp_path, "action_blocked"), "the third call is blocked"
+    if tool == "mark_subtask_complete":  # a claim, not an action: refused each time
+        assert len(records_of(tmp_path, "feedback")) >= 3
+    else:
+        assert records_of(tmp_path, "action_blocked"), "the third call is blocked"
