@@ -304,13 +304,34 @@ def test_a_rename_of_what_the_tests_import_is_told_how_to_add_the_named_function
     assert [bool(r.get("said")) for r in started] == [False, True, True]
 
 
+# refactor-1 on the CPU (8425af6), round 2 verbatim: asked for "write_file shapes.py to add
+# the area function", the 1.5B wrote the file whole, the three functions calling area (its
+# docstring without quotes, put back). Its edits of them, asked for after a hand-back, were
+# renames of what the tests import, 9 rounds until the round limit.
+WHOLE = (
+    '{{"name": "write_file", "arguments": {"path": "shapes.py", "content": """Areas of shapes'
+    " given as (kind, size) pairs; unknown kinds are left out.\n\ndef area(kind, size):\n    "
+    'if kind == "circle":\n        return 3.14159 * size * size\n    elif kind == "square":'
+    "\n        return size * size\n    else:\n        return None\n\ndef total_area(shapes"
+    "):\n    total = 0.0\n    for kind, size in shapes:\n        total += area(kind, size)\n"
+    "    return total\n\ndef largest(shapes):\n    best, best_area = None, -1.0\n    for k"
+    'ind, size in shapes:\n        if kind == "circle":\n            this = area(kind, size)'
+    '\n        elif kind == "square":\n            this = area(kind, size)\n        else:\n'
+    "            continue\n        if this > best_area:\n            best, best_area = (kind"
+    ", size), this\n    return best\n\ndef report(shapes):\n    lines = []\n    for kind, "
+    'size in shapes:\n        if kind == "circle":\n            lines.append(f"{kind} {size'
+    '}: {area(kind, size):.2f}")\n        elif kind == "square":\n            lines.append(f'
+    '"{kind} {size}: {area(kind, size):.2f}")\n    return "\\n".join(lines)"""}}'
+)
+
+
 def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing_it(
     tmp_path: Path,
 ) -> None:
     """refactor-1 on the CPU, its first edit step verbatim: three renames in turn until
     they were blocked (9 rounds). Now the first fails the step: without the model, a
-    write of area alone, a read of the file and an edit that makes the three functions
-    call it."""
+    write of area alone, a read of the file and a write of the file whole with the three
+    functions calling it (the 1.5B writes a file whole where its edits fail)."""
     (tmp_path / "shapes.py").write_text(SHAPES)
     (tmp_path / "test_shapes.py").write_text(TESTS)
     moves = "move the repeated area formulas into a single function area(kind, size)"
@@ -318,8 +339,8 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
     renames = [("total_area", "area"), ("largest", "largest_area"), ("report", "report_area")]
     rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
     rounds += [{"content": _edit(old, new) + "}"} for old, new in renames[:1]]
-    rounds += [{"content": AREA_ALONE}]
-    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
+    rounds += [{"content": AREA_ALONE}, rounds[0], {"content": WHOLE}]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="5")
     (failed,) = records_of(tmp_path, "subtask_failed")
     assert failed["replan"] and failed["reason"] == (
         "area is defined nowhere, and this step's edits rename what other files import"
@@ -330,13 +351,23 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
         "write_file shapes.py with only `def area(kind, size):` and its code as the content "
         "(it goes above total_area, and the rest of shapes.py stays)",
         "read_file shapes.py",
-        "replace_in_file shapes.py so that total_area, largest and report call area instead "
-        "of repeating its code",
+        "write_file shapes.py whole: area as it is, and total_area, largest and report changed "
+        "so that they call area instead of repeating its code",
         "run python -m pytest",
     ]
-    write = records_of(tmp_path, "action_finished")[-1]
-    assert write["ok"] and "(made as an addition: area went above total_area" in write["result"]
-    assert pytest_in(tmp_path).returncode == 0
+    writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    assert (
+        writes[0]["ok"]
+        and "(made as an addition: area went above total_area" in (writes[0]["result"])
+    )
+    assert (
+        writes[1]["ok"]
+        and "SUBTASK COMPLETE: 'write_file shapes.py whole:" in (writes[1]["result"])
+    ), writes[1]["result"]
+    text = (tmp_path / "shapes.py").read_text()
+    assert text.startswith('"""Areas of shapes') and "total += area(kind, size)" in text
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d["by"] for d in done][-3:] == ["write", "read", "write"], done
 
 
 def test_an_edit_of_one_name_says_nothing_more_once_the_named_function_exists(
@@ -402,6 +433,44 @@ def test_a_function_the_goal_names_that_nothing_defines_is_unmet(tmp_path: Path)
         "the goal names the function area, and no Python file here defines it"
     ]
     assert not records_of(tmp_path, "goal_completed") and ran.returncode != 0
+
+
+def test_a_function_the_goal_says_to_use_that_nothing_calls_is_unmet(tmp_path: Path) -> None:
+    """area added above the three functions, which still repeat its code (the 1.5B's CPU
+    runs, after the hand-back's write): the tests pass as they did before any change, and
+    the goal says to use area; its own call of itself counts for nothing."""
+    area = "def area(kind, size):\n    return area(kind, size)\n\n\n"
+    (tmp_path / "shapes.py").write_text(area + SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    steps = ["read_file shapes.py", "run python -m pytest"]
+    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
+    rounds += [{"content": '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}}'}]
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="2", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    verdict = records_of(tmp_path, "verdict")[0]
+    assert (verdict["source"], verdict["verification"]) == ("checks", "failed"), verdict
+    assert verdict["unmet"] == ["the goal says to use the function area, and no code here calls it"]
+    assert not records_of(tmp_path, "goal_completed") and ran.returncode != 0
+
+
+def test_a_function_the_goal_says_to_use_counts_once_it_is_called(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(
+        "def area(kind, size):\n    return 3.14159 * size * size if kind == 'circle' else "
+        "size * size if kind == 'square' else 0.0\n\n\n"
+        + SHAPES.replace("total += 3.14159 * size * size", "total += area(kind, size)")
+    )
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    assert "total += area(kind, size)" in (tmp_path / "shapes.py").read_text()
+    steps = ["run python -m pytest"]
+    rounds = [{"content": '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}}'}]
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="1", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    verdict = records_of(tmp_path, "verdict")[0]
+    assert not any("calls it" in u for u in verdict["unmet"]), verdict
 
 
 @pytest.mark.parametrize(

@@ -54,7 +54,7 @@ def tasks(
     # The read first: the window starts anew at a replan, and without the file in view
     # the 1.5B sent edits of lines shapes.py never had (`total_area = area('circle',
     # radius) + ...`), "old was not found", until it was blocked (the CPU).
-    more = [read, use] if edited_file(use) == path and read_file_of(read) == path else []
+    more = [read, use] if written_file(use) == path and read_file_of(read) == path else []
     steps = [write, *more]
     return handback.from_failed(state, due, *steps, failed=False)
 

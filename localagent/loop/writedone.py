@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from localagent.loop import soundwrite
 from localagent.loop.subtasks import (
     TESTS,
     edited_file,
@@ -35,11 +36,7 @@ from localagent.loop.subtasks import (
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import norm
-from localagent.state.ledger import CheckRun, Ledger, latest_tests
-from localagent.system import safefs
-from localagent.tools import initmend, pyscript, rereads, undefined
-from localagent.tools.loaderror import NO_MODULE
-from localagent.tools.pkgimports import self_imports
+from localagent.state.ledger import CheckRun, latest_tests
 from localagent.tools.pyscript import TEST_FILE
 from localagent.verify import evidence
 from localagent.verify.claims import restates
@@ -59,65 +56,6 @@ class Finished:
 
 def _same(path: str, target: str) -> bool:
     return path == target or path.endswith("/" + target)
-
-
-def _sound(root: Path, path: str, ledger: Ledger) -> bool:
-    """Whether the written file can stand as the subtask's result: there, not empty,
-    and when it is Python, compiling, with no function that only says `pass`, a test
-    file with a test (`tools.notests`), and (a package's `__init__.py`) not importing
-    from itself what its code defines only below,
-    nor, once a run showed it cannot load, anything it lacks: told to write the code of
-    mathx/__init__.py, the 1.5B kept `from mathx import add, ...` first, once with only
-    `def __init__(self): pass` after it, once with the functions. A first write that is
-    only that import stands (the run after it shows the error, the small profile goes
-    back to the write from there)."""
-    target = root / path
-    try:
-        if not target.is_file() or target.stat().st_size == 0:
-            return False
-    except OSError:
-        return False
-    if not path.endswith((".py", ".pyw")):
-        return True
-    script = pyscript.read(root, path)  # None: it does not compile
-    if script is None or script.stubs or _undefined(root, path):
-        return False
-    if TEST_FILE.search(path) and not script.tests:  # `tools.notests`: nothing to run
-        return False
-    missing, below = self_imports(root, path)
-    return (
-        not below
-        and not (missing and _did_not_load(ledger, path))
-        and _modules_there(root, path, ledger)
-    )
-
-
-def _undefined(root: Path, path: str) -> bool:
-    """Whether the file reads a name nothing binds (`tools.undefined`): running it raises
-    NameError; or reads a file object to its end twice (`tools.rereads`): the second
-    read gets nothing."""
-    try:
-        data = safefs.read_inside(root, root / path, pyscript.MAX_SOURCE_BYTES)
-    except (OSError, safefs.UnsafeFile):
-        return False
-    return bool(undefined.names(data) or rereads.rereads(data))
-
-
-def _did_not_load(ledger: Ledger, path: str) -> bool:
-    return any(c.broken.startswith(f"{path}: ") for c in ledger.checks.values())
-
-
-def _modules_there(root: Path, path: str, ledger: Ledger) -> bool:
-    """Whether each workspace module a run found missing while loading the file ("No
-    module named 'mathx.add'") is there now: the small profile writes `from mathx import
-    add` as `from .add import add as add`, and a rewrite that keeps it loads no better."""
-    for check in ledger.checks.values():
-        if check.broken.startswith(f"{path}: ") and (found := NO_MODULE.search(check.broken)):
-            module = root.joinpath(*found[1].split("."))
-            there = module.with_suffix(".py").is_file() or module.is_dir()
-            if not there and found[1] in initmend.imported(root, path):
-                return False
-    return True
 
 
 def finished(
@@ -141,11 +79,19 @@ def finished(
     earlier = ledger.writes.get(rewritten[0]) if rewritten else None
     if earlier is not None and not earlier.emptied:
         path, name = rewritten[0], "done_by_rewrite"
-    elif wrote and small and (_checked_later(state, target) or _in_package(root, wrote[0])):
+    elif (
+        wrote
+        and small
+        and (
+            _checked_later(state, target)
+            or soundwrite.in_package(root, wrote[0])
+            or (_tests_later(state) and soundwrite.imported(root, wrote[0]))
+        )
+    ):
         path, name = wrote[0], "done_by_write"
     else:
         return None
-    if not _sound(root, path, ledger) or path in map(norm, facts.get("emptied", [])):
+    if not soundwrite.sound(root, path, ledger) or path in map(norm, facts.get("emptied", [])):
         return None
     return Finished(path, prompts.render(name, path=path))
 
@@ -171,7 +117,7 @@ def _edited(
     made = [p for p in same if p in state.ledger.writes]
     later = _checked_later(state, target) or _tests_later(state)
     done = changed or made
-    if not (small and done and later) or not _sound(root, done[0], state.ledger):
+    if not (small and done and later) or not soundwrite.sound(root, done[0], state.ledger):
         return None
     said = "done_by_edit" if changed else "done_by_rewrite"
     return Finished(done[0], prompts.render(said, path=done[0]))
@@ -208,16 +154,6 @@ def _checked_later(state: State, target: str) -> bool:
     if any(_same(p, target) for p in _later_files(state)):
         return True
     return TEST_FILE.search(target) is not None and _tests_later(state)
-
-
-def _in_package(root: Path, path: str) -> bool:
-    """A module of a package (its folder holds `__init__.py`, or it is that file): no
-    one runs it to see what it does. Qwen2.5-Coder-1.5B's mathx plan wrote one module a
-    subtask, and each took a second round: the same write again, unchanged."""
-    parts = path.split("/")
-    if len(parts) < 2 or not path.endswith(".py") or parts[-1] == "__main__.py":
-        return False
-    return parts[-1] == "__init__.py" or (root.joinpath(*parts[:-1]) / "__init__.py").is_file()
 
 
 def _later_files(state: State) -> list[str]:
@@ -293,13 +229,17 @@ def carried(
     found = []
     path = _written(state, written_file(failed))
     again = any(text == failed for task in tasks for text in task["subtasks"])
-    if again and path and _sound(root, path, state.ledger):
+    if again and path and soundwrite.sound(root, path, state.ledger):
         found.append({"subtask": failed, "reason": prompts.render("carried", path=path)})
     if (passed := _tests_passed(state)) is None:
         return found
     for text in (t for task in tasks for t in task["subtasks"] if t != failed):
         path = _written(state, written_file(text))
-        if path and _sound(root, path, state.ledger) and all(c["subtask"] != text for c in found):
+        if (
+            path
+            and soundwrite.sound(root, path, state.ledger)
+            and all(c["subtask"] != text for c in found)
+        ):
             reason = prompts.render(
                 "carried_tested", path=path, cmd=passed.cmd, summary=passed.summary
             )

@@ -218,7 +218,10 @@ HANDBACK_ADD = (
 
 RENAMES_ONLY = "{name} is defined nowhere, and this step's edits rename what other files import"
 
-HANDBACK_USE = "replace_in_file {path} so that {users} call {name} instead of repeating its code"
+HANDBACK_USE = (
+    "write_file {path} whole: {name} as it is, and {users} changed so that they call {name} "
+    "instead of repeating its code"
+)
 
 HANDBACK_WRITE = (
     "write_file {script} that keeps its code and calls it at the end "

@@ -424,7 +424,8 @@ PROMPTS: dict[str, Prompt] = {
     ),
     "handback_use": Prompt(
         HANDBACK_USE,
-        "the edit after that write: the file's functions call the new one",
+        "the write after that write (and a read): the file whole, its functions calling the "
+        "new one",
         _spec("path users name"),
     ),
     "handback_fix": Prompt(

@@ -62,6 +62,47 @@ def undefined(goal: str, root: Path) -> list[str]:
     ]
 
 
+def unused(goal: str, root: Path) -> list[str]:
+    """The verdict's findings: each function the goal names and says to use ("move them
+    into one function area(kind, size) and use it in all three") that a Python file here
+    defines and no code here calls, outside the function itself. Qwen2.5-Coder-1.5B added
+    `def area` above the three functions and then only renamed them, refused each time
+    (the CPU): the tests passed as they did before any change."""
+    wanted = [name for name in named_functions(goal) if _said_to_use(goal, name)]
+    if not wanted:
+        return []
+    defined, called = _defined(root), _called(root)
+    return [
+        f"the goal says to use the function {name}, and no code here calls it"
+        for name in wanted
+        if name in defined and name not in called
+    ]
+
+
+def _said_to_use(goal: str, name: str) -> bool:
+    said = rf"\b(?:use|call)s?\s+(?:it|them|this|that|{re.escape(name)})\b"
+    return re.search(said, goal, re.I) is not None
+
+
+def _called(root: Path) -> set[str]:
+    """The functions some code here calls, by name (`f(...)`, `obj.f(...)`), not counting
+    a function's calls of itself."""
+    names: set[str] = set()
+    for tree in _trees(root):
+        stack: list[tuple[ast.AST, str]] = [(tree, "")]
+        while stack:
+            node, inside = stack.pop()
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                inside = node.name
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+                if name and name != inside:
+                    names.add(name)
+            stack.extend((child, inside) for child in ast.iter_child_nodes(node))
+    return names
+
+
 def missing(text: str, root: Path) -> list[str]:
     """The functions a text names (`named_functions`) that no Python file here defines."""
     wanted = named_functions(text)
@@ -72,18 +113,23 @@ def missing(text: str, root: Path) -> list[str]:
 
 
 def _defined(root: Path) -> set[str]:
-    names: set[str] = set()
+    return {
+        node.name
+        for tree in _trees(root)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+
+
+def _trees(root: Path) -> list[ast.Module]:
+    """The workspace's Python files that parse, parsed."""
+    trees = []
     for path in _python_files(root):
         try:
-            tree = ast.parse(safefs.read_inside(root, path, MAX_BYTES))
+            trees.append(ast.parse(safefs.read_inside(root, path, MAX_BYTES)))
         except (OSError, safefs.UnsafeFile, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        names |= {
-            node.name
-            for node in ast.walk(tree)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-        }
-    return names
+    return trees
 
 
 def _python_files(root: Path) -> list[Path]:

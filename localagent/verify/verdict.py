@@ -24,7 +24,7 @@ from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state.checkruns import check_kind
 from localagent.verify.claims import names_step, restates
 from localagent.verify.evidence import gate
-from localagent.verify.named import undefined
+from localagent.verify.named import undefined, unused
 from localagent.verify.outputs import sample_run, wrong_outputs
 from localagent.verify.stated import computed, mismatches, unrun_forms
 
@@ -94,6 +94,7 @@ def findings(state: Any, root: Path) -> Findings:
     found.hard += [w for w in wrong_outputs(goal.text, state.ledger, results.values())
                    if w not in found.hard]  # fmt: skip
     found.hard += undefined(goal.text, root)  # the functions it names, each defined
+    found.hard += unused(goal.text, root)  # and called, where it says to use them
     found.unrun = unrun_forms(goal.text, state.ledger)
     if (
         (sample := sample_run(goal.text))
