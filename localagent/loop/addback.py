@@ -1,6 +1,6 @@
 """An edit step that was to make a function the step or the goal names goes back, when it
 failed and no file defines that function, to a write of the function alone (small
-profile), then a read of the file and an edit that makes its functions call it.
+profile), then a read of the file and a write of it whole, its functions calling it.
 
 Qwen2.5-Coder-1.5B, asked to "move the repeated area formulas into a single function
 area(kind, size)", renamed total_area, largest and report in turn (test_shapes.py
@@ -8,7 +8,9 @@ imports them, so each was refused), went on after the note that said how to add 
 and its replans planned the same edit step (the CPU, 20 rounds, twice). Given the step
 "write_file shapes.py to move the formulas into a function area(kind, size)", it wrote
 `def area(kind, size): ...` alone, which the loop adds above the file's functions
-(`stepedit.as_added_write`).
+(`stepedit.as_added_write`). Asked then for an edit that makes the three functions call
+area, it renamed them again until the round limit; asked for a write of the file that adds
+area, it had written the file whole with the three calling it (the CPU).
 """
 
 from __future__ import annotations
