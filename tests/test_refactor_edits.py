@@ -10,7 +10,7 @@ import pytest
 from support import VERIFIED, plan_rule, pytest_in, real_goal, records_of, small_model_goal
 
 from localagent.verify.evidence import named_files
-from localagent.verify.named import named_functions
+from localagent.verify.named import named_functions, unused
 
 REFACTOR = real_goal("refactor")
 GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
@@ -486,3 +486,24 @@ def test_a_function_the_goal_says_to_use_counts_once_it_is_called(tmp_path: Path
 )
 def test_which_functions_a_goal_names(goal: str, names: list[str]) -> None:
     assert named_functions(goal) == names
+
+
+@pytest.mark.parametrize(
+    ("goal", "code", "found"),
+    [
+        (GOAL, "def area(k, s):\n    return area(k, s)\n", True),  # only itself
+        (GOAL, "def area(k, s):\n    return s\n\ndef t(x):\n    return sum(map(area, x))\n", False),
+        (GOAL, "def area(k, s):\n    return s\n\nimport shapes\nshapes.area(1, 2)\n", False),
+        (
+            "Write the function area(kind, size) in shapes.py",
+            "def area(k, s):\n    return s\n",
+            False,
+        ),
+        (GOAL, "x = 1\n", False),  # not defined: `undefined` says so
+    ],
+)
+def test_which_functions_the_goal_says_to_use_are_unused(
+    tmp_path: Path, goal: str, code: str, found: bool
+) -> None:
+    (tmp_path / "shapes.py").write_text(code)
+    assert bool(unused(goal, tmp_path)) is found

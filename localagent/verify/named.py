@@ -65,9 +65,9 @@ def undefined(goal: str, root: Path) -> list[str]:
 def unused(goal: str, root: Path) -> list[str]:
     """The verdict's findings: each function the goal names and says to use ("move them
     into one function area(kind, size) and use it in all three") that a Python file here
-    defines and no code here calls, outside the function itself. Qwen2.5-Coder-1.5B added
-    `def area` above the three functions and then only renamed them, refused each time
-    (the CPU): the tests passed as they did before any change."""
+    defines and no code here calls (or uses at all), outside the function itself.
+    Qwen2.5-Coder-1.5B added `def area` above the three functions and then only renamed
+    them, refused each time (the CPU): the tests passed as they did before any change."""
     wanted = [name for name in named_functions(goal) if _said_to_use(goal, name)]
     if not wanted:
         return []
@@ -85,8 +85,8 @@ def _said_to_use(goal: str, name: str) -> bool:
 
 
 def _called(root: Path) -> set[str]:
-    """The functions some code here calls, by name (`f(...)`, `obj.f(...)`), not counting
-    a function's calls of itself."""
+    """The names some code here uses (`f(...)`, `obj.f(...)`, `map(f, xs)`), not counting
+    a function's uses of itself."""
     names: set[str] = set()
     for tree in _trees(root):
         stack: list[tuple[ast.AST, str]] = [(tree, "")]
@@ -94,11 +94,12 @@ def _called(root: Path) -> set[str]:
             node, inside = stack.pop()
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 inside = node.name
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-                if name and name != inside:
-                    names.add(name)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                name = node.id
+            else:
+                name = node.attr if isinstance(node, ast.Attribute) else ""
+            if name and name != inside:
+                names.add(name)
             stack.extend((child, inside) for child in ast.iter_child_nodes(node))
     return names
 
