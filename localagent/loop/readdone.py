@@ -63,14 +63,7 @@ def asked(state: State, name: str, args: Any) -> bool:
 
 def note(state: State, done: Finished, prompts: PromptSet) -> str:
     """What the read's observation adds: the subtask is complete, and what comes next."""
-    here = current(state)
-    assert here is not None
-    return prompts.render(
-        "read_completes",
-        subtask=here[1].description,
-        reason=done.reason,
-        next=writedone.upcoming(state),
-    )
+    return writedone.completes(state, "read_completes", done.reason, prompts)
 
 
 def completion(state: State, root: Path, owed: dict[str, Any]) -> dict[str, Any]:

@@ -73,14 +73,7 @@ def _covers(searched: str, target: str) -> bool:
 
 def note(state: State, done: Finished, prompts: PromptSet) -> str:
     """What the search's observation adds: the subtask is complete, and what comes next."""
-    here = current(state)
-    assert here is not None
-    return prompts.render(
-        "search_completes",
-        subtask=here[1].description,
-        reason=done.reason,
-        next=writedone.upcoming(state),
-    )
+    return writedone.completes(state, "search_completes", done.reason, prompts)
 
 
 def completion(state: State, root: Path, owed: dict[str, Any]) -> dict[str, Any]:

@@ -174,11 +174,15 @@ def _later(state: State) -> list[str]:
 
 def note(state: State, done: Finished, prompts: PromptSet) -> str:
     """What the write's observation adds: the subtask is complete, and what comes next."""
+    return completes(state, "write_completes", done.reason, prompts)
+
+
+def completes(state: State, prompt: str, reason: str, prompts: PromptSet) -> str:
+    """What a call that ends the active subtask adds to its observation (`prompt`: the
+    write's, the read's, the search's): the subtask is complete, why, and what is next."""
     here = current(state)
     assert here is not None
-    return prompts.render(
-        "write_completes", subtask=here[1].description, reason=done.reason, next=upcoming(state)
-    )
+    return prompts.render(prompt, subtask=here[1].description, reason=reason, next=upcoming(state))
 
 
 def upcoming(state: State) -> str:
