@@ -5,6 +5,7 @@ new function put in place of one the tests import."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import VERIFIED, plan_rule, pytest_in, real_goal, records_of, small_model_goal
@@ -418,21 +419,28 @@ def test_an_edit_that_would_put_code_inside_a_string_is_refused(tmp_path: Path) 
 def test_a_function_the_goal_names_that_nothing_defines_is_unmet(tmp_path: Path) -> None:
     """The tests pass before any change: a run that refactored nothing is not verified,
     whatever the small verifier says."""
-    (tmp_path / "shapes.py").write_text(SHAPES)
-    (tmp_path / "test_shapes.py").write_text(TESTS)
+    verdict = _read_and_tested(tmp_path, SHAPES)
+    assert verdict["unmet"] == [
+        "the goal names the function area, and no Python file here defines it"
+    ]
+
+
+def _read_and_tested(ws: Path, shapes: str) -> dict[str, Any]:
+    """The verdict on a run that read shapes.py (as `shapes`) and ran the tests, which
+    passed, with the small verifier's VERIFIED: failed, on the checks."""
+    (ws / "shapes.py").write_text(shapes)
+    (ws / "test_shapes.py").write_text(TESTS)
     steps = ["read_file shapes.py", "run python -m pytest"]
     rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
     rounds += [{"content": '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}}'}]
     ran, _ = small_model_goal(
-        tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
+        ws, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
         LOCALAGENT_MAX_ROUNDS="2", LOCALAGENT_VERIFY="1",
     )  # fmt: skip
-    verdict = records_of(tmp_path, "verdict")[0]
+    verdict = records_of(ws, "verdict")[0]
     assert (verdict["source"], verdict["verification"]) == ("checks", "failed"), verdict
-    assert verdict["unmet"] == [
-        "the goal names the function area, and no Python file here defines it"
-    ]
-    assert not records_of(tmp_path, "goal_completed") and ran.returncode != 0
+    assert not records_of(ws, "goal_completed") and ran.returncode != 0
+    return verdict
 
 
 def test_a_function_the_goal_says_to_use_that_nothing_calls_is_unmet(tmp_path: Path) -> None:
@@ -440,19 +448,8 @@ def test_a_function_the_goal_says_to_use_that_nothing_calls_is_unmet(tmp_path: P
     runs, after the hand-back's write): the tests pass as they did before any change, and
     the goal says to use area; its own call of itself counts for nothing."""
     area = "def area(kind, size):\n    return area(kind, size)\n\n\n"
-    (tmp_path / "shapes.py").write_text(area + SHAPES)
-    (tmp_path / "test_shapes.py").write_text(TESTS)
-    steps = ["read_file shapes.py", "run python -m pytest"]
-    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
-    rounds += [{"content": '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}}'}]
-    ran, _ = small_model_goal(
-        tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
-        LOCALAGENT_MAX_ROUNDS="2", LOCALAGENT_VERIFY="1",
-    )  # fmt: skip
-    verdict = records_of(tmp_path, "verdict")[0]
-    assert (verdict["source"], verdict["verification"]) == ("checks", "failed"), verdict
+    verdict = _read_and_tested(tmp_path, area + SHAPES)
     assert verdict["unmet"] == ["the goal says to use the function area, and no code here calls it"]
-    assert not records_of(tmp_path, "goal_completed") and ran.returncode != 0
 
 
 def test_a_function_the_goal_says_to_use_counts_once_it_is_called(tmp_path: Path) -> None:
