@@ -132,3 +132,49 @@ def test_a_test_run_that_ran_nothing_fails_only_for_a_test_file_without_tests() 
         False,
         "no tests ran: tests/test_mathx.py defines no test function",
     )
+
+
+# The CPU's mathx run (the 1.5B), round 2 verbatim: `import mathx` and four asserts, written
+# four times in all, told each time that pytest runs only functions named test_...
+BARE_ASSERTS = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    "mathx\\n\\nassert mathx.add(1, 2) == 3\\nassert mathx.subtract(3, 1) == 2\\nassert mathx."
+    'multiply(2, 3) == 6\\nassert mathx.divide(6, 2) == 3"}}}'
+)
+
+
+def test_asserts_written_outside_a_test_are_written_as_one(tmp_path: Path) -> None:
+    _package(tmp_path)
+    replies = [{"content": r} for r in (BARE_ASSERTS, RUN)]
+    ran, _ = small_model_goal(tmp_path, MATHX, plan_rule((MATHX, [TESTS_STEP, RUN_STEP])), replies)
+    writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    assert (
+        "; it defined no test function, and pytest runs only those: its code below the "
+        "imports was written as the test `def test_mathx():`"
+    ) in writes[0]["result"], writes[0]["result"]
+    assert "SUBTASK COMPLETE" in writes[0]["result"]
+    assert (tmp_path / "tests" / "test_mathx.py").read_text() == (
+        "import mathx\n\n\ndef test_mathx():\n    assert mathx.add(1, 2) == 3\n"
+        "    assert mathx.subtract(3, 1) == 2\n    assert mathx.multiply(2, 3) == 6\n"
+        "    assert mathx.divide(6, 2) == 3\n"
+    )
+    run = records_of(tmp_path, "action_finished")[-1]
+    assert "1 passed" in run["result"], run["result"]
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+
+
+@pytest.mark.parametrize(
+    ("source", "wrapped"),
+    [
+        ("import mathx\n", False),  # nothing to put in a test
+        ("import m\n\n\ndef helper():\n    return 1\n\n\nassert helper()\n", False),
+        ("import m\nfor x in m.xs:\n    assert x\n", False),  # a loop: not only checks
+        ('import m\nassert m.f() == """a\nb"""\n', False),  # indented, the string would change
+        ("import m\nimport pytest\nwith pytest.raises(ValueError):\n    m.f(0)\n", True),
+        ('"""Tests."""\nimport m\n\n# one\nassert m.f()\n', True),
+    ],
+)
+def test_which_test_files_get_their_asserts_in_a_test(source: str, wrapped: bool) -> None:
+    made = notests.wrapped(source, "tests/test_m.py")
+    assert (made is not None) is wrapped
+    assert notests.wrapped(source, "m.py") is None  # not a test file

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
-from localagent.tools import initmend, notests, pyscript, pywrite, rereads, undefined
+from localagent.tools import notests, pyscript, pywrite, rereads, undefined, writemends
 from localagent.tools.aliases import make_folder
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
@@ -185,18 +185,7 @@ def write_file(
     if target == ctx.root or target.is_dir():
         raise ToolError.of("folder_not_file", path=describe(path))
     name = relative(ctx.root, target)
-    mended = pywrite.mended(content, name) if ctx.mend_syntax else []
-    if mended:
-        content = mended[-1][2]
-    quoted = pywrite.unquoted(content, name) if ctx.mend_syntax else None
-    if quoted is not None:
-        content = quoted
-    imports = initmend.mend(ctx.root, name, content) if ctx.mend_syntax else None
-    if imports is not None:
-        content = imports[2]
-    reads = rereads.mended(content, name) if ctx.mend_syntax else None
-    if reads is not None:
-        content = reads[0]
+    content, mends = writemends.mend(ctx.root, name, content) if ctx.mend_syntax else (content, [])
     data = content.encode("utf-8", errors="replace")
     if _holds(ctx, target, data):
         said = ctx.prompts.render("same_content", path=describe(path), size=len(data))
@@ -220,15 +209,7 @@ def write_file(
     acted = bool(had) and (before := pyscript.read(ctx.root, name)) is not None and before.acts
     write_atomically(ctx.root, target, data)
     how = "replaced" if existed else "created"
-    text = f"wrote {len(data)} bytes to {describe(path)} ({how})"
-    for line, fixed, _ in mended:
-        text += _mend_note(line, fixed)
-    if quoted is not None:
-        text += "; its content was code in quotes, so it was written without them"
-    if imports is not None:
-        text += _imports_mended(ctx.root, name, imports[0], imports[1])
-    if reads is not None:
-        text += rereads.mended_note(reads[1])
+    text = f"wrote {len(data)} bytes to {describe(path)} ({how})" + "".join(mends)
     text += syntax_note(content, name) + undefined.note(content, name)
     text += rereads.note(content, name)
     facts = {"wrote": [normalize_path(path)]}
@@ -249,40 +230,6 @@ def write_file(
     if package_note := written_note(ctx.root, name):
         text += "\n" + package_note
     return ToolResult(True, text, changed=True, facts=facts)
-
-
-def _mend_note(line: str, fixed: str) -> str:
-    """What the write says of a line it wrote fixed (see `pywrite.mended`)."""
-    if "\n" in line and "\n" not in fixed:
-        first = line.split("\n", 1)[0]
-        shown = first if len(first) <= 80 else first[:77] + "..."
-        said = f"; a line break in `{shown}` ended its string, so it was written as `\\n`"
-        if (opened := fixed[len("\\n".join(line.split("\n"))) :].strip()) in (")", "]", "}"):
-            said += f", and `{opened}` added at its end to close the bracket it left open"
-        return said
-    if "\n" not in fixed:
-        return f"; `{line}` did not compile, so it was written as `{fixed}`"
-    count = fixed.count("\n") + 1
-    shown = line if len(line) <= 80 else line[:77] + "..."
-    return (
-        f"; `{shown}` did not compile as one line, so it was written as the {count} lines "
-        "it stands for"
-    )
-
-
-def _imports_mended(root: Path, name: str, old: str, new: str) -> str:
-    """What the write says of an `__init__.py` import it mended (see `initmend`)."""
-    package = name.split("/")[-2]
-    text = (
-        f"; `{old.strip()}` would import {package}'s modules, not their functions, so it "
-        f"was written as `{'; '.join(new.splitlines())}`"
-    )
-    if todo := initmend.unwritten(root, name, new):
-        shown = ", ".join(todo[:6])
-        text += f"; {package} loads once {shown} {'is' if len(todo) == 1 else 'are'} written"
-        first = todo[0].rsplit("/", 1)[-1][:-3]
-        text += f", each with its function ({todo[0]}: def {first}(...): ...)"
-    return text
 
 
 def _size(path: Path) -> int:

@@ -57,6 +57,62 @@ def run_note(files: list[str]) -> str:
     )
 
 
+# What a test file may hold at its top level, below its imports, to be put in one test.
+_CHECKS = (ast.Assert, ast.With, ast.Expr, ast.Assign, ast.Import, ast.ImportFrom)
+
+
+def wrapped(source: str, name: str) -> tuple[str, str] | None:
+    """For a test file that defines no test and whose code below its imports is asserts
+    (with `with pytest.raises(...)` blocks, calls and assignments among them), the file
+    with that code put in one test named after the file, and that name; None for any
+    other. Qwen2.5-Coder-1.5B wrote tests/test_mathx.py as `import mathx` and four
+    asserts, four times, told each time that pytest runs only functions named test_...
+    (the CPU): the asserts were its tests."""
+    if not lacks_tests(source, name):
+        return None
+    tree = ast.parse(source)
+    body = list(tree.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the module's docstring
+    imports = ast.Import | ast.ImportFrom
+    start = next((i for i, n in enumerate(body) if not isinstance(n, imports)), None)
+    rest = body[start:] if start is not None else []
+    if not any(isinstance(n, ast.Assert | ast.With) for n in rest):
+        return None
+    if not all(isinstance(n, _CHECKS) for n in rest) or _multiline_strings(rest):
+        return None
+    stem = name.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    test = stem if stem.startswith("test_") and stem.isidentifier() else "test_all"
+    lines = source.splitlines()
+    at = rest[0].lineno - 1
+    while at > 0 and lines[at - 1].lstrip().startswith("#"):
+        at -= 1  # the comments just above it go with it
+    inner = [f"    {line}" if line.strip() else "" for line in lines[at:]]
+    head = "\n".join(lines[:at]).rstrip()
+    text = (head + "\n\n\n" if head else "") + f"def {test}():\n" + "\n".join(inner) + "\n"
+    script = pyscript.parse(text)
+    return (text, test) if script is not None and script.tests else None
+
+
+def wrapped_note(test: str) -> str:
+    """What the write says of a test file whose asserts it put in a test."""
+    return (
+        f"; it defined no test function, and pytest runs only those: its code below the "
+        f"imports was written as the test `def {test}():`"
+    )
+
+
+def _multiline_strings(nodes: list[ast.stmt]) -> bool:
+    """Whether a string spans lines in these statements: indented, it would change."""
+    return any(
+        isinstance(n, ast.Constant)
+        and isinstance(n.value, str | bytes)
+        and n.lineno != n.end_lineno
+        for node in nodes
+        for n in ast.walk(node)
+    )
+
+
 def _how(source: str | bytes) -> str:
     """pytest's rule, with a test named after the first function the file imports."""
     name = _imported(source)

@@ -1,0 +1,67 @@
+"""The small profile's mends of a write: what a small model's content says, where its
+intent is certain, written so that it does what it says (`ToolContext.mend_syntax`).
+Each returns the content mended and what the write's result says of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from localagent.tools import initmend, notests, pywrite, rereads
+
+
+def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
+    """The content with every mend made, in turn, and what the write says of each: lines
+    that do not compile fixed (`pywrite.mended`), code in quotes unquoted, a package's
+    imports of its modules made imports of their functions (`initmend`), second reads of
+    a file made one (`rereads`), a test file's asserts put in a test (`notests`)."""
+    said: list[str] = []
+    if fixed := pywrite.mended(content, name):
+        content = fixed[-1][2]
+        said += [_mend_note(line, new) for line, new, _ in fixed]
+    if (quoted := pywrite.unquoted(content, name)) is not None:
+        content = quoted
+        said.append("; its content was code in quotes, so it was written without them")
+    if (imports := initmend.mend(root, name, content)) is not None:
+        content = imports[2]
+        said.append(_imports_mended(root, name, imports[0], imports[1]))
+    if (reads := rereads.mended(content, name)) is not None:
+        content = reads[0]
+        said.append(rereads.mended_note(reads[1]))
+    if (tested := notests.wrapped(content, name)) is not None:
+        content = tested[0]
+        said.append(notests.wrapped_note(tested[1]))
+    return content, said
+
+
+def _mend_note(line: str, fixed: str) -> str:
+    """What the write says of a line it wrote fixed (see `pywrite.mended`)."""
+    if "\n" in line and "\n" not in fixed:
+        first = line.split("\n", 1)[0]
+        shown = first if len(first) <= 80 else first[:77] + "..."
+        said = f"; a line break in `{shown}` ended its string, so it was written as `\\n`"
+        if (opened := fixed[len("\\n".join(line.split("\n"))) :].strip()) in (")", "]", "}"):
+            said += f", and `{opened}` added at its end to close the bracket it left open"
+        return said
+    if "\n" not in fixed:
+        return f"; `{line}` did not compile, so it was written as `{fixed}`"
+    count = fixed.count("\n") + 1
+    shown = line if len(line) <= 80 else line[:77] + "..."
+    return (
+        f"; `{shown}` did not compile as one line, so it was written as the {count} lines "
+        "it stands for"
+    )
+
+
+def _imports_mended(root: Path, name: str, old: str, new: str) -> str:
+    """What the write says of an `__init__.py` import it mended (see `initmend`)."""
+    package = name.split("/")[-2]
+    text = (
+        f"; `{old.strip()}` would import {package}'s modules, not their functions, so it "
+        f"was written as `{'; '.join(new.splitlines())}`"
+    )
+    if todo := initmend.unwritten(root, name, new):
+        shown = ", ".join(todo[:6])
+        text += f"; {package} loads once {shown} {'is' if len(todo) == 1 else 'are'} written"
+        first = todo[0].rsplit("/", 1)[-1][:-3]
+        text += f", each with its function ({todo[0]}: def {first}(...): ...)"
+    return text
