@@ -25,8 +25,12 @@ STEPS = {
 }
 
 
-@pytest.mark.parametrize("shape", ['{"cmd": ', '["stats.py", 1]'])
-@pytest.mark.parametrize("tool", TOOLS)
+CUT, LIST = '{"cmd": ', '["stats.py", 1]'
+
+
+@pytest.mark.parametrize(
+    ("tool", "shape"), [*((tool, CUT) for tool in TOOLS), ("run_cmd", LIST), ("read_file", LIST)]
+)
 def test_arguments_that_are_no_object_never_stop_the_run(
     tmp_path: Path, tool: str, shape: str
 ) -> None:
