@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
 
-from localagent.tools.rereads import mended as rereads_mended
+from localagent.tools.readmend import mended as rereads_mended
 from localagent.tools.rereads import note, rereads
 
 GOAL = (
@@ -293,3 +293,55 @@ def test_a_read_after_the_file_was_read_into_a_name_is_written_as_that_name(
         [sys.executable, "wordcount.py", "s.txt"], cwd=tmp_path, capture_output=True, text=True
     )
     assert ran.stdout.split() == ["2", "3", "17"], ran.stdout + ran.stderr
+
+
+# The CPU's wordcount (the 1.5B), round 4 verbatim: `lines = f.readlines()`, then `f.read()`
+# in the `else:` of `if args.lines:`, inside an f-string in single quotes (its `\n` cut by
+# a line break); it printed "Characters: 0", and the goal ended "completed (unverified)".
+IN_A_BRANCH = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argparse'
+    "\\nimport sys\\n\\ndef main():\\n    parser = argparse.ArgumentParser(description='Count l"
+    "ines, words, and characters in a file.')\n    parser.add_argument('file', help='The file "
+    "to count.')\n    parser.add_argument('--lines', action='store_true', help='Print only the"
+    " number of lines.')\n    args = parser.parse_args()\\n\\n    with open(args.file, 'r', enc"
+    "oding='utf-8') as f:\\n        lines = f.readlines()\\n        if args.lines:\\n         "
+    "   print(len(lines))\\n        else:\\n            print(f'Lines: {len(lines)}, Words: {le"
+    "n(lines) * 2}, Characters: {len(f.read())}\\n')\\n\\nif __name__ == '__main__':\\n    mai"
+    'n()"}}'
+)
+
+
+def test_a_read_in_a_branch_after_a_read_to_the_end_is_written_as_its_name(
+    tmp_path: Path,
+) -> None:
+    steps = ["write_file wordcount.py with its code", "run python wordcount.py sample.txt"]
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), [{"content": IN_A_BRANCH}],
+        LOCALAGENT_MAX_ROUNDS="1",
+    )  # fmt: skip
+    (result,) = [r["result"] for r in records_of(tmp_path, "action_finished")]
+    assert 'it was written with `f.read()` as `"".join(lines)`' in result, result
+    text = (tmp_path / "wordcount.py").read_text()
+    assert 'Characters: {len("".join(lines))}' in text, text
+    (tmp_path / "s.txt").write_text("alpha beta\ngamma\n")
+    ran = subprocess.run(
+        [sys.executable, "wordcount.py", "s.txt"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert ran.stdout.strip() == "Lines: 2, Words: 4, Characters: 17", ran.stdout + ran.stderr
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("with open(p) as f:\n    a = f.read()\n    if x:\n        b = f.read()\n", True),
+        ("with open(p) as f:\n    a = f.read()\n    while x:\n        b = f.read()\n", True),
+        (  # reset in the branch before its read
+            "with open(p) as f:\n    a = f.read()\n    if x:\n        f.seek(0)\n"
+            "        b = f.read()\n",
+            False,
+        ),
+        ("with open(p) as f:\n    if x:\n        a = f.read()\n    b = f.read()\n", False),
+    ],
+)
+def test_a_read_in_a_branch_after_a_read_to_the_end(source: str, found: bool) -> None:
+    assert bool(rereads(source)) is found

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from localagent.tools import initmend, notests, pywrite, rereads
+from localagent.tools import initmend, notests, pywrite, readmend
 
 
 def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     """The content with every mend made, in turn, and what the write says of each: lines
     that do not compile fixed (`pywrite.mended`), code in quotes unquoted, a package's
     imports of its modules made imports of their functions (`initmend`), second reads of
-    a file made one (`rereads`), a test file's asserts put in a test (`notests`)."""
+    a file made one (`readmend`), a test file's asserts put in a test (`notests`)."""
     said: list[str] = []
     if fixed := pywrite.mended(content, name):
         content = fixed[-1][2]
@@ -24,9 +24,9 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     if (imports := initmend.mend(root, name, content)) is not None:
         content = imports[2]
         said.append(_imports_mended(root, name, imports[0], imports[1]))
-    if (reads := rereads.mended(content, name)) is not None:
+    if (reads := readmend.mended(content, name)) is not None:
         content = reads[0]
-        said.append(rereads.mended_note(reads[1]))
+        said.append(readmend.mended_note(reads[1]))
     if (tested := notests.wrapped(content, name)) is not None:
         content = tested[0]
         said.append(notests.wrapped_note(tested[1]))
