@@ -60,10 +60,7 @@ def test_a_second_read_of_a_file_read_to_its_end_is_written_as_one_read(tmp_path
         "            lines = f.readlines()\n            print(len(lines), len(''.join("
         in (tmp_path / "wordcount.py").read_text()
     )
-    (tmp_path / "s.txt").write_text("alpha beta\ngamma\n")
-    ran = subprocess.run(
-        [sys.executable, "wordcount.py", "s.txt"], cwd=tmp_path, capture_output=True, text=True
-    )
+    ran = _counted(tmp_path)
     assert ran.stdout.split() == ["2", "3", "17"], ran.stdout + ran.stderr
 
 
@@ -99,10 +96,7 @@ def test_two_reads_in_one_line_are_made_one(tmp_path: Path) -> None:
         "        with open(args.file, 'r') as f:\n            text = f.read()\n"
         "            print(text.count('\\n') + 1 + len(text.split()))\n"
     ) in text, text
-    (tmp_path / "s.txt").write_text("alpha beta\ngamma\n")
-    ran = subprocess.run(
-        [sys.executable, "wordcount.py", "s.txt"], cwd=tmp_path, capture_output=True, text=True
-    )
+    ran = _counted(tmp_path)
     assert ran.stdout.split() == ["6"], ran.stdout + ran.stderr  # its sum, read right
 
 
@@ -288,10 +282,7 @@ def test_a_read_after_the_file_was_read_into_a_name_is_written_as_that_name(
     assert "reads `f` to its end" not in result
     text = (tmp_path / "wordcount.py").read_text()
     assert "print(len(lines), len(''.join(lines).split()), len(''.join(lines)))" in text
-    (tmp_path / "s.txt").write_text("alpha beta\ngamma\n")
-    ran = subprocess.run(
-        [sys.executable, "wordcount.py", "s.txt"], cwd=tmp_path, capture_output=True, text=True
-    )
+    ran = _counted(tmp_path)
     assert ran.stdout.split() == ["2", "3", "17"], ran.stdout + ran.stderr
 
 
@@ -323,10 +314,7 @@ def test_a_read_in_a_branch_after_a_read_to_the_end_is_written_as_its_name(
     assert 'it was written with `f.read()` as `"".join(lines)`' in result, result
     text = (tmp_path / "wordcount.py").read_text()
     assert 'Characters: {len("".join(lines))}' in text, text
-    (tmp_path / "s.txt").write_text("alpha beta\ngamma\n")
-    ran = subprocess.run(
-        [sys.executable, "wordcount.py", "s.txt"], cwd=tmp_path, capture_output=True, text=True
-    )
+    ran = _counted(tmp_path)
     assert ran.stdout.strip() == "Lines: 2, Words: 4, Characters: 17", ran.stdout + ran.stderr
 
 
@@ -345,3 +333,10 @@ def test_a_read_in_a_branch_after_a_read_to_the_end_is_written_as_its_name(
 )
 def test_a_read_in_a_branch_after_a_read_to_the_end(source: str, found: bool) -> None:
     assert bool(rereads(source)) is found
+
+
+def _counted(ws: Path) -> subprocess.CompletedProcess[str]:
+    """wordcount.py run on a file of two lines, three words and 17 characters."""
+    (ws / "s.txt").write_text("alpha beta\ngamma\n")
+    run = [sys.executable, "wordcount.py", "s.txt"]
+    return subprocess.run(run, cwd=ws, capture_output=True, text=True)
