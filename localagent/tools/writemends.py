@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from localagent.tools import initmend, notests, pywrite, readmend
+from localagent.tools import initmend, nestmend, notests, pywrite, readmend
 
 
 def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     """The content with every mend made, in turn, and what the write says of each: lines
-    that do not compile fixed (`pywrite.mended`), code in quotes unquoted, a package's
-    imports of its modules made imports of their functions (`initmend`), second reads of
-    a file made one (`readmend`), a test file's asserts put in a test (`notests`)."""
+    that do not compile fixed (`pywrite.mended`), code in quotes unquoted, functions
+    written indented inside the one above them put back at the top level (`nestmend`), a
+    package's imports of its modules made imports of their functions (`initmend`), second
+    reads of a file made one (`readmend`), a test file's asserts put in a test
+    (`notests`)."""
     said: list[str] = []
     if fixed := pywrite.mended(content, name):
         content = fixed[-1][2]
@@ -21,6 +23,9 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     if (quoted := pywrite.unquoted(content, name)) is not None:
         content = quoted
         said.append("; its content was code in quotes, so it was written without them")
+    if (lifted := nestmend.lifted(root, name, content)) is not None:
+        content = lifted[0]
+        said.append(nestmend.lifted_note(lifted[1], lifted[2]))
     if (imports := initmend.mend(root, name, content)) is not None:
         content = imports[2]
         said.append(_imports_mended(root, name, imports[0], imports[1]))
