@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
+from test_refactor_edits import WHOLE
 
 from localagent.tools import nestmend
 
@@ -45,6 +46,7 @@ NESTED = (
     "            lines.append(f'{kind} {size}: {size * size:.2f}')\\n        return '\\n'.j"
     'oin(lines)\\n"}}}}'
 )
+READ = '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'
 RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}'
 
 
@@ -57,18 +59,37 @@ def _seeded(ws: Path) -> None:
 def test_functions_written_inside_another_go_back_to_the_top_level(tmp_path: Path) -> None:
     _seeded(tmp_path)
     steps = [WHOLE_STEP, "run python -m pytest"]
-    rounds = [{"content": r} for r in (NESTED, RUN)]
-    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
-    write, run = records_of(tmp_path, "action_finished")
-    assert write["ok"], write["result"]
+    rounds = [{"content": r} for r in (READ, NESTED, WHOLE)]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
+    _, nested, whole = records_of(tmp_path, "action_finished")[:3]
+    assert nested["ok"], nested["result"]
     assert (
         "; total_area, largest, report were written indented inside area, so they were "
         "written at the top level, as the file had them"
-    ) in write["result"]
+    ) in nested["result"]
+    # Written, the three still repeat the formulas: the step asks that they call area.
+    assert "SUBTASK COMPLETE" not in nested["result"]
+    assert nested["result"].endswith(
+        "NOTE: total_area, largest and report do not call area, and this step is done only "
+        "when each of them calls it instead of repeating its code: write_file shapes.py whole "
+        "again, with total_area, largest and report calling area"
+    ), nested["result"]
+    assert "SUBTASK COMPLETE" in whole["result"] and "NOTE" not in whole["result"]
+    done = records_of(tmp_path, "subtask_completed")
+    assert [(d["by"], d["evidence"]) for d in done][1:2] == [("write", [whole["seq"]])], done
+
+
+def test_the_nested_functions_are_written_at_the_top_level(tmp_path: Path) -> None:
+    _seeded(tmp_path)
+    steps = [WHOLE_STEP, "run python -m pytest"]
+    rounds = [{"content": r} for r in (READ, NESTED, RUN)]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
+    _, write, run = records_of(tmp_path, "action_finished")[:3]
     text = (tmp_path / "shapes.py").read_text()
-    assert "\ndef total_area(shapes):\n" in text and "\ndef report(shapes):\n" in text
-    assert "    return '\\n'.join(lines)\n" in text  # the cut string mended first
-    assert run["ok"] and "3 passed" in run["result"], run["result"]
+    assert write["ok"] and text.startswith("def area(kind, size):\n"), write["result"]
+    assert "\n\n\ndef total_area(shapes):\n    total = 0.0\n" in text
+    assert "\ndef report(shapes):\n" in text and "\n    return '\\n'.join(lines)\n" in text
+    assert "3 passed" in run["result"], run["result"]
 
 
 NESTED_TAIL = (

@@ -15,7 +15,7 @@ import secrets
 from typing import Any
 
 from localagent.journal import Journal
-from localagent.loop import loopguard, rundone
+from localagent.loop import loopguard, rundone, usestep
 from localagent.loop.strikes import Strikes
 from localagent.prompts.promptset import PromptSet
 from localagent.rewind.snapshots import Snapshots
@@ -129,7 +129,8 @@ class Actions:
         result = self.tools.execute(ctx, name, given)
         state, root = self.state, self.ctx.root
         earned = rundone.earned(state, root, result.facts, result.text, self.small, self.prompts)
-        notes = [n for n in (said, earned[1] if earned else "") if n]
+        pending = usestep.note(state, root, result.facts, self.prompts) if self.small else ""
+        notes = [n for n in (said, earned[1] if earned else pending) if n]
         own = len(result.text)  # the tool's own observation ends here; the notes follow
         result = dataclasses.replace(result, text="\n".join([result.text, *notes]))
         owed = {"completes": earned[0]} if earned else {}

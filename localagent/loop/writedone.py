@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localagent.loop import soundwrite
+from localagent.loop import soundwrite, usestep
 from localagent.loop.subtasks import (
     TESTS,
     edited_file,
@@ -93,6 +93,8 @@ def finished(
         return None
     if not soundwrite.sound(root, path, ledger) or path in map(norm, facts.get("emptied", [])):
         return None
+    if usestep.unmet(state, root, facts)[2]:
+        return None  # the hand-back's functions do not call the one it added yet
     return Finished(path, prompts.render(name, path=path))
 
 

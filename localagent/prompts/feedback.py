@@ -223,6 +223,12 @@ HANDBACK_USE = (
     "instead of repeating its code"
 )
 
+USE_UNMET = (
+    "NOTE: {users} {verb} not call {name}, and this step is done only when each of them "
+    "calls it instead of repeating its code: write_file {path} whole again, with {users} "
+    "calling {name}"
+)
+
 HANDBACK_WRITE = (
     "write_file {script} that keeps its code and calls it at the end "
     '(under if __name__ == "__main__":)'

@@ -87,6 +87,7 @@ from localagent.prompts.feedback import (
     UNPROVEN,
     UNRUN_FORMS,
     USAGE_ONLY,
+    USE_UNMET,
     VAGUE_DOUBT,
     WAITED_FOR_INPUT,
     WRITE_COMPLETES,
@@ -427,6 +428,12 @@ PROMPTS: dict[str, Prompt] = {
         "the write after that write (and a read): the file whole, its functions calling the "
         "new one",
         _spec("path users name"),
+    ),
+    "use_unmet": Prompt(
+        USE_UNMET,
+        "what a write in that step adds while the functions it names do not call the new "
+        "one yet (the step goes on)",
+        _spec("path users name verb"),
     ),
     "handback_fix": Prompt(
         HANDBACK_FIX,

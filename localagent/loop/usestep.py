@@ -1,0 +1,86 @@
+"""The hand-back's write of a file whole, its functions changed to call the function it
+added (`addback`), ends its step only when they call it. Asked for shapes.py whole with
+total_area, largest and report calling area, Qwen2.5-Coder-1.5B wrote them as they were
+(the CPU); the write ended the step, the tests passed as they did before any change, and
+only the verdict found area unused, a replan later."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from localagent.prompts.promptset import PromptSet
+from localagent.state import State, current
+from localagent.state.checkruns import norm
+from localagent.tools.pkgimports import text_of
+
+# The step as `prompts.feedback.HANDBACK_USE` words it (a prompt set that words it
+# otherwise has no such check).
+_STEP = re.compile(
+    r"write_file (?P<path>\S+) whole: (?P<name>\w+) as it is, and (?P<users>.+?) changed so "
+    r"that they call (?P=name)\b"
+)
+_ALL = "the functions of "
+
+
+def asked(step: str) -> tuple[str, str, list[str]] | None:
+    """(the file, the function, the functions to call it: [] for all of the file's) for
+    such a step; None for any other."""
+    found = _STEP.match(step)
+    if found is None:
+        return None
+    users = found["users"]
+    names = [] if users.startswith(_ALL) else re.split(r",\s*|\s+and\s+", users)
+    return found["path"], found["name"], [n for n in names if n.isidentifier()]
+
+
+def not_calling(root: Path, path: str, name: str, users: list[str]) -> list[str]:
+    """The functions of the Python file at `path` (those in `users`, or all but `name`)
+    whose code calls no `name`; [] when it cannot be read or parsed, or defines no `name`."""
+    try:
+        tree = ast.parse(text_of(root, path) or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    functions = {
+        n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    if name not in functions:
+        return []
+    wanted = users or [n for n in functions if n != name]
+    return [u for u in wanted if u in functions and not _calls(functions[u], name)]
+
+
+def _calls(function: ast.AST, name: str) -> bool:
+    return any(
+        isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == name)
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
+        )
+        for node in ast.walk(function)
+    )
+
+
+def unmet(state: State, root: Path, facts: dict[str, list[str]]) -> tuple[str, str, list[str]]:
+    """For a write, in such a step, of its file: (the file, the function, those that do
+    not call it yet); ("", "", []) when it is no such write or they all call it."""
+    here = current(state)
+    step = asked(here[1].description) if here is not None else None
+    if step is None:
+        return "", "", []
+    path, name, users = step
+    if path not in map(norm, facts.get("wrote", []) + facts.get("unchanged", [])):
+        return "", "", []
+    return path, name, not_calling(root, path, name, users)
+
+
+def note(state: State, root: Path, facts: dict[str, list[str]], prompts: PromptSet) -> str:
+    """What such a write's result adds while they do not call it: "" when they do."""
+    path, name, missing = unmet(state, root, facts)
+    if not missing:
+        return ""
+    users = " and ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)
+    return prompts.render(
+        "use_unmet", path=path, name=name, users=users, verb="does" if len(missing) == 1 else "do"
+    )
