@@ -331,8 +331,10 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
 ) -> None:
     """refactor-1 on the CPU, its first edit step verbatim: three renames in turn until
     they were blocked (9 rounds). Now the first fails the step: without the model, a
-    write of area alone, a read of the file and a write of the file whole with the three
-    functions calling it (the 1.5B writes a file whole where its edits fail)."""
+    read of the file, a write of area alone and a write of the file whole with the three
+    functions calling it (the 1.5B writes a file whole where its edits fail). The read
+    first: after the replan the file was out of view, and the 1.5B wrote area with
+    formulas shapes.py never had (`3.14 * size ** 2`, a triangle)."""
     (tmp_path / "shapes.py").write_text(SHAPES)
     (tmp_path / "test_shapes.py").write_text(TESTS)
     moves = "move the repeated area formulas into a single function area(kind, size)"
@@ -340,7 +342,7 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
     renames = [("total_area", "area"), ("largest", "largest_area"), ("report", "report_area")]
     rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
     rounds += [{"content": _edit(old, new) + "}"} for old, new in renames[:1]]
-    rounds += [{"content": AREA_ALONE}, rounds[0], {"content": WHOLE}]
+    rounds += [rounds[0], {"content": AREA_ALONE}, {"content": WHOLE}]
     small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="5")
     (failed,) = records_of(tmp_path, "subtask_failed")
     assert failed["replan"] and failed["reason"] == (
@@ -349,9 +351,9 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
     plan = records_of(tmp_path, "plan")[-1]
     assert plan["by"] == "handback", plan
     assert plan["tasks"][0]["subtasks"] == [
+        "read_file shapes.py",
         "write_file shapes.py with only `def area(kind, size):` and its code as the content "
         "(it goes above total_area, and the rest of shapes.py stays)",
-        "read_file shapes.py",
         "write_file shapes.py whole: area as it is, and total_area, largest and report changed "
         "so that they call area instead of repeating its code",
         "run python -m pytest",
@@ -368,7 +370,7 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
     text = (tmp_path / "shapes.py").read_text()
     assert text.startswith('"""Areas of shapes') and "total += area(kind, size)" in text
     done = records_of(tmp_path, "subtask_completed")
-    assert [d["by"] for d in done][-3:] == ["write", "read", "write"], done
+    assert [d["by"] for d in done][-3:] == ["read", "write", "write"], done
 
 
 def test_an_edit_of_one_name_says_nothing_more_once_the_named_function_exists(

@@ -1,6 +1,6 @@
 """An edit step that was to make a function the step or the goal names goes back, when it
-failed and no file defines that function, to a write of the function alone (small
-profile), then a read of the file and a write of it whole, its functions calling it.
+failed and no file defines that function, to a read of the file, a write of the function
+alone (small profile) and a write of the file whole, its functions calling it.
 
 Qwen2.5-Coder-1.5B, asked to "move the repeated area formulas into a single function
 area(kind, size)", renamed total_area, largest and report in turn (test_shapes.py
@@ -53,11 +53,14 @@ def tasks(
         users = f"the functions of {path}"
     use = prompts.render("handback_use", path=path, users=users, name=name)
     read = prompts.render("handback_read", path=path)
-    # The read first: the window starts anew at a replan, and without the file in view
-    # the 1.5B sent edits of lines shapes.py never had (`total_area = area('circle',
-    # radius) + ...`), "old was not found", until it was blocked (the CPU).
-    more = [read, use] if written_file(use) == path and read_file_of(read) == path else []
-    steps = [write, *more]
+    # The read first: the window starts anew at a replan. Without the file in view the
+    # 1.5B sent edits of lines shapes.py never had (`total_area = area('circle', radius)
+    # + ...`), "old was not found", until it was blocked; and wrote area with formulas
+    # the file never had (`3.14 * size ** 2`, and a triangle), (the CPU).
+    if written_file(use) == path and read_file_of(read) == path:
+        steps = [read, write, use]
+    else:
+        steps = [write]
     return handback.from_failed(state, due, *steps, failed=False)
 
 

@@ -425,8 +425,8 @@ PROMPTS: dict[str, Prompt] = {
     ),
     "handback_use": Prompt(
         HANDBACK_USE,
-        "the write after that write (and a read): the file whole, its functions calling the "
-        "new one",
+        "the write after that write (both after a read of the file): the file whole, its "
+        "functions calling the new one",
         _spec("path users name"),
     ),
     "use_unmet": Prompt(
