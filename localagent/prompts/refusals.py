@@ -84,6 +84,12 @@ FILES = {
     "no_such_file": refusal(
         "file {path} does not exist; use list_dir to see what exists", "read of no file", "path"
     ),
+    "function_not_file": refusal(
+        "file {path} does not exist: {name} is a function (or class) of {owner}, not a file; "
+        "read or change it in {owner}",
+        "read or edit of a file named after a function another file defines",
+        "path name owner",
+    ),
     "folder_not_readable": refusal(
         "{path} is a folder, not a file; use list_dir to list it", "read_file of a folder", "path"
     ),

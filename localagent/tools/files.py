@@ -7,7 +7,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
-from localagent.tools import notests, pyscript, pywrite, rereads, undefined, writemends
+from localagent.tools import (
+    notests,
+    pyfiles,
+    pyscript,
+    pywrite,
+    rereads,
+    undefined,
+    writemends,
+)
 from localagent.tools.aliases import make_folder
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
@@ -97,6 +105,13 @@ def existing_file(ctx: ToolContext, path: str) -> Path:
     """The regular file path names, or ToolError saying what it is instead."""
     target = resolve_in_workspace(ctx.root, path)
     if not target.exists():
+        # Qwen2.5-Coder-1.5B's refactor sent `replace_in_file largest.py` three times,
+        # told each time that it does not exist: largest was a function of shapes.py.
+        stem = target.name[:-3] if target.name.endswith(".py") else ""
+        if stem.isidentifier() and (owner := pyfiles.owner(ctx.root, stem)):
+            raise ToolError.of(
+                "function_not_file", path=describe(path), name=stem, owner=describe(owner)
+            )
         raise ToolError.of("no_such_file", path=describe(path))
     if target.is_dir():
         raise ToolError.of("folder_not_readable", path=describe(path))

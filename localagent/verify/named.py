@@ -12,17 +12,11 @@ as code, is a hard finding of the verdict.
 from __future__ import annotations
 
 import ast
-import itertools
 import re
-import time
 from pathlib import Path
 
-from localagent.system import safefs
-from localagent.tools.walk import Walk
+from localagent.tools import pyfiles
 
-MAX_FILES = 200
-MAX_BYTES = 200_000
-WALK_SECONDS = 2.0
 _NAME = re.compile(r"`?([A-Za-z_]\w*)`?(?:\s*\([^()]*\))?")
 _OPENS = re.compile(r"\bfunctions?\s+(?:(?:called|named)\s+)?", re.I)
 _NEXT = re.compile(r"\s*,\s*and\s+|\s*,\s*|\s+and\s+")
@@ -88,7 +82,7 @@ def _called(root: Path) -> set[str]:
     """The names some code here uses (`f(...)`, `obj.f(...)`, `map(f, xs)`), not counting
     a function's uses of itself."""
     names: set[str] = set()
-    for tree in _trees(root):
+    for _, tree in pyfiles.trees(root):
         stack: list[tuple[ast.AST, str]] = [(tree, "")]
         while stack:
             node, inside = stack.pop()
@@ -116,25 +110,7 @@ def missing(text: str, root: Path) -> list[str]:
 def _defined(root: Path) -> set[str]:
     return {
         node.name
-        for tree in _trees(root)
+        for _, tree in pyfiles.trees(root)
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     }
-
-
-def _trees(root: Path) -> list[ast.Module]:
-    """The workspace's Python files that parse, parsed."""
-    trees = []
-    for path in _python_files(root):
-        try:
-            trees.append(ast.parse(safefs.read_inside(root, path, MAX_BYTES)))
-        except (OSError, safefs.UnsafeFile, SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-    return trees
-
-
-def _python_files(root: Path) -> list[Path]:
-    """The workspace's Python files, as search_files walks them (at most MAX_FILES)."""
-    walk = Walk(root, time.monotonic() + WALK_SECONDS, lambda: False)
-    found = (root / path for path in walk.files(root) if path.endswith(".py"))
-    return list(itertools.islice(found, MAX_FILES))

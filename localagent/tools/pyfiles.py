@@ -1,0 +1,50 @@
+"""The workspace's Python files, parsed: found as search_files walks them (at most
+MAX_FILES, each at most MAX_BYTES, within WALK_SECONDS), those that do not parse left
+out."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import time
+from pathlib import Path
+
+from localagent.system import safefs
+from localagent.tools.paths import relative
+from localagent.tools.walk import Walk
+
+MAX_FILES = 200
+MAX_BYTES = 200_000
+WALK_SECONDS = 2.0
+
+
+def trees(root: Path) -> list[tuple[str, ast.Module]]:
+    """(its path from the root, its syntax tree) for each Python file that parses."""
+    found = []
+    for path in _python_files(root):
+        try:
+            tree = ast.parse(safefs.read_inside(root, path, MAX_BYTES))
+        except (OSError, safefs.UnsafeFile, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        found.append((relative(root, path), tree))
+    return found
+
+
+def owner(root: Path, name: str) -> str:
+    """The one Python file that defines `name` at its top level (a function or class),
+    or "" when none or several do."""
+    owners = [
+        path
+        for path, tree in trees(root)
+        if any(
+            isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == name
+            for n in tree.body
+        )
+    ]
+    return owners[0] if len(owners) == 1 else ""
+
+
+def _python_files(root: Path) -> list[Path]:
+    walk = Walk(root, time.monotonic() + WALK_SECONDS, lambda: False)
+    found = (root / path for path in walk.files(root) if path.endswith(".py"))
+    return list(itertools.islice(found, MAX_FILES))

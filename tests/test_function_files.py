@@ -1,0 +1,60 @@
+"""A read or edit of a file named after a function another file defines says where the
+function is. Qwen2.5-Coder-1.5B's refactor on the CPU, verbatim through the real CLI on
+the scripted fake server: it sent `replace_in_file largest.py` three times, told each
+time only that the file does not exist, until the repeat was blocked; largest was a
+function of shapes.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import plan_rule, real_goal, records_of, small_model_goal
+
+from localagent.tools import pyfiles
+
+REFACTOR = real_goal("refactor")
+GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
+# Round 5 of refactor-1 (code of f20f83e), verbatim.
+EDIT = (
+    '{{"name": "replace_in_file", "arguments": {"path": "largest.py", "old": "largest = max(sh'
+    "apes, key=lambda shape: shape['size'])\", \"new\": \"largest = area('circle', 10) if 10 >"
+    " 5 else area('rectangle', 5) if 5 > 3 else area('triangle', 3)\"}}}"
+)
+STEP = (
+    "replace_in_file largest.py to replace the repeated area formulas with calls to "
+    "area(kind, size)"
+)
+
+
+def test_an_edit_of_a_file_named_after_a_function_says_which_file_has_it(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    rounds = [{"content": EDIT}]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, [STEP])), rounds, LOCALAGENT_MAX_ROUNDS="1")
+    (edit,) = records_of(tmp_path, "action_finished")
+    assert not edit["ok"]
+    assert edit["result"].startswith(
+        "file 'largest.py' does not exist: largest is a function (or class) of 'shapes.py', "
+        "not a file; read or change it in 'shapes.py'"
+    ), edit["result"]
+
+
+@pytest.mark.parametrize(
+    ("files", "name", "owner"),
+    [
+        ({"shapes.py": SHAPES}, "largest", "shapes.py"),
+        ({"pkg/geo.py": "class Circle:\n    pass\n"}, "Circle", "pkg/geo.py"),
+        ({"a.py": "def f():\n    pass\n", "b.py": "def f():\n    pass\n"}, "f", ""),
+        ({"a.py": "def g():\n    def f():\n        pass\n"}, "f", ""),  # not at the top level
+        ({"a.py": "def f(:\n"}, "f", ""),  # does not parse
+        ({"a.txt": "def f():\n    pass\n"}, "f", ""),
+    ],
+)
+def test_the_one_file_that_defines_a_name_is_found(
+    tmp_path: Path, files: dict[str, str], name: str, owner: str
+) -> None:
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    assert pyfiles.owner(tmp_path, name) == owner
