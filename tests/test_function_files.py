@@ -21,6 +21,12 @@ EDIT = (
     "apes, key=lambda shape: shape['size'])\", \"new\": \"largest = area('circle', 10) if 10 >"
     " 5 else area('rectangle', 5) if 5 > 3 else area('triangle', 3)\"}}}"
 )
+# Round 2 of the same run, verbatim: report, a function of shapes.py, as a new file.
+NEW_FILE = (
+    '{{"name": "write_file", "arguments": {"path": "report.py", "content": "def report(kind, '
+    "size):\\n    area = area(kind, size)\\n    print(f'The area of a {kind} with size {size}"
+    " is {area}')\"}}}"
+)
 STEP = (
     "replace_in_file largest.py to replace the repeated area formulas with calls to "
     "area(kind, size)"
@@ -38,6 +44,22 @@ def test_an_edit_of_a_file_named_after_a_function_says_which_file_has_it(tmp_pat
         "file 'largest.py' does not exist: largest is a function (or class) of 'shapes.py', "
         "not a file; read or change it in 'shapes.py'"
     ), edit["result"]
+
+
+def test_a_new_file_named_after_a_function_says_which_file_has_it(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    step = "Write a new file named area.py with the area function."
+    rounds = [{"content": NEW_FILE}, {"content": NEW_FILE.replace("report", "area_report")}]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, [step])), rounds, LOCALAGENT_MAX_ROUNDS="2")
+    named, other = records_of(tmp_path, "action_finished")
+    assert named["ok"] and named["result"].startswith(
+        "wrote 113 bytes to 'report.py' (created); but report is a function (or class) of "
+        "'shapes.py', and this new file does not change it there: to change report, change it "
+        "in 'shapes.py'"
+    ), named["result"]
+    assert other["ok"] and "function (or class)" not in other["result"], other["result"]
+    assert (tmp_path / "shapes.py").read_text() == SHAPES
 
 
 @pytest.mark.parametrize(

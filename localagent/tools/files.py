@@ -242,9 +242,26 @@ def write_file(
         text += "; but it no longer calls its code when run (its `__main__` block is gone)"
     if missing := missing_from_itself(ctx.root, name, content):
         text += "; but " + self_import_note(name, content, missing)
+    if not existed and ctx.mend_syntax and (owner := _function_file(ctx.root, name)):
+        text += "; but " + owner
     if package_note := written_note(ctx.root, name):
         text += "\n" + package_note
     return ToolResult(True, text, changed=True, facts=facts)
+
+
+def _function_file(root: Path, name: str) -> str:
+    """For a new Python file named after a function (or class) that one other file here
+    defines, what its write says of it; "" for any other. Qwen2.5-Coder-1.5B's refactor
+    wrote report.py and total_area.py, each a function of shapes.py, as new files, then
+    edited them in place of shapes.py (the CPU)."""
+    stem = name.rsplit("/", 1)[-1][:-3] if name.endswith(".py") else ""
+    owner = pyfiles.owner(root, stem, besides=name) if stem.isidentifier() else ""
+    if not owner:
+        return ""
+    return (
+        f"{stem} is a function (or class) of {describe(owner)}, and this new file does not "
+        f"change it there: to change {stem}, change it in {describe(owner)}"
+    )
 
 
 def _size(path: Path) -> int:

@@ -30,13 +30,14 @@ def trees(root: Path) -> list[tuple[str, ast.Module]]:
     return found
 
 
-def owner(root: Path, name: str) -> str:
-    """The one Python file that defines `name` at its top level (a function or class),
-    or "" when none or several do."""
+def owner(root: Path, name: str, besides: str = "") -> str:
+    """The one Python file (other than `besides`) that defines `name` at its top level
+    (a function or class), or "" when none or several do."""
     owners = [
         path
         for path, tree in trees(root)
-        if any(
+        if path != besides
+        and any(
             isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == name
             for n in tree.body
         )
