@@ -48,6 +48,9 @@ def revise(
     ):
         log.info("the goal's checks never opened the file they gave: back to a write")
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
+    if due.unmet and planner.small and state.handbacks < most and (tasks := _ruff_fixes(due)):
+        log.info("the goal's ruff check failed on what ruff fixes itself: back to that fix")
+        return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if due.unmet:
         tasks = planner.unmet(state, due.unmet, on_call)
         log.info("plan for what is unmet: %s", "; ".join(t["description"] for t in tasks))
@@ -117,6 +120,29 @@ def _unread(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, 
     write = prompts.render("handback_open", script=program) + handback.keeping(state, program)
     runs = [f"run {f[1]}" for f in found if f is not None]
     return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
+
+
+# A goal check of ruff that failed, and the fix its note names (`prompts.feedback.RUFF_FIX`).
+_FIXABLE = re.compile(
+    r"goal check `(ruff check\b[^`]*)` failed: .*ruff fixes the problems marked \[\*\] itself: "
+    r"run `(ruff check --fix\b[^`]*)`",
+    re.S,
+)
+
+
+def _ruff_fixes(due: ReplanDue) -> list[dict[str, Any]] | None:
+    """For a verdict whose only findings are goal checks of ruff that failed on problems
+    ruff fixes itself, a task of its own: each fix, then each check again. Told that
+    `ruff check .` failed on mathx/__init__.py's import order, with `ruff check --fix .`
+    named, Qwen2.5-Coder-1.5B planned its test file anew and wrote 90 s of parameters
+    that held no call (the CPU)."""
+    found = [_FIXABLE.match(item) for item in due.unmet]
+    if not found or None in found:
+        return None
+    fixes = [f"run {f[2]}" for f in found if f is not None]
+    checks = [f"run {f[1]}" for f in found if f is not None]
+    steps = [*dict.fromkeys(fixes), *dict.fromkeys(checks)]
+    return [{"description": steps[0], "subtasks": steps}]
 
 
 def _status_only(state: State, due: ReplanDue) -> bool:

@@ -94,6 +94,8 @@ _MORE_THAN_RUNNING = re.compile(
     r"returns?|expect\w*)\b",
     re.I,
 )
+# A command line's option (`--fix`, `-k`): no word of what the subtask does.
+_OPTION_WORD = re.compile(r"(?<!\S)--?[A-Za-z][\w-]*")
 _TESTS = re.compile(r"\b(?:tests|test suite|unit tests?|pytest|unittest)\b", re.I)
 TESTS = "the tests"  # what `ran_by` names for a subtask a test runner does
 _RUFF = re.compile(r"\bruff\b", re.I)
@@ -119,7 +121,8 @@ def ran_by(text: str) -> str:
     """What a run subtask runs: `TESTS` for the tests, `LINT` for ruff, or the one
     program it names; "" for a subtask that is not one run (it also writes, fixes, plays,
     or names more)."""
-    if not _RUNS.match(text) or _MORE_THAN_RUNNING.search(_plain(_PURPOSE.sub(" ", text))):
+    said = _OPTION_WORD.sub(" ", _PURPOSE.sub(" ", text))  # `--fix` is an option, no fix
+    if not _RUNS.match(text) or _MORE_THAN_RUNNING.search(_plain(said)):
         return ""
     if _RUFF.search(text) and not _RUNNER.search(text):
         # The 1.5B's step "run ruff check to ensure the code is clean", on the CPU: its

@@ -1,0 +1,83 @@
+"""A verdict that found only the goal's ruff check failing on what ruff fixes itself goes
+back to that fix (small profile), not to the model's replan. Qwen2.5-Coder-1.5B's mathx
+on the CPU: its tests passed and it ran `ruff check --fix tests/test_mathx.py`; the
+verification's `ruff check .` then failed on mathx/__init__.py's import block, its note
+naming `ruff check --fix .`, and the model's replan planned the test file anew (90 s of
+parameters that held no call)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import VERIFIED, plan_rule, records_of, small_model_goal
+from test_goal_checks_done import GOAL, ruff_found
+
+from localagent.loop.subtasks import ran_by
+
+# The package and tests as that run had them when its verification began, verbatim.
+INIT = (
+    "from math import *\n\ndef add(x, y):\n    return x + y\n\ndef subtract(x, y):\n"
+    "    return x - y\n\ndef multiply(x, y):\n    return x * y\n\ndef divide(x, y):\n"
+    "    if y == 0:\n        raise ValueError('Cannot divide by zero')\n    return x / y"
+)
+TESTS = (
+    "import mathx\n\n\ndef test_add():\n    assert mathx.add(1, 2) == 3\n\n"
+    "def test_subtract():\n    assert mathx.subtract(1, 2) == -1\n"
+)
+STEP = "run python -m pytest tests/test_mathx.py"
+
+
+def _run(cmd: str) -> dict[str, str]:
+    return {"content": '{{"name": "run_cmd", "arguments": {"cmd": "' + cmd + '"}}}'}
+
+
+@pytest.mark.skipif(not ruff_found(), reason="no ruff program")
+def test_a_ruff_check_that_failed_on_what_ruff_fixes_goes_back_to_that_fix(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "mathx").mkdir()
+    (tmp_path / "mathx" / "__init__.py").write_text(INIT)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mathx.py").write_text(TESTS)
+    (tmp_path / "conftest.py").write_text("")
+    # The import order checked whatever ruff's version checks by default.
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["I"]\n')
+    replies = [_run(STEP.removeprefix("run ")), _run("ruff check --fix ."), _run("ruff check .")]
+    small_model_goal(
+        tmp_path,
+        GOAL,
+        plan_rule((GOAL, [STEP])),
+        replies,
+        VERIFIED,
+        LOCALAGENT_VERIFY="1",
+        LOCALAGENT_MAX_ROUNDS="5",
+    )
+    (verdict, *_) = records_of(tmp_path, "verdict")
+    assert verdict["unmet"] == [
+        "goal check `ruff check .` failed: exit code 1: NOTE: ruff fixes the problems marked "
+        "[*] itself: run `ruff check --fix .`."
+    ], verdict
+    back = records_of(tmp_path, "plan")[-1]
+    assert back["by"] == "handback" and back["tasks"] == [
+        {
+            "description": "run ruff check --fix .",
+            "subtasks": ["run ruff check --fix .", "run ruff check ."],
+        }
+    ], back
+    done = [d["reason"] for d in records_of(tmp_path, "subtask_completed")]
+    assert len(done) == 3 and "`ruff check .` ran and succeeded" in done[-1], done
+    assert records_of(tmp_path, "goal_completed")
+    assert (tmp_path / "mathx" / "__init__.py").read_text().startswith("from math import *\n\n\n")
+
+
+@pytest.mark.parametrize(
+    ("step", "runs"),
+    [
+        ("run ruff check --fix .", "ruff"),
+        ("run python wordcount.py --lines sample.txt", "wordcount.py"),
+        ("run python x.py and fix it", ""),  # a fix is still more than a run
+    ],
+)
+def test_an_option_is_no_word_of_what_a_run_step_does(step: str, runs: str) -> None:
+    assert ran_by(step) == runs
