@@ -39,9 +39,16 @@ def written_file(text: str) -> str:
     words = _plain(text)
     if not _WRITES.match(text) or _MORE_THAN_WRITING.search(words):
         return ""
+    called = [c for c in (m.strip(".") for m in _CALLED.findall(text)) if c in named]
+    if len(named) > 1 and called:
+        # "Write a named file named 'area.py' in the same folder as shapes.py." (the 1.5B's
+        # refactor plan): area.py is written; it wrote it three times unchanged, blocked.
+        return called[0]
     return named[0] if len(named) == 1 else ""
 
 
+# The file a write names as the one it makes: "a file named 'area.py'", "called x.py".
+_CALLED = re.compile(r"\b(?:named|called)\s+['\"`]?([\w./-]+)", re.I)
 _QUOTED = re.compile(r"'[^'\n]*'|`[^`\n]*`")
 
 
