@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from localagent.tools import initmend, nestmend, notests, pywrite, readmend
+from localagent.tools import importmend, initmend, nestmend, notests, pywrite, readmend
 
 
 def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     """The content with every mend made, in turn, and what the write says of each: lines
     that do not compile fixed (`pywrite.mended`), code in quotes unquoted, functions
     written indented inside the one above them put back at the top level (`nestmend`), a
-    package's imports of its modules made imports of their functions (`initmend`), second
+    package's imports of its modules made imports of their functions (`initmend`), names
+    it never imports imported from the one module that has them (`importmend`), second
     reads of a file made one (`readmend`), a test file's asserts put in a test
     (`notests`)."""
     said: list[str] = []
@@ -29,6 +30,9 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     if (imports := initmend.mend(root, name, content)) is not None:
         content = imports[2]
         said.append(_imports_mended(root, name, imports[0], imports[1]))
+    if (imported := importmend.mended(root, name, content)) is not None:
+        content = imported[0]
+        said.append(importmend.mended_note(imported[1], imported[2]))
     if (reads := readmend.mended(content, name)) is not None:
         content = reads[0]
         said.append(readmend.mended_note(reads[1]))

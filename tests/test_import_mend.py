@@ -1,0 +1,108 @@
+"""Names a Python file uses and never imports are imported from the one module here that
+has them all (small profile, `tools/importmend.py`). Qwen2.5-Coder-1.5B's mathx on the
+CPU, verbatim through the real CLI on the scripted fake server: its tests called add,
+subtract, multiply and divide with only `import pytest` above them; told that running
+them raises NameError, it wrote the same file back twice, a minute a round."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import plan_rule, records_of, small_model_goal
+from test_goal_checks_done import GOAL
+
+from localagent.tools import importmend
+
+# mathx/__init__.py as that run had it (its own import mended), and its modules.
+INIT = (
+    "from .add import add as add\nfrom .divide import divide as divide\n"
+    "from .multiply import multiply as multiply\nfrom .subtract import subtract as subtract\n"
+)
+MODULES = {
+    "add": "def add(a, b):\n    return a + b\n",
+    "subtract": "def subtract(a, b):\n    return a - b\n",
+    "multiply": "def multiply(a, b):\n    return a * b\n",
+    "divide": "def divide(a, b):\n    return a / b\n",
+}
+STEP = "write_file tests/test_mathx.py with the pytest tests"
+# Round 2 of mathx-1 (code of 2d8b7ab), verbatim.
+TESTS = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "imp'
+    "ort pytest\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), (3, 4, 7), (5, "
+    "6, 11), (7, 8, 15)])\\ndef test_add(a, b, expected):\\n    assert add(a, b) == expecte"
+    "d\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, -1), (3, 4, -1), (5, 6, -1),"
+    " (7, 8, -1)])\\ndef test_subtract(a, b, expected):\\n    assert subtract(a, b) == expe"
+    "cted\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), (3, 4, 6), (5, 6, 10)"
+    ", (7, 8, 14)])\\ndef test_multiply(a, b, expected):\\n    assert multiply(a, b) == exp"
+    "ected\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 0), (3, 4, 0), (5, 6, 0)"
+    ", (7, 8, 0)])\\ndef test_divide(a, b, expected):\\n    with pytest.raises(ValueError):"
+    "\\n        divide(a, b)\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 1), (3,"
+    " 4, 1), (5, 6, 1), (7, 8, 1)])\\ndef test_divide(a, b, expected):\\n    assert divide("
+    'a, b) == expected"}}}'
+)
+RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest tests/test_mathx.py"}}}'
+
+
+def _package(ws: Path) -> None:
+    (ws / "mathx").mkdir()
+    (ws / "mathx" / "__init__.py").write_text(INIT)
+    for name, code in MODULES.items():
+        (ws / "mathx" / f"{name}.py").write_text(code)
+
+
+def test_names_a_test_file_never_imports_are_imported_from_the_package(tmp_path: Path) -> None:
+    _package(tmp_path)
+    rounds = [{"content": r} for r in (TESTS, RUN)]
+    steps = [STEP, "run python -m pytest tests/test_mathx.py"]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
+    write, run = records_of(tmp_path, "action_finished")
+    assert (
+        "; it used add, subtract, multiply, divide, which mathx has, without importing them, "
+        "so `from mathx import add, subtract, multiply, divide` was written at its top"
+    ) in write["result"]
+    assert "NameError" not in write["result"], write["result"]
+    text = (tmp_path / "tests" / "test_mathx.py").read_text()
+    assert text.startswith(
+        "import pytest\n\nfrom mathx import add, subtract, multiply, divide\n\n\n@pytest.mark"
+    ), text
+    # The model's own expectations are wrong (multiply(3, 4) == 6), but nothing is missing.
+    assert "NameError" not in run["result"] and " passed" in run["result"], run["result"]
+
+
+@pytest.mark.parametrize(
+    ("files", "content"),
+    [
+        # Two modules have them: which one is meant is not certain.
+        ({"a.py": "def f():\n    pass\n", "b.py": "def f():\n    pass\n"}, "f()\n"),
+        # No one module has both.
+        ({"a.py": "def f():\n    pass\n", "b.py": "def g():\n    pass\n"}, "f()\ng()\n"),
+        # A test file is no module to import from.
+        ({"tests/test_a.py": "def f():\n    pass\n"}, "f()\n"),
+        # A module its path cannot import.
+        ({"my-lib.py": "def f():\n    pass\n"}, "f()\n"),
+        # Nothing is missing.
+        ({"a.py": "def f():\n    pass\n"}, "def f():\n    pass\n\n\nf()\n"),
+    ],
+)
+def test_no_import_is_added_where_the_module_is_not_certain(
+    tmp_path: Path, files: dict[str, str], content: str
+) -> None:
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    assert importmend.mended(tmp_path, "main.py", content) is None
+
+
+def test_the_import_goes_after_the_docstring_and_the_imports(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "geo.py").write_text("PI = 3.14\n\n\ndef area(r):\n    return PI * r\n")
+    content = '"""Areas."""\nimport math\n\nprint(area(2), math.pi, PI)\n'
+    text, module, names = importmend.mended(tmp_path, "main.py", content) or ("", "", [])
+    assert (module, names) == ("pkg.geo", ["area", "PI"])
+    assert text == (
+        '"""Areas."""\nimport math\n\nfrom pkg.geo import area, PI\n\n\n'
+        "print(area(2), math.pi, PI)\n"
+    )
+    bare = importmend.mended(tmp_path, "main.py", "print(area(2))\n")
+    assert bare is not None and bare[0] == "from pkg.geo import area\n\n\nprint(area(2))\n"
