@@ -65,7 +65,8 @@ def unused(goal: str, root: Path) -> list[str]:
     wanted = [name for name in named_functions(goal) if _said_to_use(goal, name)]
     if not wanted:
         return []
-    defined, called = _defined(root), _called(root)
+    trees = [tree for _, tree in pyfiles.trees(root)]  # parsed once for both questions
+    defined, called = _defined(trees), _called(trees)
     return [
         f"the goal says to use the function {name}, and no code here calls it"
         for name in wanted
@@ -78,11 +79,11 @@ def _said_to_use(goal: str, name: str) -> bool:
     return re.search(said, goal, re.I) is not None
 
 
-def _called(root: Path) -> set[str]:
+def _called(trees: list[ast.Module]) -> set[str]:
     """The names some code here uses (`f(...)`, `obj.f(...)`, `map(f, xs)`), not counting
     a function's uses of itself."""
     names: set[str] = set()
-    for _, tree in pyfiles.trees(root):
+    for tree in trees:
         stack: list[tuple[ast.AST, str]] = [(tree, "")]
         while stack:
             node, inside = stack.pop()
@@ -103,14 +104,14 @@ def missing(text: str, root: Path) -> list[str]:
     wanted = named_functions(text)
     if not wanted:
         return []
-    defined = _defined(root)
+    defined = _defined([tree for _, tree in pyfiles.trees(root)])
     return [name for name in wanted if name not in defined]
 
 
-def _defined(root: Path) -> set[str]:
+def _defined(trees: list[ast.Module]) -> set[str]:
     return {
         node.name
-        for _, tree in pyfiles.trees(root)
+        for tree in trees
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     }
