@@ -106,3 +106,5 @@ def test_the_import_goes_after_the_docstring_and_the_imports(tmp_path: Path) -> 
     )
     bare = importmend.mended(tmp_path, "main.py", "print(area(2))\n")
     assert bare is not None and bare[0] == "from pkg.geo import area\n\n\nprint(area(2))\n"
+    # pkg/main.py, run as a script, would not find pkg.geo from its own folder.
+    assert importmend.mended(tmp_path, "pkg/main.py", "print(area(2))\n") is None

@@ -17,9 +17,12 @@ def mended(root: Path, name: str, content: str) -> tuple[str, str, list[str]] | 
     """(the content with the import added, the module, the names) for Python content that
     reads names nothing binds, every one of them bound at the top level of one other
     module here (not a test file), which it can import by its path from the root; None
-    for any other content."""
+    for any other content, and for a file in a folder that is no test file (run as a
+    script, it imports from its own folder)."""
     if not name.lower().endswith((".py", ".pyw")):
         return None
+    if "/" in name and not TEST_FILE.search(name):
+        return None  # run as a script, it imports from its own folder, not from the root
     missing = undefined.names(content)
     if not missing or len(missing) >= undefined.MOST:  # perhaps more than it listed
         return None
