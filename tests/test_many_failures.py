@@ -5,6 +5,7 @@ engine read anew, three times in one run (the p90 of the tokens read per call)."
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -61,6 +62,8 @@ def _seeded(root: Path) -> None:
         (root / "mathx" / f"{name}.py").write_text(code)
     (root / "tests").mkdir()
     (root / "tests" / "test_mathx.py").write_text(TESTS)
+    # pytest's rootdir and settings here, whatever the folders above hold.
+    (root / "pytest.ini").write_text("[pytest]\n")
 
 
 CMD = "python -m pytest -p no:cacheprovider tests/test_mathx.py"
@@ -81,14 +84,19 @@ def test_the_short_summary_of_tests_failing_each_their_own_way_ends_with_a_count
 def test_past_a_few_reports_the_others_are_left_out(tmp_path: Path) -> None:
     """The whole output (a run's is cut in its middle before it is trimmed)."""
     _seeded(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PY_COLORS"))}
     ran = subprocess.run(
-        [sys.executable, *CMD.split()[1:]], cwd=tmp_path, capture_output=True, text=True
+        [sys.executable, *CMD.split()[1:]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**env, "NO_COLOR": "1"},
     )
     text = for_model(tmp_path, ran.stdout)
     reports = [line for line in text.splitlines() if line.startswith("_____")]
     assert len(reports) == 5, reports
     assert f"\n{LEFT_OUT}\n" in text
-    assert len(ran.stdout) > 15_000 and len(text) < 2_800, len(text)
+    assert len(ran.stdout) > 15_000 and len(text) < 2_800, text
 
 
 def test_tests_failing_in_few_ways_keep_every_report(tmp_path: Path) -> None:
