@@ -90,7 +90,7 @@ def test_past_a_few_reports_the_others_are_left_out(tmp_path: Path) -> None:
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env={**env, "NO_COLOR": "1"},
+        env={**env, "NO_COLOR": "1", "COLUMNS": "80"},
     )
     text = for_model(tmp_path, ran.stdout)
     reports = [line for line in text.splitlines() if line.startswith("_____")]
