@@ -109,6 +109,10 @@ NESTED_TAIL = (
         (NESTED_TAIL.replace("total_area", "helper"), "the file never had it at the top level"),
         (NESTED_TAIL + "\n\ndef total_area(shapes):\n    return 0\n", "the top level has it"),
         (
+            "def outer(x):\n    y = 1\n\n    def total_area(shapes):\n        nonlocal z\n",
+            "the parser takes it, the compiler does not",
+        ),
+        (
             "def outer(x):\n    return x\n\n    def total_area(shapes):\n"
             "        return '''a\nb'''\n",
             "a line less indented than the function",

@@ -25,18 +25,23 @@ def lifted(root: Path, name: str, content: str) -> tuple[str, list[str], str] | 
     function they leave say is checked to be the same code, as the parser reads it."""
     if not name.lower().endswith((".py", ".pyw")):
         return None
-    had = set(pyscript.defines(root, name))
     try:
         tree = ast.parse(content)
-        table = symtable.symtable(content, name, "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    tails = [(n, t) for n in tree.body if isinstance(n, _FUNCTION) and (t := _tail(n))]
+    if not tails:
+        return None  # most writes: the file is only read when a function ends with some
+    had = set(pyscript.defines(root, name))
     top = {n.name for n in tree.body if isinstance(n, _FUNCTION | ast.ClassDef)}
-    for outer in tree.body:
-        tail = _tail(outer) if isinstance(outer, _FUNCTION) else []
+    for outer, tail in tails:
         names = [n.name for n in tail]
-        if not tail or not all(n in had and n not in top for n in names):
+        if not all(n in had and n not in top for n in names):
             continue
+        try:
+            table = symtable.symtable(content, name, "exec")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None  # what the parser takes and the compiler does not (`nonlocal x` at the top)
         if not _closed(table, outer, names):
             return None
         text = _dedented(content, outer, tail)
