@@ -142,6 +142,14 @@ EDITS = {
         "old not in the file and new in it: an edit repeated",
         "path line now",
     ),
+    "write_aliases_imports": refusal(
+        "not written: {path} defines {users}, and this content makes {aliases} other names "
+        "for {target}, not functions of their own: called as they are called now, they "
+        "would break. Keep each a function (`def {first}(...):` with its parameters as they "
+        "are) whose code calls {target}. It is now:\n{text}",
+        "a rewrite that makes what other files import aliases of another function, refused",
+        "path users aliases target first text",
+    ),
     "write_drops_imports": refusal(
         "not written: {path} defines {users}, and this content does not; written, it would "
         "break them. Change it with replace_in_file, or write it whole with them kept. "

@@ -7,15 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
-from localagent.tools import (
-    notests,
-    pyfiles,
-    pyscript,
-    pywrite,
-    rereads,
-    undefined,
-    writemends,
-)
+from localagent.tools import notests, pyfiles, pyscript, pywrite, rereads, undefined, writemends
 from localagent.tools.aliases import make_folder
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
@@ -219,6 +211,17 @@ def write_file(
         # World!'` over it without reading it (8 of 12 runs on an H100); the mean and
         # median test_stats.py imports were gone, and it never saw them again.
         shown = pywrite.numbered(ctx.root, target)
+        named, aliased = pywrite.aliases(content, had)
+        if named:
+            raise ToolError.of(
+                "write_aliases_imports",
+                path=describe(path),
+                users=users,
+                aliases=", ".join(named),
+                target=aliased,
+                first=named[0],
+                text=shown,
+            )
         raise ToolError.of("write_drops_imports", path=describe(path), users=users, text=shown)
     size = _size(target) if had else 0
     acted = bool(had) and (before := pyscript.read(ctx.root, name)) is not None and before.acts
@@ -242,26 +245,11 @@ def write_file(
         text += "; but it no longer calls its code when run (its `__main__` block is gone)"
     if missing := missing_from_itself(ctx.root, name, content):
         text += "; but " + self_import_note(name, content, missing)
-    if not existed and ctx.mend_syntax and (owner := _function_file(ctx.root, name)):
+    if not existed and ctx.mend_syntax and (owner := pyfiles.function_note(ctx.root, name)):
         text += "; but " + owner
     if package_note := written_note(ctx.root, name):
         text += "\n" + package_note
     return ToolResult(True, text, changed=True, facts=facts)
-
-
-def _function_file(root: Path, name: str) -> str:
-    """For a new Python file named after a function (or class) that one other file here
-    defines, what its write says of it; "" for any other. Qwen2.5-Coder-1.5B's refactor
-    wrote report.py and total_area.py, each a function of shapes.py, as new files, then
-    edited them in place of shapes.py (the CPU)."""
-    stem = name.rsplit("/", 1)[-1][:-3] if name.endswith(".py") else ""
-    owner = pyfiles.owner(root, stem, besides=name) if stem.isidentifier() else ""
-    if not owner:
-        return ""
-    return (
-        f"{stem} is a function (or class) of {describe(owner)}, and this new file does not "
-        f"change it there: to change {stem}, change it in {describe(owner)}"
-    )
 
 
 def _size(path: Path) -> int:

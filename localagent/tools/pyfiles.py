@@ -49,3 +49,18 @@ def _python_files(root: Path) -> list[Path]:
     walk = Walk(root, time.monotonic() + WALK_SECONDS, lambda: False)
     found = (root / path for path in walk.files(root) if path.endswith(".py"))
     return list(itertools.islice(found, MAX_FILES))
+
+
+def function_note(root: Path, name: str) -> str:
+    """For a new Python file named after a function (or class) that one other file here
+    defines, what its write says of it; "" for any other. Qwen2.5-Coder-1.5B's refactor
+    wrote report.py and total_area.py, each a function of shapes.py, as new files, then
+    edited them in place of shapes.py (the CPU)."""
+    stem = name.rsplit("/", 1)[-1][:-3] if name.endswith(".py") else ""
+    found = owner(root, stem, besides=name) if stem.isidentifier() else ""
+    if not found:
+        return ""
+    return (
+        f"{stem} is a function (or class) of '{found}', and this new file does not change "
+        f"it there: to change {stem}, change it in '{found}'"
+    )

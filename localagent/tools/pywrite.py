@@ -23,6 +23,29 @@ def defined(content: str) -> list[str]:
     return script.defines if script is not None else _DEFINES.findall(content)
 
 
+def aliases(content: str, names: list[str]) -> tuple[list[str], str]:
+    """Of `names`, those new Python content binds at its top level as another name for one
+    function it defines (`total_area = area`), and that function; ([], "") when none do.
+    Asked for shapes.py whole with total_area, largest and report calling area,
+    Qwen2.5-Coder-1.5B wrote `def area` and `total_area = area`, `largest = area`,
+    `report = area` below it, twice (the CPU)."""
+    script = pyscript.parse(content)
+    if script is None:
+        return [], ""
+    bound = {
+        node.targets[0].id: node.value.id
+        for node in ast.parse(content).body
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in script.defines
+    }
+    found = [n for n in names if n in bound]
+    targets = {bound[n] for n in found}
+    return (found, targets.pop()) if len(targets) == 1 else ([], "")
+
+
 def numbered(root: Path, target: Path) -> str:
     """The file's first lines, numbered, as the refusal shows them."""
     try:
