@@ -13,7 +13,7 @@ from pathlib import Path
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import norm
-from localagent.tools.pkgimports import text_of
+from localagent.tools.pkgimports import text_of, tree_of
 
 # The step as `prompts.feedback.HANDBACK_USE` words it (a prompt set that words it
 # otherwise has no such check).
@@ -38,9 +38,8 @@ def asked(step: str) -> tuple[str, str, list[str]] | None:
 def not_calling(root: Path, path: str, name: str, users: list[str]) -> list[str]:
     """The functions of the Python file at `path` (those in `users`, or all but `name`)
     whose code calls no `name`; [] when it cannot be read or parsed, or defines no `name`."""
-    try:
-        tree = ast.parse(text_of(root, path) or "")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = tree_of(text_of(root, path))
+    if tree is None:
         return []
     functions = {
         n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)

@@ -10,6 +10,7 @@ import ast
 from pathlib import Path
 
 from localagent.tools import pyfiles, undefined
+from localagent.tools.pkgimports import tree_of
 from localagent.tools.pyscript import TEST_FILE
 
 
@@ -77,10 +78,10 @@ def _exports(tree: ast.Module) -> set[str]:
 def _inserted(content: str, line: str) -> str | None:
     """The content with `line` as a block of its own after its first imports (after its
     docstring when it has no import); None when it does not parse."""
-    try:
-        body = ast.parse(content).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = tree_of(content)
+    if tree is None:
         return None
+    body = tree.body
     after = 0
     for index, node in enumerate(body):
         text = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)

@@ -13,6 +13,7 @@ import symtable
 from pathlib import Path
 
 from localagent.tools import pyscript
+from localagent.tools.pkgimports import tree_of
 
 _FUNCTION = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -23,11 +24,8 @@ def lifted(root: Path, name: str, content: str) -> tuple[str, list[str], str] | 
     defines at its top level and the content does not, each using none of that
     function's own names; None for any other content. What the lifted functions and the
     function they leave say is checked to be the same code, as the parser reads it."""
-    if not name.lower().endswith((".py", ".pyw")):
-        return None
-    try:
-        tree = ast.parse(content)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = tree_of(content) if name.lower().endswith((".py", ".pyw")) else None
+    if tree is None:
         return None
     tails = [(n, t) for n in tree.body if isinstance(n, _FUNCTION) and (t := _tail(n))]
     if not tails:
@@ -112,9 +110,8 @@ def _dedented(content: str, outer: ast.stmt, tail: list[ast.stmt]) -> str | None
 def _same(tree: ast.Module, outer: ast.stmt, tail: list[ast.stmt], text: str) -> bool:
     """Whether the new text holds the same code: the outer function without its tail,
     the tail's functions after it at the top level, and everything else unchanged."""
-    try:
-        after = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    after = tree_of(text)
+    if after is None:
         return False
     body: list[ast.stmt] = []
     for node in tree.body:
