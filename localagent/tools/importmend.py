@@ -33,7 +33,7 @@ def mended(root: Path, name: str, content: str) -> tuple[str, str, list[str]] | 
         if path != name
         and not TEST_FILE.search(path)
         and (module := _module(path))
-        and set(missing) <= _exports(tree)
+        and set(missing) <= undefined.bound(tree)
     ]
     if len(holders) != 1:
         return None
@@ -59,20 +59,6 @@ def _module(path: str) -> str:
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else ""
-
-
-def _exports(tree: ast.Module) -> set[str]:
-    """The names a module binds at its top level: its functions and classes, what it
-    imports, what it assigns."""
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
-        elif isinstance(node, ast.Assign):
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return names
 
 
 def _inserted(content: str, line: str) -> str | None:

@@ -114,6 +114,11 @@ def _arguments(args: ast.arguments) -> list[ast.arg]:
     return found + [a for a in (args.vararg, args.kwarg) if a is not None]
 
 
+def bound(tree: ast.Module) -> set[str]:
+    """The names a module binds at its top level (what `from it import name` finds)."""
+    return _bound(tree.body)
+
+
 def _bound(body: list) -> set[str]:
     """The names one scope binds: assignments, imports, definitions, loop and `with`
     targets, `except ... as`, match captures, walrus targets (not inside nested scopes)."""
