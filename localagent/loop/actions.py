@@ -129,8 +129,11 @@ class Actions:
         result = self.tools.execute(ctx, name, given)
         state, root = self.state, self.ctx.root
         earned = rundone.earned(state, root, result.facts, result.text, self.small, self.prompts)
-        pending = usestep.note(state, root, result.facts, self.prompts) if self.small else ""
-        notes = [n for n in (said, earned[1] if earned else pending) if n]
+        if earned:
+            added = earned[1]
+        else:  # what a step still owes, said while it goes on
+            added = usestep.note(state, root, result.facts, self.prompts) if self.small else ""
+        notes = [n for n in (said, added) if n]
         own = len(result.text)  # the tool's own observation ends here; the notes follow
         result = dataclasses.replace(result, text="\n".join([result.text, *notes]))
         owed = {"completes": earned[0]} if earned else {}
