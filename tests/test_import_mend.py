@@ -1,5 +1,5 @@
 """Names a Python file uses and never imports are imported from the one module here that
-has them all (small profile, `tools/importmend.py`). Qwen2.5-Coder-1.5B's mathx on the
+has them all (small profile, `tools/mends/imports.py`). Qwen2.5-Coder-1.5B's mathx on the
 CPU, verbatim through the real CLI on the scripted fake server: its tests called add,
 subtract, multiply and divide with only `import pytest` above them; told that running
 them raises NameError, it wrote the same file back twice, a minute a round."""
@@ -12,7 +12,7 @@ import pytest
 from support import plan_rule, records_of, small_model_goal
 from test_goal_checks_done import GOAL
 
-from localagent.tools import importmend
+from localagent.tools.mends import imports
 
 # mathx/__init__.py as that run had it (its own import mended), and its modules.
 INIT = (
@@ -91,20 +91,20 @@ def test_no_import_is_added_where_the_module_is_not_certain(
     for path, text in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
-    assert importmend.mended(tmp_path, "main.py", content) is None
+    assert imports.mended(tmp_path, "main.py", content) is None
 
 
 def test_the_import_goes_after_the_docstring_and_the_imports(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "geo.py").write_text("PI = 3.14\n\n\ndef area(r):\n    return PI * r\n")
     content = '"""Areas."""\nimport math\n\nprint(area(2), math.pi, PI)\n'
-    text, module, names = importmend.mended(tmp_path, "main.py", content) or ("", "", [])
+    text, module, names = imports.mended(tmp_path, "main.py", content) or ("", "", [])
     assert (module, names) == ("pkg.geo", ["area", "PI"])
     assert text == (
         '"""Areas."""\nimport math\n\nfrom pkg.geo import area, PI\n\n\n'
         "print(area(2), math.pi, PI)\n"
     )
-    bare = importmend.mended(tmp_path, "main.py", "print(area(2))\n")
+    bare = imports.mended(tmp_path, "main.py", "print(area(2))\n")
     assert bare is not None and bare[0] == "from pkg.geo import area\n\n\nprint(area(2))\n"
     # pkg/main.py, run as a script, would not find pkg.geo from its own folder.
-    assert importmend.mended(tmp_path, "pkg/main.py", "print(area(2))\n") is None
+    assert imports.mended(tmp_path, "pkg/main.py", "print(area(2))\n") is None

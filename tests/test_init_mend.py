@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support import plan_rule, records_of, ruff_step, small_model_goal
 
-from localagent.tools import initmend
+from localagent.tools.mends import inits
 
 MATHX = (
     "Create a Python package mathx with the functions add, subtract, multiply and divide "
@@ -84,7 +84,7 @@ def test_which_imports_are_mended(tmp_path: Path) -> None:
     (package / "utils.py").write_text("def helper():\n    return 1\n")
     (package / "sub").mkdir()
     init = "pkg/__init__.py"
-    assert initmend.mend(tmp_path, init, "from . import add\n") == (
+    assert inits.mend(tmp_path, init, "from . import add\n") == (
         "from . import add",
         "from .add import add as add",
         "from .add import add as add\n",
@@ -98,9 +98,9 @@ def test_which_imports_are_mended(tmp_path: Path) -> None:
         "from other import add\n",
         "from pkg import (\n    add,\n)\n",
     ):
-        assert initmend.mend(tmp_path, init, content) is None, content
-    assert initmend.mend(tmp_path, "pkg/add.py", "from pkg import add\n") is None
-    assert initmend.unwritten(
+        assert inits.mend(tmp_path, init, content) is None, content
+    assert inits.mend(tmp_path, "pkg/add.py", "from pkg import add\n") is None
+    assert inits.unwritten(
         tmp_path, init, "from .add import add as add\nfrom .mul import mul as mul"
     ) == ["pkg/mul.py"]
 

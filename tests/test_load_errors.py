@@ -69,7 +69,7 @@ def test_a_run_that_stops_on_a_file_that_does_not_load_goes_back_to_its_write(
     assert ran.returncode == 0, ran.stderr + ran.stdout
     runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
     # The small profile wrote the self-import as the import of the modules' functions
-    # (`initmend`); that the modules do not exist is the load error now.
+    # (`tools.mends.inits`); that the modules do not exist is the load error now.
     assert runs[1]["facts"]["broken"] == [
         "mathx/__init__.py: ModuleNotFoundError: No module named 'mathx.add'"
     ]

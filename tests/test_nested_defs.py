@@ -1,5 +1,5 @@
 """Functions a small model wrote indented inside the function above them go back to the
-top level (small profile, `tools/nestmend.py`). Qwen2.5-Coder-1.5B's refactor on the CPU,
+top level (small profile, `tools/mends/nested.py`). Qwen2.5-Coder-1.5B's refactor on the CPU,
 verbatim through the real CLI on the scripted fake server: asked for shapes.py whole, it
 wrote area first and total_area, largest and report one level deeper, inside area's body,
 three times; each write was refused for dropping what test_shapes.py imports, until its
@@ -13,7 +13,7 @@ import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
 from test_refactor_edits import WHOLE
 
-from localagent.tools import nestmend
+from localagent.tools.mends import nested
 
 REFACTOR = real_goal("refactor")
 GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
@@ -123,13 +123,13 @@ def test_nested_functions_stay_where_lifting_could_change_the_code(
     tmp_path: Path, content: str, why: str
 ) -> None:
     (tmp_path / "shapes.py").write_text("def total_area(shapes):\n    return 0\n")
-    assert nestmend.lifted(tmp_path, "shapes.py", content) is None, why
+    assert nested.lifted(tmp_path, "shapes.py", content) is None, why
 
 
 def test_only_python_files_the_workspace_has_are_mended(tmp_path: Path) -> None:
-    assert nestmend.lifted(tmp_path, "shapes.py", NESTED_TAIL) is None  # no file yet
+    assert nested.lifted(tmp_path, "shapes.py", NESTED_TAIL) is None  # no file yet
     (tmp_path / "shapes.txt").write_text("def total_area(shapes):\n    return 0\n")
-    assert nestmend.lifted(tmp_path, "shapes.txt", NESTED_TAIL) is None
+    assert nested.lifted(tmp_path, "shapes.txt", NESTED_TAIL) is None
 
 
 def test_siblings_that_call_each_other_still_find_each_other(tmp_path: Path) -> None:
@@ -138,7 +138,7 @@ def test_siblings_that_call_each_other_still_find_each_other(tmp_path: Path) -> 
         "def main():\n    print(b())\n\n    @staticmethod\n    def a():\n        return 1\n\n"
         "    def b():\n        return a()\n\n\nmain()\n"
     )
-    text, names, outer = nestmend.lifted(tmp_path, "m.py", content) or ("", [], "")
+    text, names, outer = nested.lifted(tmp_path, "m.py", content) or ("", [], "")
     assert (names, outer) == (["a", "b"], "main")
     assert text == (
         "def main():\n    print(b())\n\n\n@staticmethod\ndef a():\n    return 1\n\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
 
-from localagent.tools.readmend import mended as rereads_mended
+from localagent.tools.mends.reads import mended as rereads_mended
 from localagent.tools.rereads import note, rereads
 
 GOAL = (

@@ -41,8 +41,9 @@ from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state.checkruns import NO_OUTPUT, split_result
 from localagent.state.ledger import latest_tests
-from localagent.tools import ToolResult, initmend, notests, pyscript, runproof
+from localagent.tools import ToolResult, notests, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS
+from localagent.tools.mends import inits
 from localagent.tools.pkgimports import foreign_name, missing_import, text_of
 from localagent.tools.pyscript import TEST_FILE
 from localagent.verify.outputs import off_run
@@ -205,7 +206,7 @@ def fix_tasks(
     the 1.5B's `from mathx import add, ...` as `from .add import add as add; ...`, and
     told to write the `__init__.py` again, it would send that same line."""
     if found[1].startswith("ModuleNotFoundError") and (
-        todo := initmend.missing_modules(root, found[0])
+        todo := inits.missing_modules(root, found[0])
     ):
         writes = [
             prompts.render("handback_module", path=path, names=", ".join(names))

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from localagent.state.ledger import Ledger
 from localagent.system import safefs
-from localagent.tools import initmend, pyscript, rereads, undefined
+from localagent.tools import pyscript, rereads, undefined
 from localagent.tools.loaderror import NO_MODULE
+from localagent.tools.mends import inits
 from localagent.tools.pkgimports import lost_users, self_imports
 from localagent.tools.pyscript import TEST_FILE
 
@@ -67,7 +68,7 @@ def _modules_there(root: Path, path: str, ledger: Ledger) -> bool:
         if check.broken.startswith(f"{path}: ") and (found := NO_MODULE.search(check.broken)):
             module = root.joinpath(*found[1].split("."))
             there = module.with_suffix(".py").is_file() or module.is_dir()
-            if not there and found[1] in initmend.imported(root, path):
+            if not there and found[1] in inits.imported(root, path):
                 return False
     return True
 

@@ -63,7 +63,7 @@ class ToolContext:
     prompts: PromptSet = DEFAULT  # the run's, for the notes a tool adds to its output
     # The small-model profile: write_file makes the one-line fix of a Python file's syntax
     # error itself when it is the only edit that makes the file compile, and a package
-    # `__init__.py`'s self-import the import of its modules' functions (`initmend`);
+    # `__init__.py`'s self-import the import of its modules' functions (`mends.inits`);
     # replace_in_file refuses an edit that would leave a compiling Python file broken.
     mend_syntax: bool = False
 

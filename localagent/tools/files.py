@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
-from localagent.tools import notests, pyfiles, pyscript, pywrite, rereads, undefined, writemends
+from localagent.tools import mends, notests, pyfiles, pyscript, pywrite, rereads, undefined
 from localagent.tools.aliases import make_folder
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
@@ -192,7 +192,7 @@ def write_file(
     if target == ctx.root or target.is_dir():
         raise ToolError.of("folder_not_file", path=describe(path))
     name = relative(ctx.root, target)
-    content, mends = writemends.mend(ctx.root, name, content) if ctx.mend_syntax else (content, [])
+    content, mended = mends.mend(ctx.root, name, content) if ctx.mend_syntax else (content, [])
     data = content.encode("utf-8", errors="replace")
     if _holds(ctx, target, data):
         said = ctx.prompts.render("same_content", path=describe(path), size=len(data))
@@ -227,7 +227,7 @@ def write_file(
     acted = bool(had) and (before := pyscript.read(ctx.root, name)) is not None and before.acts
     write_atomically(ctx.root, target, data)
     how = "replaced" if existed else "created"
-    text = f"wrote {len(data)} bytes to {describe(path)} ({how})" + "".join(mends)
+    text = f"wrote {len(data)} bytes to {describe(path)} ({how})" + "".join(mended)
     text += syntax_note(content, name) + undefined.note(content, name)
     text += rereads.note(content, name)
     facts = {"wrote": [normalize_path(path)]}

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from localagent.tools import importmend, initmend, nestmend, notests, pywrite, readmend
+from localagent.tools import notests, pywrite
+from localagent.tools.mends import imports, inits, nested, reads
 
 
 def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     """The content with every mend made, in turn, and what the write says of each: lines
     that do not compile fixed (`pywrite.mended`), code in quotes unquoted, functions
-    written indented inside the one above them put back at the top level (`nestmend`), a
-    package's imports of its modules made imports of their functions (`initmend`), names
-    it never imports imported from the one module that has them (`importmend`), second
-    reads of a file made one (`readmend`), a test file's asserts put in a test
+    written indented inside the one above them put back at the top level (`nested`), a
+    package's imports of its modules made imports of their functions (`inits`), names
+    it never imports imported from the one module that has them (`imports`), second
+    reads of a file made one (`reads`), a test file's asserts put in a test
     (`notests`)."""
     said: list[str] = []
     if fixed := pywrite.mended(content, name):
@@ -24,18 +25,18 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     if (quoted := pywrite.unquoted(content, name)) is not None:
         content = quoted
         said.append("; its content was code in quotes, so it was written without them")
-    if (lifted := nestmend.lifted(root, name, content)) is not None:
+    if (lifted := nested.lifted(root, name, content)) is not None:
         content = lifted[0]
-        said.append(nestmend.lifted_note(lifted[1], lifted[2]))
-    if (imports := initmend.mend(root, name, content)) is not None:
-        content = imports[2]
-        said.append(_imports_mended(root, name, imports[0], imports[1]))
-    if (imported := importmend.mended(root, name, content)) is not None:
+        said.append(nested.lifted_note(lifted[1], lifted[2]))
+    if (own := inits.mend(root, name, content)) is not None:
+        content = own[2]
+        said.append(_imports_mended(root, name, own[0], own[1]))
+    if (imported := imports.mended(root, name, content)) is not None:
         content = imported[0]
-        said.append(importmend.mended_note(imported[1], imported[2]))
-    if (reads := readmend.mended(content, name)) is not None:
-        content = reads[0]
-        said.append(readmend.mended_note(reads[1]))
+        said.append(imports.mended_note(imported[1], imported[2]))
+    if (once := reads.mended(content, name)) is not None:
+        content = once[0]
+        said.append(reads.mended_note(once[1]))
     if (tested := notests.wrapped(content, name)) is not None:
         content = tested[0]
         said.append(notests.wrapped_note(tested[1]))
@@ -62,13 +63,13 @@ def _mend_note(line: str, fixed: str) -> str:
 
 
 def _imports_mended(root: Path, name: str, old: str, new: str) -> str:
-    """What the write says of an `__init__.py` import it mended (see `initmend`)."""
+    """What the write says of an `__init__.py` import it mended (see `inits`)."""
     package = name.split("/")[-2]
     text = (
         f"; `{old.strip()}` would import {package}'s modules, not their functions, so it "
         f"was written as `{'; '.join(new.splitlines())}`"
     )
-    if todo := initmend.unwritten(root, name, new):
+    if todo := inits.unwritten(root, name, new):
         shown = ", ".join(todo[:6])
         text += f"; {package} loads once {shown} {'is' if len(todo) == 1 else 'are'} written"
         first = todo[0].rsplit("/", 1)[-1][:-3]

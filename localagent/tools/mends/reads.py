@@ -1,5 +1,5 @@
 """Reads of a file object that come to nothing (`rereads`), made reads that do not: the
-small profile's mend of a write (`writemends`)."""
+small profile's mend of a write (`mends`)."""
 
 from __future__ import annotations
 
