@@ -70,9 +70,11 @@ def test_functions_written_inside_another_go_back_to_the_top_level(tmp_path: Pat
     # Written, the three still repeat the formulas: the step asks that they call area.
     assert "SUBTASK COMPLETE" not in nested["result"]
     assert nested["result"].endswith(
-        "NOTE: total_area, largest and report do not call area, and this step is done only "
-        "when each of them calls it instead of repeating its code: write_file shapes.py whole "
-        "again, with total_area, largest and report calling area"
+        "NOTE: total_area, largest and report do not call area yet, and this step is done "
+        "only when each of them calls it instead of repeating its code. Next: write_file "
+        "shapes.py with only `def total_area(shapes):` and its code changed to call area as "
+        "the content; it takes the place of the one shapes.py has, and the rest of shapes.py "
+        "stays"
     ), nested["result"]
     assert "SUBTASK COMPLETE" in whole["result"] and "NOTE" not in whole["result"]
     done = records_of(tmp_path, "subtask_completed")

@@ -8,7 +8,7 @@ imports them, so each was refused), went on after the note that said how to add 
 and its replans planned the same edit step (the CPU, 20 rounds, twice). Given the step
 "write_file shapes.py to move the formulas into a function area(kind, size)", it wrote
 `def area(kind, size): ...` alone, which the loop adds above the file's functions
-(`stepedit.as_added_write`). Asked then for an edit that makes the three functions call
+(`stepedit.as_merged_write`). Asked then for an edit that makes the three functions call
 area, it renamed them again until the round limit; asked for a write of the file that adds
 area, it had written the file whole with the three calling it (the CPU).
 """

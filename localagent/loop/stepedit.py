@@ -15,7 +15,8 @@ So for a write of a file that only holds functions the step or the goal names an
 file does not define ("write_file shapes.py to move the formulas into a function
 area(kind, size)": `def area(kind, size): ...` alone, refused three times on the CPU for
 dropping what the tests import): they are added above the file's first function, the
-rest kept (`as_added_write`). A function no one named (`def stats(): ...` written over
+rest kept (`as_merged_write`). A write of some of the file's own functions, and
+not all, changes those where they stand. A function no one named (`def stats(): ...` written over
 stats.py without reading it) is still refused, and the refusal shows the file.
 """
 
@@ -29,6 +30,7 @@ from localagent.state import State, current
 from localagent.system import safefs
 from localagent.textcalls.base import given_arguments
 from localagent.tools import pywrite
+from localagent.tools.mends import nested
 from localagent.tools.pkgimports import lost_users
 from localagent.verify.named import missing, named_functions
 
@@ -45,7 +47,7 @@ def as_said(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[
     as it was sent."""
     return (
         as_added(state, root, name, args)
-        or as_added_write(state, root, name, args)
+        or as_merged_write(state, root, name, args)
         or renamed(state, root, name, args)
     )
 
@@ -91,14 +93,15 @@ def _indent(root: Path, path: str, line: str) -> str | None:
     return lines[0][: len(lines[0]) - len(lines[0].lstrip())]
 
 
-def as_added_write(
+def as_merged_write(
     state: State, root: Path, name: str, args: dict[str, Any]
 ) -> tuple[dict, str] | None:
-    """For a write_file call whose content is only functions (or classes) that the active
-    step or the goal names (`verify.named`: `area(kind, size)`) and that the file
-    does not define, over a Python file whose names other files import: the arguments
-    that write the file with them added above its first function, and the note that says
-    so; None for any other call."""
+    """For a write_file call, over a Python file whose names other files import, whose
+    content is only functions (or classes) that stand for some of the file's own but not
+    all, or that the active step or the goal names (`verify.named`: `area(kind, size)`) and
+    the file does not define: the arguments that write the file with its own replaced
+    where they stand and the new ones added above its first function, and the note that
+    says so; None for any other call (it runs as it was sent)."""
     here = current(state)
     given = given_arguments(args)
     if name != "write_file" or here is None or not isinstance(given, dict):
@@ -107,29 +110,43 @@ def as_added_write(
     if not isinstance(path, str) or not isinstance(content, str) or not path.endswith(".py"):
         return None
     source = _text(root, path)
-    added = pywrite.added_above(source, content) if source else None
-    if added is None:
-        return None
-    text, names, above = added
+    made = pywrite.merged(source, content) if source else None
+    if made is None or nested.lifted(root, path, content) is not None:
+        return None  # functions written inside another: the write's own mend lifts them
+    text, replaced, added, above = made
     said = " ".join([here[1].description, state.goal.text if state.goal else ""])
-    if not set(names) <= set(named_functions(said)):
+    if not set(added) <= set(named_functions(said)):
         return None
     had = pywrite.defined(source)
-    users = lost_users(root, path, had, names)
+    users = lost_users(root, path, had, replaced + added)
     if not users:
         return None
-    note = (
-        f"(made as an addition: {', '.join(names)} went above {above}, and {users}, stay "
-        f"as they were; change them next so that they use {names[0]})"
-    )
+    kept = [n for n in had if n not in replaced]
+    shown = ", ".join(kept[:-1]) + f" and {kept[-1]}" if len(kept) > 1 else kept[0]
+    if not replaced:
+        note = (
+            f"(made as an addition: {', '.join(added)} went above {above}, and {users}, stay "
+            f"as they were; change them next so that they use {added[0]})"
+        )
+    else:
+        note = (
+            f"(made as a change of {', '.join(replaced)} where {_them(replaced)} stood in "
+            f"{path}"
+            + (f", with {', '.join(added)} added above {above}" if added else "")
+            + f"; {shown} stay as they were)"
+        )
     return {**given, "content": text}, note
+
+
+def _them(names: list[str]) -> str:
+    return "it" if len(names) == 1 else "they"
 
 
 def renamed(state: State, root: Path, name: str, args: dict[str, Any]) -> tuple[dict, str] | None:
     """For a replace_in_file call of one name or one `def` line for another (or for the
     same), which the edit refuses, while a function the step or the goal names is defined
     nowhere yet: the call as it was sent, and the note that says how to add that function
-    (`as_added_write` makes that write). Qwen2.5-Coder-1.5B, asked to move shapes.py's
+    (`as_merged_write` makes that write). Qwen2.5-Coder-1.5B, asked to move shapes.py's
     formulas into one function area(kind, size), renamed total_area, largest and report in
     turn (in other runs with `"new": "area(kind, size)"`, or `"old": "def
     total_area(shapes):", "new": "def area(kind, size):"`, and `def area(kind, size):`

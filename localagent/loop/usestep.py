@@ -80,6 +80,15 @@ def note(state: State, root: Path, facts: dict[str, list[str]], prompts: PromptS
     if not missing:
         return ""
     users = " and ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)
-    return prompts.render(
-        "use_unmet", path=path, name=name, users=users, verb="does" if len(missing) == 1 else "do"
-    )
+    verb = "does" if len(missing) == 1 else "do"
+    header = _header(root, path, missing[0])
+    return prompts.render("use_unmet", path=path, name=name, users=users, verb=verb, header=header)
+
+
+def _header(root: Path, path: str, name: str) -> str:
+    """`def largest(shapes)`: the function as the file at `path` defines it."""
+    tree = tree_of(text_of(root, path))
+    for node in tree.body if tree is not None else []:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            return f"def {name}({ast.unparse(node.args)})"
+    return f"def {name}(...)"

@@ -224,9 +224,10 @@ HANDBACK_USE = (
 )
 
 USE_UNMET = (
-    "NOTE: {users} {verb} not call {name}, and this step is done only when each of them "
-    "calls it instead of repeating its code: write_file {path} whole again, with {users} "
-    "calling {name}"
+    "NOTE: {users} {verb} not call {name} yet, and this step is done only when each of them "
+    "calls it instead of repeating its code. Next: write_file {path} with only `{header}:` "
+    "and its code changed to call {name} as the content; it takes the place of the one "
+    "{path} has, and the rest of {path} stays"
 )
 
 HANDBACK_WRITE = (

@@ -432,8 +432,8 @@ PROMPTS: dict[str, Prompt] = {
     "use_unmet": Prompt(
         USE_UNMET,
         "what a write in that step adds while the functions it names do not call the new "
-        "one yet (the step goes on)",
-        _spec("path users name verb"),
+        "one yet (the step goes on), and the write of the first of them alone it asks for",
+        _spec("path users name verb header"),
     ),
     "handback_fix": Prompt(
         HANDBACK_FIX,

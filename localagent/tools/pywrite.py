@@ -81,35 +81,54 @@ def mended(content: str, name: str) -> list[tuple[str, str, str]]:
     return []
 
 
-def added_above(source: str, content: str) -> tuple[str, list[str], str] | None:
-    """For new `content` that is only functions and classes the Python file's `source`
-    does not define, the file with them added above its first function or class: (the
-    new text, the names added, that first name); None for any other content. Asked to
-    "move the formulas into a function area(kind, size)", Qwen2.5-Coder-1.5B wrote
-    shapes.py as `def area(kind, size): ...` alone, refused for dropping what its tests
-    import, three times (the CPU): it was adding a function."""
-    new, old = pyscript.parse(content), pyscript.parse(source)
-    if new is None or old is None or not new.defines or set(new.defines) & set(old.defines):
+_DEFS = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def merged(source: str, content: str) -> tuple[str, list[str], list[str], str] | None:
+    """For new `content` that is only functions and classes, some of them new to the
+    Python file's `source` or standing for some of its own but not for all of them, the
+    file with each of its own replaced where it stands and the new ones added above its
+    first function or class: (the new text, the names replaced, the names added, that
+    first name); None for any other content (a write of the file whole).
+
+    Asked to "move the formulas into a function area(kind, size)", Qwen2.5-Coder-1.5B
+    wrote shapes.py as `def area(kind, size): ...` alone, refused three times for
+    dropping what its tests import (the CPU): it was adding a function. A small model
+    asked to change one function writes that function."""
+    try:
+        new, old = ast.parse(content), ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    tree = ast.parse(content)
-    if not all(
-        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in tree.body
-    ):
+    if not new.body or not all(isinstance(n, _DEFS) for n in new.body):
         return None
-    first = next(
-        (
-            n
-            for n in ast.parse(source).body
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-        ),
-        None,
-    )
-    if first is None:
+    own = {n.name: n for n in old.body if isinstance(n, _DEFS)}
+    names = [n.name for n in new.body]
+    if not own or len(set(names)) != len(names) or set(own) <= set(names):
         return None
-    at = min([first.lineno, *(d.lineno for d in first.decorator_list)]) - 1
-    lines = source.splitlines(keepends=True)
-    text = "".join(lines[:at]) + content.strip("\n") + "\n\n\n" + "".join(lines[at:])
-    return text, new.defines, first.name
+    lines, parts = source.splitlines(keepends=True), content.splitlines(keepends=True)
+    replaced = [n for n in new.body if n.name in own]
+    for node in sorted(replaced, key=lambda n: own[n.name].lineno, reverse=True):
+        was = own[node.name]
+        lines[_first_line(was) - 1 : was.end_lineno] = _lines_of(parts, node)
+    added = [n for n in new.body if n.name not in own]
+    first = min(own.values(), key=lambda n: n.lineno)
+    if added:
+        text = "".join(line for n in added for line in [*_lines_of(parts, n), "\n", "\n"])
+        lines.insert(_first_line(first) - 1, text)
+    return "".join(lines), [n.name for n in replaced], [n.name for n in added], first.name
+
+
+def _first_line(node: ast.stmt) -> int:
+    """The line a function or class starts on, its decorators included."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+
+
+def _lines_of(parts: list[str], node: ast.stmt) -> list[str]:
+    """The lines of `node` in the content split as `parts`, the last one ending a line."""
+    taken = parts[_first_line(node) - 1 : node.end_lineno]
+    if taken and not taken[-1].endswith("\n"):
+        taken[-1] += "\n"
+    return taken
 
 
 _DEF_LINE = re.compile(r"^\s*(?:async\s+def|def|class)\s+(\w+)")

@@ -1,0 +1,105 @@
+"""A write of some of a Python file's own functions, and not all, over a file whose names
+other files import, changes them where they stand and keeps the rest (`stepedit`,
+`pywrite.merged`). Asked for shapes.py whole with three functions changed, the 1.5B
+dropped some of them, nested them or made them aliases (the CPU, five runs): a small
+model asked to change one function writes that function."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support import plan_rule, pytest_in, real_goal, records_of, small_model_goal
+
+from localagent.tools import pywrite
+
+REFACTOR = real_goal("refactor")
+GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
+AREA = (
+    "def area(kind, size):\n    if kind == 'circle':\n        return 3.14159 * size * size\n"
+    "    elif kind == 'square':\n        return size * size\n    return 0.0\n"
+)
+USE_STEP = (
+    "write_file shapes.py whole: area as it is, and total_area, largest and report changed "
+    "so that they call area instead of repeating its code"
+)
+TOTAL = (
+    '{"name": "write_file", "arguments": {"path": "shapes.py", "content": "def total_area('
+    "shapes):\\n    total = 0.0\\n    for kind, size in shapes:\\n        total += area(kind,"
+    ' size)\\n    return total\\n"}}'
+)
+READ = '{"name": "read_file", "arguments": {"path": "shapes.py"}}'
+LARGEST = (
+    '{"name": "write_file", "arguments": {"path": "shapes.py", "content": "def largest(shap'
+    "es):\\n    best, best_area = None, -1.0\\n    for kind, size in shapes:\\n        if ki"
+    "nd not in ('circle', 'square'):\\n            continue\\n        this = area(kind, siz"
+    "e)\\n        if this > best_area:\\n            best, best_area = (kind, size), this\\n"
+    '    return best\\n"}}'
+)
+
+
+def _seeded(ws: Path) -> None:
+    docstring, rest = SHAPES.split("\n\n\n", 1)
+    (ws / "shapes.py").write_text(f"{docstring}\n\n\n{AREA}\n\n{rest}")
+    (ws / "test_shapes.py").write_text(TESTS)
+
+
+def test_a_write_of_one_of_the_file_s_functions_changes_it_where_it_stands(
+    tmp_path: Path,
+) -> None:
+    _seeded(tmp_path)
+    before = (tmp_path / "shapes.py").read_text()
+    rounds = [{"content": r} for r in (READ, TOTAL, LARGEST)]
+    steps = ["read_file shapes.py", USE_STEP]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
+    total, largest = records_of(tmp_path, "action_finished")[1:3]
+    assert total["ok"], total["result"]
+    assert (
+        "(made as a change of total_area where it stood in shapes.py; area, largest and "
+        "report stay as they were)"
+    ) in total["result"], total["result"]
+    assert "largest and report do not call area yet" in total["result"], total["result"]
+    assert "(made as a change of largest where it stood" in largest["result"], largest
+    assert "report does not call area yet" in largest["result"], largest["result"]
+    text = (tmp_path / "shapes.py").read_text()
+    # Only the two functions changed, each where it was; the report stays as it was.
+    start, end = before.index("def total_area"), before.index("def report")
+    assert text[:start] == before[:start] and text.endswith(before[end:]), text
+    assert text.index("def total_area") < text.index("def largest") < text.index("def report")
+    assert text.count("area(kind, size)") == 3  # area's own line and the two calls
+    assert pytest_in(tmp_path).returncode == 0
+
+
+def test_a_write_of_the_new_function_and_one_of_the_file_s_does_both() -> None:
+    content = (
+        AREA + "\n\n" + "def total_area(shapes):\n    return sum(area(k, s) for k, s in shapes)\n"
+    )
+    made = pywrite.merged(SHAPES, content)
+    assert made is not None
+    text, replaced, added, above = made
+    assert (replaced, added, above) == (["total_area"], ["area"], "total_area")
+    assert text.index("def area") < text.index("def total_area") < text.index("def largest")
+    assert "return sum(area(k, s) for k, s in shapes)\n\n\ndef largest" in text
+    assert text.count("3.14159") == 3  # area's, and largest's and report's, still there
+    compile(text, "shapes.py", "exec")
+
+
+def test_decorators_go_with_the_function_they_stand_above() -> None:
+    source = "import functools\n\n\n@functools.cache\ndef a(x):\n    return x\n\n\ndef b():\n    return 1\n"
+    made = pywrite.merged(source, "@functools.lru_cache(2)\ndef a(x):\n    return x + 1\n")
+    assert made is not None
+    assert made[0] == (
+        "import functools\n\n\n@functools.lru_cache(2)\ndef a(x):\n    return x + 1\n\n\n"
+        "def b():\n    return 1\n"
+    )
+
+
+def test_what_is_no_partial_write_of_functions_is_written_as_it_was_sent() -> None:
+    whole = SHAPES.split("\n\n\n", 1)[1]  # every function of the file, docstring aside
+    for content in (
+        whole,
+        "total_area = lambda shapes: 0\n",  # not a function
+        "import math\n\ndef total_area(shapes):\n    return 0\n",  # a statement beside it
+        "def total_area(shapes):\n    return 0\n\ndef total_area(s):\n    return 1\n",
+        "def total_area(shapes):\n    return (\n",  # does not parse
+    ):
+        assert pywrite.merged(SHAPES, content) is None, content
