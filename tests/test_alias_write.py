@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support import plan_rule, real_goal, records_of, small_model_goal
+from shapes_support import GOAL, SHAPES, TESTS, USE_STEP
+from support import plan_rule, records_of, small_model_goal
 
 from localagent.tools import pywrite
 
-REFACTOR = real_goal("refactor")
-GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
-STEP = (
-    "write_file shapes.py whole: area as it is, and total_area, largest and report changed "
-    "so that they call area instead of repeating its code"
-)
 # Round 5 of refactor-1 (code of 0c90150), verbatim.
 ALIASES = (
     '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "shapes.py",\n    "con'
@@ -31,7 +26,9 @@ def test_a_rewrite_that_makes_imported_functions_aliases_says_so(tmp_path: Path)
     (tmp_path / "shapes.py").write_text(SHAPES)
     (tmp_path / "test_shapes.py").write_text(TESTS)
     rounds = [{"content": ALIASES}]
-    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, [STEP])), rounds, LOCALAGENT_MAX_ROUNDS="1")
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, [USE_STEP])), rounds, LOCALAGENT_MAX_ROUNDS="1"
+    )
     (write,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
     assert not write["ok"]
     assert write["result"].startswith(

@@ -9,12 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import plan_rule, real_goal, records_of, small_model_goal
+from shapes_support import GOAL, SHAPES, TESTS
+from support import plan_rule, records_of, small_model_goal
 
 from localagent.tools import pyfiles
 
-REFACTOR = real_goal("refactor")
-GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
 # Round 5 of refactor-1 (code of f20f83e), verbatim.
 EDIT = (
     '{{"name": "replace_in_file", "arguments": {"path": "largest.py", "old": "largest = max(sh'

@@ -8,19 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support import plan_rule, pytest_in, real_goal, records_of, small_model_goal
+from shapes_support import GOAL, SHAPES, USE_STEP, seeded
+from support import plan_rule, pytest_in, records_of, small_model_goal
 
 from localagent.tools import pywrite
 
-REFACTOR = real_goal("refactor")
-GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
 AREA = (
     "def area(kind, size):\n    if kind == 'circle':\n        return 3.14159 * size * size\n"
     "    elif kind == 'square':\n        return size * size\n    return 0.0\n"
-)
-USE_STEP = (
-    "write_file shapes.py whole: area as it is, and total_area, largest and report changed "
-    "so that they call area instead of repeating its code"
 )
 TOTAL = (
     '{"name": "write_file", "arguments": {"path": "shapes.py", "content": "def total_area('
@@ -37,16 +32,10 @@ LARGEST = (
 )
 
 
-def _seeded(ws: Path) -> None:
-    docstring, rest = SHAPES.split("\n\n\n", 1)
-    (ws / "shapes.py").write_text(f"{docstring}\n\n\n{AREA}\n\n{rest}")
-    (ws / "test_shapes.py").write_text(TESTS)
-
-
 def test_a_write_of_one_of_the_file_s_functions_changes_it_where_it_stands(
     tmp_path: Path,
 ) -> None:
-    _seeded(tmp_path)
+    seeded(tmp_path, AREA)
     before = (tmp_path / "shapes.py").read_text()
     rounds = [{"content": r} for r in (READ, TOTAL, LARGEST)]
     steps = ["read_file shapes.py", USE_STEP]
@@ -84,7 +73,10 @@ def test_a_write_of_the_new_function_and_one_of_the_file_s_does_both() -> None:
 
 
 def test_decorators_go_with_the_function_they_stand_above() -> None:
-    source = "import functools\n\n\n@functools.cache\ndef a(x):\n    return x\n\n\ndef b():\n    return 1\n"
+    source = (
+        "import functools\n\n\n@functools.cache\ndef a(x):\n    return x\n\n\n"
+        "def b():\n    return 1\n"
+    )
     made = pywrite.merged(source, "@functools.lru_cache(2)\ndef a(x):\n    return x + 1\n")
     assert made is not None
     assert made[0] == (

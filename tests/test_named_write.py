@@ -10,12 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import plan_rule, real_goal, records_of, small_model_goal
+from shapes_support import GOAL, SHAPES, TESTS
+from support import plan_rule, records_of, small_model_goal
 
 from localagent.loop.subtasks import written_file
 
-REFACTOR = real_goal("refactor")
-GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
 STEP = "Write a named file named 'area.py' in the same folder as shapes.py."
 # Rounds 1 and 2 of refactor-1 (code of 2d8b7ab), the same reply twice, verbatim.
 AREA = (

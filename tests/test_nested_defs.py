@@ -10,22 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import plan_rule, real_goal, records_of, small_model_goal
+from shapes_support import GOAL, USE_STEP, seeded
+from support import plan_rule, records_of, small_model_goal
 from test_refactor_edits import WHOLE
 
 from localagent.tools.mends import nested
 
-REFACTOR = real_goal("refactor")
-GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
 # The area the hand-back's first step had added, verbatim.
 AREA = (
     "def area(kind, size):\n    if kind == 'circle':\n        return 3.14 * size ** 2\n"
     "    elif kind == 'square':\n        return size ** 2\n    elif kind == 'triangle':\n"
     "        return 0.5 * size * size\n"
-)
-WHOLE_STEP = (
-    "write_file shapes.py whole: area as it is, and total_area, largest and report changed "
-    "so that they call area instead of repeating its code"
 )
 # Round 5 of refactor-1 (code of a68a53e), verbatim.
 NESTED = (
@@ -50,15 +45,9 @@ READ = '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'
 RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}'
 
 
-def _seeded(ws: Path) -> None:
-    docstring, rest = SHAPES.split("\n\n\n", 1)
-    (ws / "shapes.py").write_text(f"{docstring}\n\n\n{AREA}\n\n{rest}")
-    (ws / "test_shapes.py").write_text(TESTS)
-
-
 def test_functions_written_inside_another_go_back_to_the_top_level(tmp_path: Path) -> None:
-    _seeded(tmp_path)
-    steps = [WHOLE_STEP, "run python -m pytest"]
+    seeded(tmp_path, AREA)
+    steps = [USE_STEP, "run python -m pytest"]
     rounds = [{"content": r} for r in (READ, NESTED, WHOLE)]
     small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
     _, nested, whole = records_of(tmp_path, "action_finished")[:3]
@@ -82,8 +71,8 @@ def test_functions_written_inside_another_go_back_to_the_top_level(tmp_path: Pat
 
 
 def test_the_nested_functions_are_written_at_the_top_level(tmp_path: Path) -> None:
-    _seeded(tmp_path)
-    steps = [WHOLE_STEP, "run python -m pytest"]
+    seeded(tmp_path, AREA)
+    steps = [USE_STEP, "run python -m pytest"]
     rounds = [{"content": r} for r in (READ, NESTED, RUN)]
     small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
     _, write, run = records_of(tmp_path, "action_finished")[:3]

@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shapes_support import GOAL, SHAPES, TESTS
 from support import VERIFIED, plan_rule, pytest_in, real_goal, records_of, small_model_goal
 
 from localagent.verify.evidence import named_files
 from localagent.verify.named import named_functions, unused
 
-REFACTOR = real_goal("refactor")
-GOAL, SHAPES, TESTS = REFACTOR.text, REFACTOR.seed["shapes.py"], REFACTOR.seed["test_shapes.py"]
 # refactor-1, round 3: `def area` in place of total_area, which test_shapes.py imports.
 IN_PLACE = (
     '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": """def total_area'
