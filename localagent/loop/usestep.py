@@ -13,6 +13,7 @@ from pathlib import Path
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import norm
+from localagent.tools import pywrite
 from localagent.tools.pkgimports import text_of, tree_of
 
 # The step as `prompts.feedback.HANDBACK_USE` words it (a prompt set that words it
@@ -81,14 +82,5 @@ def note(state: State, root: Path, facts: dict[str, list[str]], prompts: PromptS
         return ""
     users = " and ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)
     verb = "does" if len(missing) == 1 else "do"
-    header = _header(root, path, missing[0])
+    header = pywrite.header(text_of(root, path), missing[0])
     return prompts.render("use_unmet", path=path, name=name, users=users, verb=verb, header=header)
-
-
-def _header(root: Path, path: str, name: str) -> str:
-    """`def largest(shapes)`: the function as the file at `path` defines it."""
-    tree = tree_of(text_of(root, path))
-    for node in tree.body if tree is not None else []:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
-            return f"def {name}({ast.unparse(node.args)})"
-    return f"def {name}(...)"

@@ -145,10 +145,12 @@ EDITS = {
     "write_aliases_imports": refusal(
         "not written: {path} defines {users}, and this content makes {aliases} other names "
         "for {target}, not functions of their own: called as they are called now, they "
-        "would break. Keep each a function (`def {first}(...):` with its parameters as they "
-        "are) whose code calls {target}. It is now:\n{text}",
+        "would break. Keep each a function whose code calls {target}, one at a time: "
+        "write_file {file} with only `{header}:` and its code changed to call {target} as "
+        "the content; it takes the place of the one the file has, and the rest stays. It is "
+        "now:\n{text}",
         "a rewrite that makes what other files import aliases of another function, refused",
-        "path users aliases target first text",
+        "path users aliases target file header text",
     ),
     "write_drops_imports": refusal(
         "not written: {path} defines {users}, and this content does not; written, it would "

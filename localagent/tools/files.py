@@ -16,6 +16,7 @@ from localagent.tools.pkgimports import (
     lost_users,
     missing_from_itself,
     self_import_note,
+    text_of,
     written_note,
 )
 from localagent.tools.syntaxfix import compile_problem
@@ -211,7 +212,8 @@ def write_file(
         # World!'` over it without reading it (8 of 12 runs on an H100); the mean and
         # median test_stats.py imports were gone, and it never saw them again.
         shown = pywrite.numbered(ctx.root, target)
-        named, aliased = pywrite.aliases(content, had)
+        source = text_of(ctx.root, name) or ""
+        named, aliased = pywrite.aliases(content, had, source)
         if named:
             raise ToolError.of(
                 "write_aliases_imports",
@@ -219,7 +221,8 @@ def write_file(
                 users=users,
                 aliases=", ".join(named),
                 target=aliased,
-                first=named[0],
+                file=name,
+                header=pywrite.header(source, named[0]),
                 text=shown,
             )
         raise ToolError.of("write_drops_imports", path=describe(path), users=users, text=shown)

@@ -23,15 +23,18 @@ def defined(content: str) -> list[str]:
     return script.defines if script is not None else _DEFINES.findall(content)
 
 
-def aliases(content: str, names: list[str]) -> tuple[list[str], str]:
+def aliases(content: str, names: list[str], source: str = "") -> tuple[list[str], str]:
     """Of `names`, those new Python content binds at its top level as another name for one
-    function it defines (`total_area = area`), and that function; ([], "") when none do.
-    Asked for shapes.py whole with total_area, largest and report calling area,
-    Qwen2.5-Coder-1.5B wrote `def area` and `total_area = area`, `largest = area`,
-    `report = area` below it, twice (the CPU)."""
+    function it defines, or the file's `source` defines (`total_area = area`), and that
+    function; ([], "") when none do. Asked for shapes.py whole with total_area, largest
+    and report calling area, Qwen2.5-Coder-1.5B wrote `def area` and `total_area = area`,
+    `largest = area`, `report = area` below it, twice; after a write of area alone, those
+    three lines alone (the CPU)."""
     script = pyscript.parse(content)
     if script is None:
         return [], ""
+    had = pyscript.parse(source) if source else None
+    functions = set(script.defines) | set(had.defines if had is not None else [])
     bound = {
         node.targets[0].id: node.value.id
         for node in ast.parse(content).body
@@ -39,11 +42,25 @@ def aliases(content: str, names: list[str]) -> tuple[list[str], str]:
         and len(node.targets) == 1
         and isinstance(node.targets[0], ast.Name)
         and isinstance(node.value, ast.Name)
-        and node.value.id in script.defines
+        and node.value.id in functions
+        and node.value.id != node.targets[0].id
     }
     found = [n for n in names if n in bound]
     targets = {bound[n] for n in found}
     return (found, targets.pop()) if len(targets) == 1 else ([], "")
+
+
+def header(source: str, name: str) -> str:
+    """`def largest(shapes)`: the function `name` as the Python `source` defines it at its
+    top level; `def name(...)` where it does not, or does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = ast.Module(body=[], type_ignores=[])
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            return f"def {name}({ast.unparse(node.args)})"
+    return f"def {name}(...)"
 
 
 def numbered(root: Path, target: Path) -> str:
