@@ -353,7 +353,7 @@ class Agent:
         assert here is not None
         log.warning("subtask failed: %s: %s", here[1].description, reason)
         most, small, root = self.settings.max_replans, self.planner.small, self.ctx.root
-        replan = not stuck and replans.left(self.state, most, small, root, self.prompts)
+        replan = not stuck and replans.left(self.state, most, small, root, self.prompts, reason)
         extra = {"claim": claim} if claim else {}
         self.journal.append(
             "subtask_failed", reason=reason, call=call_id, replan=replan, stuck=stuck, **extra

@@ -14,10 +14,12 @@ from typing import Any
 
 from localagent.loop import addback, handback, rundone, writedone
 from localagent.loop.planner import Planner
+from localagent.loop.subtasks import ran_by
 from localagent.models import Reply
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.tools import runproof
+from localagent.verify.outputs import stated_counts
 from localagent.verify.stated import status_said
 
 log = logging.getLogger("localagent.agent")
@@ -87,6 +89,9 @@ def back(
     if small and (program := handback.unread_program(state, due.subtask)):
         log.info("%s never opens the file it is given: back to a write", program)
         return handback.tasks(state, due, program, prompts, "handback_open")
+    if small and (tasks := _miscounted(state, due, prompts)):
+        log.info("the goal's script printed fewer numbers than the goal says: back to a write")
+        return tasks
     if small and (tasks := handback.status_tasks(state, due, root, prompts)):
         log.info("the goal's script exits with another status than it states: back to an edit")
         return tasks
@@ -122,6 +127,26 @@ def _unread(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, 
     return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
 
 
+def _miscounted(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, Any]] | None:
+    """For a run subtask that failed on a run of the goal's script that printed fewer
+    numbers than the goal says it counts (`outputs.off_counts`), the plan from it on: a
+    write of the script that prints them all (`handback_counts`), the run again, the rest."""
+    counted = stated_counts(state.goal.text if state.goal is not None else "")
+    if counted is None or ran_by(due.subtask) != counted.script:
+        return None
+    said = f"the goal says `python {counted.script} {' '.join(counted.names)}` prints "
+    if not due.reason.startswith(said):
+        return None
+    write = prompts.render(
+        "handback_counts", script=counted.script, counted=_listed(counted.counted)
+    )
+    return handback.from_failed(state, due, write + handback.keeping(state, counted.script))
+
+
+def _listed(items: tuple[str, ...]) -> str:
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else items[0]
+
+
 # A goal check of ruff that failed, and the fix its note names (`prompts.feedback.RUFF_FIX`).
 _FIXABLE = re.compile(
     r"goal check `(ruff check\b[^`]*)` failed: .*ruff fixes the problems marked \[\*\] itself: "
@@ -152,14 +177,16 @@ def _status_only(state: State, due: ReplanDue) -> bool:
     return bool(said) and all(item.startswith(said) for item in due.unmet)
 
 
-def left(state: State, most: int, small: bool, root: Path, prompts: PromptSet) -> bool:
-    """Whether a plan follows the failure of the active subtask: the model's replans are
-    not spent, or a hand-back would be made and those are not."""
+def left(
+    state: State, most: int, small: bool, root: Path, prompts: PromptSet, reason: str = ""
+) -> bool:
+    """Whether a plan follows the failure of the active subtask (for `reason`): the
+    model's replans are not spent, or a hand-back would be made and those are not."""
     here = current(state)
     if state.replans < most:
         return True
     if here is None or state.handbacks >= most:
         return False
     task, subtask = here[0].description, here[1].description
-    due = ReplanDue(task_index=state.task_index, task=task, subtask=subtask, reason="")
+    due = ReplanDue(task_index=state.task_index, task=task, subtask=subtask, reason=reason)
     return back(state, due, small, root, prompts) is not None

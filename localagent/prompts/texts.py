@@ -41,6 +41,7 @@ from localagent.prompts.feedback import (
     FILE_UNREAD,
     FORMAT_ERROR,
     HANDBACK_ADD,
+    HANDBACK_COUNTS,
     HANDBACK_EDIT,
     HANDBACK_FIX,
     HANDBACK_MODULE,
@@ -405,6 +406,12 @@ PROMPTS: dict[str, Prompt] = {
         HANDBACK_OPEN,
         "the write subtask a run of a program that never opens the file it was given goes back to",
         _spec("script"),
+    ),
+    "handback_counts": Prompt(
+        HANDBACK_COUNTS,
+        "the write subtask a run of the goal's script that printed fewer numbers than the "
+        "goal says it counts goes back to",
+        _spec("script counted"),
     ),
     "handback_module": Prompt(
         HANDBACK_MODULE,

@@ -1,0 +1,86 @@
+"""A run of the goal's script that prints fewer numbers than the goal says it counts ends
+no step: it goes back to a write that prints them all. Qwen2.5-Coder-1.5B's wordcount on
+the CPU (code of ee4806d), verbatim through the real CLI on the scripted fake server: its
+wordcount.py printed the one number `15` for the lines, words and characters of its
+sample; the run ended its step, and the goal "completed (unverified)"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import plan_rule, real_goal, records_of, small_model_goal
+
+from localagent.verify.outputs import off_run, stated_counts
+
+GOAL = real_goal("wordcount").text
+WRITE_STEP = (
+    "write_file wordcount.py again, changed so that it opens and reads the file it is given, "
+    "keeping its --lines option"
+)
+RUN_STEP = "run python wordcount.py sample.txt"
+# Rounds 6 and 7 of wordcount-1, verbatim.
+ONE_NUMBER = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpa'
+    "rse\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.fil"
+    "e, 'r') as f:\\n            print(len(f.readlines()))\\n    else:\\n        with open(a"
+    "rgs.file, 'r') as f:\\n            print(f.read().count('\\n') + 1 + len(f.read().spli"
+    "t()))\\n\\nif __name__ == '__main__':\\n    parser = argparse.ArgumentParser(descripti"
+    "on='Count lines, words, and characters in a file.')\n    parser.add_argument('file', "
+    "type=str, help='The file to count.')\n    parser.add_argument('--lines', action='stor"
+    "e_true', help='Count only the number of lines.')\n    args = parser.parse_args()\\n  "
+    '  main(args)"}}'
+)
+RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt"}}}}'
+SAMPLE = "Hello, world!\nThis is a sample text file.\nIt contains multiple lines."
+
+
+def test_a_run_that_prints_one_number_for_three_goes_back_to_the_write(tmp_path: Path) -> None:
+    (tmp_path / "sample.txt").write_text(SAMPLE)
+    rounds = [{"content": r} for r in (ONE_NUMBER, RUN)]
+    plan = plan_rule((GOAL, [WRITE_STEP, RUN_STEP]))
+    small_model_goal(tmp_path, GOAL, plan, rounds, LOCALAGENT_MAX_ROUNDS="2")
+    run = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert run and run[0]["result"].startswith("exit code 0\n15\n"), run
+    assert not records_of(tmp_path, "subtask_completed")[1:], "the run ended its step"
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"] == (
+        "the goal says `python wordcount.py FILE` prints the number of lines, words and "
+        "characters in FILE, three numbers; `python wordcount.py sample.txt` printed `15`, "
+        "one number"
+    ), failed
+    back = records_of(tmp_path, "plan")[-1]
+    assert back.get("by") == "handback", back
+    assert back["tasks"][0]["subtasks"] == [
+        "write_file wordcount.py again, changed so that it prints each number the goal asks "
+        "for: the number of lines, words and characters in the file it is given, each on a "
+        "line of its own, keeping its --lines option",
+        RUN_STEP,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("cmd", "result", "wrong"),
+    [
+        ("python wordcount.py sample.txt", "exit code 0\n15\n", "printed `15`, one number"),
+        ("python wordcount.py sample.txt", "exit code 0\n(no output)\n", "printed nothing"),
+        ("python wordcount.py data2.txt", "exit code 0\ndata2.txt: 3\n", "one number"),
+        ("python wordcount.py sample.txt", "exit code 0\nLines: 3\nWords: 10\nChars: 57\n", ""),
+        ("python wordcount.py sample.txt", "exit code 0\n3 10 57 sample.txt\n", ""),
+        ("python wordcount.py --lines sample.txt", "exit code 0\n3\n", ""),  # another form
+        ("python wordcount.py sample.txt", "exit code 1\nTraceback ...\n", ""),  # a crash
+        ("python other.py sample.txt", "exit code 0\n15\n", ""),
+    ],
+)
+def test_how_many_numbers_a_run_must_print(cmd: str, result: str, wrong: str) -> None:
+    found = off_run(GOAL, cmd, result)
+    assert (wrong in found) if wrong else found == "", found
+
+
+def test_which_goals_say_what_their_script_counts() -> None:
+    counted = stated_counts(GOAL)
+    assert counted is not None and counted.counted == ("lines", "words", "characters")
+    assert stated_counts("python count.py FILE prints the number of lines in FILE") is None
+    assert stated_counts("python greet.py NAME prints Hello, NAME!") is None
+    two = stated_counts("python stats.py FILE prints the count of words and unique words")
+    assert two is not None and two.counted == ("words", "unique words")
