@@ -651,8 +651,46 @@ FOUR_QUOTED = (
 )
 
 
-def test_a_string_ended_with_four_quotes_gives_no_call_and_says_so() -> None:
-    parsed = parse_reply(FOUR_QUOTED, KNOWN)
+# refactor-1 on the CPU (code of ee4806d), rounds 2 and 3, verbatim: told the format
+# after each, the same four quotes three replies in a row.
+FOUR_DOCSTRING = (
+    '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": """Areas of sha'
+    'pes given as (kind, size) pairs; unknown kinds are left out."""", "new": """def area(k'
+    'ind, size):\n    if kind == "circle":\n        return 3.14159 * size * size\n    eli'
+    'f kind == "square":\n        return size * size\n    else:\n        return None\n"""'
+    "}}}}"
+)
+FOUR_AREA = FOUR_DOCSTRING.replace(
+    "Areas of shapes given as (kind, size) pairs; unknown kinds are left out.",
+    'def area(kind, size):\n    if kind == "circle":\n        return 3.14159 * size * siz'
+    'e\n    elif kind == "square":\n        return size * size\n    else:\n        retur'
+    "n None\n",
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "old"),
+    [
+        (FOUR_QUOTED, '    return "\\n".join(lines)'),
+        (
+            FOUR_DOCSTRING,
+            "Areas of shapes given as (kind, size) pairs; unknown kinds are left out.",
+        ),
+        (FOUR_AREA, "    else:\n        return None\n"),
+    ],
+)
+def test_a_string_ended_with_four_quotes_ends_with_three_as_python_reads_it(
+    reply: str, old: str
+) -> None:
+    parsed = parse_reply(reply, KNOWN)
+    assert [c.name for c in parsed.calls] == ["replace_in_file"], parsed.problem
+    assert parsed.calls[0].arguments["old"].endswith(old), parsed.calls[0].arguments
+    assert parsed.calls[0].arguments["new"].startswith("def area(kind, size):\n")
+
+
+def test_four_quotes_that_end_no_value_give_no_call_and_say_so() -> None:
+    reply = '{"name": "write_file", "arguments": {"path": "a.py", "content": """x = 1"""" + "y"}}'
+    parsed = parse_reply(reply, KNOWN)
     assert parsed.calls == []
     assert parsed.problem.endswith(
         'a string in three quotes there ends with four (`""""`); end it with three, or send '

@@ -27,6 +27,7 @@ from localagent.textcalls.values import (
     json_at,
     lenient_arguments,
     loose_json,
+    three_quotes_closed,
     value_at,
 )
 
@@ -138,6 +139,7 @@ def json_calls(text: str, known: set[str]) -> Found:
     """Family: any model prompted with the JSON text protocol, Hermes-style templates that
     drop the tags, Qwen 2.5 in Ollama. Real example (ollama/ollama#11185, qwen3:32b):
     `{"name": "LLM_Tool_RAG", "arguments": {"term": "accidents, tribunal de Versailles"}}`"""
+    text = three_quotes_closed(text)
     found = [(start, call) for start, value in values(text) for call in calls_in(value, known)]
     last = unclosed_last_call(text, known) or unclosed_last_string(text, known)
     if last is not None and all(start < last[0] for start, _ in found):
