@@ -66,3 +66,9 @@ def test_what_a_run_step_runs() -> None:
     assert ran_by("run python app.py and fix what fails") == ""
     assert ran_by("run python app.py if it exists") == ""
     assert ran_by("run python check/update.py") == "check/update.py"  # its file is no verb
+    # The 1.5B's plan on the CPU (code of 1a86c32), verbatim: "expected" is no output.
+    step = "run python wordcount.py wordcount.py to ensure it works as expected"
+    assert ran_by(step) == "wordcount.py"
+    assert ran_by("run python app.py to make sure that the app works correctly") == "app.py"
+    assert ran_by("run python app.py to check that it prints the total") == ""
+    assert ran_by("run python app.py and check the output is as expected") == ""

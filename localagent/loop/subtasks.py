@@ -115,7 +115,12 @@ LINT = "ruff"  # what `ran_by` names for a subtask ruff does
 # run printed the counts, the step went on, and the model ran the next step's command
 # until three strikes). Its "if" is the check's, not a condition on the run.
 _PURPOSE = re.compile(
-    r"\bto\s+(?:check|see|verify|test|confirm|ensure|determine|find out)\s+(?:if|whether)\b", re.I
+    r"\bto\s+(?:check|see|verify|test|confirm|ensure|determine|find out)\s+(?:if|whether)\b"
+    # "to ensure it works as expected": no output the run must show (the 1.5B's wordcount
+    # plan on the CPU, its run never the step's end, run until three strikes)
+    r"|\bto\s+(?:check|see|verify|test|confirm|ensure|make\s+sure)\s+(?:that\s+)?"
+    r"(?:it|the\s+\w+|everything)\s+works(?:\s+(?:as\s+expected|correctly|properly|fine))?",
+    re.I,
 )
 # The options a run step names for its program ("... with the --lines option").
 OPTION = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
