@@ -35,6 +35,9 @@ LINES_AS_WORDS = (
     "ue', help='Count only the number of lines.')\n    args = parser.parse_args()\\n    m"
     'ain(args)"}}'
 )
+# Its words counted right: a run whose counts are wrong for the file it was given goes
+# back to a write (tests/test_counted_outputs.py); right ones are still only its word.
+WORDS_RIGHT = LINES_AS_WORDS.replace("words = len(lines)", "words = len(''.join(lines).split())")
 RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py wordcount.py"}}}}'
 LINES = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py --lines wordcount.py"}}}}'
 
@@ -47,7 +50,8 @@ def test_a_run_printing_counts_nothing_checked_leaves_the_goal_unverified(
         "run python wordcount.py wordcount.py",
         "run python wordcount.py --lines wordcount.py",
     ]
-    rounds = [LINES_AS_WORDS, RUN, LINES]
+    rounds = [WORDS_RIGHT, RUN, LINES]
+    assert WORDS_RIGHT != LINES_AS_WORDS
     ran, _ = small_model_goal(
         tmp_path, WORDCOUNT, plan_rule((WORDCOUNT, steps)), [{"content": r} for r in rounds],
         VERIFIED, LOCALAGENT_MAX_ROUNDS=str(len(rounds)), LOCALAGENT_VERIFY="1",

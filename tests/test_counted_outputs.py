@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
 
-from localagent.verify.outputs import off_run, stated_counts
+from localagent.verify.counts import stated_counts
+from localagent.verify.outputs import off_run
 
 GOAL = real_goal("wordcount").text
 WRITE_STEP = (
@@ -59,6 +60,76 @@ def test_a_run_that_prints_one_number_for_three_goes_back_to_the_write(tmp_path:
     ]
 
 
+# wordcount-1 on the CPU (code of 1a86c32), rounds 1 and 2, verbatim: `words = len(lines)`
+# (three runs of four), run on itself.
+WORDS_AS_LINES = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpa'
+    "rse\\n\\ndef main(args):\\n    with open(args.file, 'r', encoding='utf-8') as f:\\n  "
+    "      lines = f.readlines()\\n        words = len(lines)\\n        chars = sum(len(li"
+    "ne) for line in lines)\\n        print(f'Number of lines: {len(lines)}\\nNumber of wo"
+    "rds: {words}\\nNumber of characters: {chars}')\\n\\nif __name__ == '__main__':\\n  "
+    "  parser = argparse.ArgumentParser(description='Count lines, words, and characters in "
+    "a file.')\n    parser.add_argument('file', type=str, help='The file to count.')\n    "
+    'args = parser.parse_args()\\n    main(args)"}}'
+)
+ON_ITSELF = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py wordcount.py"}}}}'
+ITS_RUN = "run python wordcount.py wordcount.py to ensure it works as expected"
+
+
+def test_a_run_whose_word_count_is_wrong_goes_back_to_the_write(tmp_path: Path) -> None:
+    rounds = [{"content": r} for r in (WORDS_AS_LINES, ON_ITSELF)]
+    plan = plan_rule((GOAL, ["write_file wordcount.py with the following code", ITS_RUN]))
+    small_model_goal(tmp_path, GOAL, plan, rounds, LOCALAGENT_MAX_ROUNDS="2")
+    source = (tmp_path / "wordcount.py").read_text()
+    lines, words = len(source.splitlines()), len(source.split())
+    printed = f"Number of lines: {lines} Number of words: {lines} Number of characters: "
+    printed += str(len(source))
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"] == (
+        "the goal says `python wordcount.py FILE` prints the number of lines, words and "
+        f"characters in FILE; wordcount.py has {lines} lines, {words} words and {len(source)} "
+        f"characters, and `python wordcount.py wordcount.py` printed `{printed}`: no number "
+        "right for the words"
+    ), failed
+    back = records_of(tmp_path, "plan")[-1]
+    assert back.get("by") == "handback", back
+    assert back["tasks"][0]["subtasks"] == [
+        f"write_file wordcount.py again, changed so that it counts the words right: "
+        f"wordcount.py has {lines} lines, {words} words and {len(source)} characters, and it "
+        f"printed `{printed}`, keeping its --lines option",
+        ITS_RUN,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "printed", "wrong"),
+    [
+        ("a b\nc\n", "2 3 6", ""),
+        ("a b\nc", "2 3 5", ""),  # no line break at its end: 2 lines or 1
+        ("a b\nc", "1 3 5", ""),
+        ("a b\nc\n", "Lines: 2, Words: 2, Chars: 6", "the words"),
+        ("a b\nc\n", "2 3 3", "the characters"),  # the words' letters alone
+        ("a b\nc\n", "6 3 2", ""),  # in another order
+        ("a b\nc\n", "9 9 9", "the lines, the words and the characters"),
+    ],
+)
+def test_which_counts_of_a_file_are_right(
+    tmp_path: Path, text: str, printed: str, wrong: str
+) -> None:
+    (tmp_path / "in.txt").write_text(text)
+    found = off_run(GOAL, "python wordcount.py in.txt", f"exit code 0\n{printed}\n", tmp_path)
+    assert found.endswith(f"no number right for {wrong}") if wrong else found == "", found
+
+
+def test_a_file_outside_the_workspace_is_not_counted(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "in.txt").write_text("a b\nc\n")
+    (tmp_path / "ws" / "in.txt").symlink_to(tmp_path / "in.txt")
+    assert (
+        off_run(GOAL, "python wordcount.py in.txt", "exit code 0\n9 9 9\n", tmp_path / "ws") == ""
+    )
+
+
 @pytest.mark.parametrize(
     ("cmd", "result", "wrong"),
     [
@@ -72,8 +143,10 @@ def test_a_run_that_prints_one_number_for_three_goes_back_to_the_write(tmp_path:
         ("python other.py sample.txt", "exit code 0\n15\n", ""),
     ],
 )
-def test_how_many_numbers_a_run_must_print(cmd: str, result: str, wrong: str) -> None:
-    found = off_run(GOAL, cmd, result)
+def test_how_many_numbers_a_run_must_print(
+    tmp_path: Path, cmd: str, result: str, wrong: str
+) -> None:
+    found = off_run(GOAL, cmd, result, tmp_path)  # no such file here: the numbers alone
     assert (wrong in found) if wrong else found == "", found
 
 

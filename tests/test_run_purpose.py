@@ -31,6 +31,9 @@ WRITE = (
     "f'Lines: {len(lines)}, Words: {words}, Characters: {characters}')\\n\\nif __name__ == '__"
     "main__':\\n    main()\"\n  }\n}\n```"
 )
+# Its words counted right: a run whose counts are wrong for the file it was given goes
+# back to a write (tests/test_counted_outputs.py).
+COUNTED = WRITE.replace("words = len(lines)", "words = len(''.join(lines).split())")
 WHOLE = (
     '```json\n{\n  "name": "run_cmd",\n  "arguments": {\n    "cmd": "python wordcount.py word'
     'count.py"\n  }\n}\n```'
@@ -42,7 +45,7 @@ LINES = (
 
 
 def test_a_run_step_that_says_why_ends_with_its_run(tmp_path: Path) -> None:
-    replies = [{"content": r} for r in (WRITE, WHOLE, LINES)]
+    replies = [{"content": r} for r in (COUNTED, WHOLE, LINES)]
     small_model_goal(tmp_path, GOAL, plan_rule((GOAL, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="3")
     done = [(r["by"], r["reason"]) for r in records_of(tmp_path, "subtask_completed")]
     assert [by for by, _ in done] == ["write", "run", "run"], done
@@ -53,7 +56,7 @@ def test_a_run_step_that_says_why_ends_with_its_run(tmp_path: Path) -> None:
 
 def test_the_run_of_a_step_that_names_an_option_has_it(tmp_path: Path) -> None:
     """The --lines step is not done by the run without --lines."""
-    replies = [{"content": r} for r in (WRITE, WHOLE, WHOLE)]
+    replies = [{"content": r} for r in (COUNTED, WHOLE, WHOLE)]
     small_model_goal(tmp_path, GOAL, plan_rule((GOAL, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="3")
     done = [r["by"] for r in records_of(tmp_path, "subtask_completed")]
     assert done == ["write", "run"], done

@@ -71,7 +71,9 @@ def ran_idle(state: State, root: Path, result: ToolResult) -> str:
 def stops_now(state: State, root: Path, result: ToolResult, prompts: PromptSet) -> str:
     """Why the run just made fails the active run subtask at once (small profile), ""
     when it does not: its program calls none of its code, or never opens the file it was
-    given. The 1.5B ran such a program again and again until it was blocked."""
+    given, or its status, output or counts are not what the goal states (the counts last:
+    a program that never opens its file counts nothing of it). The 1.5B ran such a
+    program again and again until it was blocked."""
     if idle := ran_idle(state, root, result):
         return prompts.render("printed_nothing", script=idle, fix="").removeprefix("NOTE: ")
     here = current(state)
@@ -82,7 +84,9 @@ def stops_now(state: State, root: Path, result: ToolResult, prompts: PromptSet) 
         if off := off_run(goal, cmd, result.text):
             return off
     why = [w for w in result.facts.get("unproven", []) if w.startswith(runproof.NEVER_OPENS)]
-    return f"{target}: {why[0]}" if ran and why else ""
+    if ran and why:
+        return f"{target}: {why[0]}"
+    return next((off for cmd in ran if (off := off_run(goal, cmd, result.text, root))), "")
 
 
 def unread_program(state: State, subtask: str) -> str:

@@ -19,7 +19,7 @@ from localagent.models import Reply
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.tools import runproof
-from localagent.verify.outputs import stated_counts
+from localagent.verify.counts import stated_counts
 from localagent.verify.stated import status_said
 
 log = logging.getLogger("localagent.agent")
@@ -128,19 +128,32 @@ def _unread(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, 
 
 
 def _miscounted(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, Any]] | None:
-    """For a run subtask that failed on a run of the goal's script that printed fewer
-    numbers than the goal says it counts (`outputs.off_counts`), the plan from it on: a
-    write of the script that prints them all (`handback_counts`), the run again, the rest."""
+    """For a run subtask that failed on a run of the goal's script whose numbers are not
+    what the goal says it counts (`verify.counts`): too few, or none right for a count of
+    the file it was given. The plan from it on: a write of the script that prints them
+    all (`handback_counts`), or that counts them right (`handback_miscount`, with the
+    file's counts and what it printed), the run again, the rest."""
     counted = stated_counts(state.goal.text if state.goal is not None else "")
     if counted is None or ran_by(due.subtask) != counted.script:
         return None
     said = f"the goal says `python {counted.script} {' '.join(counted.names)}` prints "
     if not due.reason.startswith(said):
         return None
-    write = prompts.render(
-        "handback_counts", script=counted.script, counted=_listed(counted.counted)
-    )
+    if (wrong := _WRONG.search(due.reason)) is not None:
+        write = prompts.render(
+            "handback_miscount", script=counted.script, things=wrong[3], facts=wrong[1],
+            printed=wrong[2],
+        )  # fmt: skip
+    else:
+        write = prompts.render(
+            "handback_counts", script=counted.script, counted=_listed(counted.counted)
+        )
     return handback.from_failed(state, due, write + handback.keeping(state, counted.script))
+
+
+# `verify.counts.off_counts`: "...; sample.txt has 3 lines and 10 words, and `python
+# wordcount.py sample.txt` printed `3 3`: no number right for the words".
+_WRONG = re.compile(r"; (\S+ has .+?), and `[^`]+` printed `([^`]*)`: no number right for (.+)$")
 
 
 def _listed(items: tuple[str, ...]) -> str:

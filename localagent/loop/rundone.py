@@ -86,7 +86,12 @@ def _target(state: State) -> str:
 
 
 def finished(
-    state: State, facts: dict[str, list[str]], text: str, small: bool, prompts: PromptSet
+    state: State,
+    root: Path,
+    facts: dict[str, list[str]],
+    text: str,
+    small: bool,
+    prompts: PromptSet,
 ) -> Finished | None:
     """Whether the run with these `facts` and observation, just made, ends the active
     run subtask (only in the small-model profile)."""
@@ -96,7 +101,7 @@ def finished(
     goal = state.goal.text if state.goal is not None else ""
     for cmd in facts.get("ran", []) if target else []:
         found = outcome(cmd, text, *run_facts(facts, cmd))
-        if off_run(goal, cmd, text):
+        if off_run(goal, cmd, text, root):
             continue  # the goal states another status or output for it (`handback.stops_now`)
         if (
             runs(target, cmd, here[1].description if here else "")
@@ -226,7 +231,7 @@ def earned(
     rule: what its record owes, and what its observation adds; None when it earns none."""
     if (wrote := writedone.finished(state, root, facts, small, prompts)) is not None:
         return wrote.owed(), writedone.note(state, wrote, prompts)
-    if (ran := finished(state, facts, text, small, prompts)) is not None:
+    if (ran := finished(state, root, facts, text, small, prompts)) is not None:
         return ran.owed(), note(state, ran, prompts)
     if (read := readdone.finished(state, facts, small, prompts)) is not None:
         return read.owed(), readdone.note(state, read, prompts)

@@ -209,6 +209,11 @@ HANDBACK_STATUS = (
 
 HANDBACK_OPEN = "write_file {script} again, changed so that it opens and reads the file it is given"
 
+HANDBACK_MISCOUNT = (
+    "write_file {script} again, changed so that it counts {things} right: {facts}, and it "
+    "printed `{printed}`"
+)
+
 HANDBACK_COUNTS = (
     "write_file {script} again, changed so that it prints each number the goal asks for: "
     "the number of {counted} in the file it is given, each on a line of its own"

@@ -44,6 +44,7 @@ from localagent.prompts.feedback import (
     HANDBACK_COUNTS,
     HANDBACK_EDIT,
     HANDBACK_FIX,
+    HANDBACK_MISCOUNT,
     HANDBACK_MODULE,
     HANDBACK_OPEN,
     HANDBACK_READ,
@@ -412,6 +413,12 @@ PROMPTS: dict[str, Prompt] = {
         "the write subtask a run of the goal's script that printed fewer numbers than the "
         "goal says it counts goes back to",
         _spec("script counted"),
+    ),
+    "handback_miscount": Prompt(
+        HANDBACK_MISCOUNT,
+        "the write subtask a run of the goal's script goes back to when none of its numbers "
+        "is right for a count of the file it was given",
+        _spec("script things facts printed"),
     ),
     "handback_module": Prompt(
         HANDBACK_MODULE,

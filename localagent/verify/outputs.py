@@ -18,17 +18,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from localagent.state.checkruns import NO_OUTPUT, split_result
 from localagent.state.ledger import script_runs
-from localagent.verify.stated import off_status
+from localagent.verify import counts
+from localagent.verify.stated import PRINTS, args_of, off_status
 
-_PRINTS = re.compile(
-    r"\bpython3?\s+([\w./-]+\.py)((?:\s+[A-Z][A-Z_0-9]*\b)+)\s+prints\s+(.+?)"
-    r"(?:\s+and\s+exits?\s+(?:with\s+)?(?:(?:exit\s+)?(?:status|code)\s+)?(\d{1,3})\b)?"
-    r"(?=\s*(?:;|$|\.\s|\.$|,\s+(?:and|but|run|with|without)\b))"
-)
 _NO_ARGS = r"(?:without|with\s+no)\s+(?:any\s+)?arguments?"
 _USAGE = re.compile(rf"\b{_NO_ARGS}\b[^.;]{{0,40}}?\bprints?\s+(?:a\s+|its\s+)?usage\b", re.I)
 _SCRIPT = re.compile(r"\bpython3?\s+([\w./-]+\.py)\b")
@@ -37,10 +34,6 @@ _DESCRIBED = re.compile(
     r"(?:the|a|an|its|their|how|what|which|whether|all|each|every|one|some|only)\b", re.I
 )
 SAMPLE = "Ada"  # what a placeholder stands for in the verification's own run
-# "the number of lines, words and characters in FILE": one number for each.
-_COUNTS = re.compile(r"the\s+(?:numbers?|counts?)\s+of\s+(.+?)(?:\s+in\s+(\w+))?", re.I)
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
-_WORDS = ("none", "one", "two", "three", "four", "five", "six")
 
 
 @dataclass(frozen=True)
@@ -63,7 +56,7 @@ class Printed:
 def stated_output(goal: str) -> Printed | None:
     """What the goal says its script prints for its arguments, when the text it names
     holds them (not "prints the number of lines ..."): None otherwise."""
-    found = _PRINTS.search(goal)
+    found = PRINTS.search(goal)
     if found is None:
         return None
     names = tuple(found[2].split())
@@ -75,81 +68,13 @@ def stated_output(goal: str) -> Printed | None:
     return Printed(found[1], names, template, int(found[4]) if found[4] else None)
 
 
-@dataclass(frozen=True)
-class Counted:
-    """What the goal says `python SCRIPT NAME ...` prints when it says only what it counts
-    (`template`: "the number of lines, words and characters in FILE"): one number for each
-    of the `counted`."""
-
-    script: str
-    names: tuple[str, ...]
-    template: str
-    counted: tuple[str, ...]
-
-
-def stated_counts(goal: str) -> Counted | None:
-    """What the goal says its script counts, when it says it prints "the number of A, B
-    and C" (two things or more); None otherwise. Qwen2.5-Coder-1.5B's wordcount.py printed
-    the one number `15` for the lines, words and characters of its sample; the run ended
-    its step, and the goal "completed (unverified)" (the CPU)."""
-    found = _PRINTS.search(goal)
-    counts = _COUNTS.fullmatch(found[3].strip()) if found else None
-    if found is None or counts is None:
-        return None
-    counted = tuple(c for c in re.split(r",\s*(?:and\s+)?|\s+and\s+", counts[1]) if c)
-    if (
-        len(counted) < 2
-        or len(counted) >= len(_WORDS)
-        or not all(re.fullmatch(r"[a-z]+(?:\s[a-z]+)?", c) for c in counted)
-    ):
-        return None
-    return Counted(found[1], tuple(found[2].split()), found[3].strip(), counted)
-
-
-def off_counts(goal: str, cmd: str, output: str) -> str:
-    """What is wrong with a run of `cmd` that printed `output` (all of it), by the numbers
-    the goal says it prints: fewer numbers than it counts ("" when not, or the goal says
-    no such thing of it)."""
-    counted = stated_counts(goal)
-    args = _args(cmd, counted.script) if counted else None
-    if counted is None or args is None or len(args) != len(counted.names):
-        return ""
-    shown = " ".join(output.split())
-    rest = shown
-    for arg in args:
-        rest = rest.replace(arg, " ")
-    numbers = len(_NUMBER.findall(rest))
-    want = len(counted.counted)
-    if numbers >= want:
-        return ""
-    said = (
-        f"the goal says `python {counted.script} {' '.join(counted.names)}` prints "
-        f"{counted.template}, {_WORDS[want]} numbers"
-    )
-    if not shown:
-        return f"{said}; `{cmd}` printed nothing"
-    many = "no numbers" if not numbers else f"{_WORDS[numbers]} number{'s' * (numbers > 1)}"
-    return f"{said}; `{cmd}` printed `{shown[:80]}`, {many}"
-
-
-def _args(cmd: str, script: str) -> list[str] | None:
-    """The arguments a run of the script gives it; None for another command, or one
-    with flags (another form than the one the goal states)."""
-    words = cmd.split()
-    if len(words) < 2 or not words[0].startswith("python") or words[1] != script:
-        return None
-    if any(w.startswith("-") for w in words[2:]):
-        return None
-    return [w.strip("'\"") for w in words[2:]]
-
-
 def off_output(goal: str, cmd: str, code: int | None, output: str, whole: bool = True) -> str:
     """What is wrong with a run of `cmd` that exited `code` and printed `output`, by what
     the goal states for it ("" when nothing, or the goal states nothing of it); with only
     its last line (`whole` false), its text counts only when there is none."""
     printed = stated_output(goal)
     script = printed.script if printed else _usage_script(goal)
-    args = _args(cmd, script) if script else None
+    args = args_of(cmd, script) if script else None
     if args is None or code is None:
         return ""
     shown = " ".join(output.split())
@@ -169,17 +94,18 @@ def off_output(goal: str, cmd: str, code: int | None, output: str, whole: bool =
     return f"{said}{status}; `{cmd}` {what} (exit code {code}), not `{want}`"
 
 
-def off_run(goal: str, cmd: str, text: str) -> str:
+def off_run(goal: str, cmd: str, text: str, root: Path | None = None) -> str:
     """What is wrong with a run, by its run_cmd observation: its exit status without
-    arguments (`stated.off_status`), else what it printed (`off_output`), else, when it
-    succeeded, how many numbers (`off_counts`)."""
+    arguments (`stated.off_status`), else what it printed (`off_output`), else, with the
+    workspace's `root` and when it succeeded, the numbers it printed for what the goal
+    says it counts (`counts`)."""
     if off := off_status(goal, cmd, text):
         return off
     code, output = split_result(text)
     printed = "" if output.lstrip().startswith(NO_OUTPUT) else output
-    return off_output(goal, cmd, code, printed) or (
-        off_counts(goal, cmd, printed) if code == 0 else ""
-    )
+    if off := off_output(goal, cmd, code, printed):
+        return off
+    return counts.off_counts(goal, cmd, printed, root) if code == 0 and root else ""
 
 
 def _usage_script(goal: str) -> str:

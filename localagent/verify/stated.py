@@ -29,6 +29,13 @@ _STATED = (
     re.compile(rf"\b{_STATUS}\s+{_NO_ARGS}\b", re.I),
 )
 _EXIT = re.compile(r"exit code (-?\d+)")
+# "python greet.py NAME prints Hello, NAME! and exits 0": the script, its placeholders,
+# what it prints, the status (`outputs`, `counts`).
+PRINTS = re.compile(
+    r"\bpython3?\s+([\w./-]+\.py)((?:\s+[A-Z][A-Z_0-9]*\b)+)\s+prints\s+(.+?)"
+    r"(?:\s+and\s+exits?\s+(?:with\s+)?(?:(?:exit\s+)?(?:status|code)\s+)?(\d{1,3})\b)?"
+    r"(?=\s*(?:;|$|\.\s|\.$|,\s+(?:and|but|run|with|without)\b))"
+)
 # "ruff check must be clean", "lint it with ruff": the linter the goal names is a check.
 _RUFF = re.compile(r"\bruff\b", re.I)
 RUFF_CHECK = "ruff check ."
@@ -232,3 +239,14 @@ def computed(goal: str, ledger: Any) -> list[str]:
         if set(_NUMBER.findall(shown)) - stated - set(_NUMBER.findall(check.cmd)):
             found.append(f"`{check.cmd}` printed `{shown[:80]}`")
     return found
+
+
+def args_of(cmd: str, script: str) -> list[str] | None:
+    """The arguments a run of the script gives it; None for another command, or one
+    with flags (another form than the one the goal states)."""
+    words = cmd.split()
+    if len(words) < 2 or not words[0].startswith("python") or words[1] != script:
+        return None
+    if any(w.startswith("-") for w in words[2:]):
+        return None
+    return [w.strip("'\"") for w in words[2:]]

@@ -1,0 +1,138 @@
+"""What a goal says its script counts, checked against a run of it: "python wordcount.py
+FILE prints the number of lines, words and characters in FILE". A run that succeeded
+must print a number for each thing counted, and, for the lines, words and characters
+(or bytes) of the file it was given, one of the numbers that file has.
+
+Qwen2.5-Coder-1.5B's wordcount.py, on the CPU: `15` alone for the lines, words and
+characters of its sample, the run ending its step; `words = len(lines)` in three runs of
+four, each "completed (unverified)" with counts nothing had compared. What counts as a
+line or a character varies (a last line without a line break, the line breaks counted or
+not, characters or bytes): any of those counts is right, and only a number none of them
+gives is a finding. What it counts of something else ("unique words") is not checked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from localagent.system import safefs
+from localagent.verify.stated import PRINTS, args_of
+
+MAX_BYTES = 1 << 20  # of the file a run was given, read to count
+# "the number of lines, words and characters in FILE": one number for each.
+_COUNTS = re.compile(r"the\s+(?:numbers?|counts?)\s+of\s+(.+?)(?:\s+in\s+(\w+))?", re.I)
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+_WORDS = ("none", "one", "two", "three", "four", "five", "six")
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What the goal says `python SCRIPT NAME ...` prints when it says only what it counts
+    (`template`: "the number of lines, words and characters in FILE"): one number for each
+    of the `counted`, of the file its placeholder `source` names ("" when none)."""
+
+    script: str
+    names: tuple[str, ...]
+    template: str
+    counted: tuple[str, ...]
+    source: str
+
+
+def stated_counts(goal: str) -> Counted | None:
+    """What the goal says its script counts, when it says it prints "the number of A, B
+    and C" (two things or more); None otherwise."""
+    found = PRINTS.search(goal)
+    counts = _COUNTS.fullmatch(found[3].strip()) if found else None
+    if found is None or counts is None:
+        return None
+    counted = tuple(c for c in re.split(r",\s*(?:and\s+)?|\s+and\s+", counts[1]) if c)
+    if (
+        len(counted) < 2
+        or len(counted) >= len(_WORDS)
+        or not all(re.fullmatch(r"[a-z]+(?:\s[a-z]+)?", c) for c in counted)
+    ):
+        return None
+    names = tuple(found[2].split())
+    source = counts[2] if counts[2] in names else ""
+    return Counted(found[1], names, found[3].strip(), counted, source)
+
+
+def off_counts(goal: str, cmd: str, output: str, root: Path) -> str:
+    """What is wrong with a run of `cmd` that succeeded and printed `output` (all of it),
+    by the numbers the goal says it prints: fewer numbers than it counts, or none of the
+    counts the file it was given (in the workspace at `root`) has for a line, word or
+    character count; "" when nothing is, or the goal says no such thing of it."""
+    counted = stated_counts(goal)
+    args = args_of(cmd, counted.script) if counted else None
+    if counted is None or args is None or len(args) != len(counted.names):
+        return ""
+    shown = " ".join(output.split("\nNOTE: ", 1)[0].split())  # not the tool's own notes
+    rest = shown
+    for arg in args:
+        rest = rest.replace(arg, " ")
+    numbers = [float(n) for n in _NUMBER.findall(rest)]
+    want = len(counted.counted)
+    said = (
+        f"the goal says `python {counted.script} {' '.join(counted.names)}` prints "
+        f"{counted.template}"
+    )
+    if not shown:
+        return f"{said}, {_WORDS[want]} numbers; `{cmd}` printed nothing"
+    if len(numbers) < want:
+        many = (
+            "no numbers"
+            if not numbers
+            else f"{_WORDS[len(numbers)]} number{'s' * (len(numbers) > 1)}"
+        )
+        return f"{said}, {_WORDS[want]} numbers; `{cmd}` printed `{shown[:80]}`, {many}"
+    given = args[counted.names.index(counted.source)] if counted.source else ""
+    data = _data(root, given) if given else None
+    if data is None:
+        return ""
+    has = _has(data, counted.counted)
+    wrong = [thing for thing, (_, right) in has.items() if not right & set(numbers)]
+    if not wrong:
+        return ""
+    facts = _listed([f"{usual} {thing}" for thing, (usual, _) in has.items()])
+    missed = _listed([f"the {thing}" for thing in wrong])
+    return (
+        f"{said}; {given} has {facts}, and `{cmd}` printed `{shown[:80]}`: no number right "
+        f"for {missed}"
+    )
+
+
+def _data(root: Path, given: str) -> bytes | None:
+    """The bytes of the workspace file a run was given; None when it is no such file, is
+    too long, or lies outside the workspace."""
+    try:
+        data = safefs.read_inside(root, root / given, MAX_BYTES + 1)
+    except (OSError, safefs.UnsafeFile, ValueError):
+        return None
+    return data if len(data) <= MAX_BYTES else None
+
+
+def _has(data: bytes, counted: tuple[str, ...]) -> dict[str, tuple[int, set[float]]]:
+    """For each thing counted that has one meaning for a file (lines, words, characters,
+    bytes): its usual count (`wc`'s, a last line without a line break counted), and every
+    count of it a program could rightly print."""
+    text = data.decode("utf-8", errors="replace")
+    lines = (len(text.splitlines()), {len(text.splitlines()), text.count("\n")})
+    chars = (len(text), {len(text), len(data), len(text.replace("\n", "")), len(text.rstrip())})
+    meanings = {
+        "lines": lines,
+        "words": (len(text.split()), {len(text.split())}),
+        "characters": chars,
+        "chars": chars,
+        "bytes": (len(data), {len(data)}),
+    }
+    return {
+        thing: (meanings[thing][0], {float(n) for n in meanings[thing][1]})
+        for thing in counted
+        if thing in meanings
+    }
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else items[0]
