@@ -111,6 +111,8 @@ def test_a_run_whose_word_count_is_wrong_goes_back_to_the_write(tmp_path: Path) 
         ("a b\nc\n", "2 3 3", "the characters"),  # the words' letters alone
         ("a b\nc\n", "6 3 2", ""),  # in another order
         ("a b\nc\n", "9 9 9", "the lines, the words and the characters"),
+        # wordcount-1 on the CPU (code of 7980279), its sample and run: its spaces for words
+        ("Hello, world!\nThis is a sample text.\nAnother line.", "3 6 50", "the words"),
     ],
 )
 def test_which_counts_of_a_file_are_right(
