@@ -6,6 +6,7 @@ model asked to change one function writes that function."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from shapes_support import GOAL, SHAPES, USE_STEP, seeded
@@ -55,6 +56,46 @@ def test_a_write_of_one_of_the_file_s_functions_changes_it_where_it_stands(
     assert text[:start] == before[:start] and text.endswith(before[end:]), text
     assert text.index("def total_area") < text.index("def largest") < text.index("def report")
     assert text.count("area(kind, size)") == 3  # area's own line and the two calls
+    assert pytest_in(tmp_path).returncode == 0
+
+
+EACH_STEP = (
+    "write_file shapes.py with only `def total_area(shapes):` and its code changed to call "
+    "area as the content (it takes the place of the one shapes.py has, and the rest of "
+    "shapes.py stays); then largest and report the same way, one at a time"
+)
+REPORT = (
+    '{"name": "write_file", "arguments": {"path": "shapes.py", "content": "def report(shape'
+    "s):\\n    lines = []\\n    for kind, size in shapes:\\n        if kind in ('circle', "
+    "'square'):\\n            lines.append(f'{kind} {size}: {area(kind, size):.2f}')\\n  "
+    "  return '\\\\n'.join(lines)\\n\"}}"
+)
+
+
+def test_the_hand_back_s_step_asks_for_one_function_at_a_time_and_ends_with_the_last(
+    tmp_path: Path,
+) -> None:
+    """The edit step fails at its first rename of what the tests import; the hand-back
+    reads the file, adds area alone, then asks for each function alone."""
+    seeded(tmp_path)
+    moves = "move the repeated area formulas into a single function area(kind, size)"
+    steps = ["read_file shapes.py", f"replace_in_file shapes.py to {moves}", "run python -m pytest"]
+    rename = (
+        '{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": "total_area", '
+        '"new": "area"}}'
+    )
+    add = json.dumps({"name": "write_file", "arguments": {"path": "shapes.py", "content": AREA}})
+    rounds = [{"content": r} for r in (READ, rename, READ, add, TOTAL, LARGEST, REPORT)]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="7")
+    back = records_of(tmp_path, "plan")[-1]
+    assert back.get("by") == "handback" and EACH_STEP in back["tasks"][0]["subtasks"], back
+    writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    assert len(writes) == 4 and all(w["ok"] for w in writes), writes
+    assert "Next: write_file shapes.py with only `def largest(shapes):`" in writes[1]["result"]
+    assert "Next: write_file shapes.py with only `def report(shapes):`" in writes[2]["result"]
+    assert "SUBTASK COMPLETE" in writes[3]["result"], writes[3]["result"]
+    done = [d["by"] for d in records_of(tmp_path, "subtask_completed")]
+    assert done[-3:] == ["read", "write", "write"], done
     assert pytest_in(tmp_path).returncode == 0
 
 

@@ -330,8 +330,9 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
 ) -> None:
     """refactor-1 on the CPU, its first edit step verbatim: three renames in turn until
     they were blocked (9 rounds). Now the first fails the step: without the model, a
-    read of the file, a write of area alone and a write of the file whole with the three
-    functions calling it (the 1.5B writes a file whole where its edits fail). The read
+    read of the file, a write of area alone and a write of each of the three functions
+    calling it, the first alone with its header shown (the file written whole, as here, does
+    them all at once). The read
     first: after the replan the file was out of view, and the 1.5B wrote area with
     formulas shapes.py never had (`3.14 * size ** 2`, a triangle)."""
     (tmp_path / "shapes.py").write_text(SHAPES)
@@ -353,8 +354,9 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
         "read_file shapes.py",
         "write_file shapes.py with only `def area(kind, size):` and its code as the content "
         "(it goes above total_area, and the rest of shapes.py stays)",
-        "write_file shapes.py whole: area as it is, and total_area, largest and report changed "
-        "so that they call area instead of repeating its code",
+        "write_file shapes.py with only `def total_area(shapes):` and its code changed to call "
+        "area as the content (it takes the place of the one shapes.py has, and the rest of "
+        "shapes.py stays); then largest and report the same way, one at a time",
         "run python -m pytest",
     ]
     writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
@@ -364,7 +366,8 @@ def test_an_edit_step_that_failed_to_add_the_named_function_goes_back_to_writing
     )
     assert (
         writes[1]["ok"]
-        and "SUBTASK COMPLETE: 'write_file shapes.py whole:" in (writes[1]["result"])
+        and "SUBTASK COMPLETE: 'write_file shapes.py with only `def total_area"
+        in writes[1]["result"]
     ), writes[1]["result"]
     text = (tmp_path / "shapes.py").read_text()
     assert text.startswith('"""Areas of shapes') and "total += area(kind, size)" in text

@@ -48,10 +48,7 @@ def tasks(
     write = prompts.render("handback_add", path=path, header=header_of(name, said), first=had[0])
     if due.subtask == write or written_file(write) != path:
         return None
-    users = " and ".join([", ".join(had[:-1]), had[-1]] if len(had) > 1 else had)
-    if len(had) > MAX_USERS:
-        users = f"the functions of {path}"
-    use = prompts.render("handback_use", path=path, users=users, name=name)
+    use = _use(prompts, path, source, name, had)
     read = prompts.render("handback_read", path=path)
     # The read first: the window starts anew at a replan. Without the file in view the
     # 1.5B sent edits of lines shapes.py never had (`total_area = area('circle', radius)
@@ -62,6 +59,22 @@ def tasks(
     else:
         steps = [write]
     return handback.from_failed(state, due, *steps, failed=False)
+
+
+def _use(prompts: PromptSet, path: str, source: str, name: str, had: list[str]) -> str:
+    """The step that makes the file's functions call `name`: the first alone, its header
+    shown, then the rest the same way (up to `MAX_USERS`); else the file whole. Asked for
+    shapes.py whole with the three calling area, the 1.5B dropped them, nested them in
+    area or made them aliases of it (five CPU runs); asked for `def area(kind, size):`
+    alone, it wrote that function, in every run that got that far."""
+    if 1 < len(had) <= MAX_USERS:
+        header = pywrite.header(source, had[0])
+        rest = ", ".join(had[1:-1]) + f" and {had[-1]}" if len(had) > 2 else had[1]
+        return prompts.render("handback_use_each", path=path, header=header, name=name, rest=rest)
+    users = " and ".join([", ".join(had[:-1]), had[-1]] if len(had) > 1 else had)
+    if len(had) > MAX_USERS:
+        users = f"the functions of {path}"
+    return prompts.render("handback_use", path=path, users=users, name=name)
 
 
 def stops_now(

@@ -22,18 +22,25 @@ _STEP = re.compile(
     r"write_file (?P<path>\S+) whole: (?P<name>\w+) as it is, and (?P<users>.+?) changed so "
     r"that they call (?P=name)\b"
 )
+# `HANDBACK_USE_EACH`: the first function alone, then the rest the same way.
+_EACH = re.compile(
+    r"write_file (?P<path>\S+) with only `def (?P<first>\w+)\([^`]*\):` and its code changed "
+    r"to call (?P<name>\w+) as the content \(it takes the place of the one \S+ has, and the "
+    r"rest of \S+ stays\); then (?P<users>.+?) the same way, one at a time"
+)
 _ALL = "the functions of "
 
 
 def asked(step: str) -> tuple[str, str, list[str]] | None:
     """(the file, the function, the functions to call it: [] for all of the file's) for
     such a step; None for any other."""
-    found = _STEP.match(step)
+    found = _STEP.match(step) or _EACH.match(step)
     if found is None:
         return None
     users = found["users"]
     names = [] if users.startswith(_ALL) else re.split(r",\s*|\s+and\s+", users)
-    return found["path"], found["name"], [n for n in names if n.isidentifier()]
+    first = [found["first"]] if "first" in found.re.groupindex else []
+    return found["path"], found["name"], [n for n in first + names if n.isidentifier()]
 
 
 def not_calling(root: Path, path: str, name: str, users: list[str]) -> list[str]:

@@ -233,6 +233,12 @@ HANDBACK_USE = (
     "instead of repeating its code"
 )
 
+HANDBACK_USE_EACH = (
+    "write_file {path} with only `{header}:` and its code changed to call {name} as the "
+    "content (it takes the place of the one {path} has, and the rest of {path} stays); then "
+    "{rest} the same way, one at a time"
+)
+
 USE_UNMET = (
     "NOTE: {users} {verb} not call {name} yet, and this step is done only when each of them "
     "calls it instead of repeating its code. Next: write_file {path} with only `{header}:` "

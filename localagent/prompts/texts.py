@@ -51,6 +51,7 @@ from localagent.prompts.feedback import (
     HANDBACK_STATUS,
     HANDBACK_TESTS,
     HANDBACK_USE,
+    HANDBACK_USE_EACH,
     HANDBACK_WRITE,
     INSISTED,
     INTERRUPTED_CMD,
@@ -442,6 +443,12 @@ PROMPTS: dict[str, Prompt] = {
         "the write after that write (both after a read of the file): the file whole, its "
         "functions calling the new one",
         _spec("path users name"),
+    ),
+    "handback_use_each": Prompt(
+        HANDBACK_USE_EACH,
+        "the same write for up to four functions: the first alone, its header shown, then "
+        "the rest the same way",
+        _spec("path header name rest"),
     ),
     "use_unmet": Prompt(
         USE_UNMET,
