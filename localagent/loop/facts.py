@@ -109,14 +109,15 @@ def fact_values(facts: dict[str, Any]) -> dict[str, Any]:
 def probe_message(
     facts: dict[str, Any], prompts: PromptSet = DEFAULT, before: dict[str, Any] | None = None
 ) -> str:
-    """The facts as the model reads them; with the facts `before` them (the previous
-    round's, shown just above), only the first line, the lines that changed and the last
-    (the active subtask): the unchanged lines were read again every round, about 100 of
-    the 250 tokens a round of the 1.5B added. Of the recent commands, then, only those run
-    since, and no errors: the results just above show them (20-40 tokens a round)."""
+    """The facts as the model reads them, without the lines of what there is none of yet;
+    with the facts `before` them (the previous round's, shown just above), only the first
+    line, the lines that changed and the last (the active subtask): the unchanged lines
+    were read again every round, about 100 of the 250 tokens a round of the 1.5B added.
+    Of the recent commands, then, only those run since, and no errors: the results just
+    above show them (20-40 tokens a round)."""
     text = prompts.render("probe", **fact_values(facts)).rstrip()
-    if not before:
-        return text
+    if not before:  # the lines that say there is nothing yet say nothing (20 tokens)
+        return "\n".join(line for line in text.split("\n") if not line.endswith(": none"))
     since = _since(before.get("commands", []), facts["commands"])
     # A new subtask's first round names the errors again: the results above may be two
     # rounds back (the 1.5B's fixtest edit round came after a read, and it edited the
