@@ -45,6 +45,37 @@ def test_an_edit_of_a_file_named_after_a_function_says_which_file_has_it(tmp_pat
     ), edit["result"]
 
 
+# Round 3 of refactor-1 (code of 83815f5), verbatim: after area.py was written into a new
+# folder shapes/, the three functions as files in it, without .py; told only that they
+# do not exist, it sent the same three edits until each was blocked.
+IN_A_FOLDER = (
+    '{{"name": "replace_in_file", "arguments": {"path": "shapes/total_area", "old": "circle_ar'
+    'ea = 3.14 * radius ** 2", "new": "circle_area = area(\'circle\', radius)"}}}}\n{{"n'
+    'ame": "replace_in_file", "arguments": {"path": "shapes/largest", "old": "largest_circle '
+    '= max(circle_areas)", "new": "largest_circle = area(\'circle\', largest_circle)"}}'
+    '}}\n{{"name": "replace_in_file", "arguments": {"path": "shapes/report", "old": "print(f'
+    '\'Circle with radius {radius} has area {circle_area}\')", "new": "print(f\'Circle wi'
+    "th radius {radius} has area {area('circle', radius)}')\"}}}"
+)
+
+
+def test_a_function_as_a_path_without_py_says_which_file_has_it(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    (tmp_path / "shapes").mkdir()
+    (tmp_path / "shapes" / "area.py").write_text("def area(kind, size):\n    return 0\n")
+    step = "Replace the repeated area formulas in total_area, largest and report with area"
+    rounds = [{"content": IN_A_FOLDER}]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, [step])), rounds, LOCALAGENT_MAX_ROUNDS="1")
+    edits = records_of(tmp_path, "action_finished")
+    assert [e["ok"] for e in edits] == [False] * 3, edits
+    for edit, name in zip(edits, ["total_area", "largest", "report"], strict=True):
+        assert edit["result"].startswith(
+            f"file 'shapes/{name}' does not exist: {name} is a function (or class) of "
+            "'shapes.py', not a file; read or change it in 'shapes.py'"
+        ), edit["result"]
+
+
 def test_a_new_file_named_after_a_function_says_which_file_has_it(tmp_path: Path) -> None:
     (tmp_path / "shapes.py").write_text(SHAPES)
     (tmp_path / "test_shapes.py").write_text(TESTS)

@@ -99,8 +99,9 @@ def existing_file(ctx: ToolContext, path: str) -> Path:
     target = resolve_in_workspace(ctx.root, path)
     if not target.exists():
         # Qwen2.5-Coder-1.5B's refactor sent `replace_in_file largest.py` three times,
-        # told each time that it does not exist: largest was a function of shapes.py.
-        stem = target.name[:-3] if target.name.endswith(".py") else ""
+        # told each time that it does not exist: largest was a function of shapes.py
+        # (another run: `shapes/largest`, no .py, three times).
+        stem = target.name[:-3] if target.name.endswith(".py") else target.name
         if stem.isidentifier() and (owner := pyfiles.owner(ctx.root, stem)):
             raise ToolError.of(
                 "function_not_file", path=describe(path), name=stem, owner=describe(owner)
