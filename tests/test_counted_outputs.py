@@ -6,11 +6,13 @@ sample; the run ended its step, and the goal "completed (unverified)"."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
 
+from localagent.loop.subtasks import written_file
 from localagent.verify.counts import stated_counts
 from localagent.verify.outputs import off_run
 
@@ -77,25 +79,31 @@ ITS_RUN = "run python wordcount.py wordcount.py to ensure it works as expected"
 
 
 def test_a_run_whose_word_count_is_wrong_goes_back_to_the_write(tmp_path: Path) -> None:
-    rounds = [{"content": r} for r in (WORDS_AS_LINES, ON_ITSELF)]
+    fixed = WORDS_AS_LINES.replace("words = len(lines)", "words = len(''.join(lines).split())")
+    rounds = [{"content": r} for r in (WORDS_AS_LINES, ON_ITSELF, fixed)]
     plan = plan_rule((GOAL, ["write_file wordcount.py with the following code", ITS_RUN]))
-    small_model_goal(tmp_path, GOAL, plan, rounds, LOCALAGENT_MAX_ROUNDS="2")
-    source = (tmp_path / "wordcount.py").read_text()
-    lines, words = len(source.splitlines()), len(source.split())
-    printed = f"Number of lines: {lines} Number of words: {lines} Number of characters: "
-    printed += str(len(source))
+    small_model_goal(tmp_path, GOAL, plan, rounds, LOCALAGENT_MAX_ROUNDS="3")
+    done = [r["by"] for r in records_of(tmp_path, "subtask_completed")]
+    assert done == ["write", "write"], done  # the hand-back's write ends its step
     (failed,) = records_of(tmp_path, "subtask_failed")
-    assert failed["reason"] == (
-        "the goal says `python wordcount.py FILE` prints the number of lines, words and "
-        f"characters in FILE; wordcount.py has {lines} lines, {words} words and {len(source)} "
-        f"characters, and `python wordcount.py wordcount.py` printed `{printed}`: no number "
-        "right for the words"
-    ), failed
+    # The file's counts as it was then (its write was mended: one line more): its lines and
+    # characters as the program printed them, its words another number.
+    said = re.fullmatch(
+        r"the goal says `python wordcount\.py FILE` prints the number of lines, words and "
+        r"characters in FILE; wordcount\.py has (\d+) lines, (\d+) words and (\d+) "
+        r"characters, and `python wordcount\.py wordcount\.py` printed `Number of lines: \1 "
+        r"Number of words: \1 Number of characters: \3`: no number right for the words",
+        failed["reason"],
+    )
+    assert said is not None and said[1] != said[2], failed
+    lines, words, chars = said.groups()
+    printed = f"Number of lines: {lines} Number of words: {lines} Number of characters: {chars}"
     back = records_of(tmp_path, "plan")[-1]
     assert back.get("by") == "handback", back
+    assert written_file(back["tasks"][0]["subtasks"][0]) == "wordcount.py"
     assert back["tasks"][0]["subtasks"] == [
-        f"write_file wordcount.py again, changed so that it counts the words right: "
-        f"wordcount.py has {lines} lines, {words} words and {len(source)} characters, and it "
+        f"write_file wordcount.py again, changed so that it counts the words right: the file "
+        f"it was given has {lines} lines, {words} words and {chars} characters, and it "
         f"printed `{printed}`, keeping its --lines option",
         ITS_RUN,
     ]

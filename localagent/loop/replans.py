@@ -140,8 +140,10 @@ def _miscounted(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[s
     if not due.reason.startswith(said):
         return None
     if (wrong := _WRONG.search(due.reason)) is not None:
+        # Not the file's name: a write step that names two files writes neither
+        # (`subtasks.written_file`), and the 1.5B's write never ended it.
         write = prompts.render(
-            "handback_miscount", script=counted.script, things=wrong[3], facts=wrong[1],
+            "handback_miscount", script=counted.script, things=wrong[3], counts=wrong[1],
             printed=wrong[2],
         )  # fmt: skip
     else:
@@ -153,7 +155,7 @@ def _miscounted(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[s
 
 # `verify.counts.off_counts`: "...; sample.txt has 3 lines and 10 words, and `python
 # wordcount.py sample.txt` printed `3 3`: no number right for the words".
-_WRONG = re.compile(r"; (\S+ has .+?), and `[^`]+` printed `([^`]*)`: no number right for (.+)$")
+_WRONG = re.compile(r"; \S+ has (.+?), and `[^`]+` printed `([^`]*)`: no number right for (.+)$")
 
 
 def _listed(items: tuple[str, ...]) -> str:

@@ -419,7 +419,7 @@ PROMPTS: dict[str, Prompt] = {
         HANDBACK_MISCOUNT,
         "the write subtask a run of the goal's script goes back to when none of its numbers "
         "is right for a count of the file it was given",
-        _spec("script things facts printed"),
+        _spec("script things counts printed"),
     ),
     "handback_module": Prompt(
         HANDBACK_MODULE,
