@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support import plan_rule, real_goal, records_of, small_model_goal
+from support import VERIFIED, plan_rule, real_goal, records_of, small_model_goal
 
 from localagent.loop.subtasks import written_file
 from localagent.verify.counts import stated_counts
@@ -109,6 +109,49 @@ def test_a_run_whose_word_count_is_wrong_goes_back_to_the_write(tmp_path: Path) 
     ]
 
 
+# wordcount-1 on the CPU (code of 83815f5), round 10, verbatim: its counts right at last,
+# and `--lines` prints them all as well.
+ALL_FOR_LINES = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpa'
+    "rse\\nimport sys\\n\\ndef count_lines_words_chars(file_path):\\n    lines = 0\\n  "
+    "  words = 0\\n    characters = 0\\n\\n    with open(file_path, 'r', encoding='utf-8') "
+    "as file:\\n        for line in file:\\n            lines += 1\\n            words += "
+    "len(line.split())\\n            characters += len(line)\\n\\n    print(f'Lines: {line"
+    "s}, Words: {words}, Characters: {characters}')\\n\\nif __name__ == '__main__':\\n    "
+    "parser = argparse.ArgumentParser(description='Count lines, words, and characters in a "
+    "file.')\n    parser.add_argument('file_path', help='The file to count lines, words, and"
+    " characters in.')\n    parser.add_argument('--lines', action='store_true', help='Print "
+    "only the number of lines.')\n    args = parser.parse_args()\\n\\nif args.lines:\\n  "
+    "  count_lines_words_chars(args.file_path)\\nelse:\\n    count_lines_words_chars(args.fi"
+    'le_path)\\n"}}'
+)
+SAMPLE_WRITE = (
+    '{"name": "write_file", "arguments": {"path": "sample.txt", "content": "alpha beta\\n'
+    'gamma\\n"}}'
+)
+RUN_SAMPLE = '{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt"}}'
+
+
+def test_the_verification_s_run_with_the_option_that_prints_one_count_checks_it(
+    tmp_path: Path,
+) -> None:
+    steps = ["write_file wordcount.py with its code", "write_file sample.txt", RUN_STEP]
+    rounds = [{"content": r} for r in (ALL_FOR_LINES, SAMPLE_WRITE, RUN_SAMPLE)]
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    done = [r["by"] for r in records_of(tmp_path, "subtask_completed")]
+    assert done == ["write", "write", "run"], done  # its counts are right
+    verdict = records_of(tmp_path, "verdict")[0]
+    assert verdict["verdict"] == "NOT_VERIFIED", verdict
+    assert (
+        "the goal says `python wordcount.py --lines FILE` prints only the number of lines, one "
+        "number; `python wordcount.py --lines sample.txt` printed `Lines: 2, Words: 3, "
+        "Characters: 17`, three numbers"
+    ) in verdict["unmet"], verdict
+
+
 @pytest.mark.parametrize(
     ("text", "printed", "wrong"),
     [
@@ -131,6 +174,17 @@ def test_which_counts_of_a_file_are_right(
     assert found.endswith(f"no number right for {wrong}") if wrong else found == "", found
 
 
+def test_the_one_count_the_option_prints_is_checked_against_the_file(tmp_path: Path) -> None:
+    (tmp_path / "in.txt").write_text("a b\nc\n")
+    assert off_run(GOAL, "python wordcount.py --lines in.txt", "exit code 0\n2\n", tmp_path) == ""
+    wrong = off_run(GOAL, "python wordcount.py --lines in.txt", "exit code 0\n3\n", tmp_path)
+    assert wrong == (
+        "the goal says `python wordcount.py --lines FILE` prints only the number of lines; "
+        "in.txt has 2 lines, and `python wordcount.py --lines in.txt` printed `3`: no number "
+        "right for the lines"
+    )
+
+
 def test_a_file_outside_the_workspace_is_not_counted(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     (tmp_path / "in.txt").write_text("a b\nc\n")
@@ -151,6 +205,10 @@ def test_a_file_outside_the_workspace_is_not_counted(tmp_path: Path) -> None:
         ("python wordcount.py --lines sample.txt", "exit code 0\n3\n", ""),  # another form
         ("python wordcount.py sample.txt", "exit code 1\nTraceback ...\n", ""),  # a crash
         ("python other.py sample.txt", "exit code 0\n15\n", ""),
+        ("python wordcount.py --lines sample.txt", "exit code 0\n3 10 57\n", "three numbers"),
+        ("python wordcount.py sample.txt --lines", "exit code 0\nTrue\n", "no numbers"),
+        ("python wordcount.py --lines sample.txt", "exit code 0\nLines: 3\n", ""),
+        ("python wordcount.py --other sample.txt", "exit code 0\n3 10 57\n", ""),
     ],
 )
 def test_how_many_numbers_a_run_must_print(

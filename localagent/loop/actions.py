@@ -135,7 +135,9 @@ class Actions:
             added = usestep.note(state, root, result.facts, self.prompts) if self.small else ""
         notes = [n for n in (said, added) if n]
         own = len(result.text)  # the tool's own observation ends here; the notes follow
-        result = dataclasses.replace(result, text="\n".join([result.text, *notes]))
+        result = dataclasses.replace(
+            result, text="\n".join([result.text, *notes]), own=own if notes else None
+        )
         owed = {"completes": earned[0]} if earned else {}
         self.finish(name, args, call_id, result, **owed, **({"note_at": own} if notes else {}))
         return result

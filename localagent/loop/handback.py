@@ -80,13 +80,14 @@ def stops_now(state: State, root: Path, result: ToolResult, prompts: PromptSet) 
     target = ran_by(here[1].description) if here is not None else ""
     ran = [cmd for cmd in result.facts.get("ran", []) if target and runs(target, cmd)]
     goal = state.goal.text if state.goal is not None else ""
+    text = result.observed  # not the notes after it: "SUBTASK COMPLETE: ... 1.2 ..."
     for cmd in ran:
-        if off := off_run(goal, cmd, result.text):
+        if off := off_run(goal, cmd, text):
             return off
     why = [w for w in result.facts.get("unproven", []) if w.startswith(runproof.NEVER_OPENS)]
     if ran and why:
         return f"{target}: {why[0]}"
-    return next((off for cmd in ran if (off := off_run(goal, cmd, result.text, root))), "")
+    return next((off for cmd in ran if (off := off_run(goal, cmd, text, root))), "")
 
 
 def unread_program(state: State, subtask: str) -> str:

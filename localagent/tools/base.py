@@ -86,6 +86,12 @@ class ToolResult:
     # "removed" and "read", commands under "ran". The loop reads these, not tool names.
     facts: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     output: Stored | None = None  # the whole output, stored, when `text` shows only part
+    own: int | None = None  # where the tool's own text ends, when the loop's notes follow it
+
+    @property
+    def observed(self) -> str:
+        """The tool's own observation: `text` without the loop's notes after it."""
+        return self.text if self.own is None else self.text[: self.own]
 
 
 class Words:

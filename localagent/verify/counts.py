@@ -61,37 +61,37 @@ def stated_counts(goal: str) -> Counted | None:
 
 def off_counts(goal: str, cmd: str, output: str, root: Path) -> str:
     """What is wrong with a run of `cmd` that succeeded and printed `output` (all of it),
-    by the numbers the goal says it prints: fewer numbers than it counts, or none of the
-    counts the file it was given (in the workspace at `root`) has for a line, word or
-    character count; "" when nothing is, or the goal says no such thing of it."""
+    by the numbers the goal says it prints: fewer numbers than it counts (with the option
+    the goal says prints only one of them, another count than one), or none of the counts
+    the file it was given (in the workspace at `root`) has for a line, word or character
+    count; "" when nothing is, or the goal says no such thing of it."""
     counted = stated_counts(goal)
-    args = args_of(cmd, counted.script) if counted else None
-    if counted is None or args is None or len(args) != len(counted.names):
+    if counted is None:
+        return ""
+    form, things, only = counted.names, counted.counted, False
+    args = args_of(cmd, counted.script)
+    if args is None and (flag := _only(goal)) is not None and flag[0] in cmd.split():
+        args = args_of(" ".join(w for w in cmd.split() if w != flag[0]), counted.script)
+        form, things, only = (flag[0], *counted.names), (flag[1],), True
+    if args is None or len(args) != len(counted.names):
         return ""
     shown = " ".join(output.split("\nNOTE: ", 1)[0].split())  # not the tool's own notes
     rest = shown
     for arg in args:
         rest = rest.replace(arg, " ")
     numbers = [float(n) for n in _NUMBER.findall(rest)]
-    want = len(counted.counted)
-    said = (
-        f"the goal says `python {counted.script} {' '.join(counted.names)}` prints "
-        f"{counted.template}"
-    )
+    what = f"only the number of {things[0]}" if only else counted.template
+    said = f"the goal says `python {counted.script} {' '.join(form)}` prints {what}"
+    want = len(things)
     if not shown:
-        return f"{said}, {_WORDS[want]} numbers; `{cmd}` printed nothing"
-    if len(numbers) < want:
-        many = (
-            "no numbers"
-            if not numbers
-            else f"{_WORDS[len(numbers)]} number{'s' * (len(numbers) > 1)}"
-        )
-        return f"{said}, {_WORDS[want]} numbers; `{cmd}` printed `{shown[:80]}`, {many}"
+        return f"{said}, {_many(want)}; `{cmd}` printed nothing"
+    if len(numbers) < want or (only and len(numbers) > 1):
+        return f"{said}, {_many(want)}; `{cmd}` printed `{shown[:80]}`, {_many(len(numbers))}"
     given = args[counted.names.index(counted.source)] if counted.source else ""
     data = _data(root, given) if given else None
     if data is None:
         return ""
-    has = _has(data, counted.counted)
+    has = _has(data, things)
     wrong = [thing for thing, (_, right) in has.items() if not right & set(numbers)]
     if not wrong:
         return ""
@@ -101,6 +101,28 @@ def off_counts(goal: str, cmd: str, output: str, root: Path) -> str:
         f"{said}; {given} has {facts}, and `{cmd}` printed `{shown[:80]}`: no number right "
         f"for {missed}"
     )
+
+
+def _many(count: int) -> str:
+    """ "no numbers", "one number", "three numbers", "12 numbers"."""
+    if not count:
+        return "no numbers"
+    word = _WORDS[count] if count < len(_WORDS) else str(count)
+    return f"{word} number{'s' * (count > 1)}"
+
+
+# "with --lines it prints only the number of lines"
+_ONLY = re.compile(
+    r"\bwith\s+(--[A-Za-z][\w-]*)\s+it\s+prints\s+only\s+the\s+(?:number|count)\s+of\s+"
+    r"([a-z]+)",
+    re.I,
+)
+
+
+def _only(goal: str) -> tuple[str, str] | None:
+    """The option the goal says makes its script print only one count, and that count."""
+    found = _ONLY.search(goal)
+    return (found[1], found[2].lower()) if found else None
 
 
 def _data(root: Path, given: str) -> bytes | None:

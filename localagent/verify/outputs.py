@@ -113,16 +113,26 @@ def _usage_script(goal: str) -> str:
     return found[1] if found else ""
 
 
-def wrong_outputs(goal: str, ledger: Any, results: Iterable[dict[str, Any]] = ()) -> list[str]:
+def wrong_outputs(
+    goal: str, ledger: Any, results: Iterable[dict[str, Any]] = (), root: Path | None = None
+) -> list[str]:
     """Each run since its script's last change (the verification's own `results` too)
-    whose output or status is not what the goal states for it."""
+    whose output or status is not what the goal states for it; with the workspace's
+    `root`, the verification's own runs that succeeded also by the numbers the goal says
+    its script counts (`counts`: the journal's runs keep their last line only)."""
     found = []
     for check, code, last in script_runs(ledger):
         if why := off_output(goal, check.cmd, code, last, whole=False):
             found.append(why)
     for result in results:
         cmd, code = str(result.get("cmd") or ""), result.get("returncode")
-        if type(code) is int and (why := off_output(goal, cmd, code, str(result.get("output")))):
+        if type(code) is not int:
+            continue
+        output = str(result.get("output"))
+        why = off_output(goal, cmd, code, output)
+        if not why and code == 0 and root is not None and result.get("status") != "failed":
+            why = counts.off_counts(goal, cmd, output, root)  # a check failed says why itself
+        if why:
             found.append(why)
     return list(dict.fromkeys(found))
 

@@ -91,7 +91,7 @@ def findings(state: Any, root: Path) -> Findings:
     texts = [goal.text] + [s.description for t in goal.tasks for s in t.subtasks]
     evidence = gate(state.ledger, root, texts, scope=0)
     found.hard += evidence.hard + mismatches(goal.text, state.ledger, results.values())
-    found.hard += [w for w in wrong_outputs(goal.text, state.ledger, results.values())
+    found.hard += [w for w in wrong_outputs(goal.text, state.ledger, results.values(), root)
                    if w not in found.hard]  # fmt: skip
     found.hard += undefined(goal.text, root)  # the functions it names, each defined
     found.hard += unused(goal.text, root)  # and called, where it says to use them
