@@ -225,3 +225,53 @@ def test_which_goals_say_what_their_script_counts() -> None:
     assert stated_counts("python greet.py NAME prints Hello, NAME!") is None
     two = stated_counts("python stats.py FILE prints the count of words and unique words")
     assert two is not None and two.counted == ("words", "unique words")
+
+
+# wordcount-1 on the CPU (code of 946655f), verbatim: stdin counted, handed back, then its
+# file counted right; the verification's `--lines` run printed the file's 2 lines, and
+# the goal ended "completed (unverified)" for want of a run of that form by the model.
+STDIN_COUNT = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpars'
+    "e\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        print(len(sys.stdin.readli"
+    "nes()))\\n    else:\\n        print(len(sys.stdin.readlines()), len(sys.stdin.read().split"
+    "()), len(sys.stdin.read()))\\n\\nif __name__ == '__main__':\\n    parser = argparse.Argumen"
+    "tParser(description='Count lines, words, and characters in a file.')\n    parser.add_argu"
+    "ment('file', help='The file to count.')\n    parser.add_argument('--lines', action='store"
+    "_true', help='Print only the number of lines.')\n    args = parser.parse_args()\\n    main"
+    '(args)"}}'
+)
+SAMPLE_41 = (
+    '{{"name": "write_file", "arguments": {"path": "sample.txt", "content": "Hello, world!\\nT'
+    'his is a sample text file."}}}}'
+)
+OPENS_IT = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpars'
+    "e\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.file, 'r') "
+    "as f:\\n            print(len(f.readlines()))\\n    else:\\n        with open(args.file, 'r"
+    "') as f:\\n            print(len(f.readlines()), len(f.read().split()), len(f.read()))\\n\\"
+    "nif __name__ == '__main__':\\n    parser = argparse.ArgumentParser(description='Count lin"
+    "es, words, and characters in a file.')\n    parser.add_argument('file', help='The file to"
+    " count.')\n    parser.add_argument('--lines', action='store_true', help='Print only the n"
+    "umber of lines.')\n    args = parser.parse_args()\\n    main(args)\"}}"
+)
+RUN_41 = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt"}}}}'
+
+
+def test_the_verification_s_run_whose_counts_are_the_file_s_is_its_form_s_run(
+    tmp_path: Path,
+) -> None:
+    steps = [
+        "write_file wordcount.py with its code",
+        "write_file sample.txt with a few lines of sample text",
+        "run python wordcount.py sample.txt",
+    ]
+    rounds = [{"content": r} for r in (STDIN_COUNT, SAMPLE_41, RUN_41, OPENS_IT, RUN_41)]
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="5", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    checks = [(c["cmd"], c["output"]) for c in records_of(tmp_path, "check_finished")]
+    assert checks == [("python wordcount.py --lines sample.txt", "2\n")], checks
+    (done,) = records_of(tmp_path, "goal_completed")
+    assert done["verification"] == "verified", done

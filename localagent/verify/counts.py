@@ -65,16 +65,28 @@ def off_counts(goal: str, cmd: str, output: str, root: Path) -> str:
     the goal says prints only one of them, another count than one), or none of the counts
     the file it was given (in the workspace at `root`) has for a line, word or character
     count; "" when nothing is, or the goal says no such thing of it."""
+    return _judged(goal, cmd, output, root)[0]
+
+
+def proven(goal: str, cmd: str, output: str, root: Path) -> bool:
+    """Whether such a run printed, for each thing the goal says it counts, a count the
+    file it was given has: deterministic evidence of what it prints."""
+    wrong, compared = _judged(goal, cmd, output, root)
+    return compared and not wrong
+
+
+def _judged(goal: str, cmd: str, output: str, root: Path) -> tuple[str, bool]:
+    """(what is wrong, "" for nothing; whether every count was compared with the file's)."""
     counted = stated_counts(goal)
     if counted is None:
-        return ""
+        return "", False
     form, things, only = counted.names, counted.counted, False
     args = args_of(cmd, counted.script)
     if args is None and (flag := _only(goal)) is not None and flag[0] in cmd.split():
         args = args_of(" ".join(w for w in cmd.split() if w != flag[0]), counted.script)
         form, things, only = (flag[0], *counted.names), (flag[1],), True
     if args is None or len(args) != len(counted.names):
-        return ""
+        return "", False
     shown = " ".join(output.split("\nNOTE: ", 1)[0].split())  # not the tool's own notes
     rest = shown
     for arg in args:
@@ -84,22 +96,24 @@ def off_counts(goal: str, cmd: str, output: str, root: Path) -> str:
     said = f"the goal says `python {counted.script} {' '.join(form)}` prints {what}"
     want = len(things)
     if not shown:
-        return f"{said}, {_many(want)}; `{cmd}` printed nothing"
+        return f"{said}, {_many(want)}; `{cmd}` printed nothing", False
     if len(numbers) < want or (only and len(numbers) > 1):
-        return f"{said}, {_many(want)}; `{cmd}` printed `{shown[:80]}`, {_many(len(numbers))}"
+        many = _many(len(numbers))
+        return f"{said}, {_many(want)}; `{cmd}` printed `{shown[:80]}`, {many}", False
     given = args[counted.names.index(counted.source)] if counted.source else ""
     data = _data(root, given) if given else None
     if data is None:
-        return ""
+        return "", False
     has = _has(data, things)
     wrong = [thing for thing, (_, right) in has.items() if not right & set(numbers)]
     if not wrong:
-        return ""
+        return "", set(has) == set(things)
     facts = _listed([f"{usual} {thing}" for thing, (usual, _) in has.items()])
     missed = _listed([f"the {thing}" for thing in wrong])
     return (
         f"{said}; {given} has {facts}, and `{cmd}` printed `{shown[:80]}`: no number right "
-        f"for {missed}"
+        f"for {missed}",
+        True,
     )
 
 

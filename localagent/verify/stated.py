@@ -15,7 +15,7 @@ one never run that way, one run so only by the verification, whose result nothin
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from localagent.state.checkruns import key, split_result
@@ -221,12 +221,15 @@ def form_checks(goal: str, ledger: Any) -> list[str]:
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 
 
-def computed(goal: str, ledger: Any) -> list[str]:
+def computed(
+    goal: str, ledger: Any, checked: Callable[[str, str], bool] = lambda cmd, shown: False
+) -> list[str]:
     """Each run of a script since its last change that printed numbers neither the goal
     nor the command line states, "`cmd` printed `its last line`", when no test run
-    passed since the last change: values nothing checked. Qwen2.5-Coder-1.5B's
-    wordcount.py counted words as its lines, printed "lines: 21, words: 21, chars: 745"
-    for its own source, and the small verifier said VERIFIED (two of six runs, the H200)."""
+    passed since the last change and `checked` (the command, that line) does not vouch for
+    them: values nothing checked. Qwen2.5-Coder-1.5B's wordcount.py counted words as its
+    lines, printed "lines: 21, words: 21, chars: 745" for its own source, and the small
+    verifier said VERIFIED (two of six runs, the H200)."""
     last = max((w.seq for w in ledger.writes.values()), default=0)
     tests = latest_tests(ledger)
     if tests is not None and tests.passed and tests.seq > last:
@@ -234,7 +237,7 @@ def computed(goal: str, ledger: Any) -> list[str]:
     stated = set(_NUMBER.findall(goal))
     found = []
     for check, _, shown in script_runs(ledger):
-        if check.passed is not True or not shown:
+        if check.passed is not True or not shown or checked(check.cmd, shown):
             continue
         if set(_NUMBER.findall(shown)) - stated - set(_NUMBER.findall(check.cmd)):
             found.append(f"`{check.cmd}` printed `{shown[:80]}`")
@@ -250,3 +253,13 @@ def args_of(cmd: str, script: str) -> list[str] | None:
     if any(w.startswith("-") for w in words[2:]):
         return None
     return [w.strip("'\"") for w in words[2:]]
+
+
+def makes(form: str, cmd: str) -> bool:
+    """Whether `cmd` is a run of the stated `form` ("python wordcount.py --lines ARG"):
+    the same script, the same flags, as many other arguments."""
+    have, want = cmd.split(), form.split()
+    if len(have) < 2 or len(want) < 2 or have[:2] != want[:2]:
+        return False
+    flags = [{w for w in words[2:] if w.startswith("-")} for words in (have, want)]
+    return flags[0] == flags[1] and len(have) == len(want)

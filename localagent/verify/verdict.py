@@ -22,11 +22,12 @@ from localagent.models import Model
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state.checkruns import check_kind
+from localagent.verify import counts
 from localagent.verify.claims import names_step, restates
 from localagent.verify.evidence import gate
 from localagent.verify.named import undefined, unused
 from localagent.verify.outputs import sample_run, wrong_outputs
-from localagent.verify.stated import computed, mismatches, unrun_forms
+from localagent.verify.stated import computed, makes, mismatches, unrun_forms
 
 log = logging.getLogger("localagent.verify")
 ATTEMPTS = 2
@@ -103,11 +104,25 @@ def findings(state: Any, root: Path) -> Findings:
     ):
         # the verification ran that form itself and read what it printed (`outputs`)
         found.unrun = [form for form in found.unrun if len(form.split()) != len(sample.split())]
+    counted = [
+        str(r.get("cmd"))
+        for r in results.values()
+        if r.get("status") == "passed"
+        and counts.proven(goal.text, str(r.get("cmd")), str(r.get("output") or ""), root)
+    ]
+    if counted and not found.hard:
+        # the verification ran that form itself, and each count it printed is the file's
+        found.unrun = [f for f in found.unrun if not any(makes(f, cmd) for cmd in counted)]
     tested = any(
         r.get("status") == "passed" and check_kind(str(r.get("cmd"))) in ("pytest", "unittest")
         for r in results.values()
     )
-    found.computed = [] if tested else computed(goal.text, state.ledger)
+
+    # a run whose counts are the file's it was given (`counts`) vouches for its values
+    def vouched(cmd: str, shown: str) -> bool:
+        return counts.proven(goal.text, cmd, shown, root)
+
+    found.computed = [] if tested else computed(goal.text, state.ledger, vouched)
     unrun = [
         f"the goal states `{form}`, and no run since the last change was" for form in found.unrun
     ]
