@@ -99,6 +99,46 @@ def test_the_hand_back_s_step_asks_for_one_function_at_a_time_and_ends_with_the_
     assert pytest_in(tmp_path).returncode == 0
 
 
+# refactor-1 on the CPU (code of 946655f), verbatim: area written alone and added, then
+# the three as wrappers of it, with no `def area`: written whole over shapes.py, area was
+# lost, and the same write was sent until blocked.
+AREA_CPU = (
+    "def area(kind, size):\n    if kind == 'circle':\n        return 3.14159 * size * size\n"
+    "    elif kind == 'square':\n        return size * size"
+)
+WRAPPERS = (
+    '{{"name": "write_file", "arguments": {"path": "shapes.py", "content": "def total_area(s'
+    "hapes):\\n    return area(shapes)\\n\\ndef largest(shapes):\\n    return largest(shap"
+    'es)\\n\\ndef report(shapes):\\n    return report(shapes)"}}}}'
+)
+
+
+def test_a_write_of_functions_that_call_one_it_drops_keeps_that_one_and_says_what_fails(
+    tmp_path: Path,
+) -> None:
+    seeded(tmp_path, AREA_CPU + "\n")
+    (tmp_path / "test_shapes.py").unlink()  # nothing imports them: the calls alone keep area
+    rounds = [{"content": r} for r in (READ, WRAPPERS)]
+    steps = ["read_file shapes.py", USE_STEP]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
+    write = records_of(tmp_path, "action_finished")[1]
+    assert write["ok"], write
+    assert (
+        "(made as a change of total_area, largest and report where they stood in shapes.py; "
+        "area stays as it was)"
+    ) in write["result"], write["result"]
+    assert (
+        "; but largest calls itself before anything else, so no call of it ever returns "
+        "(RecursionError); and report calls itself before anything else, so no call of it "
+        "ever returns (RecursionError); and `area(shapes)` gives area 1 argument, and it takes "
+        "2 (kind, size): the call raises TypeError"
+    ) in write["result"], write["result"]
+    text = (tmp_path / "shapes.py").read_text()
+    assert text.count("def area(kind, size):") == 1 and text.index("def area") < text.index(
+        "def total_area"
+    )
+
+
 def test_a_write_of_the_new_function_and_one_of_the_file_s_does_both() -> None:
     content = (
         AREA + "\n\n" + "def total_area(shapes):\n    return sum(area(k, s) for k, s in shapes)\n"

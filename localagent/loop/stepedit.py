@@ -22,6 +22,7 @@ stats.py without reading it) is still refused, and the refusal shows the file.
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -118,24 +119,45 @@ def as_merged_write(
     if not set(added) <= set(named_functions(said)):
         return None
     had = pywrite.defined(source)
-    users = lost_users(root, path, had, replaced + added)
-    if not users:
-        return None
     kept = [n for n in had if n not in replaced]
-    shown = ", ".join(kept[:-1]) + f" and {kept[-1]}" if len(kept) > 1 else kept[0]
+    # Written whole, it would drop what other files import, or what the content calls
+    # itself: the 1.5B's `def total_area(shapes): return area(shapes)` and two more, with
+    # no `def area`, was written whole over shapes.py, area lost (the CPU).
+    users = lost_users(root, path, had, replaced + added)
+    if not users and not set(kept) & _called(content):
+        return None
+    shown = _listed(kept)
     if not replaced:
         note = (
-            f"(made as an addition: {', '.join(added)} went above {above}, and {users}, stay "
-            f"as they were; change them next so that they use {added[0]})"
+            f"(made as an addition: {', '.join(added)} went above {above}, and "
+            f"{users or 'the rest of ' + path}, stay as they were; change them next so that "
+            f"they use {added[0]})"
         )
     else:
         note = (
-            f"(made as a change of {', '.join(replaced)} where {_them(replaced)} stood in "
+            f"(made as a change of {_listed(replaced)} where {_them(replaced)} stood in "
             f"{path}"
             + (f", with {', '.join(added)} added above {above}" if added else "")
-            + f"; {shown} stay as they were)"
+            + f"; {shown} {'stays as it was' if len(kept) == 1 else 'stay as they were'})"
         )
     return {**given, "content": text}, note
+
+
+def _called(content: str) -> set[str]:
+    """The names Python content calls by name."""
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
 
 
 def _them(names: list[str]) -> str:

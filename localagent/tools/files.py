@@ -7,7 +7,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
-from localagent.tools import mends, notests, pyfiles, pyscript, pywrite, rereads, undefined
+from localagent.tools import (
+    badcalls,
+    mends,
+    notests,
+    pyfiles,
+    pyscript,
+    pywrite,
+    rereads,
+    undefined,
+)
 from localagent.tools.aliases import make_folder
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
@@ -233,7 +242,7 @@ def write_file(
     how = "replaced" if existed else "created"
     text = f"wrote {len(data)} bytes to {describe(path)} ({how})" + "".join(mended)
     text += syntax_note(content, name) + undefined.note(content, name)
-    text += rereads.note(content, name)
+    text += rereads.note(content, name) + badcalls.note(content, name)
     facts = {"wrote": [normalize_path(path)]}
     now = pyscript.parse(content) if had else None
     if now is not None and not now.defines and len(data) * 2 < size:
