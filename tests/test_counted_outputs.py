@@ -275,3 +275,55 @@ def test_the_verification_s_run_whose_counts_are_the_file_s_is_its_form_s_run(
     assert checks == [("python wordcount.py --lines sample.txt", "2\n")], checks
     (done,) = records_of(tmp_path, "goal_completed")
     assert done["verification"] == "verified", done
+
+
+# wordcount-1 on the CPU (code of f591421), verbatim: its words and characters alone, its
+# run step the `--lines` form; the verification's run of the other form printed two
+# numbers, and the model's replans planned the same three steps until the goal failed.
+TWO_OF_THREE = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpars'
+    "e\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.file, 'r') "
+    "as f:\\n            lines = f.readlines()\\n            print(len(lines))\\n    else:\\n    "
+    "    with open(args.file, 'r') as f:\\n            words = f.read().split()\\n            p"
+    "rint(len(words))\\n            print(len(f.read()))\\n\\nif __name__ == '__main__':\\n    pa"
+    "rser = argparse.ArgumentParser(description='Count lines, words, or characters in a file."
+    "')\n    parser.add_argument('file', type=str, help='The file to count.')\n    parser.add_a"
+    "rgument('--lines', action='store_true', help='Count lines.')\n    args = parser.parse_arg"
+    's()\\n    main(args)"}}'
+)
+SAMPLE_69 = (
+    '{{"name": "write_file", "arguments": {"path": "sample.txt", "content": "Hello, world!\\nT'
+    'his is a sample text file.\\nIt contains multiple lines."}}'
+)
+LINES_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py --lines sample.txt"}}}'
+
+
+def test_a_verdict_on_the_verification_s_counts_goes_back_to_a_write_and_that_run(
+    tmp_path: Path,
+) -> None:
+    steps = [
+        "write_file wordcount.py with its code",
+        "write_file sample.txt with a few lines of sample text",
+        "run python wordcount.py --lines sample.txt",
+    ]
+    rounds = [{"content": r} for r in (TWO_OF_THREE, SAMPLE_69, LINES_RUN)]
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    (verdict,) = records_of(tmp_path, "verdict")
+    assert verdict["unmet"] == [
+        "the goal says `python wordcount.py FILE` prints the number of lines, words and "
+        "characters in FILE, three numbers; `python wordcount.py sample.txt` printed `12 69`, "
+        "two numbers"
+    ], verdict
+    back = records_of(tmp_path, "plan")[-1]
+    assert back.get("by") == "handback", back
+    write = (
+        "write_file wordcount.py again, changed so that it prints each number the goal asks "
+        "for: the number of lines, words and characters in the file it is given, each on a "
+        "line of its own, keeping its --lines option"
+    )
+    assert back["tasks"] == [
+        {"description": write, "subtasks": [write, "run python wordcount.py sample.txt"]}
+    ]

@@ -19,7 +19,7 @@ from localagent.models import Reply
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.tools import runproof
-from localagent.verify.counts import stated_counts
+from localagent.verify.counts import Counted, stated_counts
 from localagent.verify.stated import status_said
 
 log = logging.getLogger("localagent.agent")
@@ -52,6 +52,14 @@ def revise(
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if due.unmet and planner.small and state.handbacks < most and (tasks := _ruff_fixes(due)):
         log.info("the goal's ruff check failed on what ruff fixes itself: back to that fix")
+        return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
+    if (
+        due.unmet
+        and planner.small
+        and state.handbacks < most
+        and (tasks := _recounted(state, due, prompts))
+    ):
+        log.info("the goal's script printed other numbers than it counts: back to a write")
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if due.unmet:
         tasks = planner.unmet(state, due.unmet, on_call)
@@ -131,26 +139,50 @@ def _miscounted(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[s
     """For a run subtask that failed on a run of the goal's script whose numbers are not
     what the goal says it counts (`verify.counts`): too few, or none right for a count of
     the file it was given. The plan from it on: a write of the script that prints them
-    all (`handback_counts`), or that counts them right (`handback_miscount`, with the
-    file's counts and what it printed), the run again, the rest."""
+    (`_recount`), the run again, the rest."""
     counted = stated_counts(state.goal.text if state.goal is not None else "")
     if counted is None or ran_by(due.subtask) != counted.script:
         return None
-    said = f"the goal says `python {counted.script} {' '.join(counted.names)}` prints "
-    if not due.reason.startswith(said):
+    if not due.reason.startswith(f"the goal says `python {counted.script} "):
         return None
-    if (wrong := _WRONG.search(due.reason)) is not None:
-        # Not the file's name: a write step that names two files writes neither
-        # (`subtasks.written_file`), and the 1.5B's write never ended it.
-        write = prompts.render(
+    write = _recount(counted, due.reason, prompts) + handback.keeping(state, counted.script)
+    return handback.from_failed(state, due, write)
+
+
+def _recounted(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, Any]] | None:
+    """For a verdict whose only findings are the verification's own runs of the goal's
+    script whose numbers are not what the goal says it counts, a task of its own: the
+    write that prints them (`_recount`), then each of those runs. Told only what was
+    unmet, Qwen2.5-Coder-1.5B planned its three steps anew twice, its run step the
+    `--lines` form alone, and the goal failed (the CPU)."""
+    counted = stated_counts(state.goal.text if state.goal is not None else "")
+    said = f"the goal says `python {counted.script} " if counted else ""
+    if counted is None or not due.unmet or not all(u.startswith(said) for u in due.unmet):
+        return None
+    runs = [f"run {cmd}" for u in due.unmet for cmd in _RAN.findall(u)]
+    write = _recount(counted, due.unmet[0], prompts) + handback.keeping(state, counted.script)
+    return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
+
+
+def _recount(counted: Counted, finding: str, prompts: PromptSet) -> str:
+    """The write step for a count finding: count the one thing right (with the file's
+    counts and what it printed; not the file's name: a write step that names two files
+    writes neither, and the 1.5B's write never ended it), print only the one count the
+    option asks for, or print each."""
+    if (wrong := _WRONG.search(finding)) is not None:
+        return prompts.render(
             "handback_miscount", script=counted.script, things=wrong[3], counts=wrong[1],
             printed=wrong[2],
         )  # fmt: skip
-    else:
-        write = prompts.render(
-            "handback_counts", script=counted.script, counted=_listed(counted.counted)
-        )
-    return handback.from_failed(state, due, write + handback.keeping(state, counted.script))
+    if (only := _ONLY.search(finding)) is not None:
+        return prompts.render("handback_only", script=counted.script, flag=only[1], thing=only[2])
+    return prompts.render(
+        "handback_counts", script=counted.script, counted=_listed(counted.counted)
+    )
+
+
+_RAN = re.compile(r"; `(python [^`]+)` printed")
+_ONLY = re.compile(r"^the goal says `python \S+ (--[\w-]+) \w+` prints only the number of (\w+)")
 
 
 # `verify.counts.off_counts`: "...; sample.txt has 3 lines and 10 words, and `python

@@ -214,6 +214,11 @@ HANDBACK_MISCOUNT = (
     "given has {counts}, and it printed `{printed}`"
 )
 
+HANDBACK_ONLY = (
+    "write_file {script} again, changed so that with {flag} it prints only the number of "
+    "{thing}, one number"
+)
+
 HANDBACK_COUNTS = (
     "write_file {script} again, changed so that it prints each number the goal asks for: "
     "the number of {counted} in the file it is given, each on a line of its own"

@@ -46,6 +46,7 @@ from localagent.prompts.feedback import (
     HANDBACK_FIX,
     HANDBACK_MISCOUNT,
     HANDBACK_MODULE,
+    HANDBACK_ONLY,
     HANDBACK_OPEN,
     HANDBACK_READ,
     HANDBACK_STATUS,
@@ -420,6 +421,12 @@ PROMPTS: dict[str, Prompt] = {
         "the write subtask a run of the goal's script goes back to when none of its numbers "
         "is right for a count of the file it was given",
         _spec("script things counts printed"),
+    ),
+    "handback_only": Prompt(
+        HANDBACK_ONLY,
+        "the write a run of the goal's script with the option that prints one count goes "
+        "back to when it printed more numbers, or none",
+        _spec("script flag thing"),
     ),
     "handback_module": Prompt(
         HANDBACK_MODULE,
