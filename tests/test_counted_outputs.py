@@ -327,3 +327,31 @@ def test_a_verdict_on_the_verification_s_counts_goes_back_to_a_write_and_that_ru
     assert back["tasks"] == [
         {"description": write, "subtasks": [write, "run python wordcount.py sample.txt"]}
     ]
+
+
+def test_a_run_of_the_one_count_option_that_prints_all_goes_back_to_a_write(
+    tmp_path: Path,
+) -> None:
+    lines_run = (
+        '{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py --lines sample.txt"}}'
+    )
+    steps = [
+        "write_file wordcount.py with its code",
+        "write_file sample.txt",
+        "run python wordcount.py --lines sample.txt",
+    ]
+    rounds = [{"content": r} for r in (ALL_FOR_LINES, SAMPLE_WRITE, lines_run)]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"].startswith(
+        "the goal says `python wordcount.py --lines FILE` prints only the number of lines, one "
+        "number; `python wordcount.py --lines sample.txt` printed `Lines: 2, Words: 3, "
+        "Characters: 17`, three numbers"
+    ), failed
+    back = records_of(tmp_path, "plan")[-1]
+    assert back.get("by") == "handback", back
+    assert back["tasks"][0]["subtasks"] == [
+        "write_file wordcount.py again, changed so that with --lines it prints only the number "
+        "of lines, one number, keeping its --lines option",
+        "run python wordcount.py --lines sample.txt",
+    ]
