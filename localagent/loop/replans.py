@@ -37,29 +37,8 @@ def revise(
     """The `plan` record's fields, or None when no valid plan came back (`most`: the
     replans, and apart from them the hand-backs, a goal may have)."""
     replace_from = due.task_index + 1
-    if due.unmet and planner.small and state.handbacks < most and _status_only(state, due):
-        tasks = handback.status_tasks(state, due, root, prompts, fresh=True) or []
-        if tasks:
-            log.info("%s exits with another status than the goal states: back to an edit", tasks)
-            return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
-    if (
-        due.unmet
-        and planner.small
-        and state.handbacks < most
-        and (tasks := _unread(state, due, prompts))
-    ):
-        log.info("the goal's checks never opened the file they gave: back to a write")
-        return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
-    if due.unmet and planner.small and state.handbacks < most and (tasks := _ruff_fixes(due)):
-        log.info("the goal's ruff check failed on what ruff fixes itself: back to that fix")
-        return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
-    if (
-        due.unmet
-        and planner.small
-        and state.handbacks < most
-        and (tasks := _recounted(state, due, prompts))
-    ):
-        log.info("the goal's script printed other numbers than it counts: back to a write")
+    small_back = due.unmet and planner.small and state.handbacks < most
+    if small_back and (tasks := _verdict_back(state, due, root, prompts)) is not None:
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if due.unmet:
         tasks = planner.unmet(state, due.unmet, on_call)
@@ -80,6 +59,33 @@ def revise(
         "replace_from": replace_from,
         **({"carried": carried} if carried else {}),
     }
+
+
+def _verdict_back(
+    state: State, due: ReplanDue, root: Path, prompts: PromptSet
+) -> list[dict[str, Any]] | None:
+    """The plan made without the model for a verdict whose findings are all of one kind
+    that one write, edit or run fixes (small profile), or None: the exit status without
+    arguments, a program that never opened the file its checks gave it, ruff's own fixes,
+    the numbers the goal's script counts."""
+    if _status_only(state, due) and (
+        tasks := handback.status_tasks(state, due, root, prompts, fresh=True)
+    ):
+        log.info("%s exits with another status than the goal states: back to an edit", tasks)
+        return tasks
+    backs: list[tuple[str, Callable[[], list[dict[str, Any]] | None]]] = [
+        ("the goal's checks never opened the file they gave", lambda: _unread(state, due, prompts)),
+        ("the goal's ruff check failed on what ruff fixes itself", lambda: _ruff_fixes(due)),
+        (
+            "the goal's script printed other numbers than it counts",
+            lambda: _recounted(state, due, prompts),
+        ),
+    ]
+    for why, make in backs:
+        if (tasks := make()) is not None:
+            log.info("%s: back to the work that fixes it", why)
+            return tasks
+    return None
 
 
 def back(
