@@ -23,6 +23,7 @@ from localagent.loop.stepedit import header_of, renamed
 from localagent.loop.subtasks import edited_file, read_file_of, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
+from localagent.system.textcap import listed
 from localagent.tools import ToolResult, pywrite
 from localagent.tools.pkgimports import lost_users, text_of
 from localagent.verify.named import missing
@@ -69,9 +70,9 @@ def _use(prompts: PromptSet, path: str, source: str, name: str, had: list[str]) 
     alone, it wrote that function, in every run that got that far."""
     if 1 < len(had) <= MAX_USERS:
         header = pywrite.header(source, had[0])
-        rest = ", ".join(had[1:-1]) + f" and {had[-1]}" if len(had) > 2 else had[1]
+        rest = listed(had[1:])
         return prompts.render("handback_use_each", path=path, header=header, name=name, rest=rest)
-    users = " and ".join([", ".join(had[:-1]), had[-1]] if len(had) > 1 else had)
+    users = listed(had)
     if len(had) > MAX_USERS:
         users = f"the functions of {path}"
     return prompts.render("handback_use", path=path, users=users, name=name)

@@ -28,7 +28,7 @@ import orjson
 from localagent.loop.facts import fact_values, probe_message
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state import CALL_CHARS, Exchange, State
-from localagent.system.textcap import cap_text, clip
+from localagent.system.textcap import cap_text, clip, listed
 from localagent.verify.claims import restates
 
 if TYPE_CHECKING:
@@ -56,8 +56,7 @@ def system_prompt(
         prompts.render(t.policy.guide, allowed=shown) for t in tools if t.policy.guide
     )
     names = tools.names()
-    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
-    return prompts.render("system", names=listed, guides=guides, protocol=protocol)
+    return prompts.render("system", names=listed(names), guides=guides, protocol=protocol)
 
 
 def summary(state: State, facts: dict[str, Any], prompts: PromptSet = DEFAULT) -> str:

@@ -18,6 +18,7 @@ from localagent.loop.subtasks import ran_by
 from localagent.models import Reply
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
+from localagent.system.textcap import listed
 from localagent.tools import runproof
 from localagent.verify.counts import Counted, stated_counts
 from localagent.verify.stated import status_said
@@ -104,7 +105,7 @@ def back(
         log.info("%s never opens the file it is given: back to a write", program)
         return handback.tasks(state, due, program, prompts, "handback_open")
     if small and (tasks := _miscounted(state, due, prompts)):
-        log.info("the goal's script printed fewer numbers than the goal says: back to a write")
+        log.info("the goal's script printed other numbers than it counts: back to a write")
         return tasks
     if small and (tasks := handback.status_tasks(state, due, root, prompts)):
         log.info("the goal's script exits with another status than it states: back to an edit")
@@ -182,9 +183,7 @@ def _recount(counted: Counted, finding: str, prompts: PromptSet) -> str:
         )  # fmt: skip
     if (only := _ONLY.search(finding)) is not None:
         return prompts.render("handback_only", script=counted.script, flag=only[1], thing=only[2])
-    return prompts.render(
-        "handback_counts", script=counted.script, counted=_listed(counted.counted)
-    )
+    return prompts.render("handback_counts", script=counted.script, counted=listed(counted.counted))
 
 
 _RAN = re.compile(r"; `(python [^`]+)` printed")
@@ -194,10 +193,6 @@ _ONLY = re.compile(r"^the goal says `python \S+ (--[\w-]+) \w+` prints only the 
 # `verify.counts.off_counts`: "...; sample.txt has 3 lines and 10 words, and `python
 # wordcount.py sample.txt` printed `3 3`: no number right for the words".
 _WRONG = re.compile(r"; \S+ has (.+?), and `[^`]+` printed `([^`]*)`: no number right for (.+)$")
-
-
-def _listed(items: tuple[str, ...]) -> str:
-    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else items[0]
 
 
 # A goal check of ruff that failed, and the fix its note names (`prompts.feedback.RUFF_FIX`).

@@ -29,6 +29,7 @@ from typing import Any
 
 from localagent.state import State, current
 from localagent.system import safefs
+from localagent.system.textcap import listed
 from localagent.textcalls.base import given_arguments
 from localagent.tools import pywrite
 from localagent.tools.mends import nested
@@ -126,7 +127,7 @@ def as_merged_write(
     users = lost_users(root, path, had, replaced + added)
     if not users and not set(kept) & _called(content):
         return None
-    shown = _listed(kept)
+    shown = listed(kept)
     if not replaced:
         note = (
             f"(made as an addition: {', '.join(added)} went above {above}, and "
@@ -135,7 +136,7 @@ def as_merged_write(
         )
     else:
         note = (
-            f"(made as a change of {_listed(replaced)} where {_them(replaced)} stood in "
+            f"(made as a change of {listed(replaced)} where {_them(replaced)} stood in "
             f"{path}"
             + (f", with {', '.join(added)} added above {above}" if added else "")
             + f"; {shown} {'stays as it was' if len(kept) == 1 else 'stay as they were'})"
@@ -154,10 +155,6 @@ def _called(content: str) -> set[str]:
         for n in ast.walk(tree)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
     }
-
-
-def _listed(names: list[str]) -> str:
-    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
 
 
 def _them(names: list[str]) -> str:

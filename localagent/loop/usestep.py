@@ -13,6 +13,7 @@ from pathlib import Path
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import norm
+from localagent.system.textcap import listed
 from localagent.tools import pywrite
 from localagent.tools.pkgimports import text_of, tree_of
 
@@ -87,7 +88,7 @@ def note(state: State, root: Path, facts: dict[str, list[str]], prompts: PromptS
     path, name, missing = unmet(state, root, facts)
     if not missing:
         return ""
-    users = " and ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)
+    users = listed(missing)
     verb = "does" if len(missing) == 1 else "do"
     header = pywrite.header(text_of(root, path), missing[0])
     return prompts.render("use_unmet", path=path, name=name, users=users, verb=verb, header=header)

@@ -3,6 +3,7 @@ marker of what was cut, so the end of a long output (a test summary) is never lo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -30,3 +31,10 @@ def first_line(text: str, limit: int) -> str:
     if len(first) > limit:
         return first[: limit - 1].rstrip() + "…"
     return first if first == text.strip() else first + " …"
+
+
+def listed(items: Sequence[str]) -> str:
+    """ "a", "a and b", "a, b and c": items as a sentence names them ("" for none)."""
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" and {items[-1]}"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from localagent.system import safefs
+from localagent.system.textcap import listed
 from localagent.verify.stated import PRINTS, args_of
 
 MAX_BYTES = 1 << 20  # of the file a run was given, read to count
@@ -108,8 +109,8 @@ def _judged(goal: str, cmd: str, output: str, root: Path) -> tuple[str, bool]:
     wrong = [thing for thing, (_, right) in has.items() if not right & set(numbers)]
     if not wrong:
         return "", set(has) == set(things)
-    facts = _listed([f"{usual} {thing}" for thing, (usual, _) in has.items()])
-    missed = _listed([f"the {thing}" for thing in wrong])
+    facts = listed([f"{usual} {thing}" for thing, (usual, _) in has.items()])
+    missed = listed([f"the {thing}" for thing in wrong])
     return (
         f"{said}; {given} has {facts}, and `{cmd}` printed `{shown[:80]}`: no number right "
         f"for {missed}",
@@ -168,7 +169,3 @@ def _has(data: bytes, counted: tuple[str, ...]) -> dict[str, tuple[int, set[floa
         for thing in counted
         if thing in meanings
     }
-
-
-def _listed(items: list[str]) -> str:
-    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else items[0]
