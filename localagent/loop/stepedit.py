@@ -98,12 +98,13 @@ def _indent(root: Path, path: str, line: str) -> str | None:
 def as_merged_write(
     state: State, root: Path, name: str, args: dict[str, Any]
 ) -> tuple[dict, str] | None:
-    """For a write_file call, over a Python file whose names other files import, whose
-    content is only functions (or classes) that stand for some of the file's own but not
-    all, or that the active step or the goal names (`verify.named`: `area(kind, size)`) and
-    the file does not define: the arguments that write the file with its own replaced
-    where they stand and the new ones added above its first function, and the note that
-    says so; None for any other call (it runs as it was sent)."""
+    """For a write_file call whose content is only functions (or classes) that stand for
+    some of a Python file's own but not all, or that the active step or the goal names
+    (`verify.named`: `area(kind, size)`) and the file does not define, over a file whose
+    names other files import or whose other functions the content calls: the arguments
+    that write the file with its own replaced where they stand and the new ones added
+    above its first function, and the note that says so; None for any other call (it
+    runs as it was sent)."""
     here = current(state)
     given = given_arguments(args)
     if name != "write_file" or here is None or not isinstance(given, dict):
