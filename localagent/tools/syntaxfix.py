@@ -65,6 +65,9 @@ def _apostrophe(exc: SyntaxError) -> str:
     return found[2] if found else ""
 
 
+_VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-.]?(?:a|b|rc|dev|post)\d*)?")
+
+
 def line_fix(source: str, name: str) -> tuple[str, str] | None:
     """The edit (old, new) that one line of source's syntax error is offered, or None."""
     try:
@@ -87,6 +90,15 @@ def _edit(source: str | bytes, name: str, exc: SyntaxError) -> tuple[str, str, s
         return None
     line = lines[exc.lineno - 1]
     body = line.rstrip("\r\n")
+    version = body.strip()
+    if (
+        _VERSION.fullmatch(version)
+        and "version" in name.rsplit("/", 1)[-1].lower()
+        and source.count(version) == 1
+    ):
+        # Qwen2.5-Coder-1.5B wrote mathx/__version__.py as the bare text `0.1.0`, again
+        # until blocked, then `ruff check` failed on it (the CPU): a version module's line.
+        return version, f'__version__ = "{version}"', ""
     if exc.msg.startswith("unterminated string") and (found := _APOSTROPHE.search(body)):
         text = found[1]
         if '"' in text or "\\" in text:
