@@ -19,12 +19,11 @@ from pathlib import Path
 
 from localagent.system import safefs
 from localagent.system.textcap import listed
-from localagent.verify.stated import PRINTS, args_of
+from localagent.verify.stated import NUMBER, PRINTS, args_of
 
 MAX_BYTES = 1 << 20  # of the file a run was given, read to count
 # "the number of lines, words and characters in FILE": one number for each.
 _COUNTS = re.compile(r"the\s+(?:numbers?|counts?)\s+of\s+(.+?)(?:\s+in\s+(\w+))?", re.I)
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 _WORDS = ("none", "one", "two", "three", "four", "five", "six")
 
 
@@ -92,7 +91,7 @@ def _judged(goal: str, cmd: str, output: str, root: Path) -> tuple[str, bool]:
     rest = shown
     for arg in args:
         rest = rest.replace(arg, " ")
-    numbers = [float(n) for n in _NUMBER.findall(rest)]
+    numbers = [float(n) for n in NUMBER.findall(rest)]
     what = f"only the number of {things[0]}" if only else counted.template
     said = f"the goal says `python {counted.script} {' '.join(form)}` prints {what}"
     want = len(things)

@@ -218,7 +218,7 @@ def form_checks(goal: str, ledger: Any) -> list[str]:
 
 
 # A number as a program prints it: "21", "-3", "2.5", not the 2 of "utf8" or "v2".
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 
 
 def computed(
@@ -234,12 +234,12 @@ def computed(
     tests = latest_tests(ledger)
     if tests is not None and tests.passed and tests.seq > last:
         return []
-    stated = set(_NUMBER.findall(goal))
+    stated = set(NUMBER.findall(goal))
     found = []
     for check, _, shown in script_runs(ledger):
         if check.passed is not True or not shown or checked(check.cmd, shown):
             continue
-        if set(_NUMBER.findall(shown)) - stated - set(_NUMBER.findall(check.cmd)):
+        if set(NUMBER.findall(shown)) - stated - set(NUMBER.findall(check.cmd)):
             found.append(f"`{check.cmd}` printed `{shown[:80]}`")
     return found
 
