@@ -226,7 +226,10 @@ def test_a_plan_of_more_tasks_than_a_plan_holds_is_folded_not_refused(tmp_path: 
     folded = plans[0]["tasks"]
     assert [t["description"] for t in folded] == ["Task 1", "Task 3", "Task 5", "Task 7", "Task 9"]
     assert [s for t in folded for s in t["subtasks"]] == [
-        step.replace("run pytest", "run python -m pytest") for step in steps
+        step.replace("run pytest", "run python -m pytest").replace(
+            " with the following content:", ""
+        )
+        for step in steps
     ]
     many = [{"description": "All", "subtasks": [f"run python s{n}.py" for n in range(60)]}]
     kept = planner.fold(many)
@@ -234,6 +237,58 @@ def test_a_plan_of_more_tasks_than_a_plan_holds_is_folded_not_refused(tmp_path: 
     assert all(len(t["subtasks"]) == planner.MAX_SUBTASKS for t in kept)
     assert kept[-1]["subtasks"][-1] == "run python s47.py"
     assert planner.fold(folded) is folded
+
+
+def test_tasks_that_are_each_the_goal_are_one_and_lead_ins_to_no_content_go(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B's mathx plan on the CPU, verbatim: five tasks, each the goal, of one or two
+    steps, six of them ending "with the following content:" and nothing after. Every round's
+    prompt held it, and its first round came to 1,528 tokens (the target: 1,500)."""
+    goal = MATHX + "."
+    verbatim = [
+        [
+            "write_file mathx/__init__.py with the following content:",
+            "write_file mathx/__version__.py with the version number (e.g., '0.1.0')",
+        ],
+        [
+            "write_file mathx/add.py with the following content:",
+            "write_file mathx/subtract.py with the following content:",
+        ],
+        [
+            "write_file mathx/multiply.py with the following content:",
+            "write_file mathx/divide.py with the following content:",
+        ],
+        [
+            "write_file tests/test_mathx.py with the following content:",
+            "run python -m pytest tests/test_mathx.py to ensure the tests pass",
+        ],
+        ["run ruff check to ensure the code is clean"],
+    ]
+    plans, asked = run_goal(tmp_path, MATHX, [plan_reply(*[(goal, s) for s in verbatim])])
+    assert len(asked) == 1
+    tasks = plans[0]["tasks"]
+    assert [len(t["subtasks"]) for t in tasks] == [8, 1]  # a task holds eight at most
+    assert [s for t in tasks for s in t["subtasks"]] == [
+        "write_file mathx/__init__.py",
+        verbatim[0][1],
+        "write_file mathx/add.py",
+        "write_file mathx/subtract.py",
+        "write_file mathx/multiply.py",
+        "write_file mathx/divide.py",
+        "write_file tests/test_mathx.py",
+        *verbatim[3][1:],
+        *verbatim[4],
+    ]
+    # Tasks of their own stay apart; a lead-in with content after it stays as it is.
+    own = [
+        {"description": "Write the code", "subtasks": ["write_file a.py as follows:"]},
+        {"description": "Test it", "subtasks": ["write_file b.py with the following: x = 1"]},
+    ]
+    kept = plancheck.check(own, "Write a.py and b.py", ["write_file"])
+    assert [t["description"] for t in kept.tasks] == ["Write the code", "Test it"]
+    assert kept.tasks[0]["subtasks"] == ["write_file a.py"]
+    assert kept.tasks[1]["subtasks"] == own[1]["subtasks"]
 
 
 def test_listing_making_and_entering_folders_are_no_steps(tmp_path: Path) -> None:

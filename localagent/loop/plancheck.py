@@ -18,6 +18,7 @@ from typing import Any
 
 from localagent.loop.subtasks import FILE as _FILE
 from localagent.loop.subtasks import MANY_FILES, MAX_STEPS, as_edit, runnable, written_file
+from localagent.verify.claims import restates
 
 MAX_CHARS = 300  # of one subtask: a step is one line, not a program
 MAX_LINES = 3
@@ -80,6 +81,13 @@ _QUOTED_CODE = re.compile(
     re.S,
 )
 _MORE = re.compile(r"\b(?:and|then|with|containing|inside|holding)\b", re.I)
+# A lead-in to content the step does not hold: "write_file mathx/add.py with the following
+# content:", the 1.5B's mathx plan six times, the code left for the write.
+_LEAD_IN = re.compile(
+    r"\s*,?\s*(?:(?:with|containing|using|holding)\s+the\s+following(?:\s+(?:content|"
+    r"contents|code|lines|text))?|as\s+follows)\s*:?\s*$",
+    re.I,
+)
 
 EDITOR = "opens an editor, IDE or terminal: files are written with write_file, run with run_cmd"
 NAVIGATE = "navigates: every tool already works in the workspace folder"
@@ -214,12 +222,16 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
         for text in task["subtasks"]:
             if package and (moved := _into_package(text, package, goal)) != text:
                 found.packaged, text = package, moved
-            text = as_edit(runnable(text), goal)
+            text = as_edit(runnable(_LEAD_IN.sub("", text) or text), goal)
             if folder_only(text):
                 found.dropped.append(text)
             else:
                 subtasks.append(text)
-        if subtasks:
+        if not subtasks:
+            continue
+        if kept and _one_task(kept[-1], task, goal, len(subtasks)):
+            kept[-1]["subtasks"] += subtasks
+        else:
             kept.append({"description": task["description"], "subtasks": subtasks})
     if not kept:
         found.problems.append(
@@ -274,6 +286,16 @@ def _into_package(text: str, package: str, goal: str) -> str:
     if re.search(rf"(?<![\w/.\\-]){re.escape(module)}\b", goal):  # where the goal wants it
         return text
     return re.sub(rf"(?<![\w/.\\-]){re.escape(module)}\b", f"{package}/{module}", text)
+
+
+def _one_task(last: dict[str, Any], task: dict[str, Any], goal: str, more: int) -> bool:
+    """Whether a task goes on the one before it: both are the goal again, or the same
+    text, and their steps fit one task. The 1.5B planned mathx as five tasks, each the
+    goal, of one or two steps: five lines, each "The goal above.", in every prompt."""
+    a, b = last["description"], task["description"]
+    if len(last["subtasks"]) + more > MAX_STEPS:
+        return False
+    return _same(a, b) or (restates(a, goal) and restates(b, goal))
 
 
 def _same(a: str, b: str) -> bool:
