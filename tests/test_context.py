@@ -169,6 +169,19 @@ def test_probe_names_mentioned_files_that_exist_and_are_missing(tmp_path: Path) 
     assert "Files that exist: m00.py" in text and "NOTE: restarted\nACTIVE TASK" in text
 
 
+def test_versions_and_abbreviations_are_no_files_the_probe_names(tmp_path: Path) -> None:
+    """The 1.5B's mathx step, verbatim: "write_file mathx/__version__.py with the version
+    number (e.g., '0.1.0')"; every round's facts then said "Files mentioned but missing:
+    0.1.0, e.g"."""
+    journal = Journal(tmp_path)
+    journal.load()
+    step = "write_file mathx/__version__.py with the version number (e.g., '0.1.0')"
+    journal.append("goal_started", goal="Write mathx, i.e. a package, v1.2 with data.v2", model="m")
+    journal.append("plan", tasks=[{"description": "Write it", "subtasks": [step]}])
+    facts = round_facts.probe(journal.state, tmp_path, max_rounds=30)
+    assert facts["missing"] == ["data.v2", "mathx/__version__.py"]
+
+
 # The 1.5B's failed edit, verbatim: sent five times, it filled "Last errors" with copies.
 NOT_FOUND = (
     "old was not found in 'rps_game.py' (it must match exactly, spaces and indentation "

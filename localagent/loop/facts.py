@@ -20,7 +20,9 @@ from localagent.verify.where import locate
 
 FACT_ERROR_CHARS = 160  # of one recent error: its first line (the result has it whole)
 FACT_TASK_CHARS = 120  # of the active task (the plan above has it whole)
-_FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.[A-Za-z0-9]{1,6})\b")
+# A name with an extension that has a letter: no version (`0.1.0`, `v1.2`) is a file.
+_FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{1,6})\b")
+_NOT_FILES = {"e.g", "i.e", "a.k.a", "et.al"}
 
 
 def progress(state: State) -> str:
@@ -52,7 +54,8 @@ def probe(
     text = " ".join(
         filter(None, [state.goal.text if state.goal else "", here[1].description if here else ""])
     )
-    mentioned = sorted({m.rstrip(".") for m in _FILE.findall(text)})[:12]
+    named = {m.rstrip(".") for m in _FILE.findall(text)}
+    mentioned = sorted(m for m in named if m.lower() not in _NOT_FILES)[:12]
     found = {name: locate(root, name) for name in mentioned}
     existing = [name if at == name else f"{at} (for {name})" for name, at in found.items() if at]
     if state.replanned:  # the failure before the new plan is no longer the latest news
