@@ -10,7 +10,7 @@ import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli
 
 from localagent.config.settings import Settings
-from localagent.loop import plancheck, planner
+from localagent.loop import plancheck, planner, planpackage
 from localagent.models import Reply
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
@@ -208,9 +208,9 @@ def test_a_package_s_module_is_planned_as_the_package(tmp_path: Path) -> None:
     named = [{"description": "d", "subtasks": ["write_file cli.py", "write_file setup.py"]}]
     kept = plancheck.check(named, "Create a package mathx and its script cli.py", ["write_file"])
     assert kept.tasks == named  # the goal names cli.py; setup.py is no module of it
-    assert plancheck.package_name("Create a mathx package with add") == "mathx"
+    assert planpackage.package_name("Create a mathx package with add") == "mathx"
     for goal in ("Install the package with pip", "Create a Python package", "Write hello.py"):
-        assert plancheck.package_name(goal) == ""
+        assert planpackage.package_name(goal) == ""
 
 
 def test_a_plan_of_more_tasks_than_a_plan_holds_is_folded_not_refused(tmp_path: Path) -> None:

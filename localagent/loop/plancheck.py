@@ -16,6 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from localagent.loop.planpackage import into_package, package_name
 from localagent.loop.subtasks import FILE as _FILE
 from localagent.loop.subtasks import MANY_FILES, MAX_STEPS, as_edit, runnable, written_file
 from localagent.verify.claims import restates
@@ -220,7 +221,7 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
     for task in tasks:
         subtasks = []
         for text in task["subtasks"]:
-            if package and (moved := _into_package(text, package, goal)) != text:
+            if package and (moved := into_package(text, package, goal)) != text:
                 found.packaged, text = package, moved
             text = as_edit(runnable(_LEAD_IN.sub("", text) or text), goal)
             if folder_only(text):
@@ -248,44 +249,6 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
             "whose one subtask is the goal"
         )
     return found
-
-
-_PACKAGE = (  # "package mathx", "package named `geo`", then "the mathx package"
-    re.compile(r"\bpackage\s+(?:named\s+|called\s+)?[`'\"]?([A-Za-z_]\w*)\b", re.I),
-    re.compile(r"\b([A-Za-z_]\w*)[`'\"]?\s+package\b", re.I),
-)
-
-
-# Files of a package's project that do not go into the package's folder.
-_NOT_MODULES = re.compile(r"(?:test_.*|.*_test|tests?|conftest|setup|main|__main__|run|app)\.py$")
-_NOT_NAMES = {
-    *("a", "an", "and", "as", "for", "from", "in", "of", "that", "the", "to", "with"),
-    *("new", "python", "python3", "simple", "small", "whole", "your", "this"),
-}
-
-
-def package_name(goal: str) -> str:
-    """The package a goal asks for ("Create a Python package mathx ..."), or ""."""
-    for pattern in _PACKAGE:
-        for found in pattern.finditer(goal):
-            if found[1].lower() not in _NOT_NAMES:
-                return found[1]
-    return ""
-
-
-def _into_package(text: str, package: str, goal: str) -> str:
-    """A step with the package's module `NAME.py` (Qwen2.5-Coder-1.5B's mathx plans: "write_file
-    mathx.py with the function definitions") as the package's `NAME/__init__.py`, and one
-    that writes a module at the top (`write_file add.py with the add function`, beside
-    `write_file mathx/__init__.py`) as the package's (`mathx/add.py`): a package is a
-    folder, and the goal asked for one. Tests, setup and entry scripts stay where they are."""
-    text = re.sub(rf"(?<![\w/.\\-]){re.escape(package)}\.py\b", f"{package}/__init__.py", text)
-    module = written_file(text)
-    if "/" in module or not module.endswith(".py") or _NOT_MODULES.match(module):
-        return text
-    if re.search(rf"(?<![\w/.\\-]){re.escape(module)}\b", goal):  # where the goal wants it
-        return text
-    return re.sub(rf"(?<![\w/.\\-]){re.escape(module)}\b", f"{package}/{module}", text)
 
 
 def _one_task(last: dict[str, Any], task: dict[str, Any], goal: str, more: int) -> bool:
