@@ -172,6 +172,34 @@ MATHX = (
 )
 
 
+LEAD = "with the following content:"
+# The 1.5B's mathx plan on the CPU, verbatim: two tasks, each the goal.
+CODE_FILES = [
+    ("mathx/__init__.py", "import math"),
+    ("mathx/add.py", "def add(a, b): return a + b"),
+    ("mathx/subtract.py", "def subtract(a, b): return a - b"),
+    ("mathx/multiply.py", "def multiply(a, b): return a * b"),
+    (
+        "mathx/divide.py",
+        "def divide(a, b): if b == 0: raise ValueError('Cannot divide by zero') return a / b",
+    ),
+]
+CODE_TESTS = [
+    "import mathx",
+    "def test_add(): assert mathx.add(1, 2) == 3",
+    "def test_subtract(): assert mathx.subtract(3, 1) == 2",
+    "def test_multiply(): assert mathx.multiply(2, 3) == 6",
+    "def test_divide(): assert mathx.divide(6, 2) == 3",
+]
+CODE_STEPS = [f"write_file {path} {LEAD} {text}" for path, text in CODE_FILES]
+CODE_STEPS += [f"write_file tests/test_mathx.py {LEAD} {text}" for text in CODE_TESTS]
+CODE_RUNS = [
+    "run python -m pytest tests/test_mathx.py to ensure the tests pass",
+    "run ruff check to ensure the code is clean",
+]
+CODE_PLAN = [(MATHX + ".", CODE_STEPS[:8]), (MATHX + ".", [*CODE_STEPS[8:], *CODE_RUNS])]
+
+
 def test_a_package_s_module_is_planned_as_the_package(tmp_path: Path) -> None:
     """Qwen2.5-Coder-1.5B's mathx plan, verbatim: the package asked for became a module
     mathx.py, and the benchmark's judge (and a user's `import mathx.sub`) found no package."""
@@ -289,6 +317,33 @@ def test_tasks_that_are_each_the_goal_are_one_and_lead_ins_to_no_content_go(
     assert [t["description"] for t in kept.tasks] == ["Write the code", "Test it"]
     assert kept.tasks[0]["subtasks"] == ["write_file a.py"]
     assert kept.tasks[1]["subtasks"] == own[1]["subtasks"]
+
+
+def test_a_file_s_code_planned_piece_by_piece_is_one_write(tmp_path: Path) -> None:
+    """The 1.5B's mathx plan on the CPU, verbatim: each file's code in its step, and the
+    test file's in five, each a write of the whole file. Written as its step said, the
+    first held `import mathx` alone, refused as no test six times until blocked, twice
+    replanned the same; its first round's prompt was 1,694 tokens."""
+    steps, tests, runs, lead = CODE_STEPS, CODE_TESTS, CODE_RUNS, LEAD
+    plans, asked = run_goal(tmp_path, MATHX, [plan_reply(*CODE_PLAN)])
+    assert len(asked) == 1
+    (task,) = plans[0]["tasks"]
+    assert task["subtasks"] == [
+        *steps[:5],
+        f"write_file tests/test_mathx.py {lead} " + "\n".join(tests),
+        *runs,
+    ]
+    # The step's code as the model then wrote it, compiled: one file, its five parts.
+    compile(task["subtasks"][5].split(lead, 1)[1].strip(), "test_mathx.py", "exec")
+    # Writes of two files, or a write that says what, not its code, stay apart.
+    apart = [
+        "write_file a.py with the following content: x = 1",
+        "write_file b.py with the following content: y = 2",
+        "write_file b.py with the tests of add",
+        "write_file b.py with the following content: z = 3",
+    ]
+    kept = plancheck.check([{"description": "d", "subtasks": apart}], "Write a.py", ["write_file"])
+    assert kept.tasks[0]["subtasks"] == apart
 
 
 def test_listing_making_and_entering_folders_are_no_steps(tmp_path: Path) -> None:

@@ -10,7 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import backend_env, call, cli_env, done, plan_rule, records, run_cli
+from support import (
+    backend_env,
+    call,
+    cli_env,
+    done,
+    plan_rule,
+    records,
+    records_of,
+    run_cli,
+    small_model_goal,
+)
+from test_planner import CODE_FILES, CODE_PLAN, CODE_STEPS, CODE_TESTS, LEAD, MATHX
 
 from localagent.config.runconfig import RunRequest, base_settings, for_run
 from localagent.config.settings import Settings
@@ -20,7 +31,7 @@ from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
 from localagent.prompts.texts import PLAN_SYSTEM_SMALL, SYSTEM_SMALL
 from localagent.state import State, apply
-from localagent.tools.catalog import SMALL_MODEL_TOOLS
+from localagent.tools.catalog import SMALL_MODEL_TOOLS, run_tools
 
 GAME = "Create a rock-paper-scissors game"
 GAME_PLAN = plan_rule(("Write the game", ["write_file rps_game.py with the game logic"]))
@@ -181,3 +192,43 @@ def test_the_background_run_gets_the_profile(tmp_path: Path) -> None:
     sent = RunRequest(workspace=tmp_path, goal="g", given={"profile": "small"})
     given = RunRequest.model_validate_json(request_bytes(sent)).given
     assert base_settings(given).profile == "small"
+
+
+def test_a_plan_that_holds_each_file_s_code_keeps_the_first_prompt_short(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B's mathx plan on the CPU, verbatim (`test_planner.CODE_PLAN`): each step
+    held its file's code, and the first round's prompt came to 1,694 tokens. The plan
+    shows each step's first line up to 100 characters; the facts name the active step
+    whole. The test file's five pieces, one write now, end their step when written."""
+    writes = [call("write_file", path=path, content=text) for path, text in CODE_FILES]
+    writes.append(call("write_file", path="tests/test_mathx.py", content="\n".join(CODE_TESTS)))
+    ran, sent = small_model_goal(
+        tmp_path, MATHX, plan_rule(*CODE_PLAN), writes, LOCALAGENT_MAX_ROUNDS="6"
+    )
+    assert ran.returncode == 1, ran.stderr  # six rounds: the tests were not run yet
+    first = first_round(sent)
+    plan = first["messages"][1]["content"]
+    steps = [line for line in plan.split("\n") if re.match(r" +\d+\.\d+\. ", line)]
+    assert len(steps) == 8 and max(len(line.split(". ", 1)[1]) for line in steps) <= 100
+    assert steps[4].endswith("if b == 0: raise ValueErro…")
+    assert steps[5].endswith(f"{LEAD} import mathx …")
+    assert first["messages"][-1]["content"].endswith(f"ACTIVE SUBTASK: {CODE_STEPS[0]}")
+    # llama-server counted 1.11 tokens for each of this estimate's on that prompt
+    assert prompt_tokens(first) * 1.11 <= TOKEN_TARGET - 60, prompt_tokens(first)
+    done_steps = [r["reason"] for r in records_of(tmp_path, "subtask_completed")]
+    assert done_steps[-1] == "tests/test_mathx.py is written, which is all the subtask asks"
+    assert len(done_steps) == 6
+
+
+def test_a_small_model_s_tools_name_no_argument_they_do_not_show() -> None:
+    """The small profile shows only the arguments a call needs; read_file's description
+    still spoke of max_bytes and replace_in_file's of count, which it was not shown. Each
+    description is short too: the schemas are most of the first round's prompt."""
+    full = {tool.name: tool for tool in run_tools(SMALL_MODEL_TOOLS, ())}
+    for tool in run_tools(SMALL_MODEL_TOOLS, (), essential=True):
+        shown = set(tool.spec.parameters["properties"])
+        hidden = set(full[tool.name].spec.parameters["properties"]) - shown
+        words = set(re.findall(r"\w+", tool.spec.description))
+        assert not hidden & words, (tool.name, hidden & words)
+        assert len(tool.spec.description) <= 100, tool.name

@@ -28,7 +28,7 @@ import orjson
 from localagent.loop.facts import fact_values, probe_message
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state import CALL_CHARS, Exchange, State
-from localagent.system.textcap import cap_text, clip, listed
+from localagent.system.textcap import cap_text, clip, first_line, listed
 from localagent.verify.claims import restates
 
 if TYPE_CHECKING:
@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 OLD_RESULT_CHARS = 800  # a result of an older exchange, when the budget is tight
 MESSAGE_OVERHEAD = 16  # characters of role and framing per message, roughly
+# Of a subtask in the plan: the 1.5B's mathx plan gave each step its file's code, and its
+# first round's prompt came to 1,694 tokens.
+PLAN_STEP_CHARS = 100
 SAME_AT_LEAST = 300  # characters of a result worth naming by its round when repeated
 # What differs between two runs of one command that gave the same output: pytest's
 # "1 failed in 0.32s", the id of the stored output.
@@ -61,13 +64,17 @@ def system_prompt(
 
 def summary(state: State, facts: dict[str, Any], prompts: PromptSet = DEFAULT) -> str:
     """The goal and the plan's text: no marks, so a subtask change leaves it unchanged
-    (unless a replaced summary prompt asks for the round's facts)."""
+    (unless a replaced summary prompt asks for the round's facts). Each subtask is its
+    first line, cut at PLAN_STEP_CHARS: the facts name the active one whole."""
     assert state.goal is not None
     plan = []
     for ti, task in enumerate(state.goal.tasks, 1):
         said = "The goal above." if restates(task.description, state.goal.text) else None
         plan.append(f"{ti}. {said or task.description}")
-        plan += [f"    {ti}.{si}. {s.description}" for si, s in enumerate(task.subtasks, 1)]
+        plan += [
+            f"    {ti}.{si}. {first_line(s.description, PLAN_STEP_CHARS)}"
+            for si, s in enumerate(task.subtasks, 1)
+        ]
     values = fact_values(facts)
     return prompts.render("summary", **values, goal=state.goal.text, plan="\n".join(plan))
 

@@ -130,6 +130,19 @@ def run_tools(
     return ToolRegistry([*chosen, *extra]) if extra else chosen
 
 
+# What the small profile's tools say they do, where the full description speaks of an
+# argument the small one is not shown (read_file's max_bytes, replace_in_file's count) or
+# says more than a call needs: the schemas are most of a small model's first prompt.
+ESSENTIAL_DESCRIPTIONS = {
+    "list_dir": "List a folder of the workspace: sub-folders end with '/'.",
+    "read_file": "Read a text file of the workspace.",
+    "search_files": "Search the workspace's text files for a regular expression.",
+    "replace_in_file": "Replace exact text in a file; it must occur exactly once.",
+    "run_cmd": "Run one allowed program in the workspace root, without a shell.",
+    "read_output": "Read a long output that its observation showed only the head and tail of.",
+}
+
+
 def _essential(tool: Tool) -> Tool:
     """The tool with only its required and path arguments in its schema: a small model
     fills in what it is shown, and every optional knob is one more way to go wrong. The
@@ -137,5 +150,9 @@ def _essential(tool: Tool) -> Tool:
     params = tool.spec.parameters
     keep = set(params.get("required", ())) | set(tool.policy.paths)
     shown = {name: spec for name, spec in params["properties"].items() if name in keep}
-    spec = dataclasses.replace(tool.spec, parameters={**params, "properties": shown})
+    spec = dataclasses.replace(
+        tool.spec,
+        description=ESSENTIAL_DESCRIPTIONS.get(tool.name, tool.spec.description),
+        parameters={**params, "properties": shown},
+    )
     return dataclasses.replace(tool, spec=spec)
