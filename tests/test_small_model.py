@@ -214,8 +214,9 @@ def test_a_plan_that_holds_each_file_s_code_keeps_the_first_prompt_short(
     assert steps[4].endswith("if b == 0: raise ValueErro…")
     assert steps[5].endswith(f"{LEAD} import mathx …")
     assert first["messages"][-1]["content"].endswith(f"ACTIVE SUBTASK: {CODE_STEPS[0]}")
-    # llama-server counted 1.11 tokens for each of this estimate's on that prompt
-    assert prompt_tokens(first) * 1.11 <= TOKEN_TARGET - 60, prompt_tokens(first)
+    # llama-server's own count of this prompt: 1,444 tokens (1,693 before), 1.12 for
+    # each of this estimate's
+    assert prompt_tokens(first) * 1.12 <= TOKEN_TARGET - 40, prompt_tokens(first)
     done_steps = [r["reason"] for r in records_of(tmp_path, "subtask_completed")]
     assert done_steps[-1] == "tests/test_mathx.py is written, which is all the subtask asks"
     assert len(done_steps) == 6
