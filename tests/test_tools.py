@@ -815,6 +815,42 @@ def test_a_package_init_that_imports_its_modules_is_told_so_when_written(
     assert ws.run("run_cmd", {"cmd": cmd}).ok
 
 
+def test_a_package_init_that_imports_none_of_its_functions_is_told_the_imports(
+    ws: Workspace,
+) -> None:
+    """The 1.5B's mathx on the CPU, as its plan said: `mathx/__init__.py` was `import
+    math`, each function in a module of its own, and the tests called `mathx.add(1, 2)`:
+    four AttributeErrors, with no word on why."""
+    files = {
+        **MATHX_FILES,
+        "mathx/__init__.py": "import math",
+        "tests/test_mathx.py": "import mathx\ndef test_add(): assert mathx.add(1, 2) == 3\n"
+        "def test_divide(): assert mathx.divide(6, 2) == 3\n"
+        "def test_sub(): assert mathx.subtract(3, 1) == 2\n"
+        "def test_pow(): assert mathx.power(2, 3) == 8",
+    }
+    for name, text in files.items():
+        (ws.root / name).parent.mkdir(exist_ok=True)
+        (ws.root / name).write_text(text)
+    cmd = "python -m pytest tests/test_mathx.py -q -p no:cacheprovider"
+    failed = ws.run("run_cmd", {"cmd": cmd})
+    assert "module 'mathx' has no attribute 'add'" in failed.text
+    assert (
+        "mathx/__init__.py does not import add, divide and subtract, which mathx/add.py, "
+        "mathx/divide.py and mathx/subtract.py define, so mathx.add(...) finds no add"
+    ) in failed.text, failed.text
+    call = json.loads(failed.text.split("send: ", 1)[1])
+    assert call["name"] == "write_file"
+    assert call["arguments"]["content"] == (
+        "import math\nfrom .add import add as add\nfrom .divide import divide as divide\n"
+        "from .subtract import subtract as subtract\n"
+    )
+    assert ws.run("write_file", call["arguments"]).ok
+    again = ws.run("run_cmd", {"cmd": cmd})
+    assert "1 failed, 3 passed" in again.text  # power is defined nowhere
+    assert "send: " not in again.text
+
+
 def test_a_test_that_calls_a_function_it_never_imported_is_told_the_import(
     ws: Workspace,
 ) -> None:
