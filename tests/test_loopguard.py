@@ -1,6 +1,8 @@
 from pathlib import Path
 from typing import Any
 
+from support import plan_rule, round_calls, small_model_goal
+
 from localagent.config.settings import Settings
 from localagent.journal import Journal
 from localagent.loop.agent import Agent
@@ -172,3 +174,38 @@ def test_a_failure_claim_is_a_loop_once_it_follows_the_model_across_subtasks() -
     assert block is not None and block.count == 3
     guard.claims[sig] = Claim(count=1, first=1)
     assert check_claim(guard, sig, subtask=2) is None
+
+
+# Qwen2.5-Coder-1.5B's rock-paper-scissors on the CPU, verbatim: its first write was this
+# stub, and at temperature 0.2 it sent it again five times, until the subtask failed.
+STUB = (
+    '{{"name": "write_file", "arguments": {"path": "rps_game.py", "content": '
+    '"def rps_game():\\n    # Game logic goes here\\n"}}}'
+)
+GAME = (
+    '{{"name": "write_file", "arguments": {"path": "rps_game.py", "content": "import random'
+    "\\n\\nprint(random.choice(['rock', 'paper', 'scissors']))\\n\"}}}"
+)
+
+
+def test_a_reply_that_repeats_the_one_before_is_sampled_hotter(tmp_path: Path) -> None:
+    plan = plan_rule(("Write the game", ["write_file rps_game.py with the game logic"]))
+    replies = [{"content": STUB}, {"content": STUB}, {"content": STUB}, {"content": GAME}]
+    _, sent = small_model_goal(
+        tmp_path, "Create a rock-paper-scissors game", plan, replies, LOCALAGENT_MAX_ROUNDS="5"
+    )
+    rounds = round_calls(tmp_path)
+    assert [r.get("temperature") for r in rounds][:5] == [None, None, 0.8, 0.8, None]
+    asked = [r for r in sent if r.get("tools")]
+    assert [r["temperature"] for r in asked][:5] == [0.2, 0.2, 0.8, 0.8, 0.2]
+    # The setting, and none where it is not above the run's own temperature.
+    again = tmp_path / "cool"
+    small_model_goal(
+        again,
+        "Create a rock-paper-scissors game",
+        plan,
+        replies,
+        LOCALAGENT_MAX_ROUNDS="4",
+        LOCALAGENT_REPEAT_TEMPERATURE="0.2",
+    )
+    assert all("temperature" not in r for r in round_calls(again))

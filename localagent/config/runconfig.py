@@ -23,6 +23,7 @@ RUN_SETTINGS = (
     "backend",
     "model",
     "temperature",
+    "repeat_temperature",
     "max_rounds",
     "history_keep",
     "num_ctx",

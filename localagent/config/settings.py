@@ -86,6 +86,9 @@ class Settings(BaseModel):
     base_url: str = "http://127.0.0.1:8080/v1"  # of an OpenAI-compatible server
     model: str = Field("gpt-oss:20b", min_length=1)
     temperature: float = Field(0.2, ge=0, le=2)
+    # A round's temperature after the model repeated a call since the workspace last
+    # changed (no lower than `temperature`; set it to `temperature` for none).
+    repeat_temperature: float = Field(0.8, ge=0, le=2)
     max_rounds: int = Field(24, ge=1)
     history_keep: int = Field(5, ge=1, le=20)
     num_ctx: int = Field(8192, ge=512)

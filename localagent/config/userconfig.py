@@ -21,6 +21,7 @@ ENV_NAMES: dict[str, str] = {
     "ollama_host": "OLLAMA_HOST",
     "model": "OLLAMA_MODEL",
     "temperature": "LOCALAGENT_TEMPERATURE",
+    "repeat_temperature": "LOCALAGENT_REPEAT_TEMPERATURE",
     "max_rounds": "LOCALAGENT_MAX_ROUNDS",
     "history_keep": "LOCALAGENT_HISTORY_KEEP",
     "num_ctx": "LOCALAGENT_NUM_CTX",

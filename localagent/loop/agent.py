@@ -206,7 +206,12 @@ class Agent:
             budget,
             self.prompts,
         )
-        reply = self.model.chat(messages, tools=self.tools.specs())
+        # A model that repeats a call it made since the workspace last changed is copying
+        # its own reply: at 0.2 the 1.5B sent one stub of rps_game.py six times running.
+        hot = loopguard.repeating(self.state.guard)
+        temperature = max(self.settings.temperature, self.settings.repeat_temperature)
+        temperature = temperature if hot and temperature > self.settings.temperature else None
+        reply = self.model.chat(messages, tools=self.tools.specs(), temperature=temperature)
         self.notice = ""
         calls, problem, recogniser = self._calls(reply)
         notice = roundcall.earned(self.prompts, reply, len(calls), self.settings.num_predict)
@@ -218,6 +223,7 @@ class Agent:
             return
         how = (recogniser, notice, start)
         fields = roundcall.fields(self.state.rounds + 1, reply, calls, facts, messages, how)
+        fields |= {"temperature": temperature} if temperature is not None else {}
         self.record_call("round", reply, fields)
         if calls:
             return

@@ -68,6 +68,13 @@ def ran(guard: GuardState, sig: str) -> bool:
     return any(a.sig == sig and a.epoch == guard.epoch for a in guard.window[-WINDOW:])
 
 
+def repeating(guard: GuardState) -> bool:
+    """Whether the model's latest two calls are one call: it is copying its own reply, and
+    the next is sampled hotter (see `Settings.repeat_temperature`)."""
+    last = guard.window[-2:]
+    return len(last) == 2 and last[0].sig == last[1].sig
+
+
 def check(guard: GuardState, sig: str) -> Block | None:
     """The block for attempting `sig` now, or None when it may run."""
     window = guard.window[-WINDOW:]

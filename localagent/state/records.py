@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
 
 from localagent.state.model import Verdict
 
@@ -104,6 +113,7 @@ class LlmCall(_Record):
     window: StrictInt | None = Field(None, ge=0, le=TOKENS_MAX)
     probe: dict[str, Any] = Field(default_factory=dict)
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    temperature: StrictFloat | StrictInt | None = Field(None, ge=0, le=2)  # when raised
 
 
 class Resumed(_Record):
