@@ -95,7 +95,7 @@ def test_a_run_that_stops_on_a_file_that_does_not_load_goes_back_to_its_write(
         "write_file mathx/divide.py with the code of divide",
         "write_file mathx/multiply.py with the code of multiply",
         "write_file mathx/subtract.py with the code of subtract",
-        "run pytest to ensure the tests pass",
+        "run python -m pytest to ensure the tests pass",
     ]
     done = [c.get("by") for c in records_of(tmp_path, "subtask_completed")]
     assert done == ["write"] * 6 + ["run"]

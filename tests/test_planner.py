@@ -231,7 +231,9 @@ def test_a_package_s_module_is_planned_as_the_package(tmp_path: Path) -> None:
         again[0],
         "write_file mathx/add.py with the add function",
         "write_file mathx/divide.py with the divide function",
-        *again[3:],
+        again[3],
+        # run so, pytest found no mathx: "collected 0 items / 1 error" (the 1.5B, the CPU)
+        "run python -m pytest to ensure the tests pass",
     ]
     named = [{"description": "d", "subtasks": ["write_file cli.py", "write_file setup.py"]}]
     kept = plancheck.check(named, "Create a package mathx and its script cli.py", ["write_file"])

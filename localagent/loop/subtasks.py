@@ -215,8 +215,12 @@ def search_of(text: str) -> str:
 # "run pytest tests/test_mathx.py": pytest started as a program cannot import the
 # workspace's package (the 1.5B's mathx plans, 13 rounds of 16 runs); "run ruff x.py":
 # ruff checks with its check command (it sent `ruff tests/test_mathx.py` five times).
+# `pytest` run as a program, alone, on files or before what the step is for ("run pytest
+# to ensure the tests pass"): not a word of a sentence about pytest.
 _BARE_PYTEST = re.compile(
-    r"(?<![\w.-])(?<!-m )pytest(?=(?:\s+-[\w-]+)*(?:\s+[\w./\\-]+\.py\b|\s*$))", re.I
+    r"(?<![\w.-])(?<!-m )pytest(?=(?:\s+-[\w-]+)*(?:\s+[\w./\\-]+\.py\b|\s*$|"
+    r"\s+(?:to|so that|and check|and make sure)\b))",
+    re.I,
 )
 _TOUCH = re.compile(r"^\W*run(?:_cmd)?\s+touch\s+['\"`]?([\w./\\-]+\.\w+)['\"`]?\s*\.?\s*$", re.I)
 _BARE_RUFF = re.compile(r"(?<![\w.-])ruff(?=\s+(?!check\b|format\b|rule\b)[\w./\\-]+\.py\b)")
