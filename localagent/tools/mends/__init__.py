@@ -7,14 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from localagent.tools import notests, pywrite
-from localagent.tools.mends import imports, inits, nested, reads
+from localagent.tools.mends import foreign, imports, inits, nested, reads
 
 
 def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     """The content with every mend made, in turn, and what the write says of each: lines
     that do not compile fixed (`pywrite.mended`), code in quotes unquoted, functions
-    written indented inside the one above them put back at the top level (`nested`), a
-    package's imports of its modules made imports of their functions (`inits`), names
+    written indented inside the one above them put back at the top level (`nested`), an
+    import from Python's own module of names it lacks and the file defines left out
+    (`foreign`), a package's imports of its modules made imports of their functions (`inits`), names
     it never imports imported from the one module that has them (`imports`), second
     reads of a file made one (`reads`), a test file's asserts put in a test
     (`notests`)."""
@@ -28,6 +29,9 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     if (lifted := nested.lifted(root, name, content)) is not None:
         content = lifted[0]
         said.append(nested.lifted_note(lifted[1], lifted[2]))
+    if (alien := foreign.mended(content, name)) is not None:
+        content = alien[0]
+        said.append(foreign.mended_note(*alien[1:]))
     if (own := inits.mend(root, name, content)) is not None:
         content = own[2]
         said.append(_imports_mended(root, name, own[0], own[1]))

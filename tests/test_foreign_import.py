@@ -1,0 +1,74 @@
+"""An import of names from one of Python's own modules that has none of them, in a file
+that defines them itself, is left out of the write (small profile). Qwen2.5-Coder-1.5B's
+mathx on the CPU (the code of 0a51680), verbatim through the real CLI on the scripted fake
+server: `from math import add, subtract, multiply, divide` above its own four functions,
+told each time that math has no add, written so four times, and its tests never ran."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import plan_rule, pytest_in, records_of, small_model_goal
+
+from localagent.tools.mends import foreign
+
+MATHX = (
+    "Create a Python package mathx with the functions add, subtract, multiply and divide "
+    "(divide raises ValueError when dividing by zero), with pytest tests in "
+    "tests/test_mathx.py; the tests must pass with pytest and ruff check must be clean"
+)
+INIT = (
+    '{{"name": "write_file", "arguments": {"path": "mathx/__init__.py", "content": "from math '
+    "import add, subtract, multiply, divide\\n\\ndef add(a, b):\\n    return a + b\\n\\ndef "
+    "subtract(a, b):\\n    return a - b\\n\\ndef multiply(a, b):\\n    return a * b\\n\\ndef "
+    "divide(a, b):\\n    if b == 0:\\n        raise ValueError('Cannot divide by zero')\\n    "
+    'return a / b"}}}'
+)
+TESTS = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    'mathx\\n\\n\\ndef test_add():\\n    assert mathx.add(1, 2) == 3\\n"}}}'
+)
+
+
+def test_an_import_python_s_module_cannot_give_of_names_the_file_defines_is_left_out(
+    tmp_path: Path,
+) -> None:
+    steps = ["write_file mathx/__init__.py with the add function", "write_file tests/test_mathx.py"]
+    small_model_goal(
+        tmp_path, MATHX, plan_rule((MATHX, steps)), [{"content": INIT}, {"content": TESTS}],
+        LOCALAGENT_MAX_ROUNDS="2",
+    )  # fmt: skip
+    write = records_of(tmp_path, "action_finished")[0]
+    assert (
+        "; `from math import add, subtract, multiply, divide` imports what Python's math "
+        "does not have, and this file defines add, subtract, multiply and divide: that "
+        "import was left out"
+    ) in write["result"], write["result"]
+    init = (tmp_path / "mathx" / "__init__.py").read_text()
+    assert init.startswith("def add(a, b):\n") and "import" not in init
+    assert pytest_in(tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "kept"),
+    [
+        # some of the names are math's: those stay
+        (
+            "from math import sqrt, add\n\ndef add(a, b):\n    return a + b\n",
+            "from math import sqrt\n",
+        ),
+        # a name the file does not define: the import is the model's to mend
+        ("from math import add, mean\n\ndef add(a, b):\n    return a + b\n", None),
+        ("from math import add as plus\n\ndef add(a, b):\n    return a + b\n", None),
+        ("from mathx import add\n\ndef add(a, b):\n    return a + b\n", None),  # not Python's
+        ("from math import pi\n\ndef area(r):\n    return pi * r * r\n", None),
+        ("from math import (\n    add,\n)\n\ndef add(a, b):\n    return a + b\n", ""),
+    ],
+)
+def test_which_imports_are_left_out(content: str, kept: str | None) -> None:
+    made = foreign.mended(content, "mathx/__init__.py")
+    if kept is None:
+        assert made is None
+    else:
+        assert made is not None and made[0].startswith(kept + ("\n" if kept else "") + "def")
