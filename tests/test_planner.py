@@ -348,6 +348,36 @@ def test_a_file_s_code_planned_piece_by_piece_is_one_write(tmp_path: Path) -> No
     assert kept.tasks[0]["subtasks"] == apart
 
 
+def test_writes_of_one_file_that_each_say_what_goes_in_it_are_one(tmp_path: Path) -> None:
+    """The 1.5B's mathx replan on the CPU, verbatim: four writes of mathx/__init__.py, one
+    for each function. Each write was the whole file with all four, so three ended their
+    step unchanged: four rounds of one file."""
+    init = "write_file mathx/__init__.py with the {} function"
+    tests = [
+        "read_file tests/test_mathx.py",
+        "write_file tests/test_mathx.py with the pytest tests",
+        "run python -m pytest tests/test_mathx.py",
+    ]
+    verbatim = [
+        (MATHX, [init.format("add"), init.format("subtract")]),
+        (MATHX, [init.format("multiply"), init.format("divide")]),
+        (MATHX, tests),
+        (MATHX, ["run ruff check mathx"]),
+    ]
+    plans, _ = run_goal(tmp_path, MATHX, [plan_reply(*verbatim)])
+    assert plans[0]["tasks"] == [
+        {
+            "description": MATHX,
+            "subtasks": [
+                "write_file mathx/__init__.py with the add function and the subtract function "
+                "and the multiply function and the divide function",
+                *tests,
+                "run ruff check mathx",
+            ],
+        }
+    ]
+
+
 def test_listing_making_and_entering_folders_are_no_steps(tmp_path: Path) -> None:
     """The 1.5B's second mathx plan, its first task verbatim (44 subtasks in all, a
     1,007-token reply that took 213 s on the CPU)."""

@@ -89,6 +89,8 @@ _MORE = re.compile(r"\b(?:and|then|with|containing|inside|holding)\b", re.I)
 _WITH_CODE = re.compile(
     r"^(\W*write_file\s.*?\b(?:content|contents|code)\s*:\s*)(\S.*)$", re.I | re.S
 )
+# A write step that says what goes in the file: "write_file F with the add function".
+_WITH_WHAT = re.compile(r"^(\W*write_file\s+\S+)\s+with\s+([^\n:]+)$", re.I)
 _LEAD_IN = re.compile(
     r"\s*,?\s*(?:(?:with|containing|using|holding)\s+the\s+following(?:\s+(?:content|"
     r"contents|code|lines|text))?|as\s+follows)\s*:?\s*$",
@@ -278,14 +280,23 @@ def _compact(tasks: list[dict[str, Any]], goal: str) -> list[dict[str, Any]]:
 
 
 def _joined(first: str, then: str) -> str:
-    """Two writes of one file, each with its code, as one write of both codes (or "").
+    """Two writes of one file, each with its code, as one write of both codes, or each
+    saying what goes in it, as one saying both (or "").
     The 1.5B's mathx plan on the CPU, verbatim: "write_file tests/test_mathx.py with the
     following content: import mathx", then four more writes of that file, each with one
     test; written as told, the import alone was refused as no test, six times."""
-    a, b = _WITH_CODE.match(first), _WITH_CODE.match(then)
-    if a is None or b is None or written_file(first) != written_file(then):
+    if not written_file(first) or written_file(first) != written_file(then):
         return ""
-    return f"{first.rstrip()}\n{b[2].strip()}"
+    a, b = _WITH_CODE.match(first), _WITH_CODE.match(then)
+    if a is not None and b is not None:
+        return f"{first.rstrip()}\n{b[2].strip()}"
+    # "write_file mathx/__init__.py with the add function", then the same with subtract,
+    # multiply and divide (the 1.5B's mathx replan on the CPU): each write ended its step
+    # unchanged, four rounds of the same file
+    a, b = _WITH_WHAT.match(first), _WITH_WHAT.match(then)
+    if a is None or b is None:
+        return ""
+    return f"{first.rstrip().rstrip('.')} and {b[2].strip()}"
 
 
 def _one_task(last: dict[str, Any], task: dict[str, Any], goal: str, more: int) -> bool:
