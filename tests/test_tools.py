@@ -777,12 +777,16 @@ MATHX_FILES = {
 }
 
 
+def _seed(ws: Workspace, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (ws.root / name).parent.mkdir(exist_ok=True)
+        (ws.root / name).write_text(text)
+
+
 def test_a_package_that_imports_its_modules_for_their_functions_is_told_the_imports(
     ws: Workspace,
 ) -> None:
-    for name, text in MATHX_FILES.items():
-        (ws.root / name).parent.mkdir(exist_ok=True)
-        (ws.root / name).write_text(text)
+    _seed(ws, MATHX_FILES)
     cmd = "python -m pytest tests/test_mathx.py -q -p no:cacheprovider"
     failed = ws.run("run_cmd", {"cmd": cmd})
     assert not failed.ok and "'module' object is not callable" in failed.text
@@ -803,10 +807,7 @@ def test_a_package_init_that_imports_its_modules_is_told_so_when_written(
 ) -> None:
     """The 1.5B's first write in all 16 mathx runs on an H100 was that one line; told only
     when a run failed, it went on to its tests."""
-    for name, text in MATHX_FILES.items():
-        if name != "mathx/__init__.py":
-            (ws.root / name).parent.mkdir(exist_ok=True)
-            (ws.root / name).write_text(text)
+    _seed(ws, {k: v for k, v in MATHX_FILES.items() if k != "mathx/__init__.py"})
     init = {"path": "mathx/__init__.py", "content": MATHX_FILES["mathx/__init__.py"]}
     wrote = ws.run("write_file", init)
     assert wrote.ok and "imports the modules add, subtract, multiply, divide" in wrote.text
@@ -829,9 +830,7 @@ def test_a_package_init_that_imports_none_of_its_functions_is_told_the_imports(
         "def test_sub(): assert mathx.subtract(3, 1) == 2\n"
         "def test_pow(): assert mathx.power(2, 3) == 8",
     }
-    for name, text in files.items():
-        (ws.root / name).parent.mkdir(exist_ok=True)
-        (ws.root / name).write_text(text)
+    _seed(ws, files)
     cmd = "python -m pytest tests/test_mathx.py -q -p no:cacheprovider"
     failed = ws.run("run_cmd", {"cmd": cmd})
     assert "module 'mathx' has no attribute 'add'" in failed.text
@@ -856,9 +855,7 @@ def test_a_test_that_calls_a_function_it_never_imported_is_told_the_import(
 ) -> None:
     """The 1.5B's tests, verbatim in part: `add(2, 3)` with no import; it ran pytest
     again unchanged until three strikes."""
-    for name, text in MATHX_FILES.items():
-        (ws.root / name).parent.mkdir(exist_ok=True)
-        (ws.root / name).write_text(text)
+    _seed(ws, MATHX_FILES)
     (ws.root / "mathx/__init__.py").write_text("from .add import add as add\n")
     test = "def test_add():\n    assert add(2, 3) == 5\n"
     (ws.root / "tests/test_mathx.py").write_text(test)
