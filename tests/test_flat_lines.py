@@ -88,6 +88,16 @@ def test_a_flattened_function_is_written_as_its_lines(tmp_path: Path) -> None:
             "def f(k): x = 1 if k else 2 return sorted(k, key=lambda v: v)[x]",
             "def f(k):\n    x = 1 if k else 2\n    return sorted(k, key=lambda v: v)[x]",
         ),
+        # The 1.5B's mathx test file on the CPU (Ollama API), verbatim, written six times.
+        (
+            "import pytest from mathx import add, subtract, multiply, divide",
+            "import pytest\nfrom mathx import add, subtract, multiply, divide",
+        ),
+        ("import os from . import util", "import os\nfrom . import util"),
+        (
+            "def f(): x = yield from g() raise ValueError('x') from None",
+            "def f():\n    x = yield from g()\n    raise ValueError('x') from None",
+        ),
         # Which block would `return total` close: the loop's, or the function's?
         ("def f(): total = 0 for i in range(3): total += i return total", None),
         ("def f(): # add them return a + b", None),  # the comment may hold the rest

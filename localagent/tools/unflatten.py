@@ -56,7 +56,9 @@ def lines(line: str) -> str | None:
     if tokens is None:
         return None
     statements = _statements(tokens, line.strip())
-    if statements is None or len(statements) < 3:  # `header: body` needs no split
+    if statements is None or len(statements) < 2:
+        return None
+    if len(statements) == 2 and statements[0][1].endswith(":"):  # `header: body` compiles
         return None
     laid = _levels(statements)
     if laid is None:
@@ -101,10 +103,24 @@ def _starts(tokens: list[_Token], at: int, first: _Token) -> bool:
         return True
     if word == "import":
         return first.text != "from"
+    if word == "from":  # `from X import y`, not `yield from g()` or `raise E from None`
+        return tokens[at - 1].text not in ("yield", "raise") and _imports_next(tokens, at + 1)
     if word in ("else", "finally"):
         return at + 1 < len(tokens) and tokens[at + 1].text == ":"
     if word in ("if", "elif", "except"):
         return _colon_before_else(tokens, at + 1)
+    return False
+
+
+def _imports_next(tokens: list[_Token], at: int) -> bool:
+    """Whether the tokens from `at` are a module's name, dotted or relative, then `import`."""
+    named = False
+    for token in tokens[at:]:
+        if token.text == "import":
+            return named
+        if token.text != "." and token.kind != tokenize.NAME:
+            return False
+        named = True
     return False
 
 
