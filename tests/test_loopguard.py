@@ -1,7 +1,7 @@
 from pathlib import Path
 from typing import Any
 
-from support import plan_rule, round_calls, small_model_goal
+from support import cli_env, plan_rule, round_calls, run_cli, small_model_goal
 
 from localagent.config.settings import Settings
 from localagent.journal import Journal
@@ -198,6 +198,8 @@ def test_a_reply_that_repeats_the_one_before_is_sampled_hotter(tmp_path: Path) -
     assert [r.get("temperature") for r in rounds][:5] == [None, None, 0.8, 0.8, None]
     asked = [r for r in sent if r.get("tools")]
     assert [r["temperature"] for r in asked][:5] == [0.2, 0.2, 0.8, 0.8, 0.2]
+    traced = run_cli(cli_env("http://127.0.0.1:9"), "trace", "-w", str(tmp_path))
+    assert traced.stdout.count(", at temperature 0.8") == 2, traced.stdout
     # The setting, and none where it is not above the run's own temperature.
     again = tmp_path / "cool"
     small_model_goal(

@@ -78,6 +78,8 @@ def _block(
 def _tokens(entry: dict[str, Any]) -> str:
     took = _secs(entry.get("duration_ms"))
     cut = f", cut off ({visible(entry['cut_off'])})" if entry.get("cut_off") else ""
+    hot = entry.get("temperature")  # raised: the model had sent one call twice running
+    cut += f", at temperature {hot}" if isinstance(hot, int | float) else ""
     about = "~" if entry.get("estimated") is True else ""  # counted by us, not the server
     prompt, completion = (
         _count(entry.get("prompt_tokens", 0)),

@@ -117,7 +117,7 @@ class Tracer:
 
     def _call(self, rec: dict[str, Any]) -> dict[str, Any]:
         keep = ("purpose", "prompt_tokens", "completion_tokens", "cached_tokens", "duration_ms")
-        keep += ("cut_off", "estimated")
+        keep += ("cut_off", "estimated", "temperature")
         entry = {"kind": "model_call", **{k: rec[k] for k in keep if k in rec}}
         if rec.get("purpose") != "round":
             return entry
