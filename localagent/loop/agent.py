@@ -206,11 +206,11 @@ class Agent:
             budget,
             self.prompts,
         )
-        # A model that repeats a call it made since the workspace last changed is copying
-        # its own reply: at 0.2 the 1.5B sent one stub of rps_game.py six times running.
-        hot = loopguard.repeating(self.state.guard)
-        temperature = max(self.settings.temperature, self.settings.repeat_temperature)
-        temperature = temperature if hot and temperature > self.settings.temperature else None
+        # A model whose last two calls are one call is copying its own reply: at 0.2 the
+        # 1.5B sent one stub of rps_game.py six times running.
+        hot = max(self.settings.temperature, self.settings.repeat_temperature)
+        raised = loopguard.repeating(self.state.guard) and hot > self.settings.temperature
+        temperature = hot if raised else None
         reply = self.model.chat(messages, tools=self.tools.specs(), temperature=temperature)
         self.notice = ""
         calls, problem, recogniser = self._calls(reply)
