@@ -20,6 +20,7 @@ from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.system.textcap import listed
 from localagent.tools import runproof
+from localagent.verify import verdict
 from localagent.verify.counts import Counted, stated_counts
 from localagent.verify.stated import status_said
 
@@ -76,6 +77,7 @@ def _verdict_back(
         return tasks
     backs: list[tuple[str, Callable[[], list[dict[str, Any]] | None]]] = [
         ("the goal's checks never opened the file they gave", lambda: _unread(state, due, prompts)),
+        ("the goal's program calls none of its code", lambda: _idle(state, due, prompts)),
         ("the goal's ruff check failed on what ruff fixes itself", lambda: _ruff_fixes(due)),
         (
             "the goal's script printed other numbers than it counts",
@@ -140,6 +142,23 @@ def _unread(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, 
     write = prompts.render("handback_open", script=program) + handback.keeping(state, program)
     runs = [f"run {f[1]}" for f in found if f is not None]
     return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
+
+
+_IDLE = re.compile(rf"^`python (\S+\.py)` printed nothing: .* {re.escape(verdict.IDLE)}$")
+
+
+def _idle(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, Any]] | None:
+    """For a verdict whose only findings are that the goal's one program calls none of
+    its code, a task of its own: the write that calls it (as for such a run subtask,
+    `handback_write`), then its run. The 1.5B's rps replans had dropped the run step, and
+    the goal ended "completed" with a game that defined play_game and never played."""
+    found = [_IDLE.match(item) for item in due.unmet]
+    programs = {f[1] for f in found if f is not None}
+    if not found or None in found or len(programs) != 1:
+        return None
+    program = programs.pop()
+    write = prompts.render("handback_write", script=program) + handback.keeping(state, program)
+    return [{"description": write, "subtasks": [write, f"run python {program}"]}]
 
 
 def _miscounted(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, Any]] | None:

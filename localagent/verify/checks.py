@@ -24,6 +24,7 @@ from localagent.state.ledger import Ledger
 from localagent.system import safefs
 from localagent.tools import pyscript
 from localagent.tools.cmdline import check_command
+from localagent.tools.pkgimports import importers
 from localagent.verify.outputs import sample_run
 from localagent.verify.stated import form_checks, stated_checks, unchecked
 
@@ -85,17 +86,19 @@ def goal_checks(
     if ledger is not None and (sample := sample_run(goal)):
         programs.append(sample)
     if ledger is not None and not user_checks:
-        programs += [f"python {p}" for p in unproven_programs(ledger, root)]
+        programs += [f"python {p}" for p in unproven_programs(ledger, root, goal)]
     given |= {c["cmd"] for c in found}
     found += [{"cmd": c, "source": "program"} for c in dict.fromkeys(programs) if c not in given]
     return [{"id": f"c{i}", **check} for i, check in enumerate(found, 1)]
 
 
-def unproven_programs(ledger: Ledger, root: Path) -> list[str]:
+def unproven_programs(ledger: Ledger, root: Path, goal: str = "") -> list[str]:
     """The Python scripts the goal wrote that nothing shows to work (written, then never
     run or only read), which run on their own: the verification runs each once, so that
     a small verifier model has a fact to judge. Not tests, packages' modules or scripts
-    that read input; at most `PROGRAMS`, the latest written."""
+    that read input; at most `PROGRAMS`, the latest written. For a goal that asks for a
+    program (`program_goal`), also a script that calls none of its code (`idle_program`):
+    run, it shows that it does nothing."""
     found = []
     for path, write in sorted(ledger.writes.items(), key=lambda item: item[1].seq):
         name = path.rsplit("/", 1)[-1]
@@ -103,7 +106,7 @@ def unproven_programs(ledger: Ledger, root: Path) -> list[str]:
             continue
         if ledger.shown.get(path, 0) > write.seq or ledger.blank.get(path, (0, ""))[0] > write.seq:
             continue  # a run since the change showed what it does, or that it shows nothing
-        if _runs_alone(root, path):
+        if _runs_alone(root, path) or (program_goal(goal) and idle_program(root, path)):
             found.append(path)
     return found[-PROGRAMS:]
 
@@ -112,6 +115,26 @@ def _runs_alone(root: Path, path: str) -> bool:
     """Whether the script does something when run without reading input."""
     script = pyscript.read(root, path)
     return script is not None and script.acts and not script.reads_input
+
+
+_PROGRAM_GOAL = re.compile(r"\b(?:game|script|program|cli|command[- ]line|app|application)\b", re.I)
+_LIBRARY_GOAL = re.compile(r"\b(?:package|library|module)\b", re.I)
+
+
+def program_goal(goal: str) -> bool:
+    """Whether the goal asks for a program someone runs, not for code others import."""
+    return bool(_PROGRAM_GOAL.search(goal)) and not _LIBRARY_GOAL.search(goal)
+
+
+def idle_program(root: Path, path: str) -> list[str]:
+    """What a script defines when it calls none of it and no other file of the workspace
+    imports it ([] otherwise). Qwen2.5-Coder-1.5B's rps_game.py defined `play_game` and
+    called nothing; its replans had dropped the run, the verification ran only scripts
+    that do something, and the goal ended "completed" with a game that never plays."""
+    script = pyscript.read(root, path)
+    if script is None or script.acts or not script.defines or "/" in path:
+        return []
+    return [] if importers(root, path, script.defines) else script.defines
 
 
 def unrunnable(

@@ -22,7 +22,8 @@ from localagent.models import Model
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state.checkruns import check_kind
-from localagent.verify import counts
+from localagent.system.textcap import listed
+from localagent.verify import checks, counts
 from localagent.verify.claims import names_step, restates
 from localagent.verify.evidence import gate
 from localagent.verify.named import undefined, unused
@@ -82,6 +83,7 @@ def findings(state: Any, root: Path) -> Findings:
         found.evidence.append(seq)
         if result.get("source") == "program":  # a fact, in the ledger like the model's runs
             found.lines.append(f"seq {seq}: the verification ran `{cmd}`: {summary}")
+            found.hard += _idle(str(cmd), state.goal.text, root)
             continue
         found.lines.append(f"seq {seq}: goal check `{cmd}` {status}: {summary}")
         if status == "failed":
@@ -143,6 +145,22 @@ def findings(state: Any, root: Path) -> Findings:
     )
     found.proven = any(r.get("status") == "passed" for r in results.values()) or bool(shown)
     return found
+
+
+IDLE = "calls none of its code"
+
+
+def _idle(cmd: str, goal: str, root: Path) -> list[str]:
+    """For the verification's run of a program the goal asks for that calls none of its
+    code: the finding that it does nothing ([] otherwise)."""
+    script = cmd.split()[1] if cmd.startswith("python ") and len(cmd.split()) == 2 else ""
+    if (
+        not script
+        or not checks.program_goal(goal)
+        or not (names := checks.idle_program(root, script))
+    ):
+        return []
+    return [f"`{cmd}` printed nothing: {script} defines {listed(names[:3])} and {IDLE}"]
 
 
 def _ledger_lines(ledger: Any, root: Path) -> list[str]:
