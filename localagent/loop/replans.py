@@ -134,14 +134,25 @@ def _unread(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, 
     the file each gave it, a task of its own: the write that makes it read the file (as
     for such a run subtask, `handback_open`), then each of those runs. Told what was
     unmet, Qwen2.5-Coder-1.5B planned one write of wordcount.py and no run (the CPU)."""
-    found = [_UNREAD.match(item) for item in due.unmet]
-    programs = {f[2] for f in found if f is not None}
-    if not found or None in found or len(programs) != 1:
+    if (one := _one_program(_UNREAD, due.unmet, 2)) is None:
         return None
-    program = programs.pop()
+    program, found = one
     write = prompts.render("handback_open", script=program) + handback.keeping(state, program)
-    runs = [f"run {f[1]}" for f in found if f is not None]
+    runs = [f"run {f[1]}" for f in found]
     return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
+
+
+def _one_program(
+    pattern: re.Pattern[str], unmet: list[str], group: int
+) -> tuple[str, list[re.Match[str]]] | None:
+    """The one program every finding names (`pattern`'s `group`) when each is of that
+    kind, with the findings read; None otherwise."""
+    found = [pattern.match(item) for item in unmet]
+    read = [f for f in found if f is not None]
+    programs = {f[group] for f in read}
+    if not found or len(read) != len(found) or len(programs) != 1:
+        return None
+    return programs.pop(), read
 
 
 _IDLE = re.compile(rf"^`python (\S+\.py)` printed nothing: .* {re.escape(verdict.IDLE)}$")
@@ -152,11 +163,9 @@ def _idle(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, An
     its code, a task of its own: the write that calls it (as for such a run subtask,
     `handback_write`), then its run. The 1.5B's rps replans had dropped the run step, and
     the goal ended "completed" with a game that defined play_game and never played."""
-    found = [_IDLE.match(item) for item in due.unmet]
-    programs = {f[1] for f in found if f is not None}
-    if not found or None in found or len(programs) != 1:
+    if (one := _one_program(_IDLE, due.unmet, 1)) is None:
         return None
-    program = programs.pop()
+    program = one[0]
     write = prompts.render("handback_write", script=program) + handback.keeping(state, program)
     return [{"description": write, "subtasks": [write, f"run python {program}"]}]
 
