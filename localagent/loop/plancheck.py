@@ -82,8 +82,6 @@ _QUOTED_CODE = re.compile(
     re.S,
 )
 _MORE = re.compile(r"\b(?:and|then|with|containing|inside|holding)\b", re.I)
-# A lead-in to content the step does not hold: "write_file mathx/add.py with the following
-# content:", the 1.5B's mathx plan six times, the code left for the write.
 # A write step with the file's code after a lead-in: "write_file F with the following
 # content: CODE".
 _WITH_CODE = re.compile(
@@ -91,6 +89,8 @@ _WITH_CODE = re.compile(
 )
 # A write step that says what goes in the file: "write_file F with the add function".
 _WITH_WHAT = re.compile(r"^(\W*write_file\s+\S+)\s+with\s+([^\n:]+)$", re.I)
+# A lead-in to content the step does not hold: "write_file mathx/add.py with the following
+# content:", the 1.5B's mathx plan six times, the code left for the write.
 _LEAD_IN = re.compile(
     r"\s*,?\s*(?:(?:with|containing|using|holding)\s+the\s+following(?:\s+(?:content|"
     r"contents|code|lines|text))?|as\s+follows)\s*:?\s*$",
@@ -256,9 +256,9 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
 
 
 def _compact(tasks: list[dict[str, Any]], goal: str) -> list[dict[str, Any]]:
-    """The plan with each run of writes of one file's code given piece by piece as one
-    write of it all, and each task that is the goal again (or the task before's text)
-    on the one before it, as far as a task holds steps."""
+    """The plan with each run of writes of one file as one write (`_joined`), and each
+    task that is the goal again (or the task before's text) on the one before it, as far
+    as a task holds steps."""
     kept: list[dict[str, Any]] = []
     last: list[str] = []  # the steps of the task kept last
     for task in tasks:
