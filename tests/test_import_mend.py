@@ -12,6 +12,7 @@ import pytest
 from support import plan_rule, records_of, small_model_goal
 from test_goal_checks_done import GOAL
 
+from localagent.tools import pywrite
 from localagent.tools.mends import imports
 
 # mathx/__init__.py as that run had it (its own import mended), and its modules.
@@ -40,6 +41,21 @@ TESTS = (
     "\\n        divide(a, b)\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 1), (3,"
     " 4, 1), (5, 6, 1), (7, 8, 1)])\\ndef test_divide(a, b, expected):\\n    assert divide("
     'a, b) == expected"}}}'
+)
+# Round 11 of the mathx run of b931a98 (Ollama API, the CPU), verbatim: the tests call
+# `mathx.add(...)` with only `import pytest` above them; told so, the model sent the same
+# write back until it was blocked.
+DOTTED = (
+    '```json\n{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": '
+    "\"import pytest\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), (3, 4, 7), "
+    "(5, 6, 11)])\\ndef test_add(a, b, expected):\\n    assert mathx.add(a, b) == expected"
+    "\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), (3, 4, 7), (5, 6, 11)])"
+    "\\ndef test_subtract(a, b, expected):\\n    assert mathx.subtract(a, b) == expected"
+    "\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), (3, 4, 1), (5, 6, 3)])"
+    "\\ndef test_multiply(a, b, expected):\\n    assert mathx.multiply(a, b) == expected"
+    "\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 0), (3, 4, 0), (5, 6, 0)])"
+    "\\ndef test_divide(a, b, expected):\\n    with pytest.raises(ValueError):\\n        "
+    "mathx.divide(a, b)\\n\\nif __name__ == '__main__':\\n    pytest.main()\"}}\n```"
 )
 RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest tests/test_mathx.py"}}}'
 
@@ -98,8 +114,11 @@ def test_the_import_goes_after_the_docstring_and_the_imports(tmp_path: Path) -> 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "geo.py").write_text("PI = 3.14\n\n\ndef area(r):\n    return PI * r\n")
     content = '"""Areas."""\nimport math\n\nprint(area(2), math.pi, PI)\n'
-    text, module, names = imports.mended(tmp_path, "main.py", content) or ("", "", [])
-    assert (module, names) == ("pkg.geo", ["area", "PI"])
+    text, note = imports.mended(tmp_path, "main.py", content) or ("", "")
+    assert note == (
+        "; it used area, PI, which pkg.geo has, without importing them, so `from pkg.geo "
+        "import area, PI` was written at its top"
+    )
     assert text == (
         '"""Areas."""\nimport math\n\nfrom pkg.geo import area, PI\n\n\n'
         "print(area(2), math.pi, PI)\n"
@@ -108,3 +127,96 @@ def test_the_import_goes_after_the_docstring_and_the_imports(tmp_path: Path) -> 
     assert bare is not None and bare[0] == "from pkg.geo import area\n\n\nprint(area(2))\n"
     # pkg/main.py, run as a script, would not find pkg.geo from its own folder.
     assert imports.mended(tmp_path, "pkg/main.py", "print(area(2))\n") is None
+
+
+def test_a_package_a_test_file_uses_and_never_imports_is_imported(tmp_path: Path) -> None:
+    _package(tmp_path)
+    rounds = [{"content": r} for r in (DOTTED, RUN)]
+    steps = [STEP, "run python -m pytest tests/test_mathx.py"]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
+    write, run = records_of(tmp_path, "action_finished")
+    assert (
+        "; it used mathx, the package here, without importing it, so `import mathx` was "
+        "written at its top"
+    ) in write["result"]
+    assert "NameError" not in write["result"], write["result"]
+    text = (tmp_path / "tests" / "test_mathx.py").read_text()
+    assert text.startswith("import pytest\n\nimport mathx\n\n\n@pytest.mark"), text
+    # The model's own expectations are wrong (subtract(1, 2) == 3), but mathx is there.
+    assert "NameError" not in run["result"] and " failed" in run["result"], run["result"]
+
+
+@pytest.mark.parametrize(
+    ("files", "name", "content", "added"),
+    [
+        ({"calc.py": "X = 1\n"}, "main.py", "print(calc.X)\n", "import calc"),
+        ({"calc/__init__.py": ""}, "tests/test_c.py", "calc.run()\n", "import calc"),
+        # Called as a function, not used as a module: no import.
+        ({"calc.py": "X = 1\n"}, "main.py", "print(calc(1), calc.X)\n", None),
+        # No such module here.
+        ({"other.py": "X = 1\n"}, "main.py", "print(calc.X)\n", None),
+        # The file is that module itself.
+        ({"calc.py": "X = 1\n"}, "calc.py", "print(calc.X)\n", None),
+        # A folder without its __init__.py.
+        ({"calc/run.py": ""}, "main.py", "calc.run.go()\n", None),
+    ],
+)
+def test_a_module_here_read_as_a_module_is_imported_whole(
+    tmp_path: Path, files: dict[str, str], name: str, content: str, added: str | None
+) -> None:
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    made = imports.mended(tmp_path, name, content)
+    if added is None:
+        assert made is None, made
+    else:
+        assert made is not None and made[0] == f"{added}\n\n\n{content}", made
+
+
+# Round 15 of the same run, verbatim: the content in Python's three quotes, its first line
+# indented as the JSON around it. Told "unexpected indent", it sent it until blocked.
+QUOTED = (
+    '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "tests/test_mathx.py",'
+    '\n    "content": """\n    import pytest\n\n@pytest.mark.parametrize(\'a, b, expected\', '
+    "[(1, 2, 3), (3, 4, 7), (5, 6, 11)])\ndef test_add(a, b, expected):\n    assert "
+    "mathx.add(a, b) == expected\n\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), "
+    "(3, 4, 7), (5, 6, 11)])\ndef test_subtract(a, b, expected):\n    assert mathx.subtract("
+    "a, b) == expected\n\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), (3, 4, 1), "
+    "(5, 6, 3)])\ndef test_multiply(a, b, expected):\n    assert mathx.multiply(a, b) == "
+    "expected\n\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 0), (3, 4, 0), (5, 6, 0)"
+    "])\ndef test_divide(a, b, expected):\n    with pytest.raises(ValueError):\n        "
+    'mathx.divide(a, b)\n\nif __name__ == \'__main__\':\n    pytest.main()\n    """\n  }\n}\n```'
+)
+
+
+def test_a_first_line_indented_as_the_json_is_written_at_the_margin(tmp_path: Path) -> None:
+    _package(tmp_path)
+    rounds = [{"content": r} for r in (QUOTED, RUN)]
+    steps = [STEP, "run python -m pytest tests/test_mathx.py"]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
+    write, run = records_of(tmp_path, "action_finished")
+    assert (
+        "; `    import pytest` did not compile, so it was written as `import pytest`"
+        in (write["result"])
+    ), write["result"]
+    assert "syntax error" not in write["result"] and "import mathx" in write["result"]
+    text = (tmp_path / "tests" / "test_mathx.py").read_text()
+    assert text.startswith("\nimport pytest\n\nimport mathx\n\n\n@pytest.mark"), text
+    assert "NameError" not in run["result"] and " failed" in run["result"], run["result"]
+
+
+@pytest.mark.parametrize(
+    ("content", "fixed"),
+    [
+        ("\n  import os\nprint(os.sep)\n", "\nimport os\nprint(os.sep)\n"),
+        ("    x = 1\ny = x\n", "x = 1\ny = x\n"),
+        # Every line indented: no one line's edit makes it compile.
+        ("    x = 1\n    y = x\n", None),
+        # Indented after a line of code: not the first line.
+        ("x = 1\n    y = x\n", None),
+    ],
+)
+def test_which_indented_first_lines_are_mended(content: str, fixed: str | None) -> None:
+    made = pywrite.mended(content, "m.py")
+    assert (made[-1][2] if made else None) == fixed

@@ -5,6 +5,7 @@ example copied back, an invented tool name."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,58 @@ def test_a_reply_cut_inside_a_file_s_content_is_told_to_write_a_shorter_file(
     told = messages_text(sent[-1])
     assert "inside a file's content. Write a shorter file: fewer cases" in told
     assert "no long explanations" not in told
+
+
+# The 1.5B's mathx test file (b931a98, Ollama API, the CPU), verbatim: five rows of
+# numbers over and over, 1,452 characters when the cap of 1,024 tokens cut it, 100 s.
+TABLE_HEAD = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    "pytest\\n\\n@pytest.mark.parametrize('a, b, expected', [\\n    (1, 2, 3),\\n    (2, 3, 5)"
+    ",\\n    (5, 5, 25),\\n    (0, 1, 0),\\n    (1, 0, 0),\\n    (1, -1, -2),\\n    (-1, -1, "
+    "1),\\n    (-1, 1, -2),\\n    (1, -2, -1),\\n    (-2, 1, -1),\\n    (-2, -1, 1),\\n    "
+    "(0, 0, 0),\\n    (1.5, 2.5, 4.5),\\n    (2.5, 1.5, 4.5),\\n    (5.5, 5.5, 27.5),\\n    "
+    "(0.1, 0.2, 0.21),\\n    (0.2, 0.1, 0.21),\\n    (0.1, -0.2, -0.21),\\n    (-0.2, -0.1, "
+    "-0.21),\\n    (-0.1, 0.2, -0.21),\\n    (0.2, -0.1, -0.21),\\n"
+)
+TABLE_UNIT = (
+    "    (0.1, -0.2, -0.21),\\n    (-0.2, 0.1, -0.21),\\n    (-0.2, -0.1, -0.21),\\n    "
+    "(-0.1, 0.2, -0.21),\\n    (0.2, -0.1, -0.21),\\n"
+)
+TABLE = TABLE_HEAD + TABLE_UNIT * 7 + "    (0."
+
+
+def _streamed(text: str, pieces: int) -> tuple[LoopCut, int]:
+    """The text fed to a LoopCut in `pieces` even pieces (a token each): (it, the
+    characters read when it cut, or all of them)."""
+    looped, bounds = LoopCut(), [round(i * len(text) / pieces) for i in range(pieces + 1)]
+    for start, end in itertools.pairwise(bounds):
+        if looped.add(text[start:end]):
+            return looped, end
+    return looped, len(text)
+
+
+def test_a_loop_of_short_tokens_is_cut_by_its_tokens() -> None:
+    assert len(TABLE) == 1452
+    looped, read = _streamed(TABLE, 1024)  # as the engine sent it: 1,024 tokens
+    assert read < 1100 and looped.cut is not None, read
+    assert looped.text() == TABLE[: looped.cut]  # the rows before the loop and one copy
+    assert len(TABLE_HEAD) < looped.cut < len(TABLE_HEAD) + 2 * len(TABLE_UNIT)
+    # The same characters in long tokens span fewer than MIN_SPAN: no loop yet.
+    assert _streamed(TABLE, 360)[0].cut is None
+    # Rows of numbers that do not repeat are no loop, in tokens as short.
+    rows = "".join(f"    ({i}, {i + 1}, {2 * i + 1}),\\n" for i in range(80))
+    assert _streamed(rows, len(rows))[0].cut is None
+
+
+def test_a_write_cut_by_its_loop_is_told_to_be_shorter(tmp_path: Path) -> None:
+    replies = [{"content": TABLE, "chunks": 1024}, {"content": HELLO_CALL}]
+    ran, sent = run_hello(tmp_path, replies)
+    assert ran.returncode == 0, ran.stderr
+    first = rounds(tmp_path)[0]
+    assert first["cut_off"] == "loop" and first["completion_tokens"] < 800, first
+    told = messages_text(sent[-1])
+    assert "(it repeated the same text over and over; replies are capped at " in told
+    assert "inside a file's content. Write a shorter file: fewer cases" in told
 
 
 def test_the_small_profile_caps_every_reply(tmp_path: Path) -> None:

@@ -27,16 +27,17 @@ def earned(prompts: PromptSet, reply: Reply, sent: int, num_predict: int) -> str
             "deadline": "the call took too long",
             "loop": "it repeated the same text over and over",
         }
-        name = "cut_off_write" if _cut_in_content(reply) else "cut_off"
+        name = "cut_off_write" if _cut_in_content(reply, sent) else "cut_off"
         notices.append(prompts.render(name, why=why[reply.cut_off], limit=num_predict))
     return "\n".join(notices)
 
 
-def _cut_in_content(reply: Reply) -> bool:
-    """Whether the length cap cut a reply in the middle of a file's content: "no long
-    explanations" is the wrong advice there. Qwen2.5-Coder-1.5B's mathx test file, a
-    parametrize table of doubling numbers, was cut at 1,024 tokens three times running."""
-    if reply.cut_off != "length":
+def _cut_in_content(reply: Reply, sent: int) -> bool:
+    """Whether the length cap, or a loop with no call read before it, cut a reply in the
+    middle of a file's content: "no long explanations" is the wrong advice there.
+    Qwen2.5-Coder-1.5B's mathx test file, a parametrize table of doubling numbers, was cut
+    at 1,024 tokens three times running."""
+    if reply.cut_off != "length" and (reply.cut_off != "loop" or sent):
         return False
     text = reply.content + "".join(str(c.arguments) for c in reply.tool_calls)
     return '"content"' in text or "'content'" in text

@@ -15,21 +15,26 @@ from __future__ import annotations
 
 MIN_COPIES = 4  # of one unit, back to back
 MIN_SPAN = 1200  # characters the copies cover together: a ruler of 80 `-` is no loop
+# Or tokens, for text of short tokens: Qwen2.5-Coder-1.5B's mathx table of numbers,
+# `(0.1, -0.2, -0.21),` and four rows more over and over, was 1,452 characters when the
+# length cap of 1,024 tokens cut it, 100 s on the CPU, three times running.
+MIN_SPAN_TOKENS = 340
 MAX_PERIOD = 2000  # characters of the longest unit looked for
 CHECK_EVERY = 128  # new characters between two looks: a loop is caught that much later
 _PROBE = 32  # characters compared first: most units are ruled out by them
 CALL_MARKS = ('"name"', '"arguments": {')  # a unit holding both is a call written as text
 
 
-def loop_start(text: str) -> int | None:
+def loop_start(text: str, min_span: int = MIN_SPAN) -> int | None:
     """Where the repetition that ends `text` starts repeating (just past its first copy),
-    or None when the end of `text` is no loop."""
+    or None when the end of `text` is no loop (copies covering fewer than `min_span`
+    characters are none)."""
     n = len(text)
     for period in range(1, min(MAX_PERIOD, n // 2) + 1):
         probe = min(_PROBE, n - period)
         if text[n - probe :] != text[n - probe - period : n - period]:
             continue
-        span = _span(text[n - period :], period)
+        span = _span(text[n - period :], period, min_span)
         if span > n:
             continue
         if text[n - span :] != text[n - span + period :] + text[n - period :]:
@@ -41,11 +46,11 @@ def loop_start(text: str) -> int | None:
     return None
 
 
-def _span(unit: str, period: int) -> int:
+def _span(unit: str, period: int, min_span: int) -> int:
     """How much text the copies of `unit` must cover to be a loop."""
     if all(mark in unit for mark in CALL_MARKS):
         return 2 * period
-    return max(MIN_COPIES * period, MIN_SPAN)
+    return max(MIN_COPIES * period, min_span)
 
 
 def _line_end(text: str, cut: int, period: int) -> int:
@@ -74,7 +79,9 @@ class LoopCut:
         if self.size - self.checked < CHECK_EVERY:
             return False
         self.checked = self.size
-        self.cut = loop_start(self.text())
+        # MIN_SPAN_TOKENS at the reply's own characters per token, MIN_SPAN at most.
+        span = min(MIN_SPAN, MIN_SPAN_TOKENS * self.size // max(self.chunks, 1))
+        self.cut = loop_start(self.text(), span)
         return self.cut is not None
 
     def text(self) -> str:

@@ -106,6 +106,14 @@ def _edit(source: str | bytes, name: str, exc: SyntaxError) -> tuple[str, str, s
         return f"'{text}'", f'"{text}"', found[2]
     if _UNTERMINATED.match(exc.msg) and (joined := _joined(source, lines, exc.lineno, name)):
         return joined
+    if exc.msg == "unexpected indent" and not "".join(lines[: exc.lineno - 1]).strip():
+        # The first line indented as the call's JSON around it: Qwen2.5-Coder-1.5B wrote
+        # a test file in Python's three quotes, `"content": """\n    import pytest\n\n@`
+        # (the CPU), and sent it until it was blocked.
+        edited = "".join([*lines[: exc.lineno - 1], line.lstrip(" \t"), *lines[exc.lineno :]])
+        if source.count(body) == 1 and _fixes(edited, name, exc.lineno, anywhere=False):
+            return body, body.lstrip(" \t"), ""
+        return None
     for fixed in _candidates(body, exc, lines[exc.lineno :]):
         end = line[len(body) :]
         edited = "".join([*lines[: exc.lineno - 1], fixed + end, *lines[exc.lineno :]])

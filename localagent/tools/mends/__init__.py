@@ -15,10 +15,10 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     that do not compile fixed (`pywrite.mended`), code in quotes unquoted, functions
     written indented inside the one above them put back at the top level (`nested`), an
     import from Python's own module of names it lacks and the file defines left out
-    (`foreign`), a package's imports of its modules made imports of their functions (`inits`), names
-    it never imports imported from the one module that has them (`imports`), second
-    reads of a file made one (`reads`), a test file's asserts put in a test
-    (`notests`)."""
+    (`foreign`), a package's imports of its modules made imports of their functions
+    (`inits`), names it never imports imported from the one module that has them, or
+    whole when they are modules here (`imports`), second reads of a file made one
+    (`reads`), a test file's asserts put in a test (`notests`)."""
     said: list[str] = []
     if fixed := pywrite.mended(content, name):
         content = fixed[-1][2]
@@ -36,8 +36,8 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
         content = own[2]
         said.append(_imports_mended(root, name, own[0], own[1]))
     if (imported := imports.mended(root, name, content)) is not None:
-        content = imported[0]
-        said.append(imports.mended_note(imported[1], imported[2]))
+        content, note = imported
+        said.append(note)
     if (once := reads.mended(content, name)) is not None:
         content = once[0]
         said.append(reads.mended_note(once[1]))

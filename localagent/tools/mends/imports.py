@@ -2,7 +2,10 @@
 them all. Qwen2.5-Coder-1.5B wrote tests/test_mathx.py calling add, subtract, multiply
 and divide with only `import pytest` above them, told that running it raises NameError,
 and wrote the same file back twice, a minute a round (the CPU): mathx, whose
-`__init__.py` imports the four, was what the tests were for."""
+`__init__.py` imports the four, was what the tests were for. Another run's tests called
+`mathx.add(...)` with only `import pytest` above them, and the same write went back until
+it was blocked: a name that is a package or module here, read only as `name.attribute`
+and never imported, is imported whole."""
 
 from __future__ import annotations
 
@@ -14,12 +17,13 @@ from localagent.tools.pkgimports import tree_of
 from localagent.tools.pyscript import TEST_FILE
 
 
-def mended(root: Path, name: str, content: str) -> tuple[str, str, list[str]] | None:
-    """(the content with the import added, the module, the names) for Python content that
-    reads names nothing binds, every one of them bound at the top level of one other
-    module here (not a test file), which it can import by its path from the root; None
-    for any other content, and for a file in a folder that is no test file (run as a
-    script, it imports from its own folder)."""
+def mended(root: Path, name: str, content: str) -> tuple[str, str] | None:
+    """(the content with the imports added, what the write says of them) for Python
+    content that reads names nothing binds, each of them a package or module here that
+    the root imports (`import mathx`) or, the rest, bound at the top level of one other
+    module here (not a test file) that it can import by its path from the root; None for
+    any other content, and for a file in a folder that is no test file (run as a script,
+    it imports from its own folder)."""
     if not name.lower().endswith((".py", ".pyw")):
         return None
     if "/" in name and not TEST_FILE.search(name):
@@ -27,30 +31,64 @@ def mended(root: Path, name: str, content: str) -> tuple[str, str, list[str]] | 
     missing = undefined.names(content)
     if not missing or len(missing) >= undefined.MOST:  # perhaps more than it listed
         return None
-    holders = [
-        module
-        for path, tree in pyfiles.trees(root)
-        if path != name
-        and not TEST_FILE.search(path)
-        and (module := _module(path))
-        and set(missing) <= undefined.bound(tree)
-    ]
-    if len(holders) != 1:
-        return None
-    line = f"from {holders[0]} import {', '.join(missing)}"
-    text = _inserted(content, line)
+    dotted = _only_dotted(content)
+    kinds = {n: kind for n in missing if n in dotted and (kind := _kind(root, n, name))}
+    rest = [n for n in missing if n not in kinds]
+    lines = [f"import {module}" for module in kinds]
+    holder = ""
+    if rest:
+        holders = [
+            module
+            for path, tree in pyfiles.trees(root)
+            if path != name
+            and not TEST_FILE.search(path)
+            and (module := _module(path))
+            and set(rest) <= undefined.bound(tree)
+        ]
+        if len(holders) != 1:
+            return None
+        holder = holders[0]
+        lines.append(f"from {holder} import {', '.join(rest)}")
+    text = _inserted(content, "\n".join(lines))
     if text is None or undefined.names(text):
         return None
-    return text, holders[0], missing
+    return text, _note(kinds, holder, rest)
 
 
-def mended_note(module: str, names: list[str]) -> str:
-    """What the write says of the import it added."""
-    listed = ", ".join(names)
-    return (
-        f"; it used {listed}, which {module} has, without importing them, so `from {module} "
-        f"import {listed}` was written at its top"
-    )
+def _note(kinds: dict[str, str], holder: str, names: list[str]) -> str:
+    """What the write says of the imports it added."""
+    said = [
+        f"; it used {module}, the {kind} here, without importing it, so `import {module}` "
+        "was written at its top"
+        for module, kind in kinds.items()
+    ]
+    if names:
+        listed = ", ".join(names)
+        said.append(
+            f"; it used {listed}, which {holder} has, without importing them, so `from "
+            f"{holder} import {listed}` was written at its top"
+        )
+    return "".join(said)
+
+
+def _only_dotted(content: str) -> set[str]:
+    """The names the content reads only as `name.attribute` (a module's use of them)."""
+    tree = tree_of(content)
+    if tree is None:
+        return set()
+    values = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names = [n for n in ast.walk(tree) if isinstance(n, ast.Name)]
+    return {n.id for n in names} - {n.id for n in names if id(n) not in values}
+
+
+def _kind(root: Path, module: str, name: str) -> str:
+    """ "package" or "module" for a package (with its `__init__.py`) or a module at the
+    root named `module`, other than the file being written; "" for any other name."""
+    if name in (f"{module}.py", f"{module}/__init__.py"):
+        return ""
+    if (root / module / "__init__.py").is_file():
+        return "package"
+    return "module" if (root / f"{module}.py").is_file() else ""
 
 
 def _module(path: str) -> str:
