@@ -123,6 +123,13 @@ def test_a_write_cut_by_its_loop_is_told_to_be_shorter(tmp_path: Path) -> None:
     told = messages_text(sent[-1])
     assert "(it repeated the same text over and over; replies are capped at " in told
     assert "inside a file's content. Write a shorter file: fewer cases" in told
+    # Its runaway is not shown again for the model to copy: a line says what it was.
+    assert "(0.1, -0.2, -0.21)" not in told
+    mine = [m["content"] for m in sent[2]["messages"] if m["role"] == "assistant"]  # round 2
+    assert mine == [
+        "[my reply: a write_file call of tests/test_mathx.py whose content ran on until it "
+        "was cut off; nothing was written]"
+    ]
 
 
 def test_the_small_profile_caps_every_reply(tmp_path: Path) -> None:

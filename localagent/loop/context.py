@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from localagent.loop.facts import fact_values, probe_message
+from localagent.loop.roundcall import shown_reply
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state import CALL_CHARS, Exchange, State
 from localagent.system.textcap import cap_text, clip, first_line, listed
@@ -174,7 +175,7 @@ def _reply_messages(
         # them as a message of its own: the reply is then the very tokens the server
         # generated and still holds in its cache, where the calls as the server's own
         # (`tool_calls`) would be rendered anew after them and read again.
-        messages = [{"role": "assistant", "content": exchange.content}]
+        messages = [{"role": "assistant", "content": shown_reply(exchange, prompts)}]
         return messages + [
             {"role": "user", "content": f"[result of {r['tool']}]\n{text(r)}"}
             for r in [r for _, r in paired] + notes
@@ -189,7 +190,7 @@ def _reply_messages(
     messages: list[dict[str, Any]] = [
         {
             "role": "assistant",
-            "content": exchange.content,
+            "content": shown_reply(exchange, prompts),
             **({"tool_calls": calls} if calls else {}),
         }
     ]

@@ -5,12 +5,16 @@ a resumed run's next prompt is the one the crashed run would have sent)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from localagent.models import Reply
 from localagent.prompts.promptset import PromptSet
+from localagent.state import Exchange
 from localagent.textcalls import ToolCall
 
+_NAME = re.compile(r'"name"\s*:\s*"(\w{1,64})"')
+_PATH = re.compile(r'"path"\s*:\s*"([^"\\\n]{1,200})"')
 MAX_CALLS_PER_REPLY = 5
 CONTENT_CHARS = 8000  # of the reply's text, journaled (and sent back: see context._reply_messages)
 
@@ -71,3 +75,22 @@ def fields(
         ],
         "prompt_chars": sum(len(str(m.get("content", ""))) for m in messages),
     }
+
+
+def shown_reply(exchange: Exchange, prompts: PromptSet) -> str:
+    """The reply as the model sees it again in later rounds: as it was written, but a reply
+    cut off with no call read from it as a line that says what it was. Shown its own
+    runaway, Qwen2.5-Coder-1.5B wrote it again: the mathx table cut at the cap was
+    written back as that table and no test, 4 times of 4 at 0.2 on the engine; told only
+    that its write of tests/test_mathx.py was cut off, it wrote tests 2 times of 3."""
+    if not exchange.cut_off or exchange.tool_calls:
+        return exchange.content
+    name, path = _NAME.search(exchange.content), _PATH.search(exchange.content)
+    if name and path and '"content"' in exchange.content:
+        what = f"a {name[1]} call of {path[1]} whose content ran on until it was cut off"
+        what += "; nothing was written"
+    elif name:
+        what = f"a {name[1]} call that ran on until it was cut off; nothing in it was run"
+    else:
+        what = "text that ran on until it was cut off, with no whole tool call"
+    return prompts.render("cut_reply", what=what)

@@ -123,6 +123,8 @@ FED_REPEAT = """\
 NOTE: run again without input, it could only wait for input again, so it ran with stdin \
 {stdin}, an answer to each of its input() prompts."""
 
+CUT_REPLY = "[my reply: {what}]"
+
 CALL_SKIPPED = (
     "NOT RUN: the subtask ended with an earlier call of this reply, so this call was skipped."
 )

@@ -24,6 +24,7 @@ from localagent.prompts.feedback import (
     COMPUTED_OUTPUT,
     CUT_OFF,
     CUT_OFF_WRITE,
+    CUT_REPLY,
     DONE_BY_CHECKS,
     DONE_BY_EDIT,
     DONE_BY_LOOK,
@@ -292,6 +293,11 @@ PROMPTS: dict[str, Prompt] = {
         INTERRUPTED_KILLED, "notice: an interrupted command that was killed", _spec("what")
     ),
     "call_skipped": Prompt(CALL_SKIPPED, "result: a call skipped as the subtask ended", _spec()),
+    "cut_reply": Prompt(
+        CUT_REPLY,
+        "the model's own reply, cut off with no call read, as later rounds show it",
+        _spec("what"),
+    ),
     "same_output": Prompt(
         SAME_OUTPUT,
         "result: a call's result the same as the same call's earlier in the window",

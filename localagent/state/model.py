@@ -82,6 +82,7 @@ class Exchange(_Model):
     results: list[dict[str, str]] = Field(default_factory=list)
     settled: list[str] = Field(default_factory=list)
     written: bool = False  # its calls were read from the reply's text, not the server's
+    cut_off: str = ""  # why the reply was cut short (`length`, `deadline`, `loop`), or ""
 
 
 class Tokens(_Model):

@@ -116,6 +116,7 @@ def llm_call(state: State, rec: dict[str, Any]) -> None:
             probe=state.last_probe,
             content=rec.get("content", ""),
             written=rec.get("recogniser") not in (None, "", "native"),
+            cut_off=str(rec.get("cut_off") or ""),
             tool_calls=[
                 {**call, "id": str(call.get("id") or f"{state.rounds}.{i}")}
                 for i, call in enumerate(rec.get("tool_calls", []), 1)
