@@ -67,12 +67,19 @@ def _package(ws: Path) -> None:
         (ws / "mathx" / f"{name}.py").write_text(code)
 
 
-def test_names_a_test_file_never_imports_are_imported_from_the_package(tmp_path: Path) -> None:
-    _package(tmp_path)
-    rounds = [{"content": r} for r in (TESTS, RUN)]
+def _written_and_run(ws: Path, reply: str) -> tuple[dict, dict]:
+    """The `action_finished` records of `reply` (a write of the tests) in the package
+    here, and of the pytest run after it."""
+    _package(ws)
+    rounds = [{"content": r} for r in (reply, RUN)]
     steps = [STEP, "run python -m pytest tests/test_mathx.py"]
-    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
-    write, run = records_of(tmp_path, "action_finished")
+    small_model_goal(ws, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
+    write, run = records_of(ws, "action_finished")
+    return write, run
+
+
+def test_names_a_test_file_never_imports_are_imported_from_the_package(tmp_path: Path) -> None:
+    write, run = _written_and_run(tmp_path, TESTS)
     assert (
         "; it used add, subtract, multiply, divide, which mathx has, without importing them, "
         "so `from mathx import add, subtract, multiply, divide` was written at its top"
@@ -130,11 +137,7 @@ def test_the_import_goes_after_the_docstring_and_the_imports(tmp_path: Path) -> 
 
 
 def test_a_package_a_test_file_uses_and_never_imports_is_imported(tmp_path: Path) -> None:
-    _package(tmp_path)
-    rounds = [{"content": r} for r in (DOTTED, RUN)]
-    steps = [STEP, "run python -m pytest tests/test_mathx.py"]
-    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
-    write, run = records_of(tmp_path, "action_finished")
+    write, run = _written_and_run(tmp_path, DOTTED)
     assert (
         "; it used mathx, the package here, without importing it, so `import mathx` was "
         "written at its top"
@@ -191,11 +194,7 @@ QUOTED = (
 
 
 def test_a_first_line_indented_as_the_json_is_written_at_the_margin(tmp_path: Path) -> None:
-    _package(tmp_path)
-    rounds = [{"content": r} for r in (QUOTED, RUN)]
-    steps = [STEP, "run python -m pytest tests/test_mathx.py"]
-    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
-    write, run = records_of(tmp_path, "action_finished")
+    write, run = _written_and_run(tmp_path, QUOTED)
     assert (
         "; `    import pytest` did not compile, so it was written as `import pytest`"
         in (write["result"])
