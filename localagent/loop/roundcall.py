@@ -81,8 +81,9 @@ def shown_reply(exchange: Exchange, prompts: PromptSet) -> str:
     """The reply as the model sees it again in later rounds: as it was written, but a reply
     cut off with no call read from it as a line that says what it was. Shown its own
     runaway, Qwen2.5-Coder-1.5B wrote it again: the mathx table cut at the cap was
-    written back as that table and no test, 4 times of 4 at 0.2 on the engine; told only
-    that its write of tests/test_mathx.py was cut off, it wrote tests 2 times of 3."""
+    written back as that table and no test, or cut again, 4 times of 4 at 0.2 on the
+    engine; told only that its write of tests/test_mathx.py was cut off, it wrote the
+    tests 4 times of 5."""
     if not exchange.cut_off or exchange.tool_calls:
         return exchange.content
     name, path = _NAME.search(exchange.content), _PATH.search(exchange.content)
