@@ -783,6 +783,15 @@ def _seed(ws: Workspace, files: dict[str, str]) -> None:
         (ws.root / name).write_text(text)
 
 
+TESTS_FILE = "tests/test_mathx.py"
+
+
+def _seeded_run(ws: Workspace, files: dict[str, str]) -> Any:
+    """The pytest run of tests/test_mathx.py in the workspace seeded with `files`."""
+    _seed(ws, files)
+    return ws.run("run_cmd", {"cmd": f"python -m pytest {TESTS_FILE} -q -p no:cacheprovider"})
+
+
 def test_a_package_that_imports_its_modules_for_their_functions_is_told_the_imports(
     ws: Workspace,
 ) -> None:
@@ -830,9 +839,7 @@ def test_a_package_init_that_imports_none_of_its_functions_is_told_the_imports(
         "def test_sub(): assert mathx.subtract(3, 1) == 2\n"
         "def test_pow(): assert mathx.power(2, 3) == 8",
     }
-    _seed(ws, files)
-    cmd = "python -m pytest tests/test_mathx.py -q -p no:cacheprovider"
-    failed = ws.run("run_cmd", {"cmd": cmd})
+    failed = _seeded_run(ws, files)
     assert "module 'mathx' has no attribute 'add'" in failed.text
     assert (
         "mathx/__init__.py does not import add, divide and subtract, which mathx/add.py, "
@@ -845,7 +852,7 @@ def test_a_package_init_that_imports_none_of_its_functions_is_told_the_imports(
         "from .subtract import subtract as subtract\n"
     )
     assert ws.run("write_file", call["arguments"]).ok
-    again = ws.run("run_cmd", {"cmd": cmd})
+    again = _seeded_run(ws, {})
     assert "1 failed, 3 passed" in again.text  # power is defined nowhere
     assert "send: " not in again.text
 
@@ -875,12 +882,7 @@ def test_a_package_that_imports_from_itself_what_it_lacks_is_told_when_run(
 ) -> None:
     """7 of the 1.5B's 16 mathx runs wrote only `from mathx import add, ...` in the
     package; pytest failed with a circular import and no word on why."""
-    (ws.root / "mathx").mkdir()
-    (ws.root / "mathx/__init__.py").write_text(MATHX_FILES["mathx/__init__.py"])
-    (ws.root / "tests").mkdir()
-    (ws.root / "tests/test_mathx.py").write_text(MATHX_FILES["tests/test_mathx.py"])
-    cmd = "python -m pytest tests/test_mathx.py -q -p no:cacheprovider"
-    failed = ws.run("run_cmd", {"cmd": cmd})
+    failed = _seeded_run(ws, {k: MATHX_FILES[k] for k in ("mathx/__init__.py", TESTS_FILE)})
     assert "partially initialized module 'mathx'" in failed.text
     assert (
         "NOTE: mathx/__init__.py imports add, subtract, multiply, divide from mathx itself, "
