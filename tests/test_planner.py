@@ -583,3 +583,32 @@ def test_code_quoted_in_a_step_must_compile(subtask: str) -> None:
 def test_a_subtask_with_no_words_is_no_step(subtask: str) -> None:
     """Qwen2.5-Coder-1.5B's plan, verbatim: `"subtasks": ["{{"]`, the start of a call."""
     assert plancheck.subtask_problem(subtask, ["write_file"]) == plancheck.NO_WORDS
+
+
+# The 1.5B's mathx replan after a verdict (4338a81, OpenAI API, the CPU), its first task as
+# the plan record has it: its `mathx.py` is the package's `__init__.py`, and the run of it
+# raised "attempted relative import with no known parent package" three replans running.
+INIT_RUN = [
+    "write_file mathx/__init__.py with the game logic",
+    "run python mathx/__init__.py",
+    "write_file mathx/add.py in mathx folder with the add function",
+]
+
+
+def test_a_run_of_the_package_s_init_is_the_run_of_its_tests() -> None:
+    task = {"description": "Create a Python file mathx.py with the functions", "subtasks": INIT_RUN}
+    kept = plancheck.check([task], MATHX, ["write_file", "run_cmd"])
+    assert kept.tasks[0]["subtasks"][1] == "run python -m pytest", kept.tasks
+    moved = dict(task, subtasks=["run python mathx.py"])  # the module NAME.py, the same
+    assert plancheck.check([moved], MATHX, ["run_cmd"]).tasks[0]["subtasks"] == [
+        "run python -m pytest"
+    ]
+    # A package goal with no tests keeps the run; so does a run of another module.
+    bare = "Create a Python package mathx with the functions add and subtract"
+    assert plancheck.check([task], bare, ["write_file", "run_cmd"]).tasks[0]["subtasks"][1] == (
+        "run python mathx/__init__.py"
+    )
+    other = dict(task, subtasks=["run python mathx/add.py"])
+    assert plancheck.check([other], MATHX, ["run_cmd"]).tasks[0]["subtasks"] == [
+        "run python mathx/add.py"
+    ]

@@ -1479,3 +1479,23 @@ def test_a_rewrite_that_drops_what_a_program_calls_says_so(ws: Workspace) -> Non
     # a module that never called anything is not told so
     ws.run("write_file", {"path": "lib.py", "content": alone})
     assert "no longer" not in ws.run("write_file", {"path": "lib.py", "content": alone + "\n"}).text
+
+
+def test_a_package_s_init_run_as_a_script_is_no_fault_of_its_imports(ws: Workspace) -> None:
+    """The 1.5B's mathx replan ran `python mathx/__init__.py` (the CPU): its relative
+    imports, right for the package, failed, and each failure sent the run back to a write
+    of the `__init__.py`, three times."""
+    init = "from .add import add as add\n"
+    _seed(ws, {"mathx/__init__.py": init, "mathx/add.py": "def add(a, b):\n    return a + b\n"})
+    ran = ws.run("run_cmd", {"cmd": "python mathx/__init__.py"})
+    assert "attempted relative import with no known parent package" in ran.text
+    assert (
+        "NOTE: mathx/__init__.py is a module of the package mathx: run as a script it has no "
+        "package, so its relative imports (from .x import ...) fail, though mathx imports "
+        "them as it should."
+    ) in ran.text, ran.text
+    assert "broken" not in ran.facts, ran.facts  # no write of the file is asked for
+    # A script that is no package's, failing the same way, gets no such note.
+    _seed(ws, {"tools/run.py": init})
+    other = ws.run("run_cmd", {"cmd": "python tools/run.py"})
+    assert "NOTE: tools/run.py" not in other.text and "broken" not in other.facts

@@ -15,6 +15,7 @@ _PACKAGE = (  # "package mathx", "package named `geo`", then "the mathx package"
 
 # Files of a package's project that do not go into the package's folder.
 _NOT_MODULES = re.compile(r"(?:test_.*|.*_test|tests?|conftest|setup|main|__main__|run|app)\.py$")
+_TESTED = re.compile(r"\b(?:pytest|tests?)\b", re.I)  # a goal whose package has tests
 _NOT_NAMES = {
     *("a", "an", "and", "as", "for", "from", "in", "of", "that", "the", "to", "with"),
     *("new", "python", "python3", "simple", "small", "whole", "your", "this"),
@@ -35,8 +36,15 @@ def into_package(text: str, package: str, goal: str) -> str:
     mathx.py with the function definitions") as the package's `NAME/__init__.py`, and one
     that writes a module at the top (`write_file add.py with the add function`, beside
     `write_file mathx/__init__.py`) as the package's (`mathx/add.py`): a package is a
-    folder, and the goal asked for one. Tests, setup and entry scripts stay where they are."""
+    folder, and the goal asked for one. Tests, setup and entry scripts stay where they are.
+    A run of the package's `__init__.py` is the run of its tests, when the goal has tests."""
     text = re.sub(rf"(?<![\w/.\\-]){re.escape(package)}\.py\b", f"{package}/__init__.py", text)
+    if _TESTED.search(goal) and re.match(
+        rf"\W*run(?:_cmd)?\s+python3?\s+{re.escape(package)}/__init__\.py\b", text, re.I
+    ):
+        # Run as a script, the package has no package: its relative imports fail, and the
+        # 1.5B's mathx replan ran it three times (the CPU). Its tests run it as it is.
+        return "run python -m pytest"
     module = written_file(text)
     if "/" in module or not module.endswith(".py") or _NOT_MODULES.match(module):
         return text

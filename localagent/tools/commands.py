@@ -25,7 +25,7 @@ from localagent.tools.loaderror import NO_MODULE, located
 from localagent.tools.outputs import not_stored
 from localagent.tools.outtrim import for_model
 from localagent.tools.paths import relative
-from localagent.tools.pkgexports import unexported_note
+from localagent.tools.pkgexports import script_note, unexported_note
 from localagent.tools.pkgimports import module_imports_note, undefined_note
 
 __all__ = ["command_argv", "run_cmd", "split_command"]
@@ -79,6 +79,7 @@ def run_cmd(
             or _not_found(ctx, cmd, result.output)
             or module_imports_note(ctx.root, result.output)
             or unexported_note(ctx.root, result.output)
+            or script_note(ctx.root, " ".join(runproof.script_words(cmd)[:1]), result.output)
             or undefined_note(ctx.root, result.output)
             or ruffnotes.note(ctx, cmd, result.output)
         )

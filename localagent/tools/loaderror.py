@@ -36,6 +36,10 @@ _NAMED = re.compile(r"\(([^()]+\.pyw?)\)")  # "cannot import name 'add' from 'ma
 _WHERE = re.compile(r"\s*\((?:[^()]+\.pyw?|(?:[A-Za-z]:)?[/\\][^()]*|unknown location)\)")
 ERROR_CHARS = 120
 NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+# A package's module run as a script (`python mathx/__init__.py`): its relative imports
+# have no package. Qwen2.5-Coder-1.5B's mathx replan planned that run (the CPU), and each
+# failure sent it back to a write of the `__init__.py` that was right, three times.
+NO_PARENT = "attempted relative import with no known parent package"
 
 
 # Errors a program's own code raised as it ran, in the file that must change (a program's
@@ -60,6 +64,8 @@ def located(root: Path, output: str, program: bool = False) -> tuple[str, str] |
     error = errors[-1]
     if error[1].startswith("ModuleNotFoundError") and not _own_module(root, error[1]):
         return None
+    if NO_PARENT in error[1]:
+        return None  # the file is right: a module of a package was run as a script
     named = _NAMED.search(error[1])
     frames = [m[1] or m[2] for m in _FRAME.finditer(output, 0, error.start())]
     at = _AT.search(output, error.end())

@@ -1,4 +1,5 @@
-"""A package whose `__init__.py` imports none of the functions its modules define.
+"""A package whose `__init__.py` imports none of the functions its modules define, and a
+package's module run as a script.
 
 Qwen2.5-Coder-1.5B's mathx plan on the CPU said "write_file mathx/__init__.py with the
 following content: import math", then one module a function, and tests that call
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from localagent.system.textcap import listed
 from localagent.tools import pyscript
+from localagent.tools.loaderror import NO_PARENT
 from localagent.tools.pkgimports import text_of, tree_of
 
 _NO_ATTRIBUTE = re.compile(r"AttributeError: module '(\w+)' has no attribute '(\w+)'")
@@ -71,3 +73,22 @@ def _defining(root: Path, package: str, name: str) -> str:
         if module != "__init__" and name in pyscript.defines(root, f"{package}/{module}.py"):
             return module
     return ""
+
+
+def script_note(root: Path, script: str, output: str) -> str:
+    """The note for a run of a package's module as a script (`python mathx/__init__.py`)
+    that stopped on its relative imports, or "": the imports are right for the package,
+    and the package runs through what imports it."""
+    script = script.replace("\\", "/").removeprefix("./")
+    if NO_PARENT not in output or "/" not in script:
+        return ""
+    package = script.rsplit("/", 1)[0]
+    if not (root / package / "__init__.py").is_file():
+        return ""
+    dotted = package.replace("/", ".")
+    return (
+        f"NOTE: {script} is a module of the package {dotted}: run as a script it has no "
+        f"package, so its relative imports (from .x import ...) fail, though {dotted} "
+        "imports them as it should. Do not change them for this run: run what imports "
+        f"{dotted} instead, its tests (python -m pytest) or a script beside the package."
+    )
