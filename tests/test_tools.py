@@ -1499,3 +1499,24 @@ def test_a_package_s_init_run_as_a_script_is_no_fault_of_its_imports(ws: Workspa
     _seed(ws, {"tools/run.py": init})
     other = ws.run("run_cmd", {"cmd": "python tools/run.py"})
     assert "NOTE: tools/run.py" not in other.text and "broken" not in other.facts
+
+
+def test_a_test_run_given_a_file_that_is_not_there_says_to_write_it(ws: Workspace) -> None:
+    """The 1.5B wrote its mathx tests as mathx/tests/main.py, then ran pytest and ruff on
+    tests/test_mathx.py, the file the goal names, six times (the CPU), and edited its
+    tests to hold ruff's "E902 No such file or directory"."""
+    _seed(ws, {"mathx/main.py": "def add(a, b):\n    return a + b\n"})
+    _seed(ws, {"mathx/tests/main.py": "def test_add():\n    assert True\n"})
+    note = (
+        "NOTE: tests/test_mathx.py does not exist: no run can check it. Write it first "
+        "(write_file tests/test_mathx.py), then run this again."
+    )
+    ran = ws.run("run_cmd", {"cmd": "python -m pytest tests/test_mathx.py"})
+    assert "file or directory not found: tests/test_mathx.py" in ran.text
+    assert note in ran.text, ran.text
+    if shutil.which("ruff") is not None:
+        checked = ws.run("run_cmd", {"cmd": "ruff check --no-cache tests/test_mathx.py"})
+        assert "E902" in checked.text and note in checked.text, checked.text
+    # Once it is there, nothing is said.
+    _seed(ws, {"tests/test_mathx.py": "def test_add():\n    assert True\n"})
+    assert "NOTE" not in ws.run("run_cmd", {"cmd": "python -m pytest tests/test_mathx.py"}).text

@@ -76,6 +76,7 @@ def run_cmd(
     if not ok and not waited:
         waited = (
             notests.run_note(empty)
+            or notests.absent_note(ctx.root, result.output)
             or _not_found(ctx, cmd, result.output)
             or module_imports_note(ctx.root, result.output)
             or unexported_note(ctx.root, result.output)

@@ -163,3 +163,34 @@ def _scanned(root: Path, named: list[str]) -> list[str]:
 def _empty(root: Path, path: str) -> bool:
     script = pyscript.read(root, path)
     return script is not None and not script.tests
+
+
+# pytest's and ruff's words for a file they were given that is not there.
+_ABSENT = re.compile(
+    r"^ERROR: file or directory not found: (\S+)$"
+    r"|^E902 No such file or directory.*\n--> ([^:\n]+):",
+    re.M,
+)
+
+
+def absent_note(root: Path, output: str) -> str:
+    """The note on a test or ruff run given a Python file that does not exist, or "".
+    Qwen2.5-Coder-1.5B wrote its mathx tests as mathx/tests/main.py, then ran `pytest
+    tests/test_mathx.py` and `ruff check tests/test_mathx.py`, the file the goal names,
+    six times, and edited its tests to hold ruff's "E902 No such file or directory"."""
+    named = [m[1] or m[2] for m in _ABSENT.finditer(output)]
+    missing = [n for n in dict.fromkeys(named) if n.endswith(".py") and not _there(root, n)]
+    if not missing:
+        return ""
+    listed = ", ".join(missing[:3])
+    return (
+        f"NOTE: {listed} does not exist: no run can check it. Write it first "
+        f"(write_file {missing[0]}), then run this again."
+    )
+
+
+def _there(root: Path, name: str) -> bool:
+    try:
+        return (root / name).exists()
+    except (OSError, ValueError):
+        return False
