@@ -1495,10 +1495,12 @@ def test_a_package_s_init_run_as_a_script_is_no_fault_of_its_imports(ws: Workspa
         "them as it should."
     ) in ran.text, ran.text
     assert "broken" not in ran.facts, ran.facts  # no write of the file is asked for
-    # A script that is no package's, failing the same way, gets no such note.
+    # A script that is no package's, failing the same way, is at fault: it gets no such
+    # note, and its run goes back to it.
     _seed(ws, {"tools/run.py": init})
     other = ws.run("run_cmd", {"cmd": "python tools/run.py"})
-    assert "NOTE: tools/run.py" not in other.text and "broken" not in other.facts
+    assert "NOTE: tools/run.py" not in other.text
+    assert other.facts["broken"][0].startswith("tools/run.py: ImportError"), other.facts
 
 
 def test_a_test_run_given_a_file_that_is_not_there_says_to_write_it(ws: Workspace) -> None:

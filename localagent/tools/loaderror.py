@@ -64,17 +64,22 @@ def located(root: Path, output: str, program: bool = False) -> tuple[str, str] |
     error = errors[-1]
     if error[1].startswith("ModuleNotFoundError") and not _own_module(root, error[1]):
         return None
-    if NO_PARENT in error[1]:
-        return None  # the file is right: a module of a package was run as a script
     named = _NAMED.search(error[1])
     frames = [m[1] or m[2] for m in _FRAME.finditer(output, 0, error.start())]
     at = _AT.search(output, error.end())
     for candidate in [*([named[1]] if named else []), *([at[1]] if at else []), *frames[::-1]]:
         path = own_file(root, candidate)
+        if path and NO_PARENT in error[1] and _in_package(root, path):
+            return None  # the file is right: a module of a package was run as a script
         if path:
             text = _WHERE.sub("", error[1]).strip()
             return path, text[:ERROR_CHARS]
     return None
+
+
+def _in_package(root: Path, path: str) -> bool:
+    """Whether the workspace file is a module of a package (its folder has `__init__.py`)."""
+    return "/" in path and (root / path.rsplit("/", 1)[0] / "__init__.py").is_file()
 
 
 def _own_module(root: Path, error: str) -> bool:
