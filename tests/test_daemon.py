@@ -295,8 +295,18 @@ def test_doctor_names_the_openai_backend_and_says_when_tools_need_jinja(tmp_path
         assert "model.gguf" in done.stdout and "LOCALAGENT_NUM_CTX=4096" in done.stdout
         assert "refuses tool calls (tools param requires --jinja flag)" in done.stdout
         assert "start llama-server with --jinja" in done.stdout, done.stdout
+        assert "[ ok ] prompt cache  llama-server has one slot" in done.stdout, done.stdout
     down = cli("doctor", "-w", str(tmp_path), env=env)
     assert down.returncode == 3 and "LOCALAGENT_BASE_URL" in down.stdout
+    # llama-server's default of four slots: a call killed with the agent runs on in its
+    # slot, and the resumed run's first call goes to an empty one (0.00 of it from the
+    # cache, measured) where one slot serves it whole.
+    with FakeServer({"models": models, "llama_cpp": True, "slots": 4}) as server:
+        env["LOCALAGENT_BASE_URL"] = server.url + "/v1"
+        done = cli("doctor", "-w", str(tmp_path), env=env)
+        assert done.returncode == 0, done.stdout
+        assert "[warn] prompt cache  llama-server has 4 slots" in done.stdout, done.stdout
+        assert "start llama-server with -np 1" in done.stdout, done.stdout
 
 
 def test_the_background_agent_is_started_out_of_the_terminals_reach(tmp_path: Path) -> None:

@@ -186,7 +186,9 @@ class OpenAIModel(HttpModel):
             context = openai_info.lm_studio_context(self._json, self.host, self.config.model)
         if context:
             self.num_ctx = min(self.config.num_ctx, context)
-        self.info = ModelInfo([], context, self._parameters(served))
+        slots = props.get("total_slots")
+        slots = slots if isinstance(slots, int) and not isinstance(slots, bool) else None
+        self.info = ModelInfo([], context, self._parameters(served), slots)
         return self.info
 
     def _parameters(self, served: dict[str, Any]) -> float | None:

@@ -92,6 +92,7 @@ class ModelInfo:
     capabilities: list[str]  # as the server says; empty when it does not say
     context_length: int | None
     parameters: float | None = None  # billions, when the server says
+    slots: int | None = None  # llama.cpp's requests served at once (`/props`' `total_slots`)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,8 @@ A JSON object; every key is optional:
       "replies": [REPLY, ...],
       "default": REPLY,
       "verdict": REPLY,
-      "llama_cpp": false, "response_format": true, "api_key": "", "prompt_cache": false
+      "llama_cpp": false, "response_format": true, "api_key": "", "prompt_cache": false,
+      "slots": 1
     }
 
 `prompt_cache` makes every chat reply carry llama.cpp's `timings` (`cache_n`, `prompt_n`)
@@ -44,8 +45,8 @@ as a server with one slot would count them: the tokens (characters / 4) of the r
 tools and messages shared from the start with the previous request came from the cache
 (see `cache.py`); `prompt_eval_count` is then the whole prompt.
 
-`llama_cpp` serves llama.cpp's `/props` and its `meta` (`n_params`, from the
-model's `parameter_size`) in `/v1/models`; `lm_studio` serves LM Studio's
+`llama_cpp` serves llama.cpp's `/props` (its `total_slots` is `slots`) and its `meta`
+(`n_params`, from the model's `parameter_size`) in `/v1/models`; `lm_studio` serves LM Studio's
 `/api/v0/models/ID` and `/api/v1/models` (`params_string`), and leaves the context
 size out of `/v1/models`, as LM Studio does; `response_format: false` refuses OpenAI
 structured output;

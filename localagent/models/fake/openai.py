@@ -82,7 +82,7 @@ def props(scenario: dict[str, Any]) -> dict[str, Any]:
     first = scenario["models"][0]
     return {
         "default_generation_settings": {"n_ctx": first["context_length"]},
-        "total_slots": 1,
+        "total_slots": scenario["slots"],
         "model_path": f"/models/{first['name']}.gguf",
     }
 

@@ -48,6 +48,7 @@ _SCENARIO_FIELDS = {
     "embed_body": "a string or null",
     "embed_delay": "a number",
     "prompt_cache": "true or false",
+    "slots": "an integer",
 }
 _MODEL_FIELDS = {
     "name": "a string",
@@ -130,6 +131,7 @@ def validate_scenario(data: object) -> dict[str, Any]:
         "embed_body": spec.get("embed_body"),
         "embed_delay": spec.get("embed_delay", 0),
         "prompt_cache": spec.get("prompt_cache", False),
+        "slots": spec.get("slots", 1),
     }
 
 
