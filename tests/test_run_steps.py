@@ -58,13 +58,17 @@ def test_a_plan_s_runs_of_pytest_and_ruff_are_the_commands_that_work() -> None:
     )
 
 
-def test_a_blocked_ruff_without_its_check_command_says_it_again(tmp_path: Path) -> None:
+def test_ruff_without_its_check_command_is_the_check_step_s_run(tmp_path: Path) -> None:
+    """Told the command, the model sent its own again: it now runs as `ruff check`."""
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_mathx.py").write_text("def test_add():\n    assert 1 + 2 == 3\n")
     ruff = '{{"name": "run_cmd", "arguments": {"cmd": "ruff tests/test_mathx.py"}}}'
     ruff_step(tmp_path, GOAL, "run ruff check tests/test_mathx.py", ruff)
-    (blocked, *_) = records_of(tmp_path, "action_blocked")
-    assert "run `ruff check tests/test_mathx.py`" in blocked["reason"]
+    (ran,) = records_of(tmp_path, "action_finished")
+    assert ran["ok"] and "ran as `ruff check tests/test_mathx.py`" in ran["result"]
+    assert records_of(tmp_path, "subtask_completed") and not records_of(
+        tmp_path, "action_blocked"
+    )
 
 
 def test_a_fix_goal_s_step_that_writes_its_file_is_the_edit() -> None:

@@ -892,19 +892,37 @@ def test_a_package_that_imports_from_itself_what_it_lacks_is_told_when_run(
     )
 
 
-def test_ruff_given_a_file_is_told_ruff_check(ws: Workspace) -> None:
-    """The 1.5B ran `ruff tests/test_mathx.py` ("unrecognized subcommand"), then gave up."""
+# The 1.5B's mathx tests (40d5d2c, OpenAI API, the CPU), which ruff's import-order rule
+# fails and fixes: told that `ruff tests/test_mathx.py --fix` is refused and to run
+# `ruff check tests/test_mathx.py --fix`, it sent its own command again, 3 runs and 6
+# blocks through a replan, until the round limit.
+SORTED_BADLY = """import mathx
+
+def test_add():
+    assert mathx.add(1, 2) == 3
+"""
+
+
+def test_ruff_given_a_file_checks_it(ws: Workspace) -> None:
+    """`ruff FILE`, which ruff has refused since 0.5 ("unrecognized subcommand"), runs as
+    `ruff check FILE`, the command it once was, and says so."""
     if shutil.which("ruff") is None:
         pytest.skip("no ruff program on PATH")
     (ws.root / "tests").mkdir()
-    (ws.root / "tests" / "test_mathx.py").write_text("def test_add():\n    assert 1 + 2 == 3\n")
-    refused = ws.run("run_cmd", {"cmd": "ruff tests/test_mathx.py"})
-    assert not refused.ok and "unrecognized subcommand" in refused.text
+    (ws.root / "tests" / "test_mathx.py").write_text(SORTED_BADLY)
+    fixed = ws.run("run_cmd", {"cmd": "ruff tests/test_mathx.py --fix"})
+    assert fixed.ok and "unrecognized subcommand" not in fixed.text, fixed.text
     assert (
-        "NOTE: ruff checks files with its check command: run `ruff check tests/test_mathx.py`"
-        in (refused.text)
+        "NOTE: ruff checks files with its check command: `ruff tests/test_mathx.py --fix` "
+        "ran as `ruff check tests/test_mathx.py --fix`." in fixed.text
     )
+    assert fixed.facts["ran"] == ["ruff check tests/test_mathx.py --fix"]
+    assert (ws.root / "tests" / "test_mathx.py").read_text() != SORTED_BADLY
     assert ws.run("run_cmd", {"cmd": "ruff check --no-cache tests/test_mathx.py"}).ok
+    # ruff's own options and a word that is no file stay ruff's to answer.
+    assert "ran as" not in ws.run("run_cmd", {"cmd": "ruff --version"}).text
+    typo = ws.run("run_cmd", {"cmd": "ruff chek tests"})
+    assert not typo.ok and "ran as" not in typo.text
 
 
 def test_run_cmd_reports_a_missing_program(ws: Workspace) -> None:

@@ -111,7 +111,7 @@ NOT_ON_PATH = """\
 NOTE: {module} is in the workspace, but `pytest` started as a program does not put the \
 workspace folder on Python's import path. Run it as `{cmd}` instead, which does."""
 
-RUFF_CHECK = "NOTE: ruff checks files with its check command: run `{cmd}`."
+RUFF_CHECK = "NOTE: ruff checks files with its check command: `{called}` ran as `{cmd}`."
 
 RUFF_FIX = "NOTE: ruff fixes the problems marked [*] itself: run `{cmd}`."
 

@@ -528,7 +528,9 @@ PROMPTS: dict[str, Prompt] = {
         RUFF_FIX, "note on a `ruff check` that found problems ruff fixes itself", _spec("cmd")
     ),
     "ruff_check": Prompt(
-        RUFF_CHECK, "note on `ruff FILE`, which ruff refuses: ruff check", _spec("cmd")
+        RUFF_CHECK,
+        "note on `ruff FILE`, which ruff refuses: it ran as ruff check",
+        _spec("called", "cmd"),
     ),
     "printed_nothing": Prompt(
         PRINTED_NOTHING,

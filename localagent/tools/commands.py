@@ -43,6 +43,7 @@ def run_cmd(
 ) -> ToolResult:
     """Run one allowed program in the workspace root, without a shell (no pipes,
     redirections or chaining), and return its exit code and output."""
+    called, cmd = cmd, ruffnotes.check_command(cmd)
     argv = command_argv(ctx, cmd)
     timeout = min(max(float(timeout_sec), 1.0), ctx.max_timeout)
     # Leave room for the status line and the stored output's note: the final cap rarely cuts.
@@ -86,7 +87,10 @@ def run_cmd(
         )
     unproven, note = _unproven(ctx, cmd, result, stdin) if ok and not waited else ("", "")
     waited = waited or note
-    text = "\n".join(filter(None, [_status(result, timeout), output, problem, offline, waited]))
+    said = ruffnotes.ran_as(ctx, called, cmd)
+    text = "\n".join(
+        filter(None, [_status(result, timeout), output, problem, offline, waited, said])
+    )
     fed = bool(stdin) and _answered(ctx, cmd, result.output)
     facts = {"ran": [cmd], "fed": [cmd] if fed else [], "unproven": [unproven] if unproven else []}
     program = bool(runproof.script_words(cmd))
@@ -158,10 +162,6 @@ def blocked_note(ctx: ToolContext, args: dict[str, object]) -> str:
     cmd = args.get("cmd")
     if not isinstance(cmd, str):
         return ""
-    if (checked := ruffnotes.check_command(cmd)) != cmd:
-        # The 1.5B sent `ruff tests/test_mathx.py` five times; the note was in the first
-        # run's result only, no longer the latest thing it read.
-        return ctx.prompts.render("ruff_check", cmd=checked)
     if (idle := _idle_script(ctx, cmd)) is not None:
         return ctx.prompts.render("printed_nothing", script=idle[0], fix=idle[1])
     return ""

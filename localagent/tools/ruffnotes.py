@@ -1,5 +1,6 @@
-"""What a ruff command's result adds: `ruff FILE`, which ruff refuses, as `ruff check FILE`;
-a `ruff check` that found what ruff fixes itself, the same command with `--fix`."""
+"""ruff commands as a small model writes them: `ruff FILE`, which ruff refuses, runs as
+`ruff check FILE`; a `ruff check` that found what ruff fixes itself gets the same command
+with `--fix`."""
 
 from __future__ import annotations
 
@@ -10,32 +11,42 @@ from localagent.tools.base import ToolContext
 from localagent.tools.cmdline import split_command
 
 _FIXABLE = re.compile(r"\[\*\] \d+ fixable with (?:the )?`--fix`")
-_RUFF_COMMANDS = {"check", "format", "rule", "config", "linter", "clean", "server", "version"}
+_TOP_OPTIONS = {"-h", "--help", "-V", "--version"}  # ruff's own, with no command
 
 
 def check_command(cmd: str) -> str:
-    """`ruff FILE` as `ruff check FILE` (any other command as it is)."""
+    """`ruff FILE ...` or `ruff --fix FILE` as `ruff check ...`, the command ruff ran for
+    them before 0.5 (any other command as it is: a first word that is neither an option
+    nor a path, `ruff chek`, is ruff's to refuse).
+
+    Qwen2.5-Coder-1.5B ran `ruff tests/test_mathx.py`, then gave the subtask up; told that
+    ruff refuses it and to run `ruff check tests/test_mathx.py --fix`, it sent `ruff
+    tests/test_mathx.py --fix` again until the round limit (the CPU)."""
     try:
         words = split_command(cmd)
     except ValueError:
         return cmd
-    if len(words) < 2 or words[0] != "ruff" or words[1] in _RUFF_COMMANDS:
+    if len(words) < 2 or words[0] != "ruff" or words[1] in _TOP_OPTIONS:
+        return cmd
+    first = words[1]
+    if not (first.startswith("-") or any(c in first for c in "./\\")):
         return cmd
     return shlex.join(["ruff", "check", *words[1:]])
 
 
+def ran_as(ctx: ToolContext, called: str, cmd: str) -> str:
+    """The line that says `called` ran as `cmd` ("" when it ran as written)."""
+    return "" if cmd == called else ctx.prompts.render("ruff_check", called=called, cmd=cmd)
+
+
 def note(ctx: ToolContext, cmd: str, output: str) -> str:
-    """`ruff FILE`, which ruff refuses ("unrecognized subcommand"): the command that checks
-    it (Qwen2.5-Coder-1.5B ran `ruff tests/test_mathx.py`, then gave the subtask up); a
-    `ruff check` that found what ruff fixes itself: the same command with `--fix`."""
+    """A `ruff check` that found what ruff fixes itself: the same command with `--fix`."""
     try:
         words = split_command(cmd)
     except ValueError:
         return ""
     if len(words) < 2 or words[0] != "ruff":
         return ""
-    if "unrecognized subcommand" in output:
-        return ctx.prompts.render("ruff_check", cmd=check_command(cmd))
     if words[1] == "check" and "--fix" not in words and _FIXABLE.search(output):
         # Qwen2.5-Coder-1.5B's tests began `import mathx` with one blank line after it:
         # ruff's import-order rule failed them, and ruff fixes that itself.
