@@ -95,7 +95,8 @@ def test_the_goal_s_subtask_ends_when_its_tests_and_ruff_passed(tmp_path: Path) 
     (done,) = records_of(tmp_path, "subtask_completed")
     assert done["by"] == "run"
     assert done["reason"] == (
-        "`pytest tests/test_mathx.py` and `ruff check --fix tests/test_mathx.py` passed in "
+        "`python -m pytest tests/test_mathx.py` and `ruff check --fix tests/test_mathx.py` "
+        "passed in "
         "this subtask with nothing changed since: every check the goal names passed, which "
         "is all the subtask asks"
     )

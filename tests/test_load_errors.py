@@ -8,7 +8,6 @@ write, and it wrote the same line back."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -305,24 +304,24 @@ def test_a_failed_test_run_a_later_one_settles_is_not_the_goal_s_unmet(tmp_path:
     """The 1.5B's mathx on the CPU: `pytest tests/test_mathx.py` could not import mathx,
     `python -m pytest tests/test_mathx.py` then passed, and so did the goal's own test
     check; the verdict named the first run's failure as unmet, and its replan rewrote the
-    tests that worked into ones that failed. The runs are verbatim."""
-    if shutil.which("pytest") is None:  # `pytest` then runs as `python -m pytest`
-        pytest.skip("no pytest program on PATH: the first run would import mathx")
+    tests that worked into ones that failed. The runs are verbatim; `pytest` now runs as
+    `python -m pytest`, so here the first fails for want of the package, written after
+    it."""
     goal = (
         "Create a Python package mathx with the function add, with pytest tests in "
         "tests/test_mathx.py; the tests must pass with pytest"
     )
     steps = [
-        "write_file mathx/__init__.py with the add function",
         "write_file tests/test_mathx.py with the pytest tests",
         "run pytest to ensure the tests pass",
     ]
-    writes = [
-        {"path": "mathx/__init__.py", "content": "def add(a, b):\n    return a + b\n"},
-        {"path": "tests/test_mathx.py", "content": TEST_ADD},
+    package = {"path": "mathx/__init__.py", "content": "def add(a, b):\n    return a + b\n"}
+    replies = [
+        {"content": json.dumps({"name": "write_file", "arguments": w})}
+        for w in ({"path": "tests/test_mathx.py", "content": TEST_ADD}, package)
     ]
-    replies = [{"content": json.dumps({"name": "write_file", "arguments": w})} for w in writes]
-    replies += [{"content": ROUNDS[2]}, {"content": ROUNDS[3]}]
+    replies.insert(1, {"content": ROUNDS[2]})
+    replies.append({"content": ROUNDS[3]})
     ran, _ = small_model_goal(
         tmp_path, goal, plan_rule((goal, steps)), replies, VERIFIED, LOCALAGENT_VERIFY="1"
     )

@@ -66,9 +66,7 @@ def test_ruff_without_its_check_command_is_the_check_step_s_run(tmp_path: Path) 
     ruff_step(tmp_path, GOAL, "run ruff check tests/test_mathx.py", ruff)
     (ran,) = records_of(tmp_path, "action_finished")
     assert ran["ok"] and "ran as `ruff check tests/test_mathx.py`" in ran["result"]
-    assert records_of(tmp_path, "subtask_completed") and not records_of(
-        tmp_path, "action_blocked"
-    )
+    assert records_of(tmp_path, "subtask_completed") and not records_of(tmp_path, "action_blocked")
 
 
 def test_a_fix_goal_s_step_that_writes_its_file_is_the_edit() -> None:

@@ -736,14 +736,14 @@ def test_a_failed_assertion_names_the_call_and_the_value_it_had_to_return(
     assert result.facts.get("wrong", []) == ([wrong] if wrong else [])
 
 
-def test_pytest_that_cannot_import_the_workspace_s_package_is_told_python_m_pytest(
+def test_pytest_runs_as_python_m_pytest_which_imports_the_workspace_s_package(
     ws: Workspace,
 ) -> None:
     """The 1.5B's mathx plan said `run pytest tests/test_mathx.py`: pytest started as a
     program puts tests/ on the path, not the workspace, and `import mathx` failed there
-    until three strikes; `python -m pytest` imports it."""
-    if shutil.which("pytest") is None:
-        pytest.skip("no pytest program on PATH")
+    until three strikes; told to run `python -m pytest`, it still spent a round on
+    `pytest tests/test_mathx.py` in the next run (40d5d2c, the CPU). `python -m pytest`
+    imports it, and `pytest` runs as that where python may run."""
     (ws.root / "mathx").mkdir()
     (ws.root / "mathx" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
     (ws.root / "tests").mkdir()
@@ -751,15 +751,24 @@ def test_pytest_that_cannot_import_the_workspace_s_package_is_told_python_m_pyte
         "import mathx\n\n\ndef test_add():\n    assert mathx.add(1, 2) == 3\n"
     )
     cmd = "pytest tests/test_mathx.py -q -p no:cacheprovider"
-    failed = ws.run("run_cmd", {"cmd": cmd})
-    assert not failed.ok and "No module named 'mathx'" in failed.text
+    passed = ws.run("run_cmd", {"cmd": cmd})
     fix = "python -m pytest tests/test_mathx.py -q -p no:cacheprovider"
-    assert "NOTE: mathx is in the workspace, but `pytest` started as a program" in failed.text
-    assert f"Run it as `{fix}` instead" in failed.text
-    assert ws.run("run_cmd", {"cmd": fix}).ok
+    assert passed.ok and "1 passed" in passed.text, passed.text
+    assert f"NOTE: `{cmd}` ran as `{fix}`, which puts the workspace on Python's" in passed.text
+    assert passed.facts["ran"] == [fix]
+    assert "ran as" not in ws.run("run_cmd", {"cmd": fix}).text
     (ws.root / "tests" / "test_other.py").write_text("import nowhere\n")
     other = ws.run("run_cmd", {"cmd": "pytest tests/test_other.py -q -p no:cacheprovider"})
-    assert not other.ok and "NOTE" not in other.text  # not a module of the workspace
+    assert not other.ok and "No module named 'nowhere'" in other.text
+    # Where python may not run, pytest runs as it is, and a failed import of the
+    # workspace's package is told the command that imports it.
+    if shutil.which("pytest") is None:
+        return
+    ctx = ToolContext(ws.root, allowed_commands=("pytest",))
+    failed = execute(ctx, "run_cmd", {"cmd": cmd})
+    assert not failed.ok and "No module named 'mathx'" in failed.text
+    assert "NOTE: mathx is in the workspace, but `pytest` started as a program" in failed.text
+    assert f"Run it as `{fix}` instead" in failed.text
 
 
 # Qwen2.5-Coder-1.5B's mathx, verbatim: a module a function, and an __init__.py that

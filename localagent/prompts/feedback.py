@@ -111,6 +111,10 @@ NOT_ON_PATH = """\
 NOTE: {module} is in the workspace, but `pytest` started as a program does not put the \
 workspace folder on Python's import path. Run it as `{cmd}` instead, which does."""
 
+PYTEST_MODULE = """\
+NOTE: `{called}` ran as `{cmd}`, which puts the workspace on Python's import path, as \
+pytest started as a program does not."""
+
 RUFF_CHECK = "NOTE: ruff checks files with its check command: `{called}` ran as `{cmd}`."
 
 RUFF_FIX = "NOTE: ruff fixes the problems marked [*] itself: run `{cmd}`."

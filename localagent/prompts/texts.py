@@ -71,6 +71,7 @@ from localagent.prompts.feedback import (
     OUTPUT_STORED_CUT,
     PRINTED_NOTHING,
     PROMPTS_ONLY,
+    PYTEST_MODULE,
     READ_COMPLETES,
     REFUSED_TOO_OFTEN,
     RENAMES_ONLY,
@@ -523,6 +524,9 @@ PROMPTS: dict[str, Prompt] = {
         NOT_ON_PATH,
         "note on pytest that could not import a module of the workspace",
         _spec("module cmd"),
+    ),
+    "pytest_module": Prompt(
+        PYTEST_MODULE, "note on `pytest ...`: it ran as python -m pytest", _spec("called", "cmd")
     ),
     "ruff_fix": Prompt(
         RUFF_FIX, "note on a `ruff check` that found problems ruff fixes itself", _spec("cmd")

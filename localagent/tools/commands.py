@@ -12,7 +12,7 @@ from localagent.system import sandbox, workspace_env
 from localagent.system.process import LaunchError, ProcessResult, run_process
 from localagent.system.safefs import UnsafeFile
 from localagent.system.workspace_env import WorkspaceEnvError
-from localagent.tools import notests, pyscript, ruffnotes, runproof
+from localagent.tools import notests, pyscript, ruffnotes, runas, runproof
 from localagent.tools.asserted import wrong_value
 from localagent.tools.base import WORDS, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.cmdline import (
@@ -43,7 +43,7 @@ def run_cmd(
 ) -> ToolResult:
     """Run one allowed program in the workspace root, without a shell (no pipes,
     redirections or chaining), and return its exit code and output."""
-    called, cmd = cmd, ruffnotes.check_command(cmd)
+    cmd, said = runas.meant(ctx, cmd)
     argv = command_argv(ctx, cmd)
     timeout = min(max(float(timeout_sec), 1.0), ctx.max_timeout)
     # Leave room for the status line and the stored output's note: the final cap rarely cuts.
@@ -87,7 +87,6 @@ def run_cmd(
         )
     unproven, note = _unproven(ctx, cmd, result, stdin) if ok and not waited else ("", "")
     waited = waited or note
-    said = ruffnotes.ran_as(ctx, called, cmd)
     text = "\n".join(
         filter(None, [_status(result, timeout), output, problem, offline, waited, said])
     )

@@ -34,11 +34,6 @@ def check_command(cmd: str) -> str:
     return shlex.join(["ruff", "check", *words[1:]])
 
 
-def ran_as(ctx: ToolContext, called: str, cmd: str) -> str:
-    """The line that says `called` ran as `cmd` ("" when it ran as written)."""
-    return "" if cmd == called else ctx.prompts.render("ruff_check", called=called, cmd=cmd)
-
-
 def note(ctx: ToolContext, cmd: str, output: str) -> str:
     """A `ruff check` that found what ruff fixes itself: the same command with `--fix`."""
     try:
