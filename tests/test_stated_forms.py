@@ -199,6 +199,28 @@ def test_a_stated_form_is_run_with_the_arguments_a_successful_run_gave() -> None
     ]
 
 
+def test_a_stated_form_no_run_passed_is_run_with_the_file_the_latest_run_gave() -> None:
+    """wordcount-1 on the CPU (40d5d2c): `python wordcount.py sample.txt` read stdin ("0 0
+    0", inconclusive), then crashed twice; the last rewrite was never run, the
+    verification ran only `python wordcount.py` (its usage error), and the goal ended
+    "completed (unverified)" with a program that counted 51 characters for 57."""
+    outcomes = [("python wordcount.py sample.txt", None), ("python wordcount.py in.txt", False)]
+    checks = {
+        cmd: CheckRun(cmd=cmd, kind="script", seq=n, subtask=1, passed=ok, summary="exit code 1")
+        for n, (cmd, ok) in enumerate(outcomes, 10)
+    }
+    ledger = SimpleNamespace(checks=checks, writes={"wordcount.py": Write(seq=50, subtask=2)})
+    assert form_checks(WORDCOUNT, ledger) == [
+        "python wordcount.py in.txt",
+        "python wordcount.py --lines in.txt",
+    ]
+    # A successful run's file goes first, however old.
+    checks["python wordcount.py a.txt"] = CheckRun(
+        cmd="python wordcount.py a.txt", kind="script", seq=5, subtask=1, passed=True, summary=""
+    )
+    assert form_checks(WORDCOUNT, ledger)[0] == "python wordcount.py a.txt"
+
+
 # wordcount-1 on the CPU (the 1.5B), verbatim: a first program whose --lines was missing,
 # then, replanned, one that counts sys.stdin and never opens the file it is given.
 FILE_TYPE = (

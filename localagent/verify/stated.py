@@ -171,18 +171,16 @@ def _given(cmd: str, script: str) -> tuple[tuple[str, ...], list[str]] | None:
 def _uncovered(goal: str, ledger: Any) -> list[tuple[str, tuple[str, ...], int, list[Any]]]:
     """Each command line the goal states that no successful run since the script's last
     change made: (script, flags, other arguments, the flags and other arguments of each
-    successful run of the script, before the change too, oldest first: the files the
-    model gave it are still the ones to give it)."""
+    run of the script, before the change too, the successful ones last, else oldest
+    first: the files the model gave it are still the ones to give it)."""
     found = []
     for script, flags, count in stated_forms(goal):
         write = ledger.writes.get(script)
-        checks = sorted(ledger.checks.values(), key=lambda c: c.seq)
-        runs = [
-            (c.seq, given)
-            for c in checks
-            if c.passed is True and (given := _given(c.cmd, script)) is not None
+        checks = sorted(ledger.checks.values(), key=lambda c: (c.passed is True, c.seq))
+        runs = [(c, given) for c in checks if (given := _given(c.cmd, script)) is not None]
+        since = [
+            given for c, given in runs if c.passed is True and (write is None or c.seq > write.seq)
         ]
-        since = [given for seq, given in runs if write is None or seq > write.seq]
         if not any(f == flags and len(args) == count for f, args in since):
             found.append((script, flags, count, [given for _, given in runs]))
     return found
@@ -205,10 +203,13 @@ def unrun_forms(goal: str, ledger: Any) -> list[str]:
 def form_checks(goal: str, ledger: Any) -> list[str]:
     """The command lines the goal states that no successful run made, made runnable:
     its flags with the other arguments of the latest successful run of the script that
-    had as many (the file the model gave it). The verification runs each; it must exit 0.
+    had as many (the file the model gave it), else of the latest run that had as many,
+    whatever it gave. The verification runs each; it must exit 0.
     Qwen2.5-Coder-1.5B's wordcount.py lost its --lines in a rewrite, ran as `python
     wordcount.py sample.txt`, and three of six runs ended "completed (unverified)" with a
-    program that answers `--lines` with "unrecognized arguments" (the H200)."""
+    program that answers `--lines` with "unrecognized arguments" (the H200). Another's
+    runs with sample.txt read stdin, then crashed; its last rewrite was never run, and the
+    goal ended "completed (unverified)" with 51 characters counted for 57 (the CPU)."""
     found = []
     for script, flags, count, runs in _uncovered(goal, ledger):
         args = next((args for _, args in reversed(runs) if len(args) == count), None)
