@@ -420,6 +420,45 @@ def test_an_edit_that_would_put_code_inside_a_string_is_refused(tmp_path: Path) 
     assert (tmp_path / "shapes.py").read_text() == SHAPES
 
 
+def test_an_edit_of_the_docstring_s_text_into_the_whole_module_is_the_module(
+    tmp_path: Path,
+) -> None:
+    """refactor-1 on the CPU (40d5d2c), round 2, verbatim: the docstring's text as old, and
+    as new area and the three functions rewritten to call it, every function shapes.py
+    has. Refused as code inside a string, it sent the same again with its new text as old,
+    until the subtask failed. Such an edit is the file's code, under its docstring."""
+    from test_textcalls import SEMICOLON
+
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    steps = ["read_file shapes.py", "replace_in_file shapes.py to move the area formulas into "
+             "one function area(kind, size)", "run python -m pytest"]  # fmt: skip
+    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
+    rounds += [{"content": SEMICOLON}]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
+    (edit,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
+    assert edit["ok"], edit["result"]
+    assert edit["result"].startswith(
+        "replaced the code of 'shapes.py' under its docstring with the edit's new text: old "
+        "was the docstring's text, and new defines area, total_area, largest and report, "
+        "every function the file had"
+    ), edit["result"]
+    made = (tmp_path / "shapes.py").read_text()
+    docstring = '"""Areas of shapes given as (kind, size) pairs; unknown kinds are left out."""'
+    assert made.startswith(docstring + "\n\n\ndef area(kind, size):\n")
+    assert made.count("def total_area(") == 1 and made.count("3.14159") == 1
+    assert "total += area(kind, size)" in made
+    compile(made, "shapes.py", "exec")
+    # New text that leaves out one of the file's functions is still refused.
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    partial = SEMICOLON.split("def report(")[0].rstrip("\\n") + '"""}}}'
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), [rounds[0], {"content": partial}],
+        LOCALAGENT_MAX_ROUNDS="2",
+    )  # fmt: skip
+    assert (tmp_path / "shapes.py").read_text() == SHAPES
+
+
 def test_a_function_the_goal_names_that_nothing_defines_is_unmet(tmp_path: Path) -> None:
     """The tests pass before any change: a run that refactored nothing is not verified,
     whatever the small verifier says."""

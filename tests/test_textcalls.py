@@ -563,6 +563,42 @@ def test_a_string_in_three_quotes_is_read_as_python_reads_it() -> None:
     assert parse_reply(TRIPLE.replace('    """\n  }', "  }"), KNOWN).calls == []
 
 
+# Qwen2.5-Coder-1.5B's refactor edit on the CPU (40d5d2c), verbatim: its strings in three
+# quotes, and a `;` between the value of "old" and the key "new" where JSON has a comma.
+# Three replies of it in a row were "no valid JSON tool call", and the subtask failed.
+SEMICOLON = (
+    '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": """Ar'
+    'eas of shapes given as (kind, size) pairs; unknown kinds are left out."""; "'
+    'new": """def area(kind, size):\n    if kind == "circle":\n        return 3.141'
+    '59 * size * size\n    elif kind == "square":\n        return size * size\n    e'
+    "lse:\n        return None\n\ndef total_area(shapes):\n    total = 0.0\n    for ki"
+    "nd, size in shapes:\n        total += area(kind, size)\n    return total\n\ndef "
+    "largest(shapes):\n    best, best_area = None, -1.0\n    for kind, size in shap"
+    'es:\n        if kind == "circle":\n            this = area(kind, size)\n       '
+    ' elif kind == "square":\n            this = area(kind, size)\n        else:\n  '
+    "          continue\n        if this > best_area:\n            best, best_area "
+    "= (kind, size), this\n    return best\n\ndef report(shapes):\n    lines = []\n   "
+    ' for kind, size in shapes:\n        if kind == "circle":\n            lines.ap'
+    'pend(f"{kind} {size}: {area(kind, size):.2f}")\n        elif kind == "square"'
+    ':\n            lines.append(f"{kind} {size}: {area(kind, size):.2f}")\n    ret'
+    'urn "\\n".join(lines)"""}}}'
+)
+
+
+def test_a_semicolon_between_a_string_and_the_next_key_is_the_comma() -> None:
+    (call,) = parse_reply(SEMICOLON, KNOWN).calls
+    assert call.name == "replace_in_file" and call.arguments["path"] == "shapes.py"
+    assert call.arguments["old"] == (
+        "Areas of shapes given as (kind, size) pairs; unknown kinds are left out."
+    )
+    assert call.arguments["new"].startswith('def area(kind, size):\n    if kind == "circle"')
+    assert call.arguments["new"].endswith('    return "\\n".join(lines)')
+    compile(call.arguments["new"], "shapes.py", "exec")
+    # A `;` inside a string stays there; one before no key reads as nothing.
+    assert "pairs; unknown" in call.arguments["old"]
+    assert parse_reply(SEMICOLON.replace('"""; "new"', '"""; new'), KNOWN).calls == []
+
+
 # Qwen2.5-Coder-1.5B's reply on the CPU, verbatim (mathx, "write_file mathx/__init__.py
 # with the docstring for the mathx package"): `"""\` and a line break start the text on
 # the next line, as in Python; the backslash is not the file's.

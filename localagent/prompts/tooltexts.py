@@ -53,6 +53,10 @@ EDIT_AS_FIX = (
     "old was not in {path}, but new is the fix its syntax error was shown with, so that fix "
     "is made: `{old}` is now `{new}`"
 )
+EDIT_AS_MODULE = (
+    "replaced the code of {path} under its docstring with the edit's new text: old was the "
+    "docstring's text, and new defines {names}, every function the file had"
+)
 SAME_CONTENT = "{path} already has this content ({size} bytes)"
 
 INVALID_ARGUMENTS = "invalid arguments for {tool}: {problems}. Expected {signature}"
@@ -123,6 +127,12 @@ TOOL_TEXTS: dict[str, Prompt] = {
         EDIT_AS_FIX,
         "result: replace_in_file whose new is the offered fix, made though old did not match",
         spec("path old new"),
+    ),
+    "edit_as_module": Prompt(
+        EDIT_AS_MODULE,
+        "result: replace_in_file of a docstring's text with code that defines every function "
+        "of the file, made as that code under the docstring",
+        spec("path names"),
     ),
     "same_content": Prompt(
         SAME_CONTENT, "result: write_file with the content the file has", spec("path", "size")

@@ -200,8 +200,9 @@ def three_quotes_closed(text: str) -> str:
     return _FOUR.sub('"""', text) if '""""' in text else text
 
 
-# A closing quote, then a line break and the next key with no comma between them.
-_NO_COMMA = re.compile(r'(?<=["\'])([ \t]*\n\s*)(?="[A-Za-z_]\w*"\s*:)')
+# A closing quote, then a line break and the next key with no comma between them; or a
+# `;` in the comma's place (the 1.5B's refactor edit, `"""...left out."""; "new": """...`).
+_NO_COMMA = re.compile(r'(?<=["\'])([ \t]*\n\s*|[ \t]*;(?=\s))(?=\s*"[A-Za-z_]\w*"\s*:)')
 
 
 def triple_quoted(source: str) -> Any:
@@ -210,8 +211,9 @@ def triple_quoted(source: str) -> Any:
     its lines, then `return "\\n".join(lines)`). In such a string a `\\n` inside quotes on
     its line is the file's own escape (Python would make it a line break, and the text
     would not be found in the file: 6 runs of 6 on the H200 sent such edits); one outside
-    quotes is a line break. A comma left out before the next key on a new line is put in.
-    Anything that then does not read as JSON raises NotLiteral."""
+    quotes is a line break. A comma left out before the next key on a new line is put in,
+    and so is one written as `;`. Anything that then does not read as JSON raises
+    NotLiteral."""
     if '"""' not in source and "'''" not in source:
         raise NotLiteral("no string in three quotes")
 
@@ -229,7 +231,7 @@ def triple_quoted(source: str) -> Any:
     try:
         return loose_json(text)
     except NotLiteral:
-        return loose_json(_NO_COMMA.sub(r",\1", text))
+        return loose_json(_NO_COMMA.sub(lambda m: "," + m[1].lstrip(" \t;"), text))
 
 
 def _own_escapes(body: str) -> bool:

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Annotated
 
+from localagent.system.textcap import listed
 from localagent.tools import pyscript, pywrite
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
@@ -69,8 +70,13 @@ def replace_in_file(
         # "new": "mean(values) + 1"`, which made `def mean(values) + 1:`; then + 2, + 3, ...
         # each edit a change, so no repeat, until the round limit (2 of 6 runs on an H100).
         raise ToolError.of("edit_breaks_syntax", path=describe(path), problem=problem)
+    module = None
     if ctx.mend_syntax and (lost := pywrite.not_code(edited, new, first_line, name)):
-        raise ToolError.of("edit_in_string", path=describe(path), lost=lost)
+        module = pywrite.as_module(text, old, new)
+        if module is None:
+            raise ToolError.of("edit_in_string", path=describe(path), lost=lost)
+        edited = module[0]
+        first_line = edited[: edited.index(new.strip())].count("\n") + 1
     had = pyscript.defines(ctx.root, name)
     kept = ""
     if had and (users := lost_users(ctx.root, name, had, pywrite.defined(edited))):
@@ -88,6 +94,8 @@ def replace_in_file(
         summary = ctx.prompts.render("edit_as_fix", path=describe(path), old=old, new=new)
     if kept:
         summary = ctx.prompts.render("edit_kept", path=describe(path), **kept_fields(kept))
+    if module is not None:
+        summary = ctx.prompts.render("edit_as_module", path=describe(path), names=listed(module[1]))
     snippet = _numbered(edited, first_line - CONTEXT_LINES, first_line + changed_lines + 1)
     return ToolResult(
         True,

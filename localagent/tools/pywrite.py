@@ -151,6 +151,42 @@ def _lines_of(parts: list[str], node: ast.stmt) -> list[str]:
 _DEF_LINE = re.compile(r"^\s*(?:async\s+def|def|class)\s+(\w+)")
 
 
+def as_module(source: str, old: str, new: str) -> tuple[str, list[str]] | None:
+    """For an edit of a Python file that is a docstring and functions (or classes) only,
+    whose `old` is text of the docstring and whose `new` is functions (and imports) that
+    stand for every one of the file's: the file as that code under its docstring, and the
+    names `new` defines; None for any other edit.
+
+    Qwen2.5-Coder-1.5B's refactor on the CPU sent shapes.py's docstring text as old and,
+    as new, area and the three functions rewritten to call it; refused as code inside a
+    string, it sent the same with its new text as old, until the subtask failed."""
+    try:
+        tree, made = ast.parse(source), ast.parse(new)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    head, *rest = tree.body or [None]
+    if not (
+        isinstance(head, ast.Expr)
+        and isinstance(head.value, ast.Constant)
+        and isinstance(head.value.value, str)
+        and old.strip()
+        and old.strip() in head.value.value
+        and head.end_lineno is not None
+    ):
+        return None
+    if not rest or not all(isinstance(n, _DEFS) for n in rest):
+        return None
+    if not made.body or not all(
+        isinstance(n, _DEFS | ast.Import | ast.ImportFrom) for n in made.body
+    ):
+        return None
+    names = [n.name for n in made.body if isinstance(n, _DEFS)]
+    if not {n.name for n in rest} <= set(names) or len(set(names)) != len(names):
+        return None
+    kept = "".join(source.splitlines(keepends=True)[: head.end_lineno]).rstrip()
+    return f"{kept}\n\n\n{new.strip()}\n", names
+
+
 def not_code(edited: str, new: str, first_line: int, name: str) -> str:
     """The functions and classes `new` defines that are no code where it lands in the
     edited Python file, which parses (in a string: Qwen2.5-Coder-1.5B's refactor on the
