@@ -176,3 +176,67 @@ def test_what_is_no_partial_write_of_functions_is_written_as_it_was_sent() -> No
         "def total_area(shapes):\n    return (\n",  # does not parse
     ):
         assert pywrite.merged(SHAPES, content) is None, content
+
+
+# refactor-1 on the CPU (0d1d7a1), the hand-back's step and the file as its writes of area,
+# total_area and largest left it; the model's write of report, verbatim: its `'\n'` sent
+# as a line break in the JSON, so the string was cut. Not parsed, it was taken as the file
+# whole, refused for dropping area, total_area and largest, then sent until blocked.
+AFTER_LARGEST = '''"""Areas of shapes given as (kind, size) pairs; unknown kinds are left out."""
+
+
+def area(kind, size):
+    if kind == 'circle':
+        return 3.14159 * size * size
+    elif kind == 'square':
+        return size * size
+
+
+def total_area(shapes):
+    return sum(area(kind, size) for kind, size in shapes)
+
+
+def largest(shapes):
+    return max(area(kind, size) for kind, size in shapes)
+
+
+def report(shapes):
+    lines = []
+    for kind, size in shapes:
+        if kind == "circle":
+            lines.append(f"{kind} {size}: {3.14159 * size * size:.2f}")
+        elif kind == "square":
+            lines.append(f"{kind} {size}: {size * size:.2f}")
+    return "\\n".join(lines)
+'''
+CUT_REPORT = (
+    '{{"name": "write_file", "arguments": {"path": "shapes.py", "content": "def report(shap'
+    "es):\\n    return '\\n'.join(f'{kind} {size}: {area(kind, size):.2f}' for kind, size in"
+    ' shapes)"}}}}'
+)
+
+
+def test_a_function_written_with_a_cut_string_is_mended_then_changed_where_it_stands(
+    tmp_path: Path,
+) -> None:
+    seeded(tmp_path)
+    (tmp_path / "shapes.py").write_text(AFTER_LARGEST)
+    rounds = [{"content": CUT_REPORT}]
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, [EACH_STEP])), rounds, LOCALAGENT_MAX_ROUNDS="1"
+    )
+    (report,) = records_of(tmp_path, "action_finished")
+    assert report["ok"], report["result"]
+    assert "(made as a change of report where it stood in shapes.py" in report["result"]
+    assert "a line break in `def report(shapes):` ended its string" not in report["result"]
+    assert (
+        "a line break in `return '` ended its string, so it was written as `\\n`"
+        in (report["result"])
+    ), report["result"]
+    text = (tmp_path / "shapes.py").read_text()
+    assert text.startswith(AFTER_LARGEST.split("def report")[0])
+    assert text.endswith(
+        "def report(shapes):\n    return '\\n'.join(f'{kind} {size}: {area(kind, size):.2f}' "
+        "for kind, size in shapes)\n"
+    ), text
+    compile(text, "shapes.py", "exec")

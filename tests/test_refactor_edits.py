@@ -11,6 +11,7 @@ import pytest
 from shapes_support import GOAL, SHAPES, TESTS
 from support import VERIFIED, plan_rule, pytest_in, real_goal, records_of, small_model_goal
 
+from localagent.tools import pywrite
 from localagent.verify.evidence import named_files
 from localagent.verify.named import named_functions, unused
 
@@ -388,9 +389,10 @@ def test_an_edit_of_one_name_says_nothing_more_once_the_named_function_exists(
 
 
 # refactor-1 on the CPU with the code after the fixes above, round 2, verbatim: the
-# docstring's text as old (its quotes read as the string's), the new function as new. Made,
-# the function was inside the docstring, the tests passed, and the goal was "completed
-# (verified)" with nothing refactored.
+# docstring's text as old (its quotes read as the string's), the new function as new. Made
+# as sent, the function was inside the docstring, the tests passed, and the goal was
+# "completed (verified)" with nothing refactored; refused, the 1.5B sent renames until the
+# round limit (0d1d7a1, the CPU). It is the function's addition below the docstring.
 IN_DOCSTRING = (
     '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": "'
     '""Areas of shapes given as (kind, size) pairs; unknown kinds are left ou'
@@ -400,7 +402,9 @@ IN_DOCSTRING = (
 )
 
 
-def test_an_edit_that_would_put_code_inside_a_string_is_refused(tmp_path: Path) -> None:
+def test_an_edit_of_a_docstring_s_text_into_a_function_adds_the_function(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "shapes.py").write_text(SHAPES)
     (tmp_path / "test_shapes.py").write_text(TESTS)
     steps = ["read_file shapes.py", "replace_in_file shapes.py to move the area formulas into "
@@ -410,14 +414,24 @@ def test_an_edit_that_would_put_code_inside_a_string_is_refused(tmp_path: Path) 
     small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
     (edit,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
     assert (
-        not edit["ok"]
+        edit["ok"]
         and (
-            "\nnot changed: in 'shapes.py' this edit's area would be inside a string (or a "
-            "comment), not code."
+            "old was the text of the docstring of 'shapes.py', so new went in as code below it, "
+            "not inside it: area added above total_area"
         )
         in edit["result"]
     ), edit["result"]
-    assert (tmp_path / "shapes.py").read_text() == SHAPES
+    made = (tmp_path / "shapes.py").read_text()
+    docstring, rest = SHAPES.split("\n\n\n", 1)
+    assert made.startswith(f"{docstring}\n\n\ndef area(kind, size):\n") and made.endswith(rest)
+    compile(made, "shapes.py", "exec")
+    # A file that holds more than a docstring and functions, or text that is not the
+    # docstring's, is no such edit (it stays refused as code inside a string).
+    area = "def area(kind, size):\n    return size\n"
+    with_constant = SHAPES.replace("\n\n\ndef total_area", "\nPI = 3.14159\n\n\ndef total_area", 1)
+    assert pywrite.as_module(with_constant, "Areas of shapes", area) is None
+    assert pywrite.as_module(SHAPES, "total = 0.0", area) is None
+    assert pywrite.as_module(SHAPES, "Areas of shapes", "area = 1\n") is None
 
 
 def test_an_edit_of_the_docstring_s_text_into_the_whole_module_is_the_module(
@@ -439,9 +453,9 @@ def test_an_edit_of_the_docstring_s_text_into_the_whole_module_is_the_module(
     (edit,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
     assert edit["ok"], edit["result"]
     assert edit["result"].startswith(
-        "replaced the code of 'shapes.py' under its docstring with the edit's new text: old "
-        "was the docstring's text, and new defines area, total_area, largest and report, "
-        "every function the file had"
+        "old was the text of the docstring of 'shapes.py', so new went in as code below it, "
+        "not inside it: new defines area, total_area, largest and report, every function "
+        "the file had, in their place"
     ), edit["result"]
     made = (tmp_path / "shapes.py").read_text()
     docstring = '"""Areas of shapes given as (kind, size) pairs; unknown kinds are left out."""'
@@ -449,14 +463,6 @@ def test_an_edit_of_the_docstring_s_text_into_the_whole_module_is_the_module(
     assert made.count("def total_area(") == 1 and made.count("3.14159") == 1
     assert "total += area(kind, size)" in made
     compile(made, "shapes.py", "exec")
-    # New text that leaves out one of the file's functions is still refused.
-    (tmp_path / "shapes.py").write_text(SHAPES)
-    partial = SEMICOLON.split("def report(")[0].rstrip("\\n") + '"""}}}'
-    small_model_goal(
-        tmp_path, GOAL, plan_rule((GOAL, steps)), [rounds[0], {"content": partial}],
-        LOCALAGENT_MAX_ROUNDS="2",
-    )  # fmt: skip
-    assert (tmp_path / "shapes.py").read_text() == SHAPES
 
 
 def test_a_function_the_goal_names_that_nothing_defines_is_unmet(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from localagent.system import safefs
 from localagent.system.textcap import listed
 from localagent.textcalls.base import given_arguments
 from localagent.tools import pywrite
-from localagent.tools.mends import nested
+from localagent.tools.mends import mend_note, nested
 from localagent.tools.pkgimports import lost_users
 from localagent.verify.named import missing, named_functions
 
@@ -114,6 +114,13 @@ def as_merged_write(
         return None
     source = _text(root, path)
     made = pywrite.merged(source, content) if source else None
+    fixes = ""
+    if made is None and source and (fixed := pywrite.mended(content, path)):
+        # The 1.5B's write of report alone sent its `'\n'` as a line break in the JSON:
+        # not parsed, it was taken as shapes.py whole and refused until blocked (the CPU).
+        content = fixed[-1][2]
+        made = pywrite.merged(source, content)
+        fixes = "".join(mend_note(line, new) for line, new, _ in fixed)
     if made is None or nested.lifted(root, path, content) is not None:
         return None  # functions written inside another: the write's own mend lifts them
     text, replaced, added, above = made
@@ -142,7 +149,7 @@ def as_merged_write(
             + (f", with {', '.join(added)} added above {above}" if added else "")
             + f"; {shown} {'stays as it was' if len(kept) == 1 else 'stay as they were'})"
         )
-    return {**given, "content": text}, note
+    return {**given, "content": text}, f"{note[:-1]}{fixes})"
 
 
 def _called(content: str) -> set[str]:

@@ -54,8 +54,8 @@ EDIT_AS_FIX = (
     "is made: `{old}` is now `{new}`"
 )
 EDIT_AS_MODULE = (
-    "replaced the code of {path} under its docstring with the edit's new text: old was the "
-    "docstring's text, and new defines {names}, every function the file had"
+    "old was the text of the docstring of {path}, so new went in as code below it, not "
+    "inside it: {done}"
 )
 SAME_CONTENT = "{path} already has this content ({size} bytes)"
 
@@ -130,9 +130,8 @@ TOOL_TEXTS: dict[str, Prompt] = {
     ),
     "edit_as_module": Prompt(
         EDIT_AS_MODULE,
-        "result: replace_in_file of a docstring's text with code that defines every function "
-        "of the file, made as that code under the docstring",
-        spec("path names"),
+        "result: replace_in_file of a docstring's text with functions, made as code below it",
+        spec("path done"),
     ),
     "same_content": Prompt(
         SAME_CONTENT, "result: write_file with the content the file has", spec("path", "size")

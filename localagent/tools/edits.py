@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 from typing import Annotated
 
-from localagent.system.textcap import listed
 from localagent.tools import pyscript, pywrite
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
@@ -75,8 +74,8 @@ def replace_in_file(
         module = pywrite.as_module(text, old, new)
         if module is None:
             raise ToolError.of("edit_in_string", path=describe(path), lost=lost)
-        edited = module[0]
-        first_line = edited[: edited.index(new.strip())].count("\n") + 1
+        edited, new = module[0], new.strip()
+        first_line = edited[: edited.index(new)].count("\n") + 1 if new in edited else 1
     had = pyscript.defines(ctx.root, name)
     kept = ""
     if had and (users := lost_users(ctx.root, name, had, pywrite.defined(edited))):
@@ -95,7 +94,7 @@ def replace_in_file(
     if kept:
         summary = ctx.prompts.render("edit_kept", path=describe(path), **kept_fields(kept))
     if module is not None:
-        summary = ctx.prompts.render("edit_as_module", path=describe(path), names=listed(module[1]))
+        summary = ctx.prompts.render("edit_as_module", path=describe(path), done=module[1])
     snippet = _numbered(edited, first_line - CONTEXT_LINES, first_line + changed_lines + 1)
     return ToolResult(
         True,

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from localagent.system import safefs
+from localagent.system.textcap import listed
 from localagent.tools import pyscript
 from localagent.tools.syntaxfix import compile_problem, line_fix
 
@@ -151,15 +152,18 @@ def _lines_of(parts: list[str], node: ast.stmt) -> list[str]:
 _DEF_LINE = re.compile(r"^\s*(?:async\s+def|def|class)\s+(\w+)")
 
 
-def as_module(source: str, old: str, new: str) -> tuple[str, list[str]] | None:
+def as_module(source: str, old: str, new: str) -> tuple[str, str] | None:
     """For an edit of a Python file that is a docstring and functions (or classes) only,
-    whose `old` is text of the docstring and whose `new` is functions (and imports) that
-    stand for every one of the file's: the file as that code under its docstring, and the
-    names `new` defines; None for any other edit.
+    whose `old` is text of the docstring and whose `new` is functions: the file with them
+    as code below the docstring, and what was made of them; None for any other edit. New
+    functions (and imports) that stand for every one of the file's are its code; some,
+    only functions, are written as `merged` writes them (the file's own where they stand,
+    new ones above its first function).
 
     Qwen2.5-Coder-1.5B's refactor on the CPU sent shapes.py's docstring text as old and,
     as new, area and the three functions rewritten to call it; refused as code inside a
-    string, it sent the same with its new text as old, until the subtask failed."""
+    string, it sent the same with its new text as old, until the subtask failed. Another
+    run sent `def area` alone so, refused, and then renames until the round limit."""
     try:
         tree, made = ast.parse(source), ast.parse(new)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -181,10 +185,22 @@ def as_module(source: str, old: str, new: str) -> tuple[str, list[str]] | None:
     ):
         return None
     names = [n.name for n in made.body if isinstance(n, _DEFS)]
-    if not {n.name for n in rest} <= set(names) or len(set(names)) != len(names):
+    if len(set(names)) != len(names):
         return None
-    kept = "".join(source.splitlines(keepends=True)[: head.end_lineno]).rstrip()
-    return f"{kept}\n\n\n{new.strip()}\n", names
+    if {n.name for n in rest} <= set(names):
+        kept = "".join(source.splitlines(keepends=True)[: head.end_lineno]).rstrip()
+        done = f"new defines {listed(names)}, every function the file had, in their place"
+        return f"{kept}\n\n\n{new.strip()}\n", done
+    if (merge := merged(source, new)) is None:
+        return None
+    text, replaced, added, above = merge
+    done = [f"{listed(replaced)} changed where {_stood(replaced)}"] if replaced else []
+    done += [f"{listed(added)} added above {above}"] if added else []
+    return text, "; ".join(done)
+
+
+def _stood(names: list[str]) -> str:
+    return "it stood" if len(names) == 1 else "they stood"
 
 
 def not_code(edited: str, new: str, first_line: int, name: str) -> str:

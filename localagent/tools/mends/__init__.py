@@ -22,7 +22,7 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     said: list[str] = []
     if fixed := pywrite.mended(content, name):
         content = fixed[-1][2]
-        said += [_mend_note(line, new) for line, new, _ in fixed]
+        said += [mend_note(line, new) for line, new, _ in fixed]
     if (quoted := pywrite.unquoted(content, name)) is not None:
         content = quoted
         said.append("; its content was code in quotes, so it was written without them")
@@ -47,7 +47,7 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     return content, said
 
 
-def _mend_note(line: str, fixed: str) -> str:
+def mend_note(line: str, fixed: str) -> str:
     """What the write says of a line it wrote fixed (see `pywrite.mended`)."""
     if "\n" in line and "\n" not in fixed:
         first = line.split("\n", 1)[0]
