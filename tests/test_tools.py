@@ -928,6 +928,11 @@ def test_ruff_given_a_file_checks_it(ws: Workspace) -> None:
     assert fixed.facts["ran"] == ["ruff check tests/test_mathx.py --fix"]
     assert (ws.root / "tests" / "test_mathx.py").read_text() != SORTED_BADLY
     assert ws.run("run_cmd", {"cmd": "ruff check --no-cache tests/test_mathx.py"}).ok
+    # `ruff` alone (the 1.5B's mathx, 0d1d7a1: 12 times, ruff's usage each time) checks
+    # the folder.
+    alone = ws.run("run_cmd", {"cmd": "ruff"})
+    assert alone.returncode in (0, 1) and "Usage: ruff" not in alone.text, alone.text
+    assert "`ruff` ran as `ruff check`" in alone.text
     # ruff's own options and a word that is no file stay ruff's to answer.
     assert "ran as" not in ws.run("run_cmd", {"cmd": "ruff --version"}).text
     typo = ws.run("run_cmd", {"cmd": "ruff chek tests"})

@@ -16,16 +16,20 @@ _TOP_OPTIONS = {"-h", "--help", "-V", "--version"}  # ruff's own, with no comman
 
 def check_command(cmd: str) -> str:
     """`ruff FILE ...` or `ruff --fix FILE` as `ruff check ...`, the command ruff ran for
-    them before 0.5 (any other command as it is: a first word that is neither an option
-    nor a path, `ruff chek`, is ruff's to refuse).
+    them before 0.5, and `ruff` alone as `ruff check`, which checks the folder (any other
+    command as it is: a first word that is neither an option nor a path, `ruff chek`, is
+    ruff's to refuse).
 
     Qwen2.5-Coder-1.5B ran `ruff tests/test_mathx.py`, then gave the subtask up; told that
     ruff refuses it and to run `ruff check tests/test_mathx.py --fix`, it sent `ruff
-    tests/test_mathx.py --fix` again until the round limit (the CPU)."""
+    tests/test_mathx.py --fix` again until the round limit (the CPU). Another run sent
+    `ruff` alone, which prints ruff's usage, 12 times through a replan."""
     try:
         words = split_command(cmd)
     except ValueError:
         return cmd
+    if words == ["ruff"]:
+        return "ruff check"
     if len(words) < 2 or words[0] != "ruff" or words[1] in _TOP_OPTIONS:
         return cmd
     first = words[1]
