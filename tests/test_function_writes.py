@@ -178,7 +178,7 @@ def test_what_is_no_partial_write_of_functions_is_written_as_it_was_sent() -> No
         assert pywrite.merged(SHAPES, content) is None, content
 
 
-# refactor-1 on the CPU (0d1d7a1), the hand-back's step and the file as its writes of area,
+# refactor-1 on the CPU (91f3f5e), the hand-back's step and the file as its writes of area,
 # total_area and largest left it; the model's write of report, verbatim: its `'\n'` sent
 # as a line break in the JSON, so the string was cut. Not parsed, it was taken as the file
 # whole, refused for dropping area, total_area and largest, then sent until blocked.

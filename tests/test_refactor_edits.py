@@ -392,7 +392,7 @@ def test_an_edit_of_one_name_says_nothing_more_once_the_named_function_exists(
 # docstring's text as old (its quotes read as the string's), the new function as new. Made
 # as sent, the function was inside the docstring, the tests passed, and the goal was
 # "completed (verified)" with nothing refactored; refused, the 1.5B sent renames until the
-# round limit (0d1d7a1, the CPU). It is the function's addition below the docstring.
+# round limit (91f3f5e, the CPU). It is the function's addition below the docstring.
 IN_DOCSTRING = (
     '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": "'
     '""Areas of shapes given as (kind, size) pairs; unknown kinds are left ou'
@@ -437,7 +437,7 @@ def test_an_edit_of_a_docstring_s_text_into_a_function_adds_the_function(
 def test_an_edit_of_the_docstring_s_text_into_the_whole_module_is_the_module(
     tmp_path: Path,
 ) -> None:
-    """refactor-1 on the CPU (40d5d2c), round 2, verbatim: the docstring's text as old, and
+    """refactor-1 on the CPU (350101c), round 2, verbatim: the docstring's text as old, and
     as new area and the three functions rewritten to call it, every function shapes.py
     has. Refused as code inside a string, it sent the same again with its new text as old,
     until the subtask failed. Such an edit is the file's code, under its docstring."""

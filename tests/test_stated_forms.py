@@ -200,7 +200,7 @@ def test_a_stated_form_is_run_with_the_arguments_a_successful_run_gave() -> None
 
 
 def test_a_stated_form_no_run_passed_is_run_with_the_file_the_latest_run_gave() -> None:
-    """wordcount-1 on the CPU (40d5d2c): `python wordcount.py sample.txt` read stdin ("0 0
+    """wordcount-1 on the CPU (350101c): `python wordcount.py sample.txt` read stdin ("0 0
     0", inconclusive), then crashed twice; the last rewrite was never run, the
     verification ran only `python wordcount.py` (its usage error), and the goal ended
     "completed (unverified)" with a program that counted 51 characters for 57."""

@@ -563,7 +563,7 @@ def test_a_string_in_three_quotes_is_read_as_python_reads_it() -> None:
     assert parse_reply(TRIPLE.replace('    """\n  }', "  }"), KNOWN).calls == []
 
 
-# Qwen2.5-Coder-1.5B's refactor edit on the CPU (40d5d2c), verbatim: its strings in three
+# Qwen2.5-Coder-1.5B's refactor edit on the CPU (350101c), verbatim: its strings in three
 # quotes, and a `;` between the value of "old" and the key "new" where JSON has a comma.
 # Three replies of it in a row were "no valid JSON tool call", and the subtask failed.
 SEMICOLON = (

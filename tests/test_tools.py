@@ -742,7 +742,7 @@ def test_pytest_runs_as_python_m_pytest_which_imports_the_workspace_s_package(
     """The 1.5B's mathx plan said `run pytest tests/test_mathx.py`: pytest started as a
     program puts tests/ on the path, not the workspace, and `import mathx` failed there
     until three strikes; told to run `python -m pytest`, it still spent a round on
-    `pytest tests/test_mathx.py` in the next run (40d5d2c, the CPU). `python -m pytest`
+    `pytest tests/test_mathx.py` in the next run (350101c, the CPU). `python -m pytest`
     imports it, and `pytest` runs as that where python may run."""
     (ws.root / "mathx").mkdir()
     (ws.root / "mathx" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
@@ -901,7 +901,7 @@ def test_a_package_that_imports_from_itself_what_it_lacks_is_told_when_run(
     )
 
 
-# The 1.5B's mathx tests (40d5d2c, OpenAI API, the CPU), which ruff's import-order rule
+# The 1.5B's mathx tests (350101c, OpenAI API, the CPU), which ruff's import-order rule
 # fails and fixes: told that `ruff tests/test_mathx.py --fix` is refused and to run
 # `ruff check tests/test_mathx.py --fix`, it sent its own command again, 3 runs and 6
 # blocks through a replan, until the round limit.
@@ -928,7 +928,7 @@ def test_ruff_given_a_file_checks_it(ws: Workspace) -> None:
     assert fixed.facts["ran"] == ["ruff check tests/test_mathx.py --fix"]
     assert (ws.root / "tests" / "test_mathx.py").read_text() != SORTED_BADLY
     assert ws.run("run_cmd", {"cmd": "ruff check --no-cache tests/test_mathx.py"}).ok
-    # `ruff` alone (the 1.5B's mathx, 0d1d7a1: 12 times, ruff's usage each time) checks
+    # `ruff` alone (the 1.5B's mathx, 91f3f5e: 12 times, ruff's usage each time) checks
     # the folder.
     alone = ws.run("run_cmd", {"cmd": "ruff"})
     assert alone.returncode in (0, 1) and "Usage: ruff" not in alone.text, alone.text
