@@ -465,6 +465,71 @@ def test_an_edit_of_the_docstring_s_text_into_the_whole_module_is_the_module(
     compile(made, "shapes.py", "exec")
 
 
+# refactor-1 on the CPU (fe61f7b), verbatim: the plan's write step, written as the whole
+# refactor (its docstring's text without quotes, mended); then the plan's edit step, the
+# docstring's text as old and, as new, that text and the same code again. Refused as code
+# inside a string, then sent with the code as old, not found.
+WHOLE_WRITE = (
+    '{{"name": "write_file", "arguments": {"path": "shapes.py", "content": """Are'
+    "as of shapes given as (kind, size) pairs; unknown kinds are left out.\n\ndef a"
+    'rea(kind, size):\n    if kind == "circle":\n        return 3.14159 * size * si'
+    'ze\n    elif kind == "square":\n        return size * size\n    else:\n        r'
+    "eturn None\n\ndef total_area(shapes):\n    total = 0.0\n    for kind, size in sh"
+    "apes:\n        total += area(kind, size)\n    return total\n\n\ndef largest(shape"
+    "s):\n    best, best_area = None, -1.0\n    for kind, size in shapes:\n        i"
+    'f kind == "circle":\n            this = area(kind, size)\n        elif kind =='
+    ' "square":\n            this = area(kind, size)\n        else:\n            con'
+    "tinue\n        if this > best_area:\n            best, best_area = (kind, size"
+    "), this\n    return best\n\n\ndef report(shapes):\n    lines = []\n    for kind, s"
+    'ize in shapes:\n        if kind == "circle":\n            lines.append(f"{kind'
+    '} {size}: {area(kind, size):.2f}")\n        elif kind == "square":\n          '
+    '  lines.append(f"{kind} {size}: {area(kind, size):.2f}")\n    return "\\n".joi'
+    'n(lines)"""}}'
+)
+AGAIN_EDIT = (
+    '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": """Ar'
+    'eas of shapes given as (kind, size) pairs; unknown kinds are left out."""}, '
+    '"new": """Areas of shapes given as (kind, size) pairs; unknown kinds are lef'
+    't out.\n\ndef area(kind, size):\n    if kind == "circle":\n        return 3.1415'
+    '9 * size * size\n    elif kind == "square":\n        return size * size\n    el'
+    "se:\n        return None\n\ndef total_area(shapes):\n    total = 0.0\n    for kin"
+    "d, size in shapes:\n        total += area(kind, size)\n    return total\n\n\ndef "
+    "largest(shapes):\n    best, best_area = None, -1.0\n    for kind, size in shap"
+    'es:\n        if kind == "circle":\n            this = area(kind, size)\n       '
+    ' elif kind == "square":\n            this = area(kind, size)\n        else:\n  '
+    "          continue\n        if this > best_area:\n            best, best_area "
+    "= (kind, size), this\n    return best\n\n\ndef report(shapes):\n    lines = []\n  "
+    '  for kind, size in shapes:\n        if kind == "circle":\n            lines.a'
+    'ppend(f"{kind} {size}: {area(kind, size):.2f}")\n        elif kind == "square'
+    '":\n            lines.append(f"{kind} {size}: {area(kind, size):.2f}")\n    re'
+    'turn "\\n".join(lines)"""}}'
+)
+
+
+def test_an_edit_of_the_docstring_s_text_into_the_code_the_file_has_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    steps = [
+        "read_file shapes.py",
+        "write_file shapes.py to add the area function",
+        "replace_in_file shapes.py to replace the repeated area formulas with the area function",
+    ]
+    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
+    rounds += [{"content": WHOLE_WRITE}, {"content": AGAIN_EDIT}]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
+    written = (tmp_path / "shapes.py").read_text()
+    (edit,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
+    assert not edit["ok"] and (
+        "\n'shapes.py' already has this code: old is the text of its docstring, and new is "
+        "that text and the code below it; nothing would change"
+    ) in edit["result"], edit["result"]
+    assert (tmp_path / "shapes.py").read_text() == written
+    done = records_of(tmp_path, "subtask_completed")
+    assert [d["by"] for d in done][-1] == "write", done
+
+
 def test_a_function_the_goal_names_that_nothing_defines_is_unmet(tmp_path: Path) -> None:
     """The tests pass before any change: a run that refactored nothing is not verified,
     whatever the small verifier says."""

@@ -197,6 +197,12 @@ EDITS = {
     "old_nearest_lines": refusal(
         "; the nearest lines are:\n{lines}", "old_not_found's end: lines like old", "lines"
     ),
+    "code_unchanged": refusal(
+        "{path} already has this code: old is the text of its docstring, and new is that "
+        "text and the code below it; nothing would change",
+        "replace_in_file of a docstring's text into that text and the code the file has",
+        "path",
+    ),
     "old_is_new": refusal(
         "old and new are the same text; nothing would change", "replace_in_file changing nothing"
     ),

@@ -74,6 +74,11 @@ def replace_in_file(
         module = pywrite.as_module(text, old, new)
         if module is None:
             raise ToolError.of("edit_in_string", path=describe(path), lost=lost)
+        if pywrite.same_code(module[0], text):
+            # Its refactor written whole, the 1.5B's edit step sent the docstring's text as
+            # old and that text and the same code as new (the CPU).
+            said = ToolError.of("code_unchanged", path=describe(path)).text(ctx.prompts)
+            return ToolResult(False, said, facts={"unchanged": [normalize_path(path)]})
         edited, new = module[0], new.strip()
         first_line = edited[: edited.index(new)].count("\n") + 1 if new in edited else 1
     had = pyscript.defines(ctx.root, name)

@@ -164,6 +164,8 @@ def as_module(source: str, old: str, new: str) -> tuple[str, str] | None:
     as new, area and the three functions rewritten to call it; refused as code inside a
     string, it sent the same with its new text as old, until the subtask failed. Another
     run sent `def area` alone so, refused, and then renames until the round limit."""
+    if old.strip() and new.strip().startswith(old.strip()):
+        new = new.strip()[len(old.strip()) :]  # the docstring's text kept, the code below it
     try:
         tree, made = ast.parse(source), ast.parse(new)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -197,6 +199,14 @@ def as_module(source: str, old: str, new: str) -> tuple[str, str] | None:
     done = [f"{listed(replaced)} changed where {_stood(replaced)}"] if replaced else []
     done += [f"{listed(added)} added above {above}"] if added else []
     return text, "; ".join(done)
+
+
+def same_code(a: str, b: str) -> bool:
+    """Whether two Python texts are the same code, blank lines and comments aside."""
+    try:
+        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
 
 
 def _stood(names: list[str]) -> str:
