@@ -405,14 +405,7 @@ IN_DOCSTRING = (
 def test_an_edit_of_a_docstring_s_text_into_a_function_adds_the_function(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "shapes.py").write_text(SHAPES)
-    (tmp_path / "test_shapes.py").write_text(TESTS)
-    steps = ["read_file shapes.py", "replace_in_file shapes.py to move the area formulas into "
-             "one function area(kind, size)", "run python -m pytest"]  # fmt: skip
-    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
-    rounds += [{"content": IN_DOCSTRING}]
-    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
-    (edit,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
+    edit = _edit_after_read(tmp_path, [EDIT_STEP, "run python -m pytest"], IN_DOCSTRING)
     assert (
         edit["ok"]
         and (
@@ -443,14 +436,7 @@ def test_an_edit_of_the_docstring_s_text_into_the_whole_module_is_the_module(
     until the subtask failed. Such an edit is the file's code, under its docstring."""
     from test_textcalls import SEMICOLON
 
-    (tmp_path / "shapes.py").write_text(SHAPES)
-    (tmp_path / "test_shapes.py").write_text(TESTS)
-    steps = ["read_file shapes.py", "replace_in_file shapes.py to move the area formulas into "
-             "one function area(kind, size)", "run python -m pytest"]  # fmt: skip
-    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
-    rounds += [{"content": SEMICOLON}]
-    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="2")
-    (edit,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
+    edit = _edit_after_read(tmp_path, [EDIT_STEP, "run python -m pytest"], SEMICOLON)
     assert edit["ok"], edit["result"]
     assert edit["result"].startswith(
         "old was the text of the docstring of 'shapes.py', so new went in as code below it, "
@@ -509,25 +495,39 @@ AGAIN_EDIT = (
 def test_an_edit_of_the_docstring_s_text_into_the_code_the_file_has_changes_nothing(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "shapes.py").write_text(SHAPES)
-    (tmp_path / "test_shapes.py").write_text(TESTS)
     steps = [
-        "read_file shapes.py",
         "write_file shapes.py to add the area function",
         "replace_in_file shapes.py to replace the repeated area formulas with the area function",
     ]
-    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
-    rounds += [{"content": WHOLE_WRITE}, {"content": AGAIN_EDIT}]
-    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
+    edit = _edit_after_read(tmp_path, steps, WHOLE_WRITE, AGAIN_EDIT)
     written = (tmp_path / "shapes.py").read_text()
-    (edit,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
-    assert not edit["ok"] and (
-        "\n'shapes.py' already has this code: old is the text of its docstring, and new is "
-        "that text and the code below it; nothing would change"
-    ) in edit["result"], edit["result"]
-    assert (tmp_path / "shapes.py").read_text() == written
+    assert (
+        not edit["ok"]
+        and (
+            "\n'shapes.py' already has this code: old is the text of its docstring, and new is "
+            "that text and the code below it; nothing would change"
+        )
+        in edit["result"]
+    ), edit["result"]
+    assert "def area(kind, size):" in written
     done = records_of(tmp_path, "subtask_completed")
     assert [d["by"] for d in done][-1] == "write", done
+
+
+EDIT_STEP = "replace_in_file shapes.py to move the area formulas into one function area(kind, size)"
+
+
+def _edit_after_read(ws: Path, steps: list[str], *replies: str) -> dict[str, Any]:
+    """The replace_in_file record of a goal planned as a read of shapes.py and `steps`, the
+    model reading it, then sending `replies`."""
+    (ws / "shapes.py").write_text(SHAPES)
+    (ws / "test_shapes.py").write_text(TESTS)
+    rounds = [{"content": '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'}]
+    rounds += [{"content": r} for r in replies]
+    plan = plan_rule((GOAL, ["read_file shapes.py", *steps]))
+    small_model_goal(ws, GOAL, plan, rounds, LOCALAGENT_MAX_ROUNDS=str(len(rounds)))
+    (edit,) = [r for r in records_of(ws, "action_finished") if r["tool"] == "replace_in_file"]
+    return edit
 
 
 def test_a_function_the_goal_names_that_nothing_defines_is_unmet(tmp_path: Path) -> None:
