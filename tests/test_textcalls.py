@@ -599,6 +599,27 @@ def test_a_semicolon_between_a_string_and_the_next_key_is_the_comma() -> None:
     assert parse_reply(SEMICOLON.replace('"""; "new"', '"""; new'), KNOWN).calls == []
 
 
+# Qwen2.5-Coder-1.5B's refactor on the CPU (fe61f7b), verbatim: two edits in one call's
+# arguments, each key twice. JSON keeps the last of each, so one edit ran as if it were
+# the call; sent four times, two blocked.
+TWICE = (
+    '```json\n{\n  "name": "replace_in_file",\n  "arguments": {\n    "path": "shapes.py",\n'
+    '    "old": "area(\'circle\', size)",\n    "new": "area(\'circle\', size)",\n'
+    '    "old": "area(\'square\', size)",\n    "new": "area(\'square\', size)"\n  }\n}\n```'
+)
+
+
+def test_a_call_that_gives_an_argument_twice_runs_nothing() -> None:
+    read = parse_reply(TWICE, KNOWN)
+    assert read.calls == [] and read.problem, read
+    # Python's own dictionaries, and a key twice at the call's top level, the same.
+    assert parse_reply(TWICE.replace('"old"', "'old'"), KNOWN).calls == []
+    twice = '{"name": "read_file", "name": "write_file", "arguments": {"path": "a.py"}}'
+    assert parse_reply(twice, KNOWN).calls == []
+    once = '{"name": "replace_in_file", "arguments": {"path": "a.py", "old": "a", "new": "b"}}'
+    assert parse_reply(once, KNOWN).calls
+
+
 # Qwen2.5-Coder-1.5B's reply on the CPU, verbatim (mathx, "write_file mathx/__init__.py
 # with the docstring for the mathx package"): `"""\` and a line break start the text on
 # the next line, as in Python; the backslash is not the file's.

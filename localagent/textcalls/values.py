@@ -11,8 +11,23 @@ import re
 import warnings
 from typing import Any
 
-_DECODER = json.JSONDecoder()
-_LOOSE = json.JSONDecoder(strict=False)  # line breaks and tabs inside strings
+
+class NotLiteral(ValueError):
+    """The text is not a complete literal value."""
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are each given once. Qwen2.5-Coder-1.5B put two edits in one
+    call's arguments, `"old"` and `"new"` twice; JSON keeps the last of each, and one edit
+    ran as if it were the call (the CPU). A wrong call must never run."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise NotLiteral("a key given twice")
+    return found
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_once)
+_LOOSE = json.JSONDecoder(strict=False, object_pairs_hook=_once)  # line breaks, tabs in strings
 # A backslash before a character JSON defines no escape for (`\'`, `\d`), after an even
 # number of backslashes.
 _UNDEFINED_ESCAPE = re.compile(r'(?<!\\)((?:\\\\)*)\\(?=[^"\\/bfnrtu])')
@@ -23,15 +38,11 @@ _MAX_DEPTH = 100  # Python's own parser refuses literals nested much deeper
 _FENCE = re.compile(r"\A```[\w-]*[ \t]*\n?(.*?)\n?[ \t]*```\Z", re.S)
 
 
-class NotLiteral(ValueError):
-    """The text is not a complete literal value."""
-
-
 def json_at(text: str, pos: int) -> tuple[Any, int] | None:
     """The JSON value that starts at `pos` and the index just past it, or None."""
     try:
         return _DECODER.raw_decode(text, pos)
-    except (json.JSONDecodeError, RecursionError):  # nesting past the parser's limit
+    except (json.JSONDecodeError, NotLiteral, RecursionError):  # nesting past the limit
         return None
 
 
@@ -93,10 +104,12 @@ def literal_node(node: ast.AST) -> Any:
     if isinstance(node, ast.Dict):
         if any(key is None for key in node.keys):  # {**other}
             raise NotLiteral("dictionary unpacking")
-        return {
-            _key(key): literal_node(value)
-            for key, value in zip(node.keys, node.values, strict=True)
-        }
+        return _once(
+            [
+                (_key(key), literal_node(value))
+                for key, value in zip(node.keys, node.values, strict=True)
+            ]
+        )
     if isinstance(node, ast.List | ast.Tuple | ast.Set):
         return [literal_node(element) for element in node.elts]
     raise NotLiteral(f"{type(node).__name__} is not a literal")
@@ -256,6 +269,8 @@ def loose_json(source: str) -> Any:
     text = _UNDEFINED_ESCAPE.sub(lambda found: found.group(1) + "\\\\", source.strip())
     try:
         value, used = _LOOSE.raw_decode(text)
+    except NotLiteral:
+        raise
     except (json.JSONDecodeError, RecursionError):
         raise NotLiteral("not JSON") from None
     if text[used:].strip():
