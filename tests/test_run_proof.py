@@ -15,6 +15,7 @@ from support import VERIFIED, plan_rule, records_of, small_model_goal
 from localagent.loop.firststeps import sample_first
 from localagent.state.checkruns import outcome, run_facts
 from localagent.tools import pyscript, runproof
+from localagent.tools.loaderror import file_as_text
 
 RPS = "Create a rock-paper-scissors game"
 RPS_PLAN = plan_rule(
@@ -264,11 +265,32 @@ def test_a_program_that_raises_as_it_runs_goes_back_to_its_write(tmp_path: Path)
     (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
     assert back["by"] == "handback"
     assert back["tasks"][0]["subtasks"][:2] == [
-        f"write_file wordcount.py again, changed so that it no longer raises {error}, "
-        "keeping its --lines option",
+        f"write_file wordcount.py again, changed so that it no longer raises {error} (an "
+        "open file has no split: take its text with `text = f.read()`, then `text.split()`)"
+        ", keeping its --lines option",
         "run python wordcount.py sample.txt",
     ]
     assert results(tmp_path)[-1].startswith("exit code 0\n2 3 6\n")
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (
+            "AttributeError: '_io.TextIOWrapper' object has no attribute 'splitlines'",
+            "an open file has no splitlines: take its text with `text = f.read()`, then "
+            "`text.splitlines()`",
+        ),
+        (
+            "TypeError: object of type '_io.TextIOWrapper' has no len()",
+            "an open file has no len(): take its text with `text = f.read()`, then `len(text)`",
+        ),
+        ("AttributeError: '_io.TextIOWrapper' object has no attribute 'frobnicate'", ""),
+        ("AttributeError: 'str' object has no attribute 'split_words'", ""),
+    ],
+)
+def test_what_a_file_used_as_its_text_is_told(error: str, said: str) -> None:
+    assert file_as_text(error) == said
 
 
 def test_a_program_that_never_opens_its_file_goes_back_to_its_write(tmp_path: Path) -> None:

@@ -42,7 +42,7 @@ from localagent.state import ReplanDue, State, current
 from localagent.state.checkruns import NO_OUTPUT, split_result
 from localagent.state.ledger import latest_tests
 from localagent.tools import ToolResult, notests, pyscript, runproof
-from localagent.tools.loaderror import ERROR_CHARS
+from localagent.tools.loaderror import ERROR_CHARS, file_as_text
 from localagent.tools.mends import inits
 from localagent.tools.pkgimports import foreign_name, missing_import, text_of
 from localagent.tools.pyscript import TEST_FILE
@@ -226,7 +226,7 @@ def fix_tasks(
     error = found[1]
     if needed := missing_import(error):  # what fixes it, not only what it raised
         error = f"{error} (it needs `{needed}` at its top)"
-    elif said := foreign_name(error, found[0]):
+    elif said := foreign_name(error, found[0]) or file_as_text(error):
         error = f"{error} ({said})"
     write = prompts.render("handback_fix", path=found[0], error=error)
     if written_file(write) != found[0]:  # the error's words read as more than a write

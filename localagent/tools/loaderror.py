@@ -96,3 +96,27 @@ def own_file(root: Path, name: str) -> str:
     if not path or any(p.startswith(".") or p == "site-packages" for p in parts):
         return ""
     return path if (root / path).is_file() else ""
+
+
+# A file object used as its text: `f.split()`, `len(f)`. Told only the error, the 1.5B
+# wrote `f.split()` again in each of three writes of wordcount.py (the CPU).
+_FILE_AS_TEXT = re.compile(
+    r"'_io\.TextIOWrapper' object has no attribute '(\w+)'"
+    r"|object of type '_io\.TextIOWrapper' has no (len)\(\)"
+)
+
+
+def file_as_text(error: str) -> str:
+    """What to say of an error raised where code used an open file as its text; ""
+    otherwise (or for an attribute no string has either)."""
+    found = _FILE_AS_TEXT.search(error)
+    if found is None:
+        return ""
+    if found[2]:
+        return "an open file has no len(): take its text with `text = f.read()`, then `len(text)`"
+    if not hasattr(str, found[1]):
+        return ""
+    return (
+        f"an open file has no {found[1]}: take its text with `text = f.read()`, "
+        f"then `text.{found[1]}()`"
+    )

@@ -7,19 +7,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from localagent.tools import notests, pywrite
-from localagent.tools.mends import foreign, imports, inits, nested, reads
+from localagent.tools.mends import foreign, imports, indent, inits, nested, reads
 
 
 def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
-    """The content with every mend made, in turn, and what the write says of each: lines
-    that do not compile fixed (`pywrite.mended`), code in quotes unquoted, functions
-    written indented inside the one above them put back at the top level (`nested`), an
-    import from Python's own module of names it lacks and the file defines left out
-    (`foreign`), a package's imports of its modules made imports of their functions
-    (`inits`), names it never imports imported from the one module that has them, or
-    whole when they are modules here (`imports`), second reads of a file made one
-    (`reads`), a test file's asserts put in a test (`notests`)."""
+    """The content with every mend made, in turn, and what the write says of each: a file
+    indented as a whole written at the margin (`indent`), lines that do not compile
+    fixed (`pywrite.mended`), code in quotes unquoted, functions written indented inside
+    the one above them put back at the top level (`nested`), an import from Python's own
+    module of names it lacks and the file defines left out (`foreign`), a package's
+    imports of its modules made imports of their functions (`inits`), names it never
+    imports imported from the one module that has them, or whole when they are modules
+    here (`imports`), second reads of a file made one (`reads`), a test file's asserts
+    put in a test (`notests`)."""
     said: list[str] = []
+    if (flush := indent.dedented(content, name)) is not None:
+        said.append(indent.dedented_note(content))
+        content = flush
     if fixed := pywrite.mended(content, name):
         content = fixed[-1][2]
         said += [mend_note(line, new) for line, new, _ in fixed]
