@@ -378,6 +378,49 @@ def test_writes_of_one_file_that_each_say_what_goes_in_it_are_one(tmp_path: Path
     ]
 
 
+REFACTOR = (
+    "Refactor shapes.py: the area formulas are repeated in total_area, largest and report; "
+    "move them into one function area(kind, size) and use it in all three. Behaviour must "
+    "not change: python -m pytest must still pass"
+)
+
+
+def test_a_write_of_a_file_and_then_an_edit_of_it_are_one_write(tmp_path: Path) -> None:
+    """The 1.5B's refactor plan on the CPU, verbatim: its write step wrote the refactor
+    whole, and the edit step after it sent edits of code the file no longer had, until
+    blocked (twice in two runs)."""
+    write = "Write a named file shapes.py with the area formulas moved into the area function."
+    edit = (
+        "Replace the repeated area formulas in total_area, largest, and report with calls to "
+        "the area function."
+    )
+    run = "Run python -m pytest to ensure the behavior remains unchanged."
+    task = (
+        "Refactor shapes.py to use a single function area(kind, size) and move the repeated "
+        "area formulas into it.",
+        ["read_file shapes.py", write, edit, run],
+    )
+    plans, _ = run_goal(tmp_path, REFACTOR, [plan_reply(task)])
+    (steps,) = [t["subtasks"] for t in plans[0]["tasks"]]
+    assert steps[:2] == [
+        "read_file shapes.py",
+        "Write a named file shapes.py with the area formulas moved into the area function, "
+        "and replace the repeated area formulas in total_area, largest, and report with calls "
+        "to the area function.",
+    ]
+    assert len(steps) == 3 and "pytest" in steps[2]
+    # An edit of another file, one that runs too, or one whose words would make the write
+    # more than a write, stays a step of its own.
+    for then in (
+        "replace_in_file b.py to use area",
+        "Update the formulas and run the tests",
+        "Modify a.py to add a loop",
+    ):
+        apart = ["write_file a.py with the area function", then]
+        kept = plancheck.check([{"description": "d", "subtasks": apart}], "Write a.py", ["x"])
+        assert kept.tasks[0]["subtasks"] == apart, then
+
+
 def test_listing_making_and_entering_folders_are_no_steps(tmp_path: Path) -> None:
     """The 1.5B's second mathx plan, its first task verbatim (44 subtasks in all, a
     1,007-token reply that took 213 s on the CPU)."""

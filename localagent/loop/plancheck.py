@@ -16,10 +16,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from localagent.loop.plancompact import compact, same
 from localagent.loop.planpackage import into_package, package_name
 from localagent.loop.subtasks import FILE as _FILE
 from localagent.loop.subtasks import MANY_FILES, MAX_STEPS, as_edit, runnable, written_file
-from localagent.verify.claims import restates
 
 MAX_CHARS = 300  # of one subtask: a step is one line, not a program
 MAX_LINES = 3
@@ -82,13 +82,6 @@ _QUOTED_CODE = re.compile(
     re.S,
 )
 _MORE = re.compile(r"\b(?:and|then|with|containing|inside|holding)\b", re.I)
-# A write step with the file's code after a lead-in: "write_file F with the following
-# content: CODE".
-_WITH_CODE = re.compile(
-    r"^(\W*write_file\s.*?\b(?:content|contents|code)\s*:\s*)(\S.*)$", re.I | re.S
-)
-# A write step that says what goes in the file: "write_file F with the add function".
-_WITH_WHAT = re.compile(r"^(\W*write_file\s+\S+)\s+with\s+([^\n:]+)$", re.I)
 # A lead-in to content the step does not hold: "write_file mathx/add.py with the following
 # content:", the 1.5B's mathx plan six times, the code left for the write.
 _LEAD_IN = re.compile(
@@ -245,72 +238,14 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
     for text in (s for task in kept for s in task["subtasks"]):
         if problem := subtask_problem(text, tools) or _hides(text, goal):
             found.problems.append(f"subtask {_quoted(text)} {problem}")
-    copies = sum(_same(s, goal) for task in kept for s in task["subtasks"])
+    copies = sum(same(s, goal) for task in kept for s in task["subtasks"])
     if copies > 1:
         found.problems.append(
             f"{copies} subtasks repeat the goal's whole text: plan its steps, or one task "
             "whose one subtask is the goal"
         )
-    found.tasks = _compact(kept, goal)
+    found.tasks = compact(kept, goal)
     return found
-
-
-def _compact(tasks: list[dict[str, Any]], goal: str) -> list[dict[str, Any]]:
-    """The plan with each run of writes of one file as one write (`_joined`), and each
-    task that is the goal again (or the task before's text) on the one before it, as far
-    as a task holds steps."""
-    kept: list[dict[str, Any]] = []
-    last: list[str] = []  # the steps of the task kept last
-    for task in tasks:
-        steps: list[str] = []
-        for text in task["subtasks"]:
-            before = steps or last
-            if before and (joined := _joined(before[-1], text)):
-                before[-1] = joined
-            else:
-                steps.append(text)
-        if not steps:
-            continue
-        if kept and _one_task(kept[-1], task, goal, len(steps)):
-            kept[-1]["subtasks"] += steps
-        else:
-            kept.append({"description": task["description"], "subtasks": steps})
-        last = kept[-1]["subtasks"]
-    return kept
-
-
-def _joined(first: str, then: str) -> str:
-    """Two writes of one file, each with its code, as one write of both codes, or each
-    saying what goes in it, as one saying both (or "").
-    The 1.5B's mathx plan on the CPU, verbatim: "write_file tests/test_mathx.py with the
-    following content: import mathx", then four more writes of that file, each with one
-    test; written as told, the import alone was refused as no test, six times."""
-    if not written_file(first) or written_file(first) != written_file(then):
-        return ""
-    a, b = _WITH_CODE.match(first), _WITH_CODE.match(then)
-    if a is not None and b is not None:
-        return f"{first.rstrip()}\n{b[2].strip()}"
-    # "write_file mathx/__init__.py with the add function", then the same with subtract,
-    # multiply and divide (the 1.5B's mathx replan on the CPU): each write ended its step
-    # unchanged, four rounds of the same file
-    a, b = _WITH_WHAT.match(first), _WITH_WHAT.match(then)
-    if a is None or b is None:
-        return ""
-    return f"{first.rstrip().rstrip('.')} and {b[2].strip()}"
-
-
-def _one_task(last: dict[str, Any], task: dict[str, Any], goal: str, more: int) -> bool:
-    """Whether a task goes on the one before it: both are the goal again, or the same
-    text, and their steps fit one task. The 1.5B planned mathx as five tasks, each the
-    goal, of one or two steps: five lines, each "The goal above.", in every prompt."""
-    a, b = last["description"], task["description"]
-    if len(last["subtasks"]) + more > MAX_STEPS:
-        return False
-    return _same(a, b) or (restates(a, goal) and restates(b, goal))
-
-
-def _same(a: str, b: str) -> bool:
-    return " ".join(a.lower().split()).rstrip(".") == " ".join(b.lower().split()).rstrip(".")
 
 
 def _quoted(text: str, limit: int = 80) -> str:
