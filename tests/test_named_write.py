@@ -50,3 +50,58 @@ def test_the_write_of_the_file_a_step_calls_named_ends_it(tmp_path: Path) -> Non
 )
 def test_the_file_a_write_step_writes(step: str, written: str) -> None:
     assert written_file(step) == written
+
+
+# The 1.5B's refactor plan and its write for that step on the CPU, verbatim (the step's
+# area written in an earlier one): ended by no write, it was sent until blocked.
+UPDATE_STEP = (
+    "write_file shapes.py to update the code to use the new area function, and "
+    "replace_in_file shapes.py to replace the formulas with the new function"
+)
+AREA_ALONE = (
+    '{"name": "write_file", "arguments": {"path": "shapes.py", "content": "def area(kind, '
+    'size):\\n    if kind == \\"circle\\":\\n        return 3.14159 * size * size\\n    elif '
+    'kind == \\"square\\":\\n        return size * size\\n    else:\\n        return 0\\n"}}'
+)
+USES_AREA = (
+    '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "shapes.py",\n    "c'
+    'ontent": """\ndef total_area(shapes):\n    total = 0.0\n    for kind, size in shapes:\n'
+    "        total += area(kind, size)\n    return total\n\n\ndef largest(shapes):\n    be"
+    'st, best_area = None, -1.0\n    for kind, size in shapes:\n        if kind == "circle'
+    '":\n            this = area(kind, size)\n        elif kind == "square":\n            '
+    "this = area(kind, size)\n        else:\n            continue\n        if this > best_a"
+    "rea:\n            best, best_area = (kind, size), this\n    return best\n\n\ndef report"
+    '(shapes):\n    lines = []\n    for kind, size in shapes:\n        if kind == "circle":'
+    '\n            lines.append(f"{kind} {size}: {area(kind, size):.2f}")\n        elif ki'
+    'nd == "square":\n            lines.append(f"{kind} {size}: {area(kind, size):.2f}")\n'
+    '    return "\\\\n".join(lines)\n"""\n  }\n}\n```'
+)
+
+
+def test_a_step_that_opens_with_the_write_s_call_is_ended_by_that_write(tmp_path: Path) -> None:
+    """Its words of changing ("to update the code") are what the write does."""
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    steps = ["write_file shapes.py with the area function", UPDATE_STEP, "run python -m pytest"]
+    read = '{"name": "read_file", "arguments": {"path": "shapes.py"}}'  # a read comes first
+    rounds = [{"content": r} for r in (read, AREA_ALONE, USES_AREA, USES_AREA)]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
+    _, _, uses = records_of(tmp_path, "action_finished")
+    assert "made as a change of total_area, largest and report" in uses["result"]
+    assert f"SUBTASK COMPLETE: '{UPDATE_STEP}'" in uses["result"]
+    *_, done = records_of(tmp_path, "subtask_completed")
+    assert done["by"] == "write" and done["evidence"] == [uses["seq"]]
+
+
+@pytest.mark.parametrize(
+    ("step", "written"),
+    [
+        (UPDATE_STEP, "shapes.py"),
+        ("write_file app.py to fix the bug", "app.py"),
+        ("write_file app.py to fix the bug and run it", ""),
+        ("write_file app.py, then read_file b.py", ""),
+        ("Write app.py and fix the bug in it", ""),  # not the write's call: two things to do
+    ],
+)
+def test_what_a_step_that_opens_with_the_write_s_call_writes(step: str, written: str) -> None:
+    assert written_file(step) == written

@@ -409,14 +409,14 @@ def test_a_write_of_a_file_and_then_an_edit_of_it_are_one_write(tmp_path: Path) 
         "to the area function.",
     ]
     assert len(steps) == 3 and "pytest" in steps[2]
-    # An edit of another file, one that runs too, or one whose words would make the write
-    # more than a write, stays a step of its own.
-    for then in (
-        "replace_in_file b.py to use area",
-        "Update the formulas and run the tests",
-        "Modify a.py to add a loop",
+    # An edit of another file, or one that runs too, stays a step of its own; so does one
+    # whose words would make the write more than a write.
+    for first, then in (
+        ("write_file a.py with the area function", "replace_in_file b.py to use area"),
+        ("write_file a.py with the area function", "Update the formulas and run the tests"),
+        ("Write a.py with the area function", "Modify a.py to add a loop"),
     ):
-        apart = ["write_file a.py with the area function", then]
+        apart = [first, then]
         kept = plancheck.check([{"description": "d", "subtasks": apart}], "Write a.py", ["x"])
         assert kept.tasks[0]["subtasks"] == apart, then
 

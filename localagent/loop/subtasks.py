@@ -34,10 +34,17 @@ _MORE_THAN_WRITING = re.compile(
 
 def written_file(text: str) -> str:
     """The one file a write subtask writes: the subtask says to write or create exactly
-    one named file and asks for nothing else (no run, no test, no edit); "" otherwise."""
+    one named file and asks for nothing else (no run, no test, no edit); "" otherwise.
+    A step that opens with the write's own call (`write_file shapes.py to update the
+    code ...`) says what that write changes: its words of changing are the write's."""
     named = evidence.named_files(text)
     words = _plain(text)
-    if not _WRITES.match(text) or _MORE_THAN_WRITING.search(words):
+    more = _MORE_THAN_WRITING.search(words)
+    if _TOOL_WRITE.match(text):
+        more = next(
+            (m for m in _MORE_THAN_WRITING.finditer(words) if not _CHANGING.match(m[0])), None
+        )
+    if not _WRITES.match(text) or more:
         return ""
     called = [c for c in (m.strip(".") for m in _CALLED.findall(text)) if c in named]
     if len(named) > 1 and called:
@@ -45,6 +52,14 @@ def written_file(text: str) -> str:
         # refactor plan): area.py is written; it wrote it three times unchanged, blocked.
         return called[0]
     return named[0] if len(named) == 1 else ""
+
+
+# A step that opens with the write's call and file, and the words that say what it changes:
+# "write_file shapes.py to update the code to use the new area function, and
+# replace_in_file shapes.py to replace the formulas with the new function" (the 1.5B's
+# refactor plan on the CPU, verbatim). Ended by no write, its write was sent until blocked.
+_TOOL_WRITE = re.compile(r"^\W*(?:\d+[.)]\s*)?write_file\s+\S", re.I)
+_CHANGING = re.compile(r"(?:fix|update|edit|modify|append)$", re.I)
 
 
 # The file a write names as the one it makes: "a file named 'area.py'", "called x.py".
