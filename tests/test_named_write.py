@@ -14,6 +14,7 @@ from shapes_support import GOAL, SHAPES, TESTS
 from support import plan_rule, records_of, small_model_goal
 
 from localagent.loop.subtasks import written_file
+from localagent.loop.usestep import said
 
 STEP = "Write a named file named 'area.py' in the same folder as shapes.py."
 # Rounds 1 and 2 of refactor-1 (code of 2d8b7ab), the same reply twice, verbatim.
@@ -105,3 +106,56 @@ def test_a_step_that_opens_with_the_write_s_call_is_ended_by_that_write(tmp_path
 )
 def test_what_a_step_that_opens_with_the_write_s_call_writes(step: str, written: str) -> None:
     assert written_file(step) == written
+
+
+# The 1.5B's refactor plan on the CPU, verbatim, and its write for the step: area alone.
+CALLS_STEP = (
+    "write_file shapes.py to add the new function area(kind, size), and replace_in_file "
+    "shapes.py to replace the repeated area formulas with calls to area(kind, size)"
+)
+AREA_NONE = (
+    '{{"name": "write_file", "arguments": {"path": "shapes.py", "content": """\ndef area(kind,'
+    ' size):\n    if kind == "circle":\n        return 3.14159 * size * size\n    elif kind =='
+    ' "square":\n        return size * size\n    else:\n        return None\n"""}}}}'
+)
+
+
+def test_a_step_that_says_to_call_a_function_ends_when_the_functions_call_it(
+    tmp_path: Path,
+) -> None:
+    """Its write of area alone ended the step, and the tests passed as before any change;
+    the verdict's replan gave the same step back, and the same happened until the round
+    limit. The functions the goal names must call it; the note asks for the first alone."""
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    steps = [CALLS_STEP, "run python -m pytest"]
+    read = '{"name": "read_file", "arguments": {"path": "shapes.py"}}'
+    rounds = [{"content": r} for r in (read, AREA_NONE, USES_AREA)]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
+    _, alone, uses = records_of(tmp_path, "action_finished")
+    assert "SUBTASK COMPLETE" not in alone["result"]
+    assert (
+        "NOTE: total_area, largest and report do not call area yet, and this step is done only "
+        "when each of them calls it instead of repeating its code. Next: write_file shapes.py "
+        "with only `def total_area(shapes):`"
+    ) in alone["result"]
+    assert f"SUBTASK COMPLETE: '{CALLS_STEP}'" in uses["result"]
+    *_, done = records_of(tmp_path, "subtask_completed")
+    assert done["by"] == "write" and done["evidence"] == [uses["seq"]]
+
+
+@pytest.mark.parametrize(
+    ("step", "goal", "asked"),
+    [
+        (CALLS_STEP, GOAL, ("shapes.py", "area", ["total_area", "largest", "report"])),
+        (CALLS_STEP, "Refactor shapes.py", None),  # no function of the file named to call it
+        ("write_file shapes.py to use the new helper function", GOAL, None),  # no such function
+        ("write_file shapes.py", GOAL, None),  # nothing said of calls
+        ("run python -m pytest to use area", GOAL, None),  # no write
+    ],
+)
+def test_which_steps_say_to_call_a_function(
+    tmp_path: Path, step: str, goal: str, asked: tuple[str, str, list[str]] | None
+) -> None:
+    (tmp_path / "shapes.py").write_text("def area(k, s):\n    return s\n\n\n" + SHAPES)
+    assert said(step, goal, tmp_path) == asked

@@ -10,6 +10,7 @@ import ast
 import re
 from pathlib import Path
 
+from localagent.loop.subtasks import written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import norm
@@ -70,11 +71,42 @@ def _calls(function: ast.AST, name: str) -> bool:
     )
 
 
+# A plan's write step that says its file's code is to call a function: "write_file
+# shapes.py to add the new function area(kind, size), and replace_in_file shapes.py to
+# replace the repeated area formulas with calls to area(kind, size)" (the 1.5B's refactor
+# plan on the CPU, verbatim): its write of area alone ended it, and so did the same step
+# the verdict's replan gave back, until the round limit.
+_USES = re.compile(
+    r"\b(?:calls?\s+to|call|calling|use|uses|using)\s+(?:the\s+)?(?:new\s+)?"
+    r"(?:function\s+)?`?([A-Za-z_]\w*)\b"
+)
+
+
+def said(step: str, goal: str, root: Path) -> tuple[str, str, list[str]] | None:
+    """For a write step of one Python file that says to call or use one of its functions:
+    (the file, the function, the file's other functions that the step or the goal names);
+    None for any other step, or when they name none."""
+    path = written_file(step)
+    found = _USES.search(step)
+    if not path.endswith(".py") or found is None:
+        return None
+    tree = tree_of(text_of(root, path))
+    if tree is None:
+        return None
+    name, text = found[1], f"{step}\n{goal}"
+    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    users = [f for f in functions if f != name and re.search(rf"\b{re.escape(f)}\b", text)]
+    return (path, name, users) if name in functions and users else None
+
+
 def unmet(state: State, root: Path, facts: dict[str, list[str]]) -> tuple[str, str, list[str]]:
     """For a write, in such a step, of its file: (the file, the function, those that do
     not call it yet); ("", "", []) when it is no such write or they all call it."""
     here = current(state)
-    step = asked(here[1].description) if here is not None else None
+    if here is None:
+        return "", "", []
+    goal = state.goal.text if state.goal is not None else ""
+    step = asked(here[1].description) or said(here[1].description, goal, root)
     if step is None:
         return "", "", []
     path, name, users = step
