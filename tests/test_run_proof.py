@@ -266,7 +266,8 @@ def test_a_program_that_raises_as_it_runs_goes_back_to_its_write(tmp_path: Path)
     assert back["by"] == "handback"
     assert back["tasks"][0]["subtasks"][:2] == [
         f"write_file wordcount.py again, changed so that it no longer raises {error} (an "
-        "open file has no split: take its text with `text = f.read()`, then `text.split()`)"
+        "open file has no split: in its `with open(...) as f:` block, take its text with "
+        "`text = f.read()`, then `text.split()`)"
         ", keeping its --lines option",
         "run python wordcount.py sample.txt",
     ]
@@ -278,12 +279,13 @@ def test_a_program_that_raises_as_it_runs_goes_back_to_its_write(tmp_path: Path)
     [
         (
             "AttributeError: '_io.TextIOWrapper' object has no attribute 'splitlines'",
-            "an open file has no splitlines: take its text with `text = f.read()`, then "
-            "`text.splitlines()`",
+            "an open file has no splitlines: in its `with open(...) as f:` block, take its text "
+            "with `text = f.read()`, then `text.splitlines()`",
         ),
         (
             "TypeError: object of type '_io.TextIOWrapper' has no len()",
-            "an open file has no len(): take its text with `text = f.read()`, then `len(text)`",
+            "an open file has no len(): in its `with open(...) as f:` block, take its text with "
+            "`text = f.read()`, then `len(text)`",
         ),
         ("AttributeError: '_io.TextIOWrapper' object has no attribute 'frobnicate'", ""),
         ("AttributeError: 'str' object has no attribute 'split_words'", ""),

@@ -99,7 +99,8 @@ def own_file(root: Path, name: str) -> str:
 
 
 # A file object used as its text: `f.split()`, `len(f)`. Told only the error, the 1.5B
-# wrote `f.split()` again in each of three writes of wordcount.py (the CPU).
+# wrote `f.split()` again in each of three writes of wordcount.py (the CPU); told to take
+# its text with `text = f.read()`, it wrote that line where no `f` was open.
 _FILE_AS_TEXT = re.compile(
     r"'_io\.TextIOWrapper' object has no attribute '(\w+)'"
     r"|object of type '_io\.TextIOWrapper' has no (len)\(\)"
@@ -113,10 +114,10 @@ def file_as_text(error: str) -> str:
     if found is None:
         return ""
     if found[2]:
-        return "an open file has no len(): take its text with `text = f.read()`, then `len(text)`"
+        return f"an open file has no len(): {_TAKE}, then `len(text)`"
     if not hasattr(str, found[1]):
         return ""
-    return (
-        f"an open file has no {found[1]}: take its text with `text = f.read()`, "
-        f"then `text.{found[1]}()`"
-    )
+    return f"an open file has no {found[1]}: {_TAKE}, then `text.{found[1]}()`"
+
+
+_TAKE = "in its `with open(...) as f:` block, take its text with `text = f.read()`"
