@@ -5,7 +5,12 @@ type(..."). The function, the line and the whole message name what to fix."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from localagent.tools.asserted import wrong_value
+from localagent.tools.noneresult import none_from
 
 # run_cmd's observation of the 1.5B's run, verbatim (the second block as run_cmd trims it)
 REFACTOR_RUN = """\
@@ -72,3 +77,30 @@ E       assert 3 == 2.5
 E        +  where 3 = median([4, 1, 3, 2])
 """
     assert wrong_value(run) == "median([4, 1, 3, 2]) must return 2.5 (it returned 3)"
+
+
+NONE_FAILURE = (
+    "total_area() raised TypeError: unsupported operand type(s) for +=: 'float' and "
+    "'NoneType' at shapes.py:12 (`total += area(kind, size)`)"
+)
+
+
+@pytest.mark.parametrize(
+    ("area", "named"),
+    [
+        (
+            "    if kind == 'circle':\n        return 3.14 * size\n"
+            "    else:\n        return None\n",
+            "area",
+        ),
+        ("    if kind == 'circle':\n        return 3.14 * size\n", "area"),  # falls to its end
+        ("    if kind == 'circle':\n        return 3.14 * size\n    return 0\n", ""),
+        ("    if kind == 'circle':\n        return 1\n    else:\n        raise ValueError\n", ""),
+        ("    print(kind)\n", ""),  # returns no value anywhere
+    ],
+)
+def test_which_function_a_none_came_from(tmp_path: Path, area: str, named: str) -> None:
+    (tmp_path / "shapes.py").write_text(f"def area(kind, size):\n{area}")
+    assert none_from(tmp_path, "shapes.py", NONE_FAILURE) == named
+    other = NONE_FAILURE.replace("'NoneType'", "'str'")
+    assert none_from(tmp_path, "shapes.py", other) == ""

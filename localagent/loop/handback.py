@@ -44,6 +44,7 @@ from localagent.state.ledger import latest_tests
 from localagent.tools import ToolResult, notests, pyscript, runproof
 from localagent.tools.loaderror import ERROR_CHARS, file_as_text
 from localagent.tools.mends import inits
+from localagent.tools.noneresult import none_from, none_note
 from localagent.tools.pkgimports import foreign_name, missing_import, text_of
 from localagent.tools.pyscript import TEST_FILE
 from localagent.verify.outputs import off_run
@@ -189,12 +190,16 @@ def _before(state: State, subtask: str) -> str:
 
 
 def edit_tasks(
-    state: State, due: ReplanDue, found: tuple[str, str], prompts: PromptSet
+    state: State, due: ReplanDue, found: tuple[str, str], prompts: PromptSet, root: Path
 ) -> list[dict[str, Any]]:
     """The plan from the failed test run on: a read of the file, then an edit of it naming
-    the failure. The replan starts the window anew: without the read the model edits a
-    file it no longer sees (the 1.5B sent the failing assertion as the text to replace)."""
-    edit = prompts.render("handback_edit", path=found[0], failure=found[1])
+    the failure (and the function a None came from, `noneresult`). The replan starts the
+    window anew: without the read the model edits a file it no longer sees (the 1.5B sent
+    the failing assertion as the text to replace)."""
+    failure = found[1]
+    if named := none_from(root, found[0], failure):
+        failure = f"{failure} ({none_note(named)})"
+    edit = prompts.render("handback_edit", path=found[0], failure=failure)
     if edited_file(edit) != found[0]:
         edit = prompts.render("handback_edit", path=found[0], failure="see the tests' output")
     read = prompts.render("handback_read", path=found[0])

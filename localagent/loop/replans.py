@@ -117,7 +117,7 @@ def back(
         return handback.fix_tasks(state, due, found, prompts, root)
     if small and (found := handback.failed_after_edit(state, due.subtask, root)):
         log.info("the tests fail after the change to %s (%s): back to an edit", *found)
-        return handback.edit_tasks(state, due, found, prompts)
+        return handback.edit_tasks(state, due, found, prompts, root)
     if small and (tasks := addback.tasks(state, due, root, prompts)):
         log.info("the function the failed step names is defined nowhere: back to a write of it")
         return tasks

@@ -30,6 +30,7 @@ from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.ledger import latest_tests
 from localagent.textcalls import ToolCall
+from localagent.tools.noneresult import none_from, none_note
 from localagent.tools.pkgimports import text_of
 from localagent.tools.pyscript import TEST_FILE
 
@@ -68,7 +69,9 @@ def due(state: State, root: Path) -> Rewrite | None:
     text = text_of(root, path)
     if called is None or text is None:
         return None
-    name = called[1].rsplit(".", 1)[-1]
+    name, failure = called[1].rsplit(".", 1)[-1], last.wrong
+    if named := none_from(root, path, failure):  # the None came from another function
+        name, failure = named, f"{failure} ({none_note(named)})"
     lines = function_lines(text, name)
     if not lines:
         return None
@@ -76,7 +79,7 @@ def due(state: State, root: Path) -> Rewrite | None:
     test = ""
     if failed is not None and (source := text_of(root, failed[1])) is not None:
         test = function_lines(source, failed[2])
-    return Rewrite(path, name, text, lines, last.wrong, test)
+    return Rewrite(path, name, text, lines, failure, test)
 
 
 def _asked(state: State) -> bool:
