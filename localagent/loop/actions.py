@@ -26,6 +26,7 @@ from localagent.textcalls import given_arguments
 from localagent.tools import ToolContext, ToolRegistry, ToolResult
 from localagent.tools.fingerprint import fingerprint
 from localagent.verify import claims, evidence
+from localagent.verify.outputs import off_run
 
 log = logging.getLogger("localagent.loop.agent")
 ARGS_KEPT = 300  # `action_started` holds the arguments in full; the finish needs no copy
@@ -128,6 +129,8 @@ class Actions:
         ctx = dataclasses.replace(self.ctx, marker=marker, output_id=started["seq"])
         result = self.tools.execute(ctx, name, given)
         state, root = self.state, self.ctx.root
+        if off := self._off(result):  # journaled with the run: replay reads the same
+            result = dataclasses.replace(result, facts={**result.facts, "off": [off]})
         earned = rundone.earned(state, root, result.facts, result.text, self.small, self.prompts)
         if earned:
             added = earned[1]
@@ -141,6 +144,13 @@ class Actions:
         owed = {"completes": earned[0]} if earned else {}
         self.finish(name, args, call_id, result, **owed, **({"note_at": own} if notes else {}))
         return result
+
+    def _off(self, result: ToolResult) -> str:
+        """What the goal states of the run just made that it did not show (its output,
+        status or the numbers it counts), "" when nothing: such a run failed."""
+        goal = self.state.goal.text if self.state.goal is not None else ""
+        ran = result.facts.get("ran", []) if result.ok and goal else []
+        return next((o for cmd in ran if (o := off_run(goal, cmd, result.text, self.ctx.root))), "")
 
     def completed_by(self, owed: dict[str, str]) -> None:
         """Journal the completion a write or run subtask's own call earned (see `writedone`,

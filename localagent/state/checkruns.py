@@ -143,14 +143,15 @@ def _own(text: str) -> str:
 
 
 def outcome(
-    cmd: str, result: str, fed: bool = False, unproven: str = "", empty: str = ""
+    cmd: str, result: str, fed: bool = False, unproven: str = "", empty: str = "", off: str = ""
 ) -> tuple[bool | None, str] | None:
     """Whether a run of `cmd` with this observation passed (None: inconclusive), and its
     summary; None when it did not run to an end (refused, stopped): no evidence at all.
     `fed`: the run was given input (stdin); `unproven`: why run_cmd found that its
     output shows nothing (only its input prompts; an input file that does not exist);
     `empty`: the test file that made a test run run nothing, defining no test (that
-    run failed: the tests are not written yet)."""
+    run failed: the tests are not written yet); `off`: what the goal states that a run
+    which succeeded did not show (`run_off`): it failed."""
     if not _own(result).startswith(("exit code", "timed out")):
         return None
     if unproven:
@@ -159,7 +160,20 @@ def outcome(
     passed, summary = judge(kind, *split_result(result), fed=fed)
     if empty and passed is None and kind in ("pytest", "unittest"):
         return False, f"no tests ran: {empty} defines no test function"
+    if off and passed:
+        return False, summary  # the summary is the run's own, as every reader parses it
     return passed, summary
+
+
+def run_off(facts: dict[str, list[str]], cmd: str) -> str:
+    """From a run_cmd call's facts: what the goal states of `cmd`'s run that it did not
+    show (its output, status or counts, `verify.outputs.off_run`), "" when nothing.
+    Qwen2.5-Coder-1.5B's wordcount.py printed `Number of lines: 2` for the lines, words
+    and characters: its run subtask failed on that, and yet the run, exit code 0, was a
+    success to the replan that carried the step as done and to the verification, which
+    did not run that form again: "completed (unverified)", broken (the CPU)."""
+    off = facts.get("off", []) if cmd in facts.get("ran", []) else []
+    return off[0] if off else ""
 
 
 def run_facts(facts: dict[str, list[str]], cmd: str) -> tuple[bool, str]:

@@ -21,6 +21,7 @@ from localagent.state.checkruns import (
     norm,
     outcome,
     run_facts,
+    run_off,
     summary_parts,
 )
 from localagent.state.settled import settled
@@ -183,7 +184,7 @@ def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> 
     facts = recorded_facts(rec)
     fed, unproven = run_facts(facts, cmd)
     empty = (facts.get("empty") or [""])[0] if cmd in facts.get("ran", []) else ""
-    found = outcome(cmd, own_result(rec), fed, unproven, empty)
+    found = outcome(cmd, own_result(rec), fed, unproven, empty, run_off(facts, cmd))
     if found is None:
         return  # refused, or stopped before it ended: no evidence either way
     kind = check_kind(cmd)
