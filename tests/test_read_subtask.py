@@ -80,6 +80,10 @@ def test_which_subtasks_are_one_read() -> None:
     assert read_file_of("Read stats.py and fix the bug") == ""
     assert read_file_of("read_file a.py b.py") == ""
     assert read_file_of("Read the README") == ""
+    # what the read is for (the 1.5B's refactor plan, verbatim), not more work
+    assert read_file_of("read_file shapes.py to identify the area formulas") == "shapes.py"
+    assert read_file_of("read_file shapes.py to find the formulas and replace them") == ""
+    assert read_file_of("read_file shapes.py to fix the bug") == ""
 
 
 TEST_STATS = (

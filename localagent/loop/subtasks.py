@@ -189,9 +189,13 @@ def looks(text: str) -> bool:
 
 # A read subtask: it says to read one named file ("read_file stats.py", "Read the file
 # stats.py") and nothing more.
+# What the read is for may follow: "read_file shapes.py to identify the area formulas"
+# (the 1.5B's refactor plan on the CPU, verbatim: not taken for a read step, its read ended
+# nothing, and it read the file until blocked, through two replans).
 _READS = re.compile(
     r"^\W*(?:\d+[.)]\s*)?(?:read_file|read|open|view|inspect|look at)\b(?:\s+the)?"
-    r"(?:\s+(?:file|code|contents?|source)(?:\s+of)?)?\s+([\w./\\-]+)\s*[.:]?\s*$",
+    r"(?:\s+(?:file|code|contents?|source)(?:\s+of)?)?\s+([\w./\\-]+?)\s*[.:]?"
+    r"(?:\s+to\s+(?:identify|find|locate|see|understand|learn|know|check|review)\b(.*))?\s*$",
     re.I,
 )
 
@@ -199,6 +203,8 @@ _READS = re.compile(
 def read_file_of(text: str) -> str:
     """The one file a read subtask reads ("" for a subtask that asks more than a read)."""
     found = _READS.match(text)
+    if found is not None and _MORE.search(found[2] or ""):
+        return ""
     named = evidence.named_files(text) if found else []
     return named[0] if len(named) == 1 and named[0] == evidence.norm(found[1].rstrip(".")) else ""
 
