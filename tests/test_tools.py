@@ -933,6 +933,10 @@ def test_ruff_given_a_file_checks_it(ws: Workspace) -> None:
     alone = ws.run("run_cmd", {"cmd": "ruff"})
     assert alone.returncode in (0, 1) and "Usage: ruff" not in alone.text, alone.text
     assert "`ruff` ran as `ruff check`" in alone.text
+    # A folder of the workspace named without a path's marks (the 1.5B's mathx, 9d45f3b:
+    # `ruff tests` until blocked).
+    folder = ws.run("run_cmd", {"cmd": "ruff tests"})
+    assert "`ruff tests` ran as `ruff check tests`" in folder.text, folder.text
     # ruff's own options and a word that is no file stay ruff's to answer.
     assert "ran as" not in ws.run("run_cmd", {"cmd": "ruff --version"}).text
     typo = ws.run("run_cmd", {"cmd": "ruff chek tests"})

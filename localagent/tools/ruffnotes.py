@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 from localagent.tools.base import ToolContext
 from localagent.tools.cmdline import split_command
@@ -14,11 +15,13 @@ _FIXABLE = re.compile(r"\[\*\] \d+ fixable with (?:the )?`--fix`")
 _TOP_OPTIONS = {"-h", "--help", "-V", "--version"}  # ruff's own, with no command
 
 
-def check_command(cmd: str) -> str:
+def check_command(cmd: str, root: Path | None = None) -> str:
     """`ruff FILE ...` or `ruff --fix FILE` as `ruff check ...`, the command ruff ran for
     them before 0.5, and `ruff` alone as `ruff check`, which checks the folder (any other
     command as it is: a first word that is neither an option nor a path, `ruff chek`, is
-    ruff's to refuse).
+    ruff's to refuse). A path is a word with `.`, `/` or `\\` in it, or the name of a file
+    or folder in the workspace `root` that is no command of ruff's (`ruff tests`: sent
+    until blocked by the 1.5B's mathx, the CPU).
 
     Qwen2.5-Coder-1.5B ran `ruff tests/test_mathx.py`, then gave the subtask up; told that
     ruff refuses it and to run `ruff check tests/test_mathx.py --fix`, it sent `ruff
@@ -33,9 +36,22 @@ def check_command(cmd: str) -> str:
     if len(words) < 2 or words[0] != "ruff" or words[1] in _TOP_OPTIONS:
         return cmd
     first = words[1]
-    if not (first.startswith("-") or any(c in first for c in "./\\")):
+    if not (first.startswith("-") or any(c in first for c in "./\\") or _here(root, first)):
         return cmd
     return shlex.join(["ruff", "check", *words[1:]])
+
+
+_COMMANDS = {"check", "format", "rule", "config", "linter", "clean", "version", "help", "server"}
+
+
+def _here(root: Path | None, word: str) -> bool:
+    """Whether a word names a file or folder of the workspace, and no command of ruff's."""
+    if root is None or word in _COMMANDS or not re.fullmatch(r"[\w-]+", word):
+        return False
+    try:
+        return (root / word).exists()
+    except OSError:
+        return False
 
 
 def note(ctx: ToolContext, cmd: str, output: str) -> str:

@@ -20,7 +20,7 @@ def meant(ctx: ToolContext, cmd: str) -> tuple[str, str]:
         judged(ctx.root, ctx.allowed_commands, cmd)
     except ToolError:
         return cmd, ""
-    if (checked := check_command(cmd)) != cmd:
+    if (checked := check_command(cmd, ctx.root)) != cmd:
         return checked, ctx.prompts.render("ruff_check", called=cmd, cmd=checked)
     if (module := _pytest_module(ctx, cmd)) != cmd:
         return module, ctx.prompts.render("pytest_module", called=cmd, cmd=module)
