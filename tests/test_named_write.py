@@ -148,6 +148,12 @@ def test_a_step_that_says_to_call_a_function_ends_when_the_functions_call_it(
     ("step", "goal", "asked"),
     [
         (CALLS_STEP, GOAL, ("shapes.py", "area", ["total_area", "largest", "report"])),
+        (  # the 1.5B's refactor plan on the CPU, verbatim
+            "write_file shapes.py to add the area function, and replace_in_file shapes.py to "
+            "replace the area formulas with the area function",
+            GOAL,
+            ("shapes.py", "area", ["total_area", "largest", "report"]),
+        ),
         (CALLS_STEP, "Refactor shapes.py", None),  # no function of the file named to call it
         ("write_file shapes.py to use the new helper function", GOAL, None),  # no such function
         ("write_file shapes.py", GOAL, None),  # nothing said of calls

@@ -76,9 +76,11 @@ def _calls(function: ast.AST, name: str) -> bool:
 # replace the repeated area formulas with calls to area(kind, size)" (the 1.5B's refactor
 # plan on the CPU, verbatim): its write of area alone ended it, and so did the same step
 # the verdict's replan gave back, until the round limit.
+# Or: "... to replace the area formulas with the area function" (the same plan's step in
+# another run, ended the same way).
 _USES = re.compile(
-    r"\b(?:calls?\s+to|call|calling|use|uses|using)\s+(?:the\s+)?(?:new\s+)?"
-    r"(?:function\s+)?`?([A-Za-z_]\w*)\b"
+    r"\b(?:calls?\s+to|call|calling|use|uses|using|replace\s+[^,;]+?\s+with)\s+"
+    r"(?:calls?\s+to\s+)?(?:the\s+)?(?:new\s+)?(?:function\s+)?`?([A-Za-z_]\w*)\b"
 )
 
 
