@@ -104,8 +104,8 @@ def edits_written(first: str, then: str) -> bool:
     path = written_file(first) or write_of(first)
     if not path:
         return False
-    if edited_file(then):
-        return edited_file(then) == path
+    if edited := edited_file(then):
+        return edited == path
     return bool(
         _EDIT_VERB.match(then) and not evidence.file_names(then) and not _RUN_WORDS.search(then)
     )
