@@ -571,7 +571,7 @@ def test_a_function_the_goal_says_to_use_that_nothing_calls_is_unmet(tmp_path: P
     assert verdict["unmet"] == ["the goal says to use the function area, and no code here calls it"]
 
 
-def test_a_function_the_goal_says_to_use_counts_once_it_is_called(tmp_path: Path) -> None:
+def test_a_function_the_goal_says_to_use_counts_as_called_where_it_is(tmp_path: Path) -> None:
     (tmp_path / "shapes.py").write_text(
         "def area(kind, size):\n    return 3.14159 * size * size if kind == 'circle' else "
         "size * size if kind == 'square' else 0.0\n\n\n"
@@ -586,7 +586,11 @@ def test_a_function_the_goal_says_to_use_counts_once_it_is_called(tmp_path: Path
         LOCALAGENT_MAX_ROUNDS="1", LOCALAGENT_VERIFY="1",
     )  # fmt: skip
     verdict = records_of(tmp_path, "verdict")[0]
-    assert not any("calls it" in u for u in verdict["unmet"]), verdict
+    assert not any("no code here calls it" in u for u in verdict["unmet"]), verdict
+    assert (
+        "the goal says to use the function area in total_area, largest and report, and "
+        "largest and report do not call it"
+    ) in verdict["unmet"], verdict
 
 
 @pytest.mark.parametrize(

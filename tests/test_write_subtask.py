@@ -516,12 +516,12 @@ MATHX_STEPS = [
 MATHX_TESTS = "from mathx import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 
 
-def mathx_files(operator: str = "+") -> list[dict[str, Any]]:
+def mathx_files(operator: str = "+", tests: str = MATHX_TESTS) -> list[dict[str, Any]]:
     """The replies that write the package (its add using `operator`) and its tests."""
     add = f"def add(a, b):\n    return a {operator} b\n"
     return [
         call("write_file", path="mathx/__init__.py", content=add),
-        call("write_file", path="tests/test_mathx.py", content=MATHX_TESTS),
+        call("write_file", path="tests/test_mathx.py", content=tests),
     ]
 
 
@@ -564,10 +564,11 @@ def test_a_replan_after_the_tests_passed_carries_the_files_they_passed_with(
 
 def test_a_replan_after_tests_that_failed_carries_no_file(tmp_path: Path) -> None:
     """The same run with tests that fail: the files may be what failed, so the replan's
-    write subtasks stay to do."""
+    write subtasks stay to do. (Its test is named after no function here, so the failed
+    run goes to the model's replan, not back to a function: `loop/testback.py`.)"""
     plan = plan_rule((MATHX, MATHX_STEPS))
     replies = [
-        *mathx_files("-"),
+        *mathx_files("-", MATHX_TESTS.replace("test_add", "test_sum")),
         *[call("run_cmd", cmd="python -m pytest tests/test_mathx.py")] * 5,
     ]
     small_model_goal(tmp_path, MATHX, plan, replies, LOCALAGENT_MAX_ROUNDS="8")
@@ -577,12 +578,12 @@ def test_a_replan_after_tests_that_failed_carries_no_file(tmp_path: Path) -> Non
     blocked = records_of(tmp_path, "action_blocked")
     said = "Its last run (`python -m pytest tests/test_mathx.py`) gave: "
     assert blocked and all(said in b["reason"] for b in blocked), blocked[0]["reason"]
-    assert "test_add - assert -1 == 3" in blocked[0]["reason"]
+    assert "test_sum - assert -1 == 3" in blocked[0]["reason"]
     # And the strike's reason, which the replan quotes, says what the run gave.
     (failed, *_) = records_of(tmp_path, "subtask_failed")
     assert failed["reason"].endswith(
         "The last: `python -m pytest tests/test_mathx.py`; it gave: "
-        "FAILED tests/test_mathx.py::test_add - assert -1 == 3."
+        "FAILED tests/test_mathx.py::test_sum - assert -1 == 3."
     ), failed["reason"]
 
 

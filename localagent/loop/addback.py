@@ -15,6 +15,7 @@ area, it had written the file whole with the three calling it (the CPU).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,9 @@ from localagent.loop.subtasks import edited_file, read_file_of, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.system.textcap import listed
-from localagent.tools import ToolResult, pywrite
+from localagent.tools import ToolResult, pyfiles, pywrite
 from localagent.tools.pkgimports import lost_users, text_of
-from localagent.verify.named import missing
+from localagent.verify.named import callers, missing
 
 MAX_USERS = 4  # functions an edit step names; past that it says "its functions"
 
@@ -60,6 +61,33 @@ def tasks(
     else:
         steps = [write]
     return handback.from_failed(state, due, *steps, failed=False)
+
+
+_UNUSED = re.compile(r"^the goal says to use the function (\w+)\b")
+
+
+def unused_tasks(
+    state: State, due: ReplanDue, root: Path, prompts: PromptSet
+) -> list[dict[str, Any]] | None:
+    """For a verdict whose only findings are that a function the goal says to use is not
+    called where it says (`verify.named.unused`), a task of its own: a read of its file,
+    then the write that makes the functions the goal names call it (`_use`). Told only
+    what was unmet, the 1.5B planned "replace_in_file shapes.py to add the function
+    area(kind, size)" twice, for an area that was there, and the goal failed (the CPU)."""
+    names = {found[1] for u in due.unmet if (found := _UNUSED.match(u))}
+    if len(names) != 1 or len(due.unmet) != 1 or state.goal is None:
+        return None
+    name = names.pop()
+    found = callers(state.goal.text, name, pyfiles.trees(root))
+    source = text_of(root, found[2]) if found is not None else None
+    if found is None or not found[1] or source is None:
+        return None
+    path = found[2]
+    use = _use(prompts, path, source, name, found[1])
+    read = prompts.render("handback_read", path=path)
+    if written_file(use) != path or read_file_of(read) != path:
+        return None
+    return [{"description": use, "subtasks": [read, use]}]
 
 
 def _use(prompts: PromptSet, path: str, source: str, name: str, had: list[str]) -> str:

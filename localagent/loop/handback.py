@@ -23,30 +23,26 @@ no test (`tools.notests`): the tests ran none, and the write asks for test funct
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
+from localagent.loop.planfrom import from_failed
 from localagent.loop.rundone import runs
 from localagent.loop.subtasks import (
-    FILE,
     MAX_STEPS,
     TESTS,
     edited_file,
     ran_by,
-    read_file_of,
     written_file,
 )
+from localagent.loop.testback import failed_after_edit
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state.checkruns import NO_OUTPUT, split_result
-from localagent.state.ledger import latest_tests
 from localagent.tools import ToolResult, notests, pyscript, runproof
-from localagent.tools.loaderror import ERROR_CHARS, file_as_text
+from localagent.tools.loaderror import file_as_text
 from localagent.tools.mends import inits
-from localagent.tools.noneresult import none_from, none_note
 from localagent.tools.pkgimports import foreign_name, missing_import, text_of
-from localagent.tools.pyscript import TEST_FILE
 from localagent.verify.outputs import off_run
 from localagent.verify.stated import mismatches, stated_forms, stated_script
 from localagent.verify.statusfix import status_fix
@@ -131,79 +127,6 @@ def broken(state: State, subtask: str) -> tuple[str, str] | None:
         return None
     path, _, error = last.broken.partition(": ")
     return (path, error) if path in ledger.writes else None
-
-
-def failed_after_edit(
-    state: State, subtask: str, root: Path | None = None
-) -> tuple[str, str] | None:
-    """For a run `subtask` that runs the tests, when the subtask before it edited or
-    wrote a file (not a test file): that file, or the one this run wrote that defines the
-    function the failed test is named after (`_tested`, given the workspace `root`), and
-    what failed, when the latest test run failed on its
-    assertions (every file loaded) with nothing changed since. The 1.5B's fixtest plans:
-    "replace_in_file stats.py to fix the bug", then "run python -m pytest"; the tests
-    failed, the model ran them again until three strikes, and the replans were spent."""
-    if ran_by(subtask) != TESTS:
-        return None
-    ledger = state.ledger
-    last = latest_tests(ledger)
-    if last is None or last.passed is not False or last.broken:
-        return None
-    if last.epoch != state.guard.epoch:
-        return None
-    before = _before(state, subtask)
-    path = edited_file(before) or written_file(before)
-    if not path.endswith(".py") or TEST_FILE.search(path) or path not in ledger.writes:
-        return None
-    path = (_tested(root, ledger, last.summary) if root is not None else "") or path
-    failed = FILE.sub("", last.summary.split(" - ", 1)[-1]).strip()[:ERROR_CHARS]
-    return path, last.wrong or failed
-
-
-_FAILED_TEST = re.compile(r"::test_(\w+?)(?:\[|\s|$)")
-
-
-def _tested(root: Path, ledger: Any, summary: str) -> str:
-    """The file this run wrote (not a test file) that defines the function the failed
-    test is named after (`test_divide[1-2-0]`: divide, `test_divide_by_zero`: the longest
-    name of its words that a file defines). The 1.5B's mathx on the CPU: its test_divide
-    failed, and the handback sent it to mathx/subtract.py, the file its plan wrote last."""
-    found = _FAILED_TEST.search(summary)
-    words = found[1].split("_") if found else []
-    written = [p for p in ledger.writes if p.endswith(".py") and not TEST_FILE.search(p)]
-    for size in range(len(words), 0, -1):
-        name = "_".join(words[:size])
-        for path in written:
-            if name in pyscript.defines(root, path):
-                return path
-    return ""
-
-
-def _before(state: State, subtask: str) -> str:
-    """The plan's subtask just before the latest one with this text that is not done."""
-    assert state.goal is not None
-    texts = [(s.description, s.status) for t in state.goal.tasks for s in t.subtasks]
-    at = max(
-        (i for i, (d, st) in enumerate(texts) if d == subtask and st != "completed"), default=0
-    )
-    return texts[at - 1][0] if at > 0 else ""
-
-
-def edit_tasks(
-    state: State, due: ReplanDue, found: tuple[str, str], prompts: PromptSet, root: Path
-) -> list[dict[str, Any]]:
-    """The plan from the failed test run on: a read of the file, then an edit of it naming
-    the failure (and the function a None came from, `noneresult`). The replan starts the
-    window anew: without the read the model edits a file it no longer sees (the 1.5B sent
-    the failing assertion as the text to replace)."""
-    failure = found[1]
-    if named := none_from(root, found[0], failure):
-        failure = f"{failure} ({none_note(named)})"
-    edit = prompts.render("handback_edit", path=found[0], failure=failure)
-    if edited_file(edit) != found[0]:
-        edit = prompts.render("handback_edit", path=found[0], failure="see the tests' output")
-    read = prompts.render("handback_read", path=found[0])
-    return from_failed(state, due, *([read] if read_file_of(read) == found[0] else []), edit)
 
 
 def fix_tasks(
@@ -303,24 +226,3 @@ def keeping(state: State, path: str) -> str:
     if not flags:
         return ""
     return f", keeping its {' and '.join(flags)} option" + ("s" if len(flags) > 1 else "")
-
-
-def from_failed(
-    state: State, due: ReplanDue, *first_steps: str, failed: bool = True
-) -> list[dict[str, Any]]:
-    """The plan from the failed subtask on: its task with `first_steps`, then the failed
-    subtask (unless not `failed`) and what was left of the task; then the tasks after it."""
-    assert state.goal is not None
-    planned = state.goal.tasks
-    task = planned[due.task_index]
-    texts = [s.description for s in task.subtasks]
-    start = texts.index(due.subtask) if due.subtask in texts else len(texts)
-    start += 0 if failed or start == len(texts) else 1
-    left = [s.description for s in task.subtasks[start:] if s.status != "completed"]
-    first = {"description": task.description, "subtasks": [*first_steps, *left][:MAX_STEPS]}
-    later = [
-        {"description": t.description, "subtasks": [s.description for s in t.subtasks]}
-        for t in planned[due.task_index + 1 :]
-        if t.subtasks
-    ]
-    return [first, *later]

@@ -87,6 +87,8 @@ PLAN_SCHEMA: dict[str, Any] = {
     "required": ["tasks"],
 }
 
+VALUE_TOKENS = 24  # a value's reply: "-1", "0.5"
+
 
 @dataclass(frozen=True)
 class Planner:
@@ -178,6 +180,18 @@ class Planner:
             meet = "Meet what the verification found unmet"
             return [{"description": meet, "subtasks": unmet[:MAX_STEPS]}]
         return tasks
+
+    def value(self, goal: str, call: str, on_call: OnCall) -> str:
+        """What the model says `call` returns, asked alone: no code, no tools, the goal
+        its only context (`loop.testback`); its first line, stripped."""
+        messages = [
+            {"role": "system", "content": self.prompts.render("value_system")},
+            {"role": "user", "content": self.prompts.render("value_user", goal=goal, call=call)},
+        ]
+        reply = self.model.chat(messages, temperature=0.0, max_tokens=VALUE_TOKENS)
+        on_call(reply)
+        lines = reply.content.strip().strip("`").strip().splitlines()
+        return lines[0].strip() if lines else ""
 
     def _ask(self, prompt: str, goal: str, on_call: OnCall) -> plancheck.Checked | None:
         """The plan the model gives, checked; None when no reply was a plan at all. A plan

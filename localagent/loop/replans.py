@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from localagent.loop import addback, handback, rundone, writedone
+from localagent.loop import addback, handback, rundone, testback, writedone
 from localagent.loop.planner import Planner
 from localagent.loop.subtasks import ran_by
 from localagent.models import Reply
@@ -46,7 +46,9 @@ def revise(
         tasks = planner.unmet(state, due.unmet, on_call)
         log.info("plan for what is unmet: %s", "; ".join(t["description"] for t in tasks))
         return {"tasks": tasks, "replace_from": replace_from, "unmet": due.unmet}
-    if state.handbacks < most and (tasks := back(state, due, planner.small, root, prompts)):
+    goal = state.goal.text if state.goal is not None else ""
+    ask = lambda call: planner.value(goal, call, on_call)  # noqa: E731
+    if state.handbacks < most and (tasks := back(state, due, planner.small, root, prompts, ask)):
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if state.replans >= most:
         return None
@@ -69,7 +71,8 @@ def _verdict_back(
     """The plan made without the model for a verdict whose findings are all of one kind
     that one write, edit or run fixes (small profile), or None: the exit status without
     arguments, a program that never opened the file its checks gave it, ruff's own fixes,
-    the numbers the goal's script counts."""
+    a function not called where the goal says to use it, the numbers the goal's script
+    counts."""
     if _status_only(state, due) and (
         tasks := handback.status_tasks(state, due, root, prompts, fresh=True)
     ):
@@ -79,6 +82,10 @@ def _verdict_back(
         ("the goal's checks never opened the file they gave", lambda: _unread(state, due, prompts)),
         ("the goal's program calls none of its code", lambda: _idle(state, due, prompts)),
         ("the goal's ruff check failed on what ruff fixes itself", lambda: _ruff_fixes(due)),
+        (
+            "a function the goal says to use is not called where it says",
+            lambda: addback.unused_tasks(state, due, root, prompts),
+        ),
         (
             "the goal's script printed other numbers than it counts",
             lambda: _recounted(state, due, prompts),
@@ -92,12 +99,19 @@ def _verdict_back(
 
 
 def back(
-    state: State, due: ReplanDue, small: bool, root: Path, prompts: PromptSet
+    state: State,
+    due: ReplanDue,
+    small: bool,
+    root: Path,
+    prompts: PromptSet,
+    ask: Callable[[str], str] | None = None,
 ) -> list[dict[str, Any]] | None:
     """The plan made without the model when the failed run goes back to its file: a write
     for a program that calls none of its code; with the small profile, a write for one
     that never opens the file it was given, a fix of a file the run could not load, an
-    edit after which the tests failed. Counted apart from the model's replans: two such
+    edit after which the tests failed (or, when this run wrote the failed test and the
+    model, `ask`ed alone, gives the code's value, an edit of the test: `testback`).
+    Counted apart from the model's replans: two such
     hand-backs spent the 1.5B's greet.py replans, and its next failure, at round 10 of
     24, ended the goal (the H200)."""
     if program := handback.idle_program(due, root):
@@ -115,9 +129,14 @@ def back(
     if small and (found := handback.broken(state, due.subtask)):
         log.info("%s does not load (%s): back to a write", *found)
         return handback.fix_tasks(state, due, found, prompts, root)
-    if small and (found := handback.failed_after_edit(state, due.subtask, root)):
+    if small and (found := testback.failed_after_edit(state, due.subtask, root)):
+        if ask is not None and (
+            tasks := testback.expected_tasks(state, due, found[1], prompts, ask)
+        ):
+            log.info("the run's own test expects another value than the model says: back to it")
+            return tasks
         log.info("the tests fail after the change to %s (%s): back to an edit", *found)
-        return handback.edit_tasks(state, due, found, prompts, root)
+        return testback.edit_tasks(state, due, found, prompts, root)
     if small and (tasks := addback.tasks(state, due, root, prompts)):
         log.info("the function the failed step names is defined nowhere: back to a write of it")
         return tasks

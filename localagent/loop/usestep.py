@@ -6,7 +6,6 @@ only the verdict found area unused, a replan later."""
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import norm
 from localagent.system.textcap import listed
-from localagent.tools import pywrite
+from localagent.tools import pycalls, pywrite
 from localagent.tools.pkgimports import text_of, tree_of
 
 # The step as `prompts.feedback.HANDBACK_USE` words it (a prompt set that words it
@@ -49,26 +48,7 @@ def not_calling(root: Path, path: str, name: str, users: list[str]) -> list[str]
     """The functions of the Python file at `path` (those in `users`, or all but `name`)
     whose code calls no `name`; [] when it cannot be read or parsed, or defines no `name`."""
     tree = tree_of(text_of(root, path))
-    if tree is None:
-        return []
-    functions = {
-        n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-    }
-    if name not in functions:
-        return []
-    wanted = users or [n for n in functions if n != name]
-    return [u for u in wanted if u in functions and not _calls(functions[u], name)]
-
-
-def _calls(function: ast.AST, name: str) -> bool:
-    return any(
-        isinstance(node, ast.Call)
-        and (
-            (isinstance(node.func, ast.Name) and node.func.id == name)
-            or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
-        )
-        for node in ast.walk(function)
-    )
+    return [] if tree is None else pycalls.not_calling(tree, name, users)
 
 
 # A plan's write step that says its file's code is to call a function: "write_file
@@ -96,7 +76,7 @@ def said(step: str, goal: str, root: Path) -> tuple[str, str, list[str]] | None:
     if tree is None:
         return None
     name, text = found[1], f"{step}\n{goal}"
-    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    functions = list(pycalls.functions(tree))
     users = [f for f in functions if f != name and re.search(rf"\b{re.escape(f)}\b", text)]
     return (path, name, users) if name in functions and users else None
 

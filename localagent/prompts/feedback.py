@@ -194,6 +194,11 @@ HANDBACK_EDIT = "replace_in_file {path} to fix the failing test: {failure}"
 
 HANDBACK_READ = "read_file {path}"
 
+HANDBACK_EXPECTED = (
+    "replace_in_file {path} to fix the value its test expects: {call} returns {got}, not "
+    "{expected} (fix each other expected value in it that is wrong the same way)"
+)
+
 SEE_FAILURE = "run {cmd} to see what fails"
 
 SAMPLE_WRITE = "write_file {path} with a few lines of sample text"

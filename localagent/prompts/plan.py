@@ -43,3 +43,7 @@ The work so far did not achieve the goal. What is still unmet:
 Done so far:
 {done}
 Plan only the work that is still needed, as JSON."""
+
+VALUE_SYSTEM = "You answer with one Python value and nothing else."
+
+VALUE_USER = "Goal: {goal}\n\nWhat does {call} return? Answer with only the value."

@@ -44,6 +44,7 @@ from localagent.prompts.feedback import (
     HANDBACK_ADD,
     HANDBACK_COUNTS,
     HANDBACK_EDIT,
+    HANDBACK_EXPECTED,
     HANDBACK_FIX,
     HANDBACK_MISCOUNT,
     HANDBACK_MODULE,
@@ -105,6 +106,8 @@ from localagent.prompts.plan import (
     PLAN_USER,
     REPLAN_USER,
     UNMET_USER,
+    VALUE_SYSTEM,
+    VALUE_USER,
 )
 from localagent.prompts.refusals import REFUSALS
 from localagent.prompts.refusals_run import REFUSALS_RUN
@@ -230,6 +233,13 @@ PROMPTS: dict[str, Prompt] = {
         _spec("problems", "tools"),
     ),
     "plan_user": Prompt(PLAN_USER, "the goal to decompose", _spec("goal")),
+    "value_system": Prompt(
+        VALUE_SYSTEM,
+        "the question a failed test of the run's own tests asks (small profile): what a call "
+        "returns, answered without the code",
+        _spec(),
+    ),
+    "value_user": Prompt(VALUE_USER, "that question", _spec("goal call")),
     "replan_user": Prompt(
         REPLAN_USER,
         "a failed subtask to plan around (replan)",
@@ -385,6 +395,12 @@ PROMPTS: dict[str, Prompt] = {
         HANDBACK_EDIT,
         "the edit subtask a test run that failed after an edit goes back to",
         _spec("path failure"),
+    ),
+    "handback_expected": Prompt(
+        HANDBACK_EXPECTED,
+        "the edit subtask a test run goes back to when the run's own test expects another "
+        "value than its code returns and the model, asked alone, gives the code's",
+        _spec("path call got expected"),
     ),
     "handback_read": Prompt(
         HANDBACK_READ,

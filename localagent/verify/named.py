@@ -15,7 +15,8 @@ import ast
 import re
 from pathlib import Path
 
-from localagent.tools import pyfiles
+from localagent.system.textcap import listed
+from localagent.tools import pycalls, pyfiles
 
 _NAME = re.compile(r"`?([A-Za-z_]\w*)`?(?:\s*\([^()]*\))?")
 _OPENS = re.compile(r"\bfunctions?\s+(?:(?:called|named)\s+)?", re.I)
@@ -61,17 +62,55 @@ def unused(goal: str, root: Path) -> list[str]:
     into one function area(kind, size) and use it in all three") that a Python file here
     defines and no code here calls (or uses at all), outside the function itself.
     Qwen2.5-Coder-1.5B added `def area` above the three functions and then only renamed
-    them, refused each time (the CPU): the tests passed as they did before any change."""
+    them, refused each time (the CPU): the tests passed as they did before any change.
+    Where the goal says where to use it ("use it in ..."), each function of its file that
+    the goal names must call it (`callers`)."""
     wanted = [name for name in named_functions(goal) if _said_to_use(goal, name)]
     if not wanted:
         return []
-    trees = [tree for _, tree in pyfiles.trees(root)]  # parsed once for both questions
+    found = pyfiles.trees(root)  # parsed once for all the questions
+    trees = [tree for _, tree in found]
     defined, called = _defined(trees), _called(trees)
-    return [
-        f"the goal says to use the function {name}, and no code here calls it"
-        for name in wanted
-        if name in defined and name not in called
-    ]
+    findings = []
+    for name in wanted:
+        if name in defined and name not in called:
+            findings.append(f"the goal says to use the function {name}, and no code here calls it")
+        elif (
+            name in called
+            and _said_where(goal, name)
+            and (users := callers(goal, name, found))
+            and (missing := users[1])
+        ):
+            verb = "does" if len(missing) == 1 else "do"
+            findings.append(
+                f"the goal says to use the function {name} in {listed(users[0])}, and "
+                f"{listed(missing)} {verb} not call it"
+            )
+    return findings
+
+
+def callers(
+    goal: str, name: str, found: list[tuple[str, ast.Module]]
+) -> tuple[list[str], list[str], str] | None:
+    """(the functions of the one file that defines `name` which the goal names, those of
+    them that do not call it, that file); None when several files or none define it, or
+    the goal names none of its other functions. The 1.5B's refactor made total_area call
+    area and left largest and report as they were (the CPU): "no code calls it" alone let
+    that pass."""
+    owners = [(path, tree) for path, tree in found if name in pycalls.functions(tree)]
+    if len(owners) != 1:
+        return None
+    path, tree = owners[0]
+    users = [f for f in pycalls.functions(tree) if f != name and re.search(rf"\b{f}\b", goal)]
+    if not users:
+        return None
+    return users, pycalls.not_calling(tree, name, users), path
+
+
+def _said_where(goal: str, name: str) -> bool:
+    """The goal says where to use it: "use it in all three", "call area from report"."""
+    said = rf"\b(?:use|call)s?\s+(?:it|them|{re.escape(name)})\s+(?:in|from|inside)\b"
+    return re.search(said, goal, re.I) is not None
 
 
 def _said_to_use(goal: str, name: str) -> bool:

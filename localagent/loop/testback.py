@@ -1,0 +1,168 @@
+"""A test run that failed after an edit goes back to the code it tests (small profile),
+or, when this run wrote the test and it expects another value than this run's code
+returns, to whichever of the two the model, asked alone, says is wrong.
+
+Qwen2.5-Coder-1.5B's mathx runs on the CPU wrote `subtract(a, b)` as `return a - b`,
+and tests in parametrize tables whose values it had got wrong: `(1, 2, 1)` for
+subtract, `(3, 2, 1)` for multiply. The tests failed with "subtract(1, 2) must return 1
+(it returned -1)", the hand-back sent the model to fix mathx/subtract.py, and it had
+nothing to fix: it sent the function back as it was until the round limit. Asked alone,
+with the goal and no code, "What does subtract(1, 2) return?", the same model answered
+-1, and it answered the other calls of those tables right too (the CPU).
+
+So when the latest test run failed on such a value, in a test file this run wrote, the
+hand-back asks that question first. An answer that is the code's value and not the
+test's sends the model to the test's expected value instead; any other answer (none,
+or the test's, or a third value) leaves the hand-back to the code as it was. The answer
+is a model call of the replan, journaled with it; the tests the user gave are never
+questioned.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from localagent.loop.planfrom import from_failed
+from localagent.loop.subtasks import FILE, TESTS, edited_file, ran_by, read_file_of, written_file
+from localagent.prompts.promptset import PromptSet
+from localagent.state import ReplanDue, State
+from localagent.state.checkruns import norm
+from localagent.state.ledger import latest_tests
+from localagent.tools import pyscript
+from localagent.tools.loaderror import ERROR_CHARS
+from localagent.tools.noneresult import none_from, none_note
+from localagent.tools.pyscript import TEST_FILE
+
+# `tools.asserted.wrong_value`'s words.
+_WRONG = re.compile(
+    r"^(?P<call>\w[\w.]*\(.*\)) must return (?P<expected>.+) \(it returned (?P<got>.+)\)$"
+)
+_TEST_FILE = re.compile(r"([\w./\\-]+\.py)::")
+
+
+def failed_after_edit(
+    state: State, subtask: str, root: Path | None = None
+) -> tuple[str, str] | None:
+    """For a run `subtask` that runs the tests, when the subtask before it edited or
+    wrote a file (a test file only when this run wrote the code it tests): that file, or
+    the one this run wrote that defines the function the failed test is named after
+    (`_tested`, given the workspace `root`), and
+    what failed, when the latest test run failed on its
+    assertions (every file loaded) with nothing changed since. The 1.5B's fixtest plans:
+    "replace_in_file stats.py to fix the bug", then "run python -m pytest"; the tests
+    failed, the model ran them again until three strikes, and the replans were spent."""
+    if ran_by(subtask) != TESTS:
+        return None
+    ledger = state.ledger
+    last = latest_tests(ledger)
+    if last is None or last.passed is not False or last.broken:
+        return None
+    if last.epoch != state.guard.epoch:
+        return None
+    before = _before(state, subtask)
+    path = edited_file(before) or written_file(before)
+    if not path.endswith(".py") or path not in ledger.writes:
+        return None
+    tested = _tested(root, ledger, last.summary) if root is not None else ""
+    if TEST_FILE.search(path) and not tested:
+        return None  # a test of this run's (`testback` may have edited it), of no code here
+    path = tested or path
+    failed = FILE.sub("", last.summary.split(" - ", 1)[-1]).strip()[:ERROR_CHARS]
+    return path, last.wrong or failed
+
+
+_FAILED_TEST = re.compile(r"::test_(\w+?)(?:\[|\s|$)")
+
+
+def _tested(root: Path, ledger: Any, summary: str) -> str:
+    """The file this run wrote (not a test file) that defines the function the failed
+    test is named after (`test_divide[1-2-0]`: divide, `test_divide_by_zero`: the longest
+    name of its words that a file defines). The 1.5B's mathx on the CPU: its test_divide
+    failed, and the handback sent it to mathx/subtract.py, the file its plan wrote last."""
+    found = _FAILED_TEST.search(summary)
+    words = found[1].split("_") if found else []
+    written = [p for p in ledger.writes if p.endswith(".py") and not TEST_FILE.search(p)]
+    for size in range(len(words), 0, -1):
+        name = "_".join(words[:size])
+        for path in written:
+            if name in pyscript.defines(root, path):
+                return path
+    return ""
+
+
+def _before(state: State, subtask: str) -> str:
+    """The plan's subtask just before the latest one with this text that is not done."""
+    assert state.goal is not None
+    texts = [(s.description, s.status) for t in state.goal.tasks for s in t.subtasks]
+    at = max(
+        (i for i, (d, st) in enumerate(texts) if d == subtask and st != "completed"), default=0
+    )
+    return texts[at - 1][0] if at > 0 else ""
+
+
+def edit_tasks(
+    state: State, due: ReplanDue, found: tuple[str, str], prompts: PromptSet, root: Path
+) -> list[dict[str, Any]]:
+    """The plan from the failed test run on: a read of the file, then an edit of it naming
+    the failure (and the function a None came from, `noneresult`). The replan starts the
+    window anew: without the read the model edits a file it no longer sees (the 1.5B sent
+    the failing assertion as the text to replace)."""
+    failure = found[1]
+    if named := none_from(root, found[0], failure):
+        failure = f"{failure} ({none_note(named)})"
+    edit = prompts.render("handback_edit", path=found[0], failure=failure)
+    if edited_file(edit) != found[0]:
+        edit = prompts.render("handback_edit", path=found[0], failure="see the tests' output")
+    read = prompts.render("handback_read", path=found[0])
+    return from_failed(state, due, *([read] if read_file_of(read) == found[0] else []), edit)
+
+
+def expected_tasks(
+    state: State,
+    due: ReplanDue,
+    failure: str,
+    prompts: PromptSet,
+    ask: Callable[[str], str],
+) -> list[dict[str, Any]] | None:
+    """The plan from the failed test run on, a read of the test file and an edit of its
+    expected value, when the model's own answer for the failed call is the code's value;
+    None otherwise (`ask`: the model's answer for a call, `Planner.value`)."""
+    wrong = _WRONG.match(failure)
+    test = own_test_file(state)
+    if wrong is None or not test:
+        return None
+    answer = ask(wrong["call"])
+    if not same(answer, wrong["got"]) or same(answer, wrong["expected"]):
+        return None
+    edit = prompts.render(
+        "handback_expected", path=test, call=wrong["call"], got=wrong["got"],
+        expected=wrong["expected"],
+    )  # fmt: skip
+    read = prompts.render("handback_read", path=test)
+    if edited_file(edit) != test or read_file_of(read) != test:
+        return None
+    return from_failed(state, due, read, edit)
+
+
+def own_test_file(state: State) -> str:
+    """The test file the latest test run failed in, when this run wrote it."""
+    last = latest_tests(state.ledger)
+    found = _TEST_FILE.search(last.summary) if last is not None else None
+    path = norm(found[1]) if found is not None else ""
+    return path if path in state.ledger.writes else ""
+
+
+def same(a: str, b: str) -> bool:
+    """Whether two values as Python writes them are one: "0.5" and ".5", "2" and "2.0"."""
+    try:
+        x, y = ast.literal_eval(a.strip()), ast.literal_eval(b.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return a.strip() == b.strip() != ""
+    if isinstance(x, int | float) and isinstance(y, int | float):
+        return not isinstance(x, bool) and not isinstance(y, bool) and math.isclose(x, y)
+    return bool(x == y)

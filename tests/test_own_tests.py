@@ -1,0 +1,109 @@
+"""The run's own test expects another value than the run's code returns: the model,
+asked alone what the call returns, says which is wrong (small profile).
+
+Qwen2.5-Coder-1.5B's mathx run on the CPU, verbatim: its package's functions were right,
+its parametrize tables were not (`(1, 2, 1)` for subtract). The tests failed with
+"subtract(1, 2) must return 1 (it returned -1)", the hand-back sent the model to fix
+mathx/subtract.py, and with nothing to fix there it sent the function back unchanged
+until the round limit. Asked alone, the same model answers "-1" (the CPU).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import plan_rule, real_goal, records_of, small_model_goal
+
+from localagent.loop.testback import same
+
+MATHX = real_goal("mathx").text
+PLAN = [
+    "write_file mathx/__init__.py with the package structure and functions",
+    "write_file tests/test_mathx.py with the pytest tests",
+    "write_file mathx/add.py with the code of add",
+    "write_file mathx/divide.py with the code of divide",
+    "write_file mathx/multiply.py with the code of multiply",
+    "write_file mathx/subtract.py with the code of subtract",
+    "run python -m pytest to ensure the tests pass",
+]
+INIT = (
+    '{{"name": "write_file", "arguments": {"path": "mathx/__init__.py", "content": "from math'
+    'x import add, subtract, multiply, divide"}}}'
+)
+TABLES = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    "pytest\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), (3, 2, 5), (2, 2, 4"
+    "), (0, 2, 2), (2, 0, 2)])\\ndef test_add(a, b, expected):\\n    assert add(a, b) == expe"
+    "cted\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 1), (3, 2, 1), (2, 2, 0),"
+    " (0, 2, 0), (2, 0, 0)])\\ndef test_subtract(a, b, expected):\\n    assert subtract(a, b)"
+    " == expected\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), (3, 2, 1), (2"
+    ", 2, 1), (0, 2, 0), (2, 0, 0)])\\ndef test_multiply(a, b, expected):\\n    assert multip"
+    "ly(a, b) == expected\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 0), (3, 2"
+    ", 0), (2, 2, 0), (0, 2, 0), (2, 0, 0)])\\ndef test_divide(a, b, expected):\\n    assert "
+    'divide(a, b) == expected"}}}'
+)
+ADD = (
+    '{{"name": "write_file", "arguments": {"path": "mathx/add.py", "content": "def add(a, b):'
+    '\\n    return a + b"}}}'
+)
+DIVIDE = (
+    '{{"name": "write_file", "arguments": {"path": "mathx/divide.py", "content": "def divide('
+    "a, b):\\n    if b == 0:\\n        raise ValueError('Cannot divide by zero')\\n    retu"
+    'rn a / b"}}}'
+)
+MULTIPLY = (
+    '{{"name": "write_file", "arguments": {"path": "mathx/multiply.py", "content": "def multi'
+    'ply(a, b):\\n    return a * b"}}}'
+)
+SUBTRACT = (
+    '{{"name": "write_file", "arguments": {"path": "mathx/subtract.py", "content": "def subtr'
+    'act(a, b):\\n    return a - b"}}}'
+)
+TESTS_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}'
+READ_TESTS = '{{"name": "read_file", "arguments": {"path": "tests/test_mathx.py"}}}'
+
+
+def _failed_tables(ws: Path, answer: str) -> list[dict[str, Any]]:
+    """The run up to the hand-back's plan, the model answering `answer` when asked what
+    subtract(1, 2) returns; the plans made."""
+    replies = [INIT, TABLES, ADD, DIVIDE, MULTIPLY, SUBTRACT, TESTS_RUN, TESTS_RUN]
+    rounds = [{"content": c} for c in replies] + [{"content": answer}, {"content": READ_TESTS}]
+    small_model_goal(ws, MATHX, plan_rule((MATHX, PLAN)), rounds, LOCALAGENT_MAX_ROUNDS="9")
+    asked = [r for r in records_of(ws, "llm_call") if r["purpose"] == "replan"]
+    assert len(asked) == 1, asked  # the question, and no replan of the model's
+    return records_of(ws, "plan")
+
+
+def test_a_value_the_model_gives_as_the_code_s_sends_it_to_the_test(tmp_path: Path) -> None:
+    plan = _failed_tables(tmp_path, "-1")[-1]
+    assert plan.get("by") == "handback", plan
+    steps = plan["tasks"][0]["subtasks"]
+    assert steps[:3] == [
+        "read_file tests/test_mathx.py",
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: subtract(1, 2) "
+        "returns -1, not 1 (fix each other expected value in it that is wrong the same way)",
+        "run python -m pytest to ensure the tests pass",
+    ], steps
+    assert (
+        tmp_path / "mathx" / "subtract.py"
+    ).read_text() == "def subtract(a, b):\n    return a - b"
+
+
+def test_a_value_the_model_gives_as_the_test_s_sends_it_to_the_code(tmp_path: Path) -> None:
+    steps = _failed_tables(tmp_path, "1")[-1]["tasks"][0]["subtasks"]
+    assert steps[:2] == [
+        "read_file mathx/subtract.py",
+        "replace_in_file mathx/subtract.py to fix the failing test: subtract(1, 2) must return "
+        "1 (it returned -1)",
+    ], steps
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "one"),
+    [("-1", "-1", True), ("0.5", ".5", True), ("2", "2.0", True), ("-1", "1", False),
+     ("'a'", '"a"', True), ("True", "1", False), ("", "", False), ("x", "x", True)],
+)  # fmt: skip
+def test_which_values_are_the_same(a: str, b: str, one: bool) -> None:
+    assert same(a, b) is one
