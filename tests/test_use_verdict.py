@@ -14,6 +14,7 @@ from pathlib import Path
 from shapes_support import GOAL, SHAPES, TESTS
 from support import VERIFIED, plan_rule, records_of, small_model_goal
 
+from localagent.tools import pywrite
 from localagent.verify.named import unused
 
 PLAN = [
@@ -30,6 +31,25 @@ AREA_FOR_DOCSTRING = (
     ' error, depending on your preference"""}}}'
 )
 TESTS_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}'
+UNCHANGED_THREE = (
+    '{{"name": "write_file", "arguments": {"path": "shapes.py", "content": "def total_area('
+    "shapes):\\n    total = 0.0\\n    for kind, size in shapes:\\n        if kind == 'circ"
+    "le':\\n            total += 3.14159 * size * size\\n        elif kind == 'square':\\n"
+    "            total += size * size\\n    return total\\n\\n\\ndef largest(shapes):\\n   "
+    " best, best_area = None, -1.0\\n    for kind, size in shapes:\\n        if kind == 'c"
+    "ircle':\\n            this = 3.14159 * size * size\\n        elif kind == 'square':"
+    "\\n            this = size * size\\n        else:\\n            continue\\n        if "
+    "this > best_area:\\n            best, best_area = (kind, size), this\\n    return best"
+    "\\n\\n\\ndef report(shapes):\\n    lines = []\\n    for kind, size in shapes:\\n      "
+    "  if kind == 'circle':\\n            lines.append(f'{kind} {size}: {3.14159 * size "
+    "* size:.2f}')\\n        elif kind == 'square':\\n            lines.append(f'{kind}"
+    " {size}: {size * size:.2f}')\\n    return '\\n'.join(lines)\"}}}}"
+)
+USE_EACH = (
+    "write_file shapes.py with only `def total_area(shapes):` and its code changed to call "
+    "area as the content (it takes the place of the one shapes.py has, and the rest of "
+    "shapes.py stays); then largest and report the same way, one at a time"
+)
 AREA = (
     "def area(kind, size):\n    if kind == 'circle':\n        return 3.14159 * size * size\n"
     "    if kind == 'square':\n        return size * size\n    return 0.0\n\n\n"
@@ -72,3 +92,28 @@ def test_the_goal_s_use_in_all_three_needs_a_call_in_each(tmp_path: Path) -> Non
     # Without saying where, one call is use enough.
     (tmp_path / "shapes.py").write_text(AREA + one)
     assert unused(GOAL.replace("use it in all three", "use it"), tmp_path) == []
+
+
+def test_a_write_of_the_other_functions_as_they_were_keeps_the_one_they_are_to_call(
+    tmp_path: Path,
+) -> None:
+    """The hand-back's step after that verdict, and the 1.5B's reply to it (the CPU): the
+    three functions as they were, written whole over shapes.py, area and the docstring
+    lost; sent again unchanged, the write ended the step. Now they are written where
+    they stand, area stays, and the step goes on until they call it."""
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    replies = (READ, AREA_FOR_DOCSTRING, TESTS_RUN, READ, UNCHANGED_THREE, UNCHANGED_THREE)
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, PLAN)), [{"content": c} for c in replies], VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="6", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    assert records_of(tmp_path, "plan")[-1]["tasks"][0]["subtasks"][1] == USE_EACH
+    shapes = (tmp_path / "shapes.py").read_text()
+    assert pywrite.defined(shapes) == ["area", "total_area", "largest", "report"], shapes
+    writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    said = "made as a change of total_area, largest and report where they stood"
+    assert len(writes) == 2 and said in writes[0]["result"], writes
+    assert "do not call area" in writes[1]["result"], writes[1]["result"]
+    done = [r["reason"] for r in records_of(tmp_path, "subtask_completed")]
+    assert not any("written again unchanged" in d for d in done), done

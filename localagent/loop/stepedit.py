@@ -133,7 +133,10 @@ def as_merged_write(
     # itself: the 1.5B's `def total_area(shapes): return area(shapes)` and two more, with
     # no `def area`, was written whole over shapes.py, area lost (the CPU).
     users = lost_users(root, path, had, replaced + added)
-    if not users and not set(kept) & _called(content):
+    # Or a function the step or the goal names: asked to write total_area alone, calling
+    # area, the 1.5B wrote total_area, largest and report as they were, and area was lost
+    # with the file's docstring (the CPU).
+    if not users and not set(kept) & (_called(content) | set(named_functions(said))):
         return None
     shown = listed(kept)
     if not replaced:

@@ -46,9 +46,14 @@ def asked(step: str) -> tuple[str, str, list[str]] | None:
 
 def not_calling(root: Path, path: str, name: str, users: list[str]) -> list[str]:
     """The functions of the Python file at `path` (those in `users`, or all but `name`)
-    whose code calls no `name`; [] when it cannot be read or parsed, or defines no `name`."""
+    whose code calls no `name`, all of them when it no longer defines `name`; [] when it
+    cannot be read or parsed."""
     tree = tree_of(text_of(root, path))
-    return [] if tree is None else pycalls.not_calling(tree, name, users)
+    if tree is None:
+        return []
+    if name not in (functions := pycalls.functions(tree)):
+        return [u for u in users if u in functions] if users else list(functions)
+    return pycalls.not_calling(tree, name, users)
 
 
 # A plan's write step that says its file's code is to call a function: "write_file
