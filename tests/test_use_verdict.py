@@ -17,6 +17,8 @@ from support import VERIFIED, plan_rule, records_of, small_model_goal
 from localagent.tools import pywrite
 from localagent.verify.named import unused
 
+# Without "in all three" the edit step is not held to it (as below): its edit ends it.
+USE_IT = GOAL.replace("use it in all three", "use it")
 PLAN = [
     "read_file shapes.py",
     "replace_in_file shapes.py to move the area formulas into one function area(kind, size)",
@@ -45,6 +47,23 @@ UNCHANGED_THREE = (
     "* size:.2f}')\\n        elif kind == 'square':\\n            lines.append(f'{kind}"
     " {size}: {size * size:.2f}')\\n    return '\\n'.join(lines)\"}}}}"
 )
+THREE_FOR_AREA = (
+    '```json\n{\n  "name": "replace_in_file",\n  "arguments": {\n    "path": "shapes.py",\n'
+    '    "old": """def total_area(shapes):\n    total = 0.0\n    for kind, size in shapes:\n'
+    '        if kind == "circle":\n            total += 3.14159 * size * size\n        elif'
+    ' kind == "square":\n            total += size * size\n    return total\n\n\ndef larges'
+    "t(shapes):\n    best, best_area = None, -1.0\n    for kind, size in shapes:\n        i"
+    'f kind == "circle":\n            this = 3.14159 * size * size\n        elif kind == "s'
+    'quare":\n            this = size * size\n        else:\n            continue\n        '
+    "if this > best_area:\n            best, best_area = (kind, size), this\n    return bes"
+    "t\n\n\ndef report(shapes):\n    lines = []\n    for kind, size in shapes:\n        if "
+    'kind == "circle":\n            lines.append(f"{kind} {size}: {3.14159 * size * size:.2'
+    'f}")\n        elif kind == "square":\n            lines.append(f"{kind} {size}: {size '
+    '* size:.2f}")\n    return "\\n".join(lines)""",\n    "new": """def area(kind, size):\n'
+    '    if kind == "circle":\n        return 3.14159 * size * size\n    elif kind == "squa'
+    're":\n        return size * size\n    else:\n        return None\n"""\n  }\n}\n```'
+)
+
 USE_EACH = (
     "write_file shapes.py with only `def total_area(shapes):` and its code changed to call "
     "area as the content (it takes the place of the one shapes.py has, and the rest of "
@@ -63,7 +82,7 @@ def test_an_unused_function_the_goal_names_goes_back_to_the_write_that_calls_it(
     (tmp_path / "test_shapes.py").write_text(TESTS)
     rounds = [{"content": c} for c in (READ, AREA_FOR_DOCSTRING, TESTS_RUN)]
     small_model_goal(
-        tmp_path, GOAL, plan_rule((GOAL, PLAN)), rounds, VERIFIED,
+        tmp_path, USE_IT, plan_rule((USE_IT, PLAN)), rounds, VERIFIED,
         LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1",
     )  # fmt: skip
     assert "def area(kind, size):" in (tmp_path / "shapes.py").read_text()
@@ -105,7 +124,7 @@ def test_a_write_of_the_other_functions_as_they_were_keeps_the_one_they_are_to_c
     (tmp_path / "test_shapes.py").write_text(TESTS)
     replies = (READ, AREA_FOR_DOCSTRING, TESTS_RUN, READ, UNCHANGED_THREE, UNCHANGED_THREE)
     small_model_goal(
-        tmp_path, GOAL, plan_rule((GOAL, PLAN)), [{"content": c} for c in replies], VERIFIED,
+        tmp_path, USE_IT, plan_rule((USE_IT, PLAN)), [{"content": c} for c in replies], VERIFIED,
         LOCALAGENT_MAX_ROUNDS="6", LOCALAGENT_VERIFY="1",
     )  # fmt: skip
     assert records_of(tmp_path, "plan")[-1]["tasks"][0]["subtasks"][1] == USE_EACH
@@ -117,3 +136,23 @@ def test_a_write_of_the_other_functions_as_they_were_keeps_the_one_they_are_to_c
     assert "do not call area" in writes[1]["result"], writes[1]["result"]
     done = [r["reason"] for r in records_of(tmp_path, "subtask_completed")]
     assert not any("written again unchanged" in d for d in done), done
+
+
+def test_an_edit_step_that_names_the_function_is_held_to_the_goal_s_use_of_it(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B's edit step, verbatim (the CPU): its edit of the three functions into
+    area alone was made as an addition of area, and it ended the step, the three
+    unchanged. The goal says to use area in all three: the step goes on, and the edit's
+    result says which do not call it yet."""
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, PLAN)),
+        [{"content": c} for c in (READ, THREE_FOR_AREA)], LOCALAGENT_MAX_ROUNDS="2",
+    )  # fmt: skip
+    assert pywrite.defined((tmp_path / "shapes.py").read_text())[0] == "area"
+    (edit,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "replace_in_file"]
+    assert "NOTE: total_area, largest and report do not call area yet" in edit["result"], edit
+    done = [r["reason"] for r in records_of(tmp_path, "subtask_completed")]
+    assert done == ["shapes.py was read, which is all the subtask asks"], done

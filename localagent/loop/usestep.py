@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from localagent.loop.subtasks import written_file
+from localagent.loop.subtasks import edited_file, written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import norm
 from localagent.system.textcap import listed
 from localagent.tools import pycalls, pywrite
 from localagent.tools.pkgimports import text_of, tree_of
+from localagent.verify.named import named_functions, said_where
 
 # The step as `prompts.feedback.HANDBACK_USE` words it (a prompt set that words it
 # otherwise has no such check).
@@ -69,18 +70,31 @@ _USES = re.compile(
 )
 
 
-def said(step: str, goal: str, root: Path) -> tuple[str, str, list[str]] | None:
-    """For a write step of one Python file that says to call or use one of its functions:
-    (the file, the function, the file's other functions that the step or the goal names);
-    None for any other step, or when they name none."""
-    path = written_file(step)
-    found = _USES.search(step)
-    if not path.endswith(".py") or found is None:
+def said(step: str, goal: str, root: Path, later: str = "") -> tuple[str, str, list[str]] | None:
+    """For a write or edit step of one Python file that says to call or use one of its
+    functions, or that names one the goal says where to use ("move them into one function
+    area(kind, size)", the goal's "and use it in all three"): (the file, the function, the
+    file's other functions that the step or the goal names); None for any other step, or
+    when they name none. The 1.5B's edit step of that wording was ended by its edit that
+    added area, the three unchanged, in three CPU runs; only the verdict found area unused.
+    A step the plan's `later` steps name the function after is not held to the goal's
+    use of it: those are (the hand-back's write of area alone, then of each caller)."""
+    path = written_file(step) or edited_file(step)
+    if not path.endswith(".py"):
         return None
     tree = tree_of(text_of(root, path))
     if tree is None:
         return None
-    name, text = found[1], f"{step}\n{goal}"
+    if (found := _USES.search(step)) is not None:
+        name = found[1]
+    else:
+        wanted = (
+            n
+            for n in named_functions(goal)
+            if re.search(rf"\b{n}\b", step) and not re.search(rf"\b{n}\b", later)
+        )
+        name = next((n for n in wanted if said_where(goal, n)), "")
+    text = f"{step}\n{goal}"
     functions = list(pycalls.functions(tree))
     users = [f for f in functions if f != name and re.search(rf"\b{re.escape(f)}\b", text)]
     return (path, name, users) if name in functions and users else None
@@ -93,7 +107,9 @@ def unmet(state: State, root: Path, facts: dict[str, list[str]]) -> tuple[str, s
     if here is None:
         return "", "", []
     goal = state.goal.text if state.goal is not None else ""
-    step = asked(here[1].description) or said(here[1].description, goal, root)
+    tasks = state.goal.tasks if state.goal is not None else []
+    later = "\n".join(s.description for t in tasks for s in t.subtasks if s.status == "pending")
+    step = asked(here[1].description) or said(here[1].description, goal, root, later)
     if step is None:
         return "", "", []
     path, name, users = step

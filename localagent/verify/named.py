@@ -77,7 +77,7 @@ def unused(goal: str, root: Path) -> list[str]:
             findings.append(f"the goal says to use the function {name}, and no code here calls it")
         elif (
             name in called
-            and _said_where(goal, name)
+            and said_where(goal, name)
             and (users := callers(goal, name, found))
             and (missing := users[1])
         ):
@@ -107,7 +107,7 @@ def callers(
     return users, pycalls.not_calling(tree, name, users), path
 
 
-def _said_where(goal: str, name: str) -> bool:
+def said_where(goal: str, name: str) -> bool:
     """The goal says where to use it: "use it in all three", "call area from report"."""
     said = rf"\b(?:use|call)s?\s+(?:it|them|{re.escape(name)})\s+(?:in|from|inside)\b"
     return re.search(said, goal, re.I) is not None
