@@ -7,11 +7,16 @@ do something), and the goal ended "completed (unverified)" with a game that neve
 
 from __future__ import annotations
 
+import ast
 import json
+import subprocess
+import sys
 from pathlib import Path
 
-from support import plan_rule, records_of, small_model_goal
+import pytest
+from support import plan_rule, real_goal, records_of, small_model_goal
 
+from localagent.tools import parsedargs
 from localagent.verify.checks import idle_program, program_goal
 
 GOAL = "Create a rock-paper-scissors game"
@@ -69,3 +74,65 @@ def test_which_goals_and_scripts_are_programs_that_do_nothing(tmp_path: Path) ->
     assert idle_program(tmp_path, "game.py") == []  # a module main.py uses
     (tmp_path / "calls.py").write_text("def play():\n    print('rock')\n\n\nplay()\n")
     assert idle_program(tmp_path, "calls.py") == []
+
+
+# wordcount, the code of 819bfac (the CPU), verbatim: `main(args)` reads the parsed command
+# line, and nothing parses it or calls main.
+UNPARSED = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argparse'
+    "\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.file, 'r')"
+    " as f:\\n            text = f.read()\\n            print(len(text.split().split()))\\n   "
+    " else:\\n        with open(args.file, 'r') as f:\\n            text = f.read()\\n         "
+    '   print(len(text.split().split()), len(text.split().split()), len(text))"}}}}'
+)
+
+
+def test_a_main_that_takes_the_parsed_command_line_is_told_the_parser_that_calls_it(
+    tmp_path: Path,
+) -> None:
+    """Told only to make it call its code, the 1.5B wrote the same file again until it was
+    blocked (twice on the CPU). The note gives the call that parses the command line, its
+    argument and its flag read from main's code, and calls main; copied, the program runs
+    (here into its own bug, `text.split().split()`)."""
+    wordcount = real_goal("wordcount").text
+    steps = [
+        "write_file wordcount.py with its code",
+        "run python wordcount.py --lines wordcount.py",
+    ]
+    run = {"name": "run_cmd", "arguments": {"cmd": "python wordcount.py --lines wordcount.py"}}
+    replies = [{"content": UNPARSED}, {"content": json.dumps(run)}]
+    small_model_goal(tmp_path, wordcount, plan_rule((wordcount, steps)), replies,
+                     LOCALAGENT_MAX_ROUNDS="2")  # fmt: skip
+    ran = next(r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd")
+    said = " To call main(parser.parse_args()) when it runs, send: "
+    assert said in ran["result"], ran["result"]
+    call = json.loads(ran["result"].split(said, 1)[1].splitlines()[0])
+    assert call["arguments"]["new"].endswith(
+        '\n\n\nif __name__ == "__main__":\n    parser = argparse.ArgumentParser()\n'
+        '    parser.add_argument("file")\n    parser.add_argument("--lines", action="store_true")\n'
+        "    main(parser.parse_args())"
+    ), call
+    script = tmp_path / "wordcount.py"
+    old, new = call["arguments"]["old"], call["arguments"]["new"]
+    script.write_text(script.read_text().replace(old, new, 1))
+    out = subprocess.run(
+        [sys.executable, str(script), "--lines", str(script)], capture_output=True, text=True
+    )
+    assert "AttributeError: 'list' object has no attribute 'split'" in out.stderr, out
+
+
+@pytest.mark.parametrize(
+    ("source", "parsed"),
+    [
+        ("def main(args):\n    print(open(args.path).read() if args.all else args.n)\n",
+         ("main", ("path", "n"), ("all",))),
+        ("def run(opts):\n    helper(opts)\n", None),  # handed on: not only read
+        ("def main(args):\n    args.x = 1\n", None),  # changed
+        ("def main(a, b):\n    print(a.x)\n", None),
+        ("def f(args):\n    print(args.x)\n\ndef g(args):\n    print(args.y)\n", None),
+    ],
+)  # fmt: skip
+def test_which_entry_takes_the_parsed_command_line(
+    source: str, parsed: tuple[str, tuple[str, ...], tuple[str, ...]] | None
+) -> None:
+    assert parsedargs.entry(ast.parse(source), ("main", "run")) == parsed

@@ -244,7 +244,8 @@ def _idle_script(ctx: ToolContext, cmd: str) -> tuple[str, str] | None:
     name, script = found
     path = name.replace("\\", "/")
     call = pyscript.call_entry(path, script)
-    fix = f" To call {script.entry}() when it runs, send: {json.dumps(call)}" if call else ""
+    said = f"{script.entry}(parser.parse_args())" if script.parsing else f"{script.entry}()"
+    fix = f" To call {said} when it runs, send: {json.dumps(call)}" if call else ""
     return name, fix
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localagent.system import safefs
+from localagent.tools import parsedargs
 
 MAX_SOURCE_BYTES = 200_000
 # pytest's own names for a file of tests (a path with '/' or, from a Windows traceback, '\')
@@ -36,6 +37,9 @@ class Script:
     # or a module that takes paths (os, pathlib, fileinput, shutil, subprocess, ...).
     opens: bool = False
     tests: bool = False  # a function or method pytest and unittest run (named test*)
+    # For an entry that takes the parsed command line (`def main(args):`), the `__main__`
+    # block that parses it and calls the entry (`parsedargs`); "" for any other.
+    parsing: str = ""
 
 
 def read(root: Path, path: str) -> Script | None:
@@ -83,6 +87,9 @@ def parse(source: str | bytes) -> Script | None:
         for node in tree.body
     )
     entry = "" if acts else _entry(tree, stubs)
+    parsing = ""
+    if not acts and not entry and (parsed := parsedargs.entry(tree, ENTRY_NAMES)) is not None:
+        entry, parsing = parsed[0], parsedargs.block(parsed, parsedargs.imports_argparse(tree))
     text = source if isinstance(source, str) else source.decode("utf-8", "replace")
     defines = [
         node.name
@@ -94,7 +101,7 @@ def parse(source: str | bytes) -> Script | None:
     dropped = _dropped(tree, text, quiet)
     return Script(
         acts, reads, stubs, entry, tail, prompts, defines, dropped, quiet, stdin, opens,
-        tests=_tests(tree),
+        tests=_tests(tree), parsing=parsing,
     )  # fmt: skip
 
 
@@ -203,6 +210,8 @@ def call_entry(path: str, script: Script) -> dict[str, object] | None:
     # A function that returns its result and prints nothing shows it only when printed.
     shown = f"print({call})" if script.entry in script.quiet else call
     block = f'\n\n\nif __name__ == "__main__":\n    {shown}'
+    if script.parsing:
+        block = f"\n\n\n{script.parsing}"
     arguments = {"path": path, "old": script.tail, "new": script.tail + block}
     return {"name": "replace_in_file", "arguments": arguments}
 
