@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from localagent.tools import notests, pywrite
-from localagent.tools.mends import foreign, imports, indent, inits, nested, reads
+from localagent.tools.mends import foreign, imports, indent, inits, mainblock, nested, reads
 
 
 def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
@@ -19,7 +19,7 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     imports of its modules made imports of their functions (`inits`), names it never
     imports imported from the one module that has them, or whole when they are modules
     here (`imports`), second reads of a file made one (`reads`), a test file's asserts
-    put in a test (`notests`)."""
+    put in a test (`notests`), a program's `__main__` block it left out kept (`mainblock`)."""
     said: list[str] = []
     if (flush := indent.dedented(content, name)) is not None:
         said.append(indent.dedented_note(content))
@@ -48,6 +48,9 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     if (tested := notests.wrapped(content, name)) is not None:
         content = tested[0]
         said.append(notests.wrapped_note(tested[1]))
+    if (main := mainblock.kept(root, name, content)) is not None:
+        content = main[0]
+        said.append(mainblock.kept_note(main[1]))
     return content, said
 
 
