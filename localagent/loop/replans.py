@@ -6,6 +6,7 @@ work already did carried as done (`writedone`, `rundone`)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable
@@ -47,7 +48,7 @@ def revise(
         log.info("plan for what is unmet: %s", "; ".join(t["description"] for t in tasks))
         return {"tasks": tasks, "replace_from": replace_from, "unmet": due.unmet}
     goal = state.goal.text if state.goal is not None else ""
-    ask = lambda call: planner.value(goal, call, on_call)  # noqa: E731
+    ask = functools.partial(planner.value, goal, on_call=on_call)  # what a call returns
     if state.handbacks < most and (tasks := back(state, due, planner.small, root, prompts, ask)):
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if state.replans >= most:

@@ -51,11 +51,11 @@ def failed_after_edit(
     """For a run `subtask` that runs the tests, when the subtask before it edited or
     wrote a file (a test file only when this run wrote the code it tests): that file, or
     the one this run wrote that defines the function the failed test is named after
-    (`_tested`, given the workspace `root`), and
-    what failed, when the latest test run failed on its
-    assertions (every file loaded) with nothing changed since. The 1.5B's fixtest plans:
-    "replace_in_file stats.py to fix the bug", then "run python -m pytest"; the tests
-    failed, the model ran them again until three strikes, and the replans were spent."""
+    (`_tested`, given the workspace `root`), and what failed, when the latest test run
+    failed on its assertions (every file loaded) with nothing changed since. The 1.5B's
+    fixtest plans: "replace_in_file stats.py to fix the bug", then "run python -m
+    pytest"; the tests failed, the model ran them again until three strikes, and the
+    replans were spent."""
     if ran_by(subtask) != TESTS:
         return None
     ledger = state.ledger
