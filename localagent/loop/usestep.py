@@ -77,8 +77,9 @@ def said(step: str, goal: str, root: Path, later: str = "") -> tuple[str, str, l
     file's other functions that the step or the goal names); None for any other step, or
     when they name none. The 1.5B's edit step of that wording was ended by its edit that
     added area, the three unchanged, in three CPU runs; only the verdict found area unused.
-    A step the plan's `later` steps name the function after is not held to the goal's
-    use of it: those are (the hand-back's write of area alone, then of each caller)."""
+    A step whose function a `later` step of the plan names too is not held to the goal's
+    use of it: that later step is (the hand-back's write of area alone, then of each of
+    its callers)."""
     path = written_file(step) or edited_file(step)
     if not path.endswith(".py"):
         return None
