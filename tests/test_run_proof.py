@@ -797,3 +797,39 @@ def test_a_small_verifier_that_names_only_a_plan_step_does_not_send_the_work_bac
         assert "play_game()" in (tmp_path / "rps_game.py").read_text()
     else:
         assert len(records_of(tmp_path, "plan")) == 2
+
+
+# wordcount, the code of 8157965 (the CPU), verbatim: the program written in its write step,
+# a sample, and its run.
+SPLIT_IN_STEP = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "#!/usr/bin'
+    "/env python3\\nimport argparse\\nimport sys\\n\\ndef main(args):\\n    if args.lines"
+    ":\\n        with open(args.file, 'r') as f:\\n            print(len(f.readlines())"
+    ")\\n    else:\\n        with open(args.file, 'r') as f:\\n            print(len(f."
+    "readlines()), len(f.split()), len(f.read()))\\n\\nif __name__ == '__main__':\\n   "
+    " parser = argparse.ArgumentParser(description='Count lines, words, and characters i"
+    "n a file.')\n    parser.add_argument('file', help='The file to count.')\n    pa"
+    "rser.add_argument('--lines', action='store_true', help='Print only the number o"
+    "f lines.')\n    args = parser.parse_args()\\n    main(args)\"}}"
+)
+SAMPLE_IN_STEP = (
+    '{{"name": "write_file", "arguments": {"path": "test.txt", "content": "the quick brow'
+    'n fox\\njumps over the lazy dog\\n"}}}}'
+)
+RUN_IN_STEP = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py test.txt"}}}}'
+
+
+def test_a_run_that_used_an_open_file_as_its_text_says_where_to_take_its_text(
+    tmp_path: Path,
+) -> None:
+    """Run within the write step, its `f.split()` raised, and the model swapped split and
+    splitlines until the round limit: the hand-back that names the fix follows only a
+    failed run step. The run's own result names it now."""
+    replies = [{"content": c} for c in (SPLIT_IN_STEP, SAMPLE_IN_STEP, RUN_IN_STEP)]
+    small_model_goal(tmp_path, WORDCOUNT, plan_rule((WORDCOUNT, [WORDCOUNT])), replies,
+                     LOCALAGENT_MAX_ROUNDS="3")  # fmt: skip
+    ran = [r["result"] for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert ran and ran[-1].endswith(
+        "NOTE: in wordcount.py, an open file has no split: in its `with open(...) as f:` "
+        "block, take its text with `text = f.read()`, then `text.split()`."
+    ), ran

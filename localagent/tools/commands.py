@@ -21,7 +21,7 @@ from localagent.tools.cmdline import (
     runs_pip,
     split_command,
 )
-from localagent.tools.loaderror import NO_MODULE, located
+from localagent.tools.loaderror import NO_MODULE, file_as_text_note, located
 from localagent.tools.outputs import not_stored
 from localagent.tools.outtrim import for_model
 from localagent.tools.paths import relative
@@ -83,6 +83,7 @@ def run_cmd(
             or unexported_note(ctx.root, result.output)
             or script_note(ctx.root, " ".join(runproof.script_words(cmd)[:1]), result.output)
             or undefined_note(ctx.root, result.output)
+            or file_as_text_note(ctx.root, result.output)
             or ruffnotes.note(ctx, cmd, result.output)
         )
     unproven, note = _unproven(ctx, cmd, result, stdin) if ok and not waited else ("", "")
