@@ -249,6 +249,10 @@ def _measure(
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-cache-"))
+    if used := [key for key in args.goals.split(",") if (root / key / "ws").exists()]:
+        print(f"bench_cache: {root} holds runs of {', '.join(used)} already: give an empty --dir",
+              file=sys.stderr)  # fmt: skip
+        return 2
     root.mkdir(parents=True, exist_ok=True)
     try:
         with engine(args.api, args.model, args.base_url, args.port, 1, args.ctx, root) as found:

@@ -80,3 +80,16 @@ def test_by_part_needs_the_openai_api(tmp_path: Path) -> None:
     command = [sys.executable, str(SCRIPTS / "bench_cache.py"), "--api", "ollama", "--by-part"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--by-part records the OpenAI API" in done.stderr
+
+
+def test_a_folder_that_holds_runs_already_is_refused_before_the_engine_starts(
+    tmp_path: Path,
+) -> None:
+    """Given a `--dir` with a goal's runs in it, the benchmark died with a traceback once
+    the engine had started (FileExistsError); now it says so first."""
+    (tmp_path / "hello" / "ws").mkdir(parents=True)
+    command = [sys.executable, str(SCRIPTS / "bench_cache.py"), "--dir", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr + done.stdout
+    assert "holds runs of hello already: give an empty --dir" in done.stderr
+    assert "Traceback" not in done.stderr
