@@ -64,6 +64,22 @@ THREE_FOR_AREA = (
     're":\n        return size * size\n    else:\n        return None\n"""\n  }\n}\n```'
 )
 
+# refactor, the code of 8157965 (the CPU): total_area calling area, largest and report as
+# they were; then sent again unchanged until blocked.
+TOTAL_ONLY = (
+    '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "shapes.py",\n    "'
+    'content": """\ndef total_area(shapes):\n    total = 0.0\n    for kind, size in shapes:'
+    "\n        total += area(kind, size)\n    return total\n\ndef largest(shapes):\n    bes"
+    't, best_area = None, -1.0\n    for kind, size in shapes:\n        if kind == "circle":'
+    '\n            this = 3.14159 * size * size\n        elif kind == "square":\n          '
+    "  this = size * size\n        else:\n            continue\n        if this > best_area"
+    ":\n            best, best_area = (kind, size), this\n    return best\n\ndef report(sha"
+    'pes):\n    lines = []\n    for kind, size in shapes:\n        if kind == "circle":\n  '
+    '          lines.append(f"{kind} {size}: {3.14159 * size * size:.2f}")\n        elif ki'
+    'nd == "square":\n            lines.append(f"{kind} {size}: {size * size:.2f}")\n    re'
+    'turn "\\n".join(lines)\n"""\n  }\n}\n```'
+)
+
 USE_EACH = (
     "write_file shapes.py with only `def total_area(shapes):` and its code changed to call "
     "area as the content (it takes the place of the one shapes.py has, and the rest of "
@@ -156,3 +172,29 @@ def test_an_edit_step_that_names_the_function_is_held_to_the_goal_s_use_of_it(
     assert "NOTE: total_area, largest and report do not call area yet" in edit["result"], edit
     done = [r["reason"] for r in records_of(tmp_path, "subtask_completed")]
     assert done == ["shapes.py was read, which is all the subtask asks"], done
+
+
+def test_a_use_step_that_failed_partway_goes_back_to_the_rest_alone(tmp_path: Path) -> None:
+    """Its write made total_area call area (made where the three stood), then the model
+    sent that same write until blocked, though the note asked for largest alone; the
+    model's replan began again with area. Now the step goes back to a read and the
+    write of largest, then report."""
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    replies = (READ, AREA_FOR_DOCSTRING, TESTS_RUN, READ, *[TOTAL_ONLY] * 6, READ)
+    small_model_goal(
+        tmp_path, USE_IT, plan_rule((USE_IT, PLAN)), [{"content": c} for c in replies], VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="11", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    shapes = (tmp_path / "shapes.py").read_text()
+    assert "total += area(kind, size)" in shapes and "def area(kind, size):" in shapes, shapes
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"].startswith("The model kept repeating blocked actions"), failed
+    plan = records_of(tmp_path, "plan")[-1]
+    assert plan.get("by") == "handback", plan
+    assert plan["tasks"][0]["subtasks"][:2] == [
+        "read_file shapes.py",
+        "write_file shapes.py with only `def largest(shapes):` and its code changed to call "
+        "area as the content (it takes the place of the one shapes.py has, and the rest of "
+        "shapes.py stays); then report the same way, one at a time",
+    ], plan

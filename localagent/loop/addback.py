@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from localagent.loop import handback
+from localagent.loop import handback, usestep
 from localagent.loop.stepedit import header_of, renamed
 from localagent.loop.subtasks import edited_file, read_file_of, written_file
 from localagent.prompts.promptset import PromptSet
@@ -61,6 +61,31 @@ def tasks(
     else:
         steps = [write]
     return handback.from_failed(state, due, *steps, failed=False)
+
+
+def rest_tasks(
+    state: State, due: ReplanDue, root: Path, prompts: PromptSet
+) -> list[dict[str, Any]] | None:
+    """For a failed step of the write of a file's functions calling one of its own
+    (`usestep.asked`), when some of them call it now and the rest do not: the plan from
+    it on, a read of the file and the same write for the rest alone (the failed step left
+    out); None for any other. Its write made total_area call area, and then the 1.5B
+    sent that same write until blocked, though the note asked for largest alone: the
+    step failed, and its replan began again with area (the CPU)."""
+    step = usestep.asked(due.subtask)
+    source = text_of(root, step[0]) if step is not None else None
+    if step is None or source is None:
+        return None
+    path, name, users = step
+    rest = usestep.not_calling(root, path, name, users)
+    wanted = users or [f for f in pywrite.defined(source) if f != name]
+    if not rest or len(rest) >= len(wanted):
+        return None  # none calls it yet: nothing to go on from
+    use = _use(prompts, path, source, name, rest)
+    read = prompts.render("handback_read", path=path)
+    if use == due.subtask or written_file(use) != path or read_file_of(read) != path:
+        return None
+    return handback.from_failed(state, due, read, use, failed=False)
 
 
 _UNUSED = re.compile(r"^the goal says to use the function (\w+)\b")

@@ -141,6 +141,9 @@ def back(
     if small and (tasks := addback.tasks(state, due, root, prompts)):
         log.info("the function the failed step names is defined nowhere: back to a write of it")
         return tasks
+    if small and (tasks := addback.rest_tasks(state, due, root, prompts)):
+        log.info("some of the functions call the new one: back to a write of the rest")
+        return tasks
     return None
 
 
