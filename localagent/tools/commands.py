@@ -74,6 +74,8 @@ def run_cmd(
     if not ok and (unfound := _not_on_path(ctx, cmd, result.output)):
         waited = ctx.prompts.render("not_on_path", module=unfound[0], cmd=unfound[1])
     empty = [] if ok else notests.empty_files(ctx.root, cmd, result.returncode, result.output)
+    program = bool(runproof.script_words(cmd))
+    broken = located(ctx.root, result.output, program) if not (ok or result.cancelled) else None
     if not ok and not waited:
         waited = (
             notests.run_note(empty)
@@ -83,7 +85,7 @@ def run_cmd(
             or unexported_note(ctx.root, result.output)
             or script_note(ctx.root, " ".join(runproof.script_words(cmd)[:1]), result.output)
             or undefined_note(ctx.root, result.output)
-            or file_as_text_note(ctx.root, result.output)
+            or file_as_text_note(broken if program else located(ctx.root, result.output, True))
             or ruffnotes.note(ctx, cmd, result.output)
         )
     unproven, note = _unproven(ctx, cmd, result, stdin) if ok and not waited else ("", "")
@@ -93,8 +95,7 @@ def run_cmd(
     )
     fed = bool(stdin) and _answered(ctx, cmd, result.output)
     facts = {"ran": [cmd], "fed": [cmd] if fed else [], "unproven": [unproven] if unproven else []}
-    program = bool(runproof.script_words(cmd))
-    if not ok and not result.cancelled and (broken := located(ctx.root, result.output, program)):
+    if broken:
         facts["broken"] = [f"{broken[0]}: {broken[1]}"]
     if empty:  # the tests ran none because of these files: a failure, in the first one
         facts["empty"] = empty

@@ -123,12 +123,11 @@ def file_as_text(error: str) -> str:
 _TAKE = "in its `with open(...) as f:` block, take its text with `text = f.read()`"
 
 
-def file_as_text_note(root: Path, output: str) -> str:
-    """For a run that stopped where a workspace file used an open file as its text, what
-    the run's result says of it ("" otherwise). Qwen2.5-Coder-1.5B ran its wordcount.py
-    within its write step, `f.split()` raising there, and swapped `split` and
-    `splitlines` for 14 rounds: the hand-back that names the fix follows only a run step
-    (the CPU)."""
-    found = located(root, output, program=True)
+def file_as_text_note(found: tuple[str, str] | None) -> str:
+    """For a run that stopped where a workspace file used an open file as its text (the
+    file and error `located` found), what the run's result says of it ("" otherwise).
+    Qwen2.5-Coder-1.5B ran its wordcount.py within its write step, `f.split()` raising
+    there, and swapped `split` and `splitlines` for 14 rounds: the hand-back that names
+    the fix follows only a run step (the CPU)."""
     said = file_as_text(found[1]) if found is not None else ""
     return f"NOTE: in {found[0]}, {said}." if said else ""
