@@ -54,7 +54,7 @@ from localagent.journal import CONTEXT_DIR, Journal, decode
 from localagent.models.fake import FakeServer
 from localagent.state import State, apply
 from localagent.system.errors import AgentError
-from localagent.system.process import MARKER_VARIABLE
+from localagent.system.proctree import MARKER_VARIABLE
 from localagent.tools import catalog
 
 # Each run first notes its batch and its environment marker in runs.log (see check_runs).

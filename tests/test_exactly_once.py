@@ -24,7 +24,7 @@ import pytest
 from support import call, cli_env, done, plan_rule, records, run_cli, start_cli, wait_for
 
 from localagent.models.fake import FakeServer
-from localagent.system.process import MARKER_VARIABLE
+from localagent.system.proctree import MARKER_VARIABLE
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 

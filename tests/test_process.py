@@ -15,13 +15,8 @@ import psutil
 import pytest
 from support import TREE_SCRIPT
 
-from localagent.system.process import (
-    MARKER_VARIABLE,
-    LaunchError,
-    ProcessResult,
-    kill_recorded,
-    run_process,
-)
+from localagent.system.process import LaunchError, ProcessResult, run_process
+from localagent.system.proctree import MARKER_VARIABLE, kill_recorded
 
 # The parent exits at once; its child keeps the inherited stdout pipe open.
 LEFTOVER_SCRIPT = """

@@ -15,7 +15,7 @@ import pytest
 from support import TREE_SCRIPT
 
 from localagent.models.calls import function_tools
-from localagent.system.process import MARKER_VARIABLE
+from localagent.system.proctree import MARKER_VARIABLE
 from localagent.system.textcap import cap_text
 from localagent.system.workspace_env import venv_program
 from localagent.tools import (

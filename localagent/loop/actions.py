@@ -20,7 +20,7 @@ from localagent.loop.strikes import Strikes
 from localagent.prompts.promptset import PromptSet
 from localagent.rewind.snapshots import Snapshots
 from localagent.state import Action, State, current
-from localagent.system.process import kill_marked, kill_recorded
+from localagent.system.proctree import kill_marked, kill_recorded
 from localagent.system.textcap import clip
 from localagent.textcalls import given_arguments
 from localagent.tools import ToolContext, ToolRegistry, ToolResult

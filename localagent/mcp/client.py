@@ -26,7 +26,7 @@ from typing import Any
 import psutil
 
 from localagent.mcp.config import McpServer, expand
-from localagent.system.process import MARKER_VARIABLE, kill_marked, marked
+from localagent.system.proctree import MARKER_VARIABLE, kill_marked, marked
 
 log = logging.getLogger("localagent.mcp")
 POLL = 0.1

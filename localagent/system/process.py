@@ -8,10 +8,8 @@ exhaust memory, crash decoding or hang the agent.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,18 +22,13 @@ from typing import IO
 
 import psutil
 
+from localagent.system.proctree import KILL_WAIT, MARKER_VARIABLE, Tree
 from localagent.system.winjob import CREATE_SUSPENDED, KillOnCloseJob
 
 CHUNK_SIZE = 64 * 1024
 # After the program ends, whatever is still in the pipe is drained within this
 # time; a descendant that keeps the pipe open must not keep us waiting longer.
 READER_GRACE = 2.0
-KILL_WAIT = 3.0
-# psutil may report a process's create time a little differently from call to call.
-CREATE_TIME_TOLERANCE = 0.05
-# Every command gets a random value in this variable; its descendants inherit it, even
-# those that double-fork away from its process tree and session.
-MARKER_VARIABLE = "LOCALAGENT_COMMAND_ID"
 
 
 class LaunchError(Exception):
@@ -165,109 +158,13 @@ def _launch(
         raise LaunchError(f"cannot start {argv[0]!r}: {exc}") from exc
 
 
-def _kill_group(pgid: int) -> None:
-    killpg = getattr(os, "killpg", None)
-    if killpg is not None:
-        with contextlib.suppress(OSError):
-            killpg(pgid, getattr(signal, "SIGKILL", signal.SIGTERM))
-
-
-def _is_gone(proc: psutil.Process) -> bool:
-    # A killed orphan stays a zombie until init reaps it; it runs nothing.
-    try:
-        return proc.status() == psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return True
-
-
-def _same_process(proc: psutil.Process, create_time: float) -> bool:
-    """True while proc runs and is the process that started at create_time (no reused pid)."""
-    try:
-        return abs(proc.create_time() - create_time) < CREATE_TIME_TOLERANCE and not _is_gone(proc)
-    except psutil.Error:
-        return False
-
-
-def _kill_all(procs: list[psutil.Process]) -> None:
-    """Kills procs (each already known to be ours) and waits until none of them runs."""
-    for proc in procs:
-        with contextlib.suppress(psutil.Error):
-            proc.kill()
-    deadline = time.monotonic() + KILL_WAIT
-    while not all(_is_gone(proc) for proc in procs) and time.monotonic() < deadline:
-        time.sleep(0.02)
-
-
-def kill_marked(marker: str) -> int:
-    """Kills every process that carries this marker (see MARKER_VARIABLE); how many."""
-    found = marked(marker)
-    _kill_all(found)
-    return len(found)
-
-
-def marked(marker: str) -> list[psutil.Process]:
-    """Every other process whose environment carries this command's marker.
-
-    A descendant that double-forks into a session of its own is no longer a child of
-    anything we know, but it inherited the environment, marker included.
-    """
-    found = []
-    for proc in psutil.process_iter():
-        if proc.pid == os.getpid():
-            continue
-        with contextlib.suppress(psutil.Error, OSError):
-            if proc.environ().get(MARKER_VARIABLE) == marker:
-                found.append(proc)
-    return found
-
-
-def _marker_of(proc: psutil.Process) -> str | None:
-    try:
-        return proc.environ().get(MARKER_VARIABLE) or None
-    except (psutil.Error, OSError):
-        return None
-
-
-class _Tree:
-    """A command and the descendants seen while it ran, each remembered with its create time.
-
-    psutil.Process checks the create time before it signals, so a pid that was reused
-    since it was seen is left alone.
-    """
-
-    def __init__(
-        self, root: psutil.Process, marker: str | None, job: KillOnCloseJob | None = None
-    ) -> None:
-        self.root = root
-        self.marker = marker
-        self.job = job
-        self.seen: dict[int, psutil.Process] = {}
-
-    def watch(self) -> None:
-        with contextlib.suppress(psutil.Error):
-            for child in self.root.children(recursive=True):
-                self.seen.setdefault(child.pid, child)
-
-    def kill(self, group: bool) -> None:
-        """Kills the command, its process group if `group`, and every descendant seen or marked."""
-        self.watch()
-        if self.job is not None:
-            self.job.close()
-        if group:
-            _kill_group(self.root.pid)
-        procs = [self.root, *self.seen.values()]
-        if self.marker is not None:
-            procs += [proc for proc in marked(self.marker) if proc.pid not in self.seen]
-        _kill_all(procs)
-
-
 def _launch_watched(
     argv: list[str],
     cwd: Path,
     env: Mapping[str, str | None] | None,
     marker: str | None = None,
     stdin: bytes | None = None,
-) -> tuple[subprocess.Popen[bytes], _Tree | None]:
+) -> tuple[subprocess.Popen[bytes], Tree | None]:
     marker = marker or secrets.token_hex(8)
     job = KillOnCloseJob() if sys.platform == "win32" else None
     env = {**(env or {}), MARKER_VARIABLE: marker}
@@ -281,7 +178,7 @@ def _launch_watched(
     if job is not None and not job.adopt(proc.pid):
         job = None  # job objects refused here: the watched tree is killed as before
     try:
-        return proc, _Tree(psutil.Process(proc.pid), marker, job)
+        return proc, Tree(psutil.Process(proc.pid), marker, job)
     except psutil.Error:  # it already ended and was reaped
         if job is not None:
             job.close()
@@ -356,7 +253,7 @@ def run_process(
 
 def _wait(
     proc: subprocess.Popen[bytes],
-    tree: _Tree | None,
+    tree: Tree | None,
     timeout: float,
     cancelled: Callable[[], bool],
 ) -> tuple[int | None, bool]:
@@ -373,30 +270,3 @@ def _wait(
         # Often at first, when programs start their helpers, then every CANCEL_POLL.
         poll = min(poll * 2, CANCEL_POLL)
     return None, False
-
-
-def kill_recorded(pid: int, create_time: float) -> bool:
-    """Kills the process tree of a command that a crashed run recorded (pid, create time).
-
-    Only if `pid` is alive and started at `create_time` (a reused pid is never hit), and
-    never pid 0, 1 or our own. Its process group (when it leads one) and everything
-    carrying its environment marker go too. True if something was killed.
-    """
-    if pid in (0, 1, os.getpid()) or pid < 0 or not math.isfinite(create_time):
-        return False
-    try:
-        proc = psutil.Process(pid)
-    except (psutil.Error, OSError, OverflowError, ValueError):
-        return False
-    if not _same_process(proc, create_time):
-        return False
-    _Tree(proc, _marker_of(proc)).kill(group=_leads_group(pid))
-    return True
-
-
-def _leads_group(pid: int) -> bool:
-    getpgid = getattr(os, "getpgid", None)
-    try:
-        return getpgid is not None and getpgid(pid) == pid
-    except OSError:
-        return False
