@@ -18,7 +18,7 @@ from support import VERIFIED, plan_rule, real_goal, records_of, small_model_goal
 from localagent.state.checkruns import key
 from localagent.state.ledger import Ledger, note_action, note_goal_check
 from localagent.tools.loaderror import located
-from localagent.tools.pkgimports import foreign_name
+from localagent.tools.nameerrors import foreign_name
 
 MATHX = (
     "Create a Python package mathx with the functions add, subtract, multiply and divide "

@@ -42,7 +42,8 @@ from localagent.state.checkruns import NO_OUTPUT, split_result
 from localagent.tools import ToolResult, notests, pyscript, runproof
 from localagent.tools.loaderror import file_as_text
 from localagent.tools.mends import inits
-from localagent.tools.pkgimports import foreign_name, missing_import, text_of
+from localagent.tools.nameerrors import foreign_name, missing_import
+from localagent.tools.pkgimports import text_of
 from localagent.verify.outputs import off_run
 from localagent.verify.stated import mismatches, stated_forms, stated_script
 from localagent.verify.statusfix import status_fix

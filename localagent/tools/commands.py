@@ -22,11 +22,12 @@ from localagent.tools.cmdline import (
     split_command,
 )
 from localagent.tools.loaderror import NO_MODULE, file_as_text_note, located
+from localagent.tools.nameerrors import undefined_note
 from localagent.tools.outputs import not_stored
 from localagent.tools.outtrim import for_model
 from localagent.tools.paths import relative
 from localagent.tools.pkgexports import script_note, unexported_note
-from localagent.tools.pkgimports import module_imports_note, undefined_note
+from localagent.tools.pkgimports import module_imports_note
 
 __all__ = ["command_argv", "run_cmd", "split_command"]
 
