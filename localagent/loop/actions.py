@@ -19,27 +19,16 @@ from localagent.loop import loopguard, rundone, usestep
 from localagent.loop.strikes import Strikes
 from localagent.prompts.promptset import PromptSet
 from localagent.rewind.snapshots import Snapshots
-from localagent.state import Action, State, current
+from localagent.state import Action, State
 from localagent.system.proctree import kill_marked, kill_recorded
 from localagent.system.textcap import clip
 from localagent.textcalls import given_arguments
 from localagent.tools import ToolContext, ToolRegistry, ToolResult
 from localagent.tools.fingerprint import fingerprint
-from localagent.verify import claims, evidence
 from localagent.verify.outputs import off_run
 
 log = logging.getLogger("localagent.loop.agent")
 ARGS_KEPT = 300  # `action_started` holds the arguments in full; the finish needs no copy
-
-
-@dataclasses.dataclass(frozen=True)
-class Failed:
-    """How a subtask fails: why, the signature of the model's failure claim when it made
-    one (the loop guard counts them), and whether the goal cannot go on at all."""
-
-    reason: str
-    claim: str = ""
-    stuck: bool = False
 
 
 def _brief(args: dict[str, Any]) -> str:
@@ -287,77 +276,3 @@ class Actions:
             }
         )
         return note
-
-    def complete(self, name: str, args: dict[str, Any], call_id: str) -> Failed | None:
-        """Run a control tool (`mark_subtask_complete`); how the subtask fails, if it does."""
-        result = self.tools.execute(self.ctx, name, given_arguments(args))
-        if result.verdict is None:
-            self.journal.append("feedback", text=result.text, tool=name, call=call_id)
-            return None
-        success, reason = result.verdict
-        if success:
-            refused = self._claim(reason, call_id)
-            return None if refused is None else Failed(refused)
-        return self._failure(name, args, reason, call_id)
-
-    def _failure(self, name: str, args: dict[str, Any], reason: str, call_id: str) -> Failed | None:
-        """A "cannot be done" needs evidence too: an attempt in this subtask, and a reason
-        that is more than an earlier subtask's news. One the model keeps making, whatever
-        the subtask, is a loop that ends the goal."""
-        sig = loopguard.claim_signature(reason)
-        block = loopguard.check_claim(self.state.guard, sig, self.state.ledger.subtask)
-        if block is not None:
-            self.blocked(name, args, call_id, block)
-            why = self.prompts.render("claim_loop", count=block.count, reason=reason[:200])
-            return Failed(why, claim=sig, stuck=True)
-        why = claims.refusal(self.state, reason)
-        if why is None:
-            return Failed(reason, claim=sig)
-        problem = self.prompts.render("failure_untried" if why == "untried" else "failure_repeated")
-        if (last := self.strikes.refused(self.state, problem)) is not None:
-            return Failed(last, claim=sig)
-        log.info("failure claim refused (%s): %s", why, reason[:200])
-        self.journal.append(
-            "feedback", text=problem, tool=name, call=call_id, refused=True, claim=sig
-        )
-        return None
-
-    def _claim(self, reason: str, call_id: str) -> str | None:
-        """A "done" is accepted only on the journal's evidence (SPEC §11); refused too
-        often, the subtask fails (the reason is returned)."""
-        here = current(self.state)
-        assert here is not None
-        found = evidence.gate(self.state.ledger, self.ctx.root, [here[1].description, reason])
-        ledger = self.state.ledger
-        if found.hard:
-            problems = "; ".join(found.hard)
-            if (last := self.strikes.refused(self.state, problems)) is not None:
-                return last
-            log.info("completion refused: %s", "; ".join(found.hard))
-            self.journal.append(
-                "feedback",
-                text=self.prompts.render("completion_refused", problems=problems),
-                tool="mark_subtask_complete",
-                call=call_id,
-                refused=True,
-                evidence=found.hard,
-            )
-        elif found.soft and not ledger.nudged:
-            self.journal.append(
-                "feedback",
-                text=self.prompts.render("not_accepted_yet", problems="; ".join(found.soft)),
-                tool="mark_subtask_complete",
-                call=call_id,
-                nudged=True,
-                evidence=found.soft,
-            )
-        else:
-            log.info("subtask completed%s: %s", "" if not found.soft else " (unverified)", reason)
-            self.journal.append(
-                "subtask_completed",
-                reason=reason,
-                call=call_id,
-                verified=not found.soft,
-                unverified=found.soft,
-            )
-        return None

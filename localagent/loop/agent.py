@@ -23,6 +23,7 @@ from localagent.journal import Journal
 from localagent.loop import (
     actions,
     addback,
+    claimed,
     context,
     ending,
     handback,
@@ -298,7 +299,7 @@ class Agent:
         name, args, call_id = str(call["name"]), call["arguments"], call["id"]
         tool = self.tools.get(name)
         if tool is not None and tool.policy.control:
-            if (failed := self.actions.complete(name, args, call_id)) is not None:
+            if (failed := claimed.complete(self.actions, name, args, call_id)) is not None:
                 self.fail_subtask(failed.reason, call_id, failed.claim, failed.stuck)
             return
         sig, said = loopguard.sign(self.tools, name, args), ""
