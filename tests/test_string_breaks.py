@@ -91,6 +91,65 @@ def test_a_cut_string_whose_bracket_was_left_open_is_joined_and_closed(tmp_path:
     )
 
 
+# A CPU wordcount run's first round, verbatim: above the three-line f-string, the
+# `print(count_characters(args.file)` of main's third case lacks its `)`. The compiler
+# reports the string only; joined, the file failed on that line, so no fix was made or
+# offered, and the model sent this write five times, then the goal failed.
+HIDDEN = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import arg'
+    "parse\\nimport sys\\n\\ndef count_lines(file):\\n    return sum(1 for line in open(file,"
+    " 'r'))\\n\\ndef count_words(file):\\n    return sum(len(line.split()) for line in open("
+    "file, 'r'))\\n\\ndef count_characters(file):\\n    return sum(len(line) for line in ope"
+    "n(file, 'r'))\\n\\ndef main(args):\\n    if args.lines:\\n        print(count_lines(args"
+    ".file))\\n    elif args.words:\\n        print(count_words(args.file))\\n    elif args."
+    "characters:\\n        print(count_characters(args.file)\\n    else:\\n        print(f'N"
+    "umber of lines: {count_lines(args.file)}\\nNumber of words: {count_words(args.file)}\\"
+    "nNumber of characters: {count_characters(args.file)}')\\n\\ndef parse_args(args):\\n   "
+    " parser = argparse.ArgumentParser(description='Count lines, words, and characters in"
+    " a file.')\n    parser.add_argument('file', type=str, help='The file to count lines, "
+    "words, and characters in.')\n    parser.add_argument('--lines', action='store_true', "
+    "help='Count only the number of lines.')\n    parser.add_argument('--words', action='s"
+    "tore_true', help='Count only the number of words.')\n    parser.add_argument('--chara"
+    "cters', action='store_true', help='Count only the number of characters.')\n    return"
+    " parser.parse_args(args)\\n\\nif __name__ == '__main__':\\n    args = parse_args(sys.ar"
+    'gv[1:])\\n    main(args)"}}'
+)
+
+
+def test_a_cut_string_hiding_an_error_above_it_is_joined_and_that_line_fixed(
+    tmp_path: Path,
+) -> None:
+    step = "write_file wordcount.py with its code"
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, [step])), [{"content": HIDDEN}],
+        LOCALAGENT_MAX_ROUNDS="1",
+    )  # fmt: skip
+    assert "round limit of 1 reached" in ran.stderr, ran.stdout + ran.stderr
+    result = records_of(tmp_path, "action_finished")[0]["result"]
+    assert "syntax error" not in result, result
+    assert "ended its string, so it was written as `\\n`" in result
+    assert "`print(count_characters(args.file)` did not compile" in result, result
+    written = (tmp_path / "wordcount.py").read_text()
+    assert "        print(count_characters(args.file))" in written.splitlines()
+    sample = tmp_path / "sample.txt"
+    sample.write_text("one two\nthree\n")
+    shown = subprocess.run(
+        [sys.executable, "wordcount.py", "sample.txt"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert shown.stdout == "Number of lines: 2\nNumber of words: 3\nNumber of characters: 14\n"
+
+
+def test_a_write_that_is_not_mended_is_offered_both_fixes_in_turn() -> None:
+    content = "def f(a):\n    print(a\n    return f'x: {a}\ny'\n"
+    problem = compile_problem(content, "f.py")[0] or ""
+    assert "unterminated" in problem and "these fix it, one after the other: " in problem
+    first, second = problem.split("these fix it, one after the other: ")[1].split(" then ")
+    assert '"new": "return f\'x: {a}\\\\ny\'"' in first, first
+    assert '"old": "print(a", "new": "print(a)"' in second, second
+    fixed = content.replace("\n    return f'x: {a}\ny'", "\n    return f'x: {a}\\ny'")
+    assert compile_problem(fixed.replace("print(a\n", "print(a)\n"), "f.py")[0] is None
+
+
 @pytest.mark.parametrize(
     ("content", "fixed"),
     [

@@ -11,7 +11,7 @@ from pathlib import Path
 from localagent.system import safefs
 from localagent.system.textcap import listed
 from localagent.tools import pyscript
-from localagent.tools.syntaxfix import compile_problem, line_fix
+from localagent.tools.syntaxfix import fixes
 
 _DEFINES = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M)
 SHOWN_LINES = 24
@@ -76,9 +76,6 @@ def numbered(root: Path, target: Path) -> str:
     return "\n".join(shown + ([f"  ... {more} more lines"] if more > 0 else []))
 
 
-MAX_MENDS = 3
-
-
 def mended(content: str, name: str) -> list[tuple[str, str, str]]:
     """The one-line syntax fixes that make a Python file compile, made in turn: (the
     line, as fixed, the content after it). Qwen2.5-Coder-1.5B wrote
@@ -87,16 +84,7 @@ def mended(content: str, name: str) -> list[tuple[str, str, str]]:
     compiles, is not Python, or no such fix makes it compile."""
     if not name.lower().endswith((".py", ".pyw")):
         return []
-    made: list[tuple[str, str, str]] = []
-    for _ in range(MAX_MENDS):
-        fix = line_fix(content, name)
-        if fix is None or content.count(fix[0]) != 1:
-            return []
-        content = content.replace(fix[0], fix[1], 1)
-        made.append((fix[0], fix[1], content))
-        if compile_problem(content, name)[0] is None:
-            return made
-    return []
+    return fixes(content, name)
 
 
 _DEFS = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef

@@ -51,6 +51,9 @@ def compile_problem(source: str | bytes, name: str) -> tuple[str | None, bool]:
 def _fix(source: str | bytes, name: str, exc: SyntaxError) -> str:
     """What ends the result of a write that does not compile: the one-line fix, if any."""
     found = _edit(source, name, exc)
+    if found is None and len(chain := fixes(source, name)) > 1:
+        calls = " then ".join(_call(name, old, new) for old, new, _ in chain)
+        return f"; these fix it, one after the other: {calls}"
     if found is None:
         word = _apostrophe(exc)
         return _QUOTES.format(word=word) if word else _empty_body(source, exc)
@@ -68,21 +71,48 @@ def _apostrophe(exc: SyntaxError) -> str:
 _VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-.]?(?:a|b|rc|dev|post)\d*)?")
 
 
-def line_fix(source: str, name: str) -> tuple[str, str] | None:
-    """The edit (old, new) that one line of source's syntax error is offered, or None."""
+def line_fix(source: str, name: str, *, earlier: bool = False) -> tuple[str, str] | None:
+    """The edit (old, new) that one line of source's syntax error is offered, or None;
+    `earlier`: also a string joined after which the file fails on a line above it."""
     try:
         compile(source, name, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        found = _edit(source, name, exc)
+        found = _edit(source, name, exc, earlier=earlier)
         return (found[0], found[1]) if found else None
     except (ValueError, RecursionError, MemoryError):
         return None
     return None
 
 
-def _edit(source: str | bytes, name: str, exc: SyntaxError) -> tuple[str, str, str] | None:
+MAX_FIXES = 3  # one-line fixes made in turn, each uncovering the next error
+
+
+def fixes(source: str, name: str) -> list[tuple[str, str, str]]:
+    """The one-line fixes that make source compile, made in turn: (the line, as fixed,
+    the source after it); [] when it compiles or no such fixes are known.
+
+    A string cut by line breaks hides the errors above it, since the compiler reads the
+    strings first: Qwen2.5-Coder-1.5B's wordcount had `print(count_characters(args.file)`
+    without its `)` above its three-line f-string (the CPU). Joined, the string left the
+    file failing on that line, so no fix was offered, and it sent the write five times."""
+    made: list[tuple[str, str, str]] = []
+    for _ in range(MAX_FIXES):
+        fix = line_fix(source, name, earlier=True)
+        if fix is None or source.count(fix[0]) != 1:
+            return []
+        source = source.replace(fix[0], fix[1], 1)
+        made.append((fix[0], fix[1], source))
+        if compile_problem(source, name)[0] is None:
+            return made
+    return []
+
+
+def _edit(
+    source: str | bytes, name: str, exc: SyntaxError, *, earlier: bool = False
+) -> tuple[str, str, str] | None:
     """The one-line edit that fixes the error: (old, new, the word with an apostrophe
-    when that is the fix), old occurring once in the source; None when none is known."""
+    when that is the fix), old occurring once in the source; None when none is known.
+    `earlier`: a joined string may leave an error above it (see `fixes`)."""
     if isinstance(source, bytes):
         source = source.decode("utf-8", errors="replace")
     lines = source.splitlines(keepends=True)
@@ -104,7 +134,9 @@ def _edit(source: str | bytes, name: str, exc: SyntaxError) -> tuple[str, str, s
         if '"' in text or "\\" in text:
             return None
         return f"'{text}'", f'"{text}"', found[2]
-    if _UNTERMINATED.match(exc.msg) and (joined := _joined(source, lines, exc.lineno, name)):
+    if _UNTERMINATED.match(exc.msg) and (
+        joined := _joined(source, lines, exc.lineno, name, earlier)
+    ):
         return joined
     if exc.msg == "unexpected indent" and not "".join(lines[: exc.lineno - 1]).strip():
         # The first line indented as the call's JSON around it: Qwen2.5-Coder-1.5B wrote
@@ -126,9 +158,12 @@ def _edit(source: str | bytes, name: str, exc: SyntaxError) -> tuple[str, str, s
     return None
 
 
-def _joined(source: str, lines: list[str], lineno: int, name: str) -> tuple[str, str, str] | None:
+def _joined(
+    source: str, lines: list[str], lineno: int, name: str, earlier: bool = False
+) -> tuple[str, str, str] | None:
     """A string cut by line breaks meant as `\\n`: the line joined with the ones after it
-    by `\\n`, up to the first join after which the file compiles or fails only further on.
+    by `\\n`, up to the first join after which the file compiles or fails only further on
+    (`earlier`: or on a line above it).
 
     In a call's JSON, `\\n` is a line break, and a model that means the two characters
     `\\n` in the code must write `\\\\n`: Qwen2.5-Coder-1.5B wrote
@@ -151,7 +186,7 @@ def _joined(source: str, lines: list[str], lineno: int, name: str) -> tuple[str,
                 name, lineno, anywhere=False,
             ):  # fmt: skip
                 fixed = closed
-            elif (exc.lineno or 0) <= lineno:
+            elif (exc.lineno or 0) == lineno or ((exc.lineno or 0) < lineno and not earlier):
                 return None
         except (ValueError, RecursionError, MemoryError):
             return None
