@@ -421,6 +421,40 @@ def test_a_write_of_a_file_and_then_an_edit_of_it_are_one_write(tmp_path: Path) 
         assert kept.tasks[0]["subtasks"] == apart, then
 
 
+def test_a_read_for_an_edit_is_a_read_and_that_edit(tmp_path: Path) -> None:
+    """The 1.5B's refactor replan on the CPU (the code of f4c28aa), verbatim: no read ended
+    its first step, which said what the read was for, and it read shapes.py until the
+    loop guard blocked it, then failed the goal at the round limit."""
+    move = "move the area formulas into a single function area(kind, size)"
+    task = (
+        "Refactor shapes.py to move area formulas into a single function area(kind, size).",
+        [
+            f"read_file shapes.py to {move}",
+            "read_file shapes.py",
+            f"replace_in_file shapes.py to {move}",
+            "run python -m pytest to ensure the changes do not break the functionality",
+        ],
+    )
+    plans, _ = run_goal(tmp_path, REFACTOR, [plan_reply(task)])
+    (steps,) = [t["subtasks"] for t in plans[0]["tasks"]]
+    assert steps == ["read_file shapes.py", *task[1][2:]]
+    # With no later edit of its file, the read's purpose is a step of its own.
+    alone = [f"read_file shapes.py to {move}", "run python -m pytest"]
+    kept = plancheck.check([{"description": "d", "subtasks": alone}], REFACTOR, ["x"])
+    assert kept.tasks[0]["subtasks"] == [
+        "read_file shapes.py",
+        f"replace_in_file shapes.py to {move}",
+        "run python -m pytest",
+    ]
+    # A read to find or see something is a read already; a read of another file stays.
+    for steps in (
+        ["read_file shapes.py to find the formulas", "write_file a.py with area"],
+        ["read_file shapes.py", "read_file test_shapes.py"],
+    ):
+        kept = plancheck.check([{"description": "d", "subtasks": steps}], REFACTOR, ["x"])
+        assert kept.tasks[0]["subtasks"] == steps
+
+
 def test_listing_making_and_entering_folders_are_no_steps(tmp_path: Path) -> None:
     """The 1.5B's second mathx plan, its first task verbatim (44 subtasks in all, a
     1,007-token reply that took 213 s on the CPU)."""

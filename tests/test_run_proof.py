@@ -288,6 +288,17 @@ def test_a_program_that_raises_as_it_runs_goes_back_to_its_write(tmp_path: Path)
             "`text = f.read()`, then `len(text)`",
         ),
         ("AttributeError: '_io.TextIOWrapper' object has no attribute 'frobnicate'", ""),
+        (
+            "AttributeError: 'list' object has no attribute 'split'",
+            "a list has no split: `.split()`, `.splitlines()` and `.readlines()` give lists, "
+            "so split the text once: `len(text.split())` counts its words",
+        ),
+        (
+            "AttributeError: 'list' object has no attribute 'strip'",
+            "a list has no strip: `.split()`, `.splitlines()` and `.readlines()` give lists: "
+            "call strip on the text, or on each item of the list",
+        ),
+        ("AttributeError: 'list' object has no attribute 'frobnicate'", ""),
         ("AttributeError: 'str' object has no attribute 'split_words'", ""),
     ],
 )
@@ -833,3 +844,39 @@ def test_a_run_that_used_an_open_file_as_its_text_says_where_to_take_its_text(
         "NOTE: in wordcount.py, an open file has no split: in its `with open(...) as f:` "
         "block, take its text with `text = f.read()`, then `text.split()`."
     ), ran
+
+
+# wordcount, the code of f4c28aa (the CPU), verbatim: told to take the open file's text,
+# it split the text twice. It wrote `len(text.split().split())` again in every write
+# until the round limit, told only the error.
+SPLIT_TWICE = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import arg'
+    "parse\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.fil"
+    "e, 'r') as f:\\n            text = f.read()\\n            print(len(text.split()))\\n  "
+    "  else:\\n        with open(args.file, 'r') as f:\\n            text = f.read()\\n     "
+    "       print(len(text.split()), len(text.split().split()), len(text))\\n\\nif __name__"
+    " == '__main__':\\n    parser = argparse.ArgumentParser(description='Count lines, word"
+    "s, and characters in a file.')\n    parser.add_argument('file', type=str, help='The f"
+    "ile to count.')\n    parser.add_argument('--lines', action='store_true', help='Print "
+    "only the number of lines.')\n    args = parser.parse_args()\\n    main(args)\"}}"
+)
+
+
+def test_a_list_used_as_text_is_told_to_split_the_text_once(tmp_path: Path) -> None:
+    plan = plan_rule(
+        (WORDCOUNT, ["write_file wordcount.py with its code", "run python wordcount.py FILE"])
+    )
+    sample = {"name": "write_file", "arguments": {"path": "sample.txt", "content": "a b\nc\n"}}
+    run = '{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt"}}'
+    replies = [SPLIT_TWICE, json.dumps(sample), run, run]
+    small_model_goal(tmp_path, WORDCOUNT, plan, [{"content": r} for r in replies],
+                     LOCALAGENT_MAX_ROUNDS="4")  # fmt: skip
+    said = (
+        "a list has no split: `.split()`, `.splitlines()` and `.readlines()` give lists, so "
+        "split the text once: `len(text.split())` counts its words"
+    )
+    ran = [r["result"] for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert ran and ran[0].endswith(f"NOTE: in wordcount.py, {said}."), ran
+    (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
+    assert back["by"] == "handback"
+    assert f"has no attribute 'split' ({said})" in back["tasks"][0]["subtasks"][0], back

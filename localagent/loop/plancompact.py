@@ -6,7 +6,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from localagent.loop.subtasks import MAX_STEPS, edited_file, write_of, written_file
+from localagent.loop.subtasks import (
+    MAX_STEPS,
+    edited_file,
+    read_file_of,
+    write_of,
+    written_file,
+)
 from localagent.verify import evidence
 from localagent.verify.claims import restates
 
@@ -27,7 +33,7 @@ def compact(tasks: list[dict[str, Any]], goal: str) -> list[dict[str, Any]]:
     last: list[str] = []  # the steps of the task kept last
     for task in tasks:
         steps: list[str] = []
-        for text in task["subtasks"]:
+        for text in _reads_apart(task["subtasks"]):
             before = steps or last
             if before and (joined := _joined(before[-1], text)):
                 before[-1] = joined
@@ -41,6 +47,40 @@ def compact(tasks: list[dict[str, Any]], goal: str) -> list[dict[str, Any]]:
             kept.append({"description": task["description"], "subtasks": steps})
         last = kept[-1]["subtasks"]
     return kept
+
+
+# A read step that says what the read is for: "read_file shapes.py to move the area
+# formulas into a single function area(kind, size)".
+_READ_FOR = re.compile(r"^\W*(?:\d+[.)]\s*)?read_file\s+([\w./\\-]+)\s+to\s+(\w.*)$", re.I | re.S)
+_CHANGE_VERB = re.compile(
+    r"^(?:move|change|update|modify|edit|fix|replace|refactor|rename|extract|add|remove)\b",
+    re.I,
+)
+
+
+def _reads_apart(steps: list[str]) -> list[str]:
+    """The steps with a read that says it is for an edit of its file as that read, and
+    the edit as a step of its own unless a later step edits or writes the file; a read of
+    the file the step before read, with nothing between, left out. The 1.5B's refactor
+    replan on the CPU, verbatim: "read_file shapes.py to move the area formulas into a
+    single function area(kind, size)", "read_file shapes.py", "replace_in_file shapes.py
+    to move ...": no read ended its first step, and it read shapes.py until blocked."""
+    out: list[str] = []
+    for at, text in enumerate(steps):
+        found = _READ_FOR.match(text.strip())
+        path = (
+            read_file_of(f"read_file {found[1]}") if found and _CHANGE_VERB.match(found[2]) else ""
+        )
+        if path and read_file_of(text) != path:
+            later = [edited_file(t) or written_file(t) or write_of(t) for t in steps[at + 1 :]]
+            out.append(f"read_file {found[1]}")
+            if path not in later:
+                out.append(f"replace_in_file {found[1]} to {found[2].strip()}")
+            continue
+        if out and (read := read_file_of(text)) and read_file_of(out[-1]) == read:
+            continue
+        out.append(text)
+    return out
 
 
 def _joined(first: str, then: str) -> str:

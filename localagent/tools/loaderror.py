@@ -107,9 +107,21 @@ _FILE_AS_TEXT = re.compile(
 )
 
 
+# A list used as text: the 1.5B's wordcount counted its words as
+# `len(text.split().split())`, and wrote that again in every write until the round limit,
+# in two runs (the CPU).
+_LIST_AS_TEXT = re.compile(r"'list' object has no attribute '(\w+)'")
+
+
 def file_as_text(error: str) -> str:
-    """What to say of an error raised where code used an open file as its text; ""
-    otherwise (or for an attribute no string has either)."""
+    """What to say of an error raised where code used an open file, or a list, as its
+    text; "" otherwise (or for an attribute no string has either)."""
+    if (listed := _LIST_AS_TEXT.search(error)) and hasattr(str, listed[1]):
+        name = listed[1]
+        said = f"a list has no {name}: `.split()`, `.splitlines()` and `.readlines()` give lists"
+        if name == "split":
+            return f"{said}, so split the text once: `len(text.split())` counts its words"
+        return f"{said}: call {name} on the text, or on each item of the list"
     found = _FILE_AS_TEXT.search(error)
     if found is None:
         return ""

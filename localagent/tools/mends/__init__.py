@@ -7,14 +7,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from localagent.tools import notests, pywrite
-from localagent.tools.mends import foreign, imports, indent, inits, mainblock, nested, reads
+from localagent.tools.mends import (
+    foreign,
+    imports,
+    indent,
+    inits,
+    mainblock,
+    margin,
+    nested,
+    reads,
+)
 
 
 def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     """The content with every mend made, in turn, and what the write says of each: a file
     indented as a whole written at the margin (`indent`), lines that do not compile
     fixed (`pywrite.mended`), code in quotes unquoted, functions written indented inside
-    the one above them put back at the top level (`nested`), an import from Python's own
+    the one above them put back at the top level (`nested`), a function's last lines
+    written at the margin put back inside it (`margin`), an import from Python's own
     module of names it lacks and the file defines left out (`foreign`), a package's
     imports of its modules made imports of their functions (`inits`), names it never
     imports imported from the one module that has them, or whole when they are modules
@@ -33,6 +43,9 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     if (lifted := nested.lifted(root, name, content)) is not None:
         content = lifted[0]
         said.append(nested.lifted_note(lifted[1], lifted[2]))
+    if (inside := margin.indented(name, content)) is not None:
+        content = inside[0]
+        said.append(margin.indented_note(inside[1], inside[2]))
     if (alien := foreign.mended(content, name)) is not None:
         content = alien[0]
         said.append(foreign.mended_note(*alien[1:]))
