@@ -9,6 +9,7 @@ size)" twice, for an area that was there, and the goal failed."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from shapes_support import GOAL, SHAPES, TESTS
@@ -198,3 +199,60 @@ def test_a_use_step_that_failed_partway_goes_back_to_the_rest_alone(tmp_path: Pa
         "area as the content (it takes the place of the one shapes.py has, and the rest of "
         "shapes.py stays); then report the same way, one at a time",
     ], plan
+
+
+# The 1.5B's refactor on the CPU (the code of 7c96ad7), verbatim: its edit put area in
+# place of the docstring (made an addition of it), then put total_area's old code in
+# place of area. Area was gone, the tests passed as before any change, and the edit ended
+# the step; only the verdict found area missing, and the replan went wrong from there.
+READ_AGAIN = (
+    '```json\n{\n  "name": "read_file",\n  "arguments": {\n    "path": "shapes.py"\n  }\n}\n```'
+)
+
+AREA_FIRST = (
+    '```json\n{\n  "name": "replace_in_file",\n  "arguments": {\n    "path": "shapes.py",\n   '
+    ' "old": """Areas of shapes given as (kind, size) pairs; unknown kinds are left out."'
+    '""\n    "new": """def area(kind, size):\n    if kind == "circle":\n        return 3.141'
+    '59 * size * size\n    elif kind == "square":\n        return size * size\n    else:\n   '
+    '     return None\n"""\n  }\n}\n```'
+)
+
+AREA_LOST = (
+    '```json\n{\n  "name": "replace_in_file",\n  "arguments": {\n    "path": "shapes.py",\n   '
+    ' "old": """def area(kind, size):\n    if kind == "circle":\n        return 3.14159 * s'
+    'ize * size\n    elif kind == "square":\n        return size * size\n    else:\n        r'
+    'eturn None\n"""\n    "new": """def total_area(shapes):\n    total = 0.0\n    for kind, s'
+    'ize in shapes:\n        if kind == "circle":\n            total += 3.14159 * size * si'
+    'ze\n        elif kind == "square":\n            total += size * size\n    return total\n'
+    '"""\n  }\n}\n```'
+)
+
+
+def test_an_edit_that_loses_the_function_the_step_adds_does_not_end_the_step(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    move = "replace_in_file shapes.py to move the area formulas into a single function "
+    move += "area(kind, size)"
+    area = "def area(kind, size):\n    if kind == 'circle':\n        return 3.14159 * size * size\n"
+    again = {"name": "write_file", "arguments": {"path": "shapes.py", "content": area}}
+    replies = [READ_AGAIN, AREA_FIRST, AREA_LOST, json.dumps(again)]
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, ["read_file shapes.py", move, "run python -m pytest"])),
+        [{"content": c} for c in replies], LOCALAGENT_MAX_ROUNDS="4",
+    )  # fmt: skip
+    edits = [r for r in records_of(tmp_path, "action_finished") if r["tool"] != "read_file"]
+    assert "NOTE: total_area, largest and report do not call area yet" in edits[0]["result"]
+    assert edits[1]["result"].startswith("replaced 1 occurrence"), edits[1]
+    assert edits[1]["result"].endswith(
+        "NOTE: shapes.py no longer defines area, and this step is done only when it does and "
+        "total_area, largest and report call it. Next: write_file shapes.py with only "
+        "`def area(kind, size):` and its code as the content; it goes above the other "
+        "functions, and the rest of shapes.py stays"
+    ), edits[1]["result"]
+    done = [r["reason"] for r in records_of(tmp_path, "subtask_completed")]
+    assert done == ["shapes.py was read, which is all the subtask asks"], done
+    # The write it asks for brings area back, the rest kept; the step goes on to the callers.
+    text = (tmp_path / "shapes.py").read_text()
+    assert {"area", "total_area", "largest", "report"} <= set(pywrite.defined(text)), text

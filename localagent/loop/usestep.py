@@ -86,6 +86,7 @@ def said(step: str, goal: str, root: Path, later: str = "") -> tuple[str, str, l
     tree = tree_of(text_of(root, path))
     if tree is None:
         return None
+    by_goal = False
     if (found := _USES.search(step)) is not None:
         name = found[1]
     else:
@@ -95,10 +96,11 @@ def said(step: str, goal: str, root: Path, later: str = "") -> tuple[str, str, l
             if re.search(rf"\b{n}\b", step) and not re.search(rf"\b{n}\b", later)
         )
         name = next((n for n in wanted if said_where(goal, n)), "")
+        by_goal = bool(name)  # held to it even where the file no longer defines it
     text = f"{step}\n{goal}"
     functions = list(pycalls.functions(tree))
     users = [f for f in functions if f != name and re.search(rf"\b{re.escape(f)}\b", text)]
-    return (path, name, users) if name in functions and users else None
+    return (path, name, users) if (name in functions or by_goal) and users else None
 
 
 def unmet(state: State, root: Path, facts: dict[str, list[str]]) -> tuple[str, str, list[str]]:
@@ -125,6 +127,14 @@ def note(state: State, root: Path, facts: dict[str, list[str]], prompts: PromptS
     if not missing:
         return ""
     users = listed(missing)
+    source = text_of(root, path)
+    if (tree := tree_of(source)) is not None and name not in pycalls.functions(tree):
+        # The 1.5B's edit put total_area's old code where it had just written area (the
+        # CPU): area was gone, the tests passed as before any change, and the step ended.
+        goal = state.goal.text if state.goal is not None else ""
+        given = re.search(rf"\b{re.escape(name)}\([^()]*\)", goal)
+        header = f"def {given[0] if given else name + '(...)'}"
+        return prompts.render("use_lost", path=path, name=name, users=users, header=header)
     verb = "does" if len(missing) == 1 else "do"
-    header = pywrite.header(text_of(root, path), missing[0])
+    header = pywrite.header(source, missing[0])
     return prompts.render("use_unmet", path=path, name=name, users=users, verb=verb, header=header)

@@ -262,6 +262,12 @@ USE_UNMET = (
     "{path} has, and the rest of {path} stays"
 )
 
+USE_LOST = (
+    "NOTE: {path} no longer defines {name}, and this step is done only when it does and "
+    "{users} call it. Next: write_file {path} with only `{header}:` and its code as the "
+    "content; it goes above the other functions, and the rest of {path} stays"
+)
+
 HANDBACK_WRITE = (
     "write_file {script} that keeps its code and calls it at the end "
     '(under if __name__ == "__main__":)'

@@ -94,6 +94,7 @@ from localagent.prompts.feedback import (
     UNPROVEN,
     UNRUN_FORMS,
     USAGE_ONLY,
+    USE_LOST,
     USE_UNMET,
     VAGUE_DOUBT,
     WAITED_FOR_INPUT,
@@ -485,6 +486,12 @@ PROMPTS: dict[str, Prompt] = {
         "what a write in that step adds while the functions it names do not call the new "
         "one yet (the step goes on), and the write of the first of them alone it asks for",
         _spec("path users name verb header"),
+    ),
+    "use_lost": Prompt(
+        USE_LOST,
+        "what a write in that step adds when the file no longer defines the function the "
+        "others are to call (the step goes on), and the write of it alone it asks for",
+        _spec("path users name header"),
     ),
     "handback_fix": Prompt(
         HANDBACK_FIX,
