@@ -102,7 +102,7 @@ def fixes(source: str, name: str) -> list[tuple[str, str, str]]:
             return []
         source = source.replace(fix[0], fix[1], 1)
         made.append((fix[0], fix[1], source))
-        if compile_problem(source, name)[0] is None:
+        if _fixes(source, name, 0, anywhere=False):  # compiles (no fix offered to compute)
             return made
     return []
 
