@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
 
-from localagent.loop.testback import same
+from localagent.loop.testback import row_edit, same
 
 MATHX = real_goal("mathx").text
 PLAN = [
@@ -83,7 +83,8 @@ def test_a_value_the_model_gives_as_the_code_s_sends_it_to_the_test(tmp_path: Pa
     assert steps[:3] == [
         "read_file tests/test_mathx.py",
         "replace_in_file tests/test_mathx.py to fix the value its test expects: subtract(1, 2) "
-        "returns -1, not 1 (fix each other expected value in it that is wrong the same way)",
+        "returns -1, not 1: replace `(1, 2, 1)` with `(1, 2, -1)` (and each other expected "
+        "value in it that is wrong the same way)",
         "run python -m pytest to ensure the tests pass",
     ], steps
     assert (
@@ -107,3 +108,31 @@ def test_a_value_the_model_gives_as_the_test_s_sends_it_to_the_code(tmp_path: Pa
 )  # fmt: skip
 def test_which_values_are_the_same(a: str, b: str, one: bool) -> None:
     assert same(a, b) is one
+
+
+# The mathx tests of a CPU run (the code of 2a2c9a1), verbatim: told "multiply(3, 4) returns
+# 12, not 6", the 1.5B sent that sentence as the edit's old text until blocked.
+MULTIPLY_TABLE = (
+    "@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), (3, 4, 6), (5, 6, 10), (7, 8, 14), "
+    "(9, 10, 18)])\ndef test_multiply(a, b, expected):\n    assert multiply(a, b) == expected\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "call", "found"),
+    [
+        (MULTIPLY_TABLE, "multiply(3, 4)", ("(3, 4, 6)", "(3, 4, 12)")),
+        ("def test_m():\n    assert multiply(3, 4) == 6\n", "multiply(3, 4)",
+         ("multiply(3, 4) == 6", "multiply(3, 4) == 12")),
+        ("def test_m():\n    assert 6 == mathx.multiply(3, 4)\n", "mathx.multiply(3, 4)",
+         ("6 == mathx.multiply(3, 4)", "12 == mathx.multiply(3, 4)")),
+        # another test's row, the same row twice, a row over two lines: no edit named
+        (MULTIPLY_TABLE.replace("multiply(a, b)", "add(a, b)"), "multiply(3, 4)", None),
+        (MULTIPLY_TABLE.replace("(5, 6, 10)", "(3, 4, 6)"), "multiply(3, 4)", None),
+        (MULTIPLY_TABLE.replace("(3, 4, 6)", "(3, 4,\n 6)"), "multiply(3, 4)", None),
+    ],
+)  # fmt: skip
+def test_which_text_the_edit_of_an_expected_value_names(
+    source: str, call: str, found: tuple[str, str] | None
+) -> None:
+    assert row_edit(source, call, "12", "6") == found

@@ -132,7 +132,7 @@ def back(
         return handback.fix_tasks(state, due, found, prompts, root)
     if small and (found := testback.failed_after_edit(state, due.subtask, root)):
         if ask is not None and (
-            tasks := testback.expected_tasks(state, due, found[1], prompts, ask)
+            tasks := testback.expected_tasks(state, due, found[1], prompts, ask, root)
         ):
             log.info("the run's own test expects another value than the model says: back to it")
             return tasks

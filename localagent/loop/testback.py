@@ -36,6 +36,7 @@ from localagent.state.ledger import latest_tests
 from localagent.tools import pyscript
 from localagent.tools.loaderror import ERROR_CHARS
 from localagent.tools.noneresult import none_from, none_note
+from localagent.tools.pkgimports import text_of
 from localagent.tools.pyscript import TEST_FILE
 
 # `tools.asserted.wrong_value`'s words.
@@ -128,9 +129,11 @@ def expected_tasks(
     failure: str,
     prompts: PromptSet,
     ask: Callable[[str], str],
+    root: Path | None = None,
 ) -> list[dict[str, Any]] | None:
     """The plan from the failed test run on, a read of the test file and an edit of its
-    expected value, when the model's own answer for the failed call is the code's value;
+    expected value (naming the text to replace, where `row_edit` finds it in the file
+    under `root`), when the model's own answer for the failed call is the code's value;
     None otherwise (`ask`: the model's answer for a call, `Planner.value`)."""
     wrong = _WRONG.match(failure)
     test = own_test_file(state)
@@ -139,14 +142,89 @@ def expected_tasks(
     answer = ask(wrong["call"])
     if not same(answer, wrong["got"]) or same(answer, wrong["expected"]):
         return None
-    edit = prompts.render(
-        "handback_expected", path=test, call=wrong["call"], got=wrong["got"],
-        expected=wrong["expected"],
-    )  # fmt: skip
+    said = {"path": test, "call": wrong["call"], "got": wrong["got"]}
+    said["expected"] = wrong["expected"]
+    edit = prompts.render("handback_expected", **said)
+    source = text_of(root, test) if root is not None else None
+    if source and (row := row_edit(source, wrong["call"], wrong["got"], wrong["expected"])):
+        exact = prompts.render("handback_expected_row", **said, old=row[0], new=row[1])
+        edit = exact if edited_file(exact) == test else edit
     read = prompts.render("handback_read", path=test)
     if edited_file(edit) != test or read_file_of(read) != test:
         return None
     return from_failed(state, due, read, edit)
+
+
+def row_edit(source: str, call: str, got: str, expected: str) -> tuple[str, str] | None:
+    """The one place in a test's source that expects `expected` of `call`, as (its text,
+    that text expecting `got`): a parametrize row of the call's arguments and the value,
+    `(3, 4, 6)` of a test that calls it, or an assertion, `multiply(3, 4) == 6`; None
+    unless there is exactly one, on one line, written once. Sent to fix "multiply(3, 4)
+    returns 12, not 6", the 1.5B sent `{"old": "multiply(3, 4) returns 12, not 6", ...}`
+    until blocked (mathx, the CPU): its tests were a parametrize table."""
+    try:
+        called = ast.parse(call.strip(), mode="eval").body
+        args = [ast.literal_eval(a) for a in getattr(called, "args", [])]
+        want, _ = ast.literal_eval(expected.strip()), ast.literal_eval(got.strip())
+        tree = ast.parse(source)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(called, ast.Call) or called.keywords:
+        return None
+    found = [
+        (node, value)
+        for test in ast.walk(tree)
+        if isinstance(test, ast.FunctionDef | ast.AsyncFunctionDef) and _calls(test, called)
+        for node in ast.walk(test)
+        for value in _expects(node, called, args, want)
+    ]
+    if len(found) != 1:
+        return None
+    node, value = found[0]
+    text = ast.get_source_segment(source, node) or ""
+    if node.lineno != node.end_lineno or not text.isascii() or source.count(text) != 1:
+        return None
+    start, end = value.col_offset - node.col_offset, value.end_col_offset - node.col_offset
+    return text, text[:start] + got.strip() + text[end:]  # type: ignore[operator]
+
+
+def _calls(test: ast.FunctionDef | ast.AsyncFunctionDef, called: ast.Call) -> bool:
+    """Whether the test calls what `called` calls: only its own rows are its table."""
+    return any(
+        isinstance(n, ast.Call) and ast.dump(n.func) == ast.dump(called.func)
+        for n in ast.walk(test)
+    )
+
+
+def _expects(node: ast.AST, called: ast.Call, args: list[Any], want: Any) -> list[ast.expr]:
+    """The value in `node` that a row or an assertion of the call expects, if it is one."""
+    if isinstance(node, ast.Tuple) and len(node.elts) == len(args) + 1:
+        values = [_literal(e) for e in node.elts]
+        return [node.elts[-1]] if values[:-1] == args and values[-1] == want else []
+    if not (
+        isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)
+    ):
+        return []
+    pairs = ((node.left, node.comparators[0]), (node.comparators[0], node.left))
+    return [
+        value
+        for used, value in pairs
+        if isinstance(used, ast.Call)
+        and ast.dump(used.func) == ast.dump(called.func)
+        and not used.keywords
+        and [_literal(a) for a in used.args] == args
+        and _literal(value) == want
+    ]
+
+
+_NONE = object()  # no literal
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NONE
 
 
 def own_test_file(state: State) -> str:

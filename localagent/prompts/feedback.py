@@ -199,6 +199,12 @@ HANDBACK_EXPECTED = (
     "{expected} (fix each other expected value in it that is wrong the same way)"
 )
 
+HANDBACK_EXPECTED_ROW = (
+    "replace_in_file {path} to fix the value its test expects: {call} returns {got}, not "
+    "{expected}: replace `{old}` with `{new}` (and each other expected value in it that is "
+    "wrong the same way)"
+)
+
 SEE_FAILURE = "run {cmd} to see what fails"
 
 SAMPLE_WRITE = "write_file {path} with a few lines of sample text"

@@ -45,6 +45,7 @@ from localagent.prompts.feedback import (
     HANDBACK_COUNTS,
     HANDBACK_EDIT,
     HANDBACK_EXPECTED,
+    HANDBACK_EXPECTED_ROW,
     HANDBACK_FIX,
     HANDBACK_MISCOUNT,
     HANDBACK_MODULE,
@@ -402,6 +403,12 @@ PROMPTS: dict[str, Prompt] = {
         "the edit subtask a test run goes back to when the run's own test expects another "
         "value than its code returns and the model, asked alone, gives the code's",
         _spec("path call got expected"),
+    ),
+    "handback_expected_row": Prompt(
+        HANDBACK_EXPECTED_ROW,
+        "that edit subtask when the test's row or assertion of the call is found: the "
+        "text to replace and its replacement",
+        _spec("path call got expected old new"),
     ),
     "handback_read": Prompt(
         HANDBACK_READ,
