@@ -73,14 +73,19 @@ UNCLOSED = (
 )
 
 
-def test_a_cut_string_whose_bracket_was_left_open_is_joined_and_closed(tmp_path: Path) -> None:
+def _first_write(workspace: Path, reply: str) -> str:
+    """The result of the reply's write, the only round of a one-step goal."""
     step = "write_file wordcount.py with its code"
     ran, _ = small_model_goal(
-        tmp_path, GOAL, plan_rule((GOAL, [step])), [{"content": UNCLOSED}],
+        workspace, GOAL, plan_rule((GOAL, [step])), [{"content": reply}],
         LOCALAGENT_MAX_ROUNDS="1",
     )  # fmt: skip
     assert "round limit of 1 reached" in ran.stderr, ran.stdout + ran.stderr
-    result = records_of(tmp_path, "action_finished")[0]["result"]
+    return records_of(workspace, "action_finished")[0]["result"]
+
+
+def test_a_cut_string_whose_bracket_was_left_open_is_joined_and_closed(tmp_path: Path) -> None:
+    result = _first_write(tmp_path, UNCLOSED)
     assert "ended its string, so it was written as `\\n`, and `)` added at its end" in result
     assert "syntax error" not in result
     written = (tmp_path / "wordcount.py").read_text()
@@ -119,13 +124,7 @@ HIDDEN = (
 def test_a_cut_string_hiding_an_error_above_it_is_joined_and_that_line_fixed(
     tmp_path: Path,
 ) -> None:
-    step = "write_file wordcount.py with its code"
-    ran, _ = small_model_goal(
-        tmp_path, GOAL, plan_rule((GOAL, [step])), [{"content": HIDDEN}],
-        LOCALAGENT_MAX_ROUNDS="1",
-    )  # fmt: skip
-    assert "round limit of 1 reached" in ran.stderr, ran.stdout + ran.stderr
-    result = records_of(tmp_path, "action_finished")[0]["result"]
+    result = _first_write(tmp_path, HIDDEN)
     assert "syntax error" not in result, result
     assert "ended its string, so it was written as `\\n`" in result
     assert "`print(count_characters(args.file)` did not compile" in result, result

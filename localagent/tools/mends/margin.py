@@ -67,12 +67,7 @@ def _run(after: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def _read(nodes: list[ast.stmt]) -> set[str]:
-    return {
-        n.id
-        for node in nodes
-        for n in ast.walk(node)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    }
+    return _names(nodes, ast.Load)
 
 
 def _globals_read(nodes: list[ast.stmt]) -> set[str]:
@@ -84,11 +79,16 @@ def _globals_read(nodes: list[ast.stmt]) -> set[str]:
 
 
 def _bound(nodes: list[ast.stmt]) -> set[str]:
+    return _names(nodes, ast.Store)
+
+
+def _names(nodes: list[ast.stmt], context: type[ast.expr_context]) -> set[str]:
+    """The names the statements read (`ast.Load`) or bind (`ast.Store`), nested ones too."""
     return {
         n.id
         for node in nodes
         for n in ast.walk(node)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, context)
     }
 
 
