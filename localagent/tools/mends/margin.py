@@ -26,12 +26,12 @@ def indented(name: str, content: str) -> tuple[str, str, list[str]] | None:
     tree = tree_of(content) if name.lower().endswith((".py", ".pyw")) else None
     if tree is None:
         return None
+    above: set[str] = set()  # what the statements so far bind (a `__main__` block below may)
     for at, node in enumerate(tree.body):
+        above |= undefined.bound(ast.Module(body=[node], type_ignores=[]))
         run = _run(tree.body[at + 1 :]) if isinstance(node, _FUNCTION) else []
         if not run:
             continue
-        # What nothing above binds when the lines run (a `__main__` block below may).
-        above = undefined.bound(ast.Module(body=tree.body[: at + 1], type_ignores=[]))
         wanted = _read(run) - above - _bound(run) - _BUILTINS
         if not (wanted or _returns(run)) or not (wanted <= _locals(node)):
             continue
