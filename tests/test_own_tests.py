@@ -136,3 +136,43 @@ def test_which_text_the_edit_of_an_expected_value_names(
     source: str, call: str, found: tuple[str, str] | None
 ) -> None:
     assert row_edit(source, call, "12", "6") == found
+
+
+# That run's test file, verbatim: four wrong rows in one table, on one line.
+TABLES_MULTIPLY = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "imp'
+    "ort pytest\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), (3, 4, 7), (5, "
+    "6, 11), (7, 8, 15), (9, 10, 19)])\\ndef test_add(a, b, expected):\\n    assert add(a, "
+    "b) == expected\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, -1), (3, 4, -1)"
+    ", (5, 6, -1), (7, 8, -1), (9, 10, -1)])\\ndef test_subtract(a, b, expected):\\n    ass"
+    "ert subtract(a, b) == expected\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2,"
+    " 2), (3, 4, 6), (5, 6, 10), (7, 8, 14), (9, 10, 18)])\\ndef test_multiply(a, b, expec"
+    "ted):\\n    assert multiply(a, b) == expected\\n\\n@pytest.mark.parametrize('a, b, expe"
+    "cted', [(1, 2, 0), (3, 4, 0), (5, 6, 0), (7, 8, 0), (9, 10, 0)])\\ndef test_divide(a,"
+    ' b, expected):\\n    with pytest.raises(ValueError):\\n        divide(a, b)"}}}'
+)
+
+
+def test_the_wrong_rows_the_model_confirms_are_fixed_by_one_edit_of_their_table(
+    tmp_path: Path,
+) -> None:
+    """Each of the test run's first four wrong values is asked about (the first as
+    before, then the rest); the rows it answers with the code's value are fixed in one
+    edit of the line that holds the table. The 1.5B's table had four wrong rows, and one
+    hand-back named one of them."""
+    replies = [INIT, TABLES_MULTIPLY, ADD, DIVIDE, MULTIPLY, SUBTRACT, TESTS_RUN, TESTS_RUN]
+    answers = ["12", "30", "7", "90"]  # the third not the code's 56: that row stays
+    rounds = [{"content": c} for c in [*replies, *answers, READ_TESTS]]
+    small_model_goal(tmp_path, MATHX, plan_rule((MATHX, PLAN)), rounds,
+                     LOCALAGENT_MAX_ROUNDS="9")  # fmt: skip
+    asked = [r for r in records_of(tmp_path, "llm_call") if r["purpose"] == "replan"]
+    assert len(asked) == 4, asked
+    steps = records_of(tmp_path, "plan")[-1]["tasks"][0]["subtasks"]
+    table = "@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), {}, {}, {}, {}])"
+    old = table.format("(3, 4, 6)", "(5, 6, 10)", "(7, 8, 14)", "(9, 10, 18)")
+    new = table.format("(3, 4, 12)", "(5, 6, 30)", "(7, 8, 14)", "(9, 10, 90)")
+    assert steps[1] == (
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: multiply(3, 4) "
+        f"returns 12, not 6: replace `{old}` with `{new}` (and each other expected value in "
+        "it that is wrong the same way)"
+    ), steps

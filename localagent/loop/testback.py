@@ -147,12 +147,48 @@ def expected_tasks(
     edit = prompts.render("handback_expected", **said)
     source = text_of(root, test) if root is not None else None
     if source and (row := row_edit(source, wrong["call"], wrong["got"], wrong["expected"])):
-        exact = prompts.render("handback_expected_row", **said, old=row[0], new=row[1])
+        last = latest_tests(state.ledger)
+        rows = [row, *_more_rows(source, last.wrongs[1:] if last else [], ask)]
+        old, new = _one_line(source, rows) or row
+        exact = prompts.render("handback_expected_row", **said, old=old, new=new)
         edit = exact if edited_file(exact) == test else edit
     read = prompts.render("handback_read", path=test)
     if edited_file(edit) != test or read_file_of(read) != test:
         return None
     return from_failed(state, due, read, edit)
+
+
+def _more_rows(
+    source: str, failures: list[str], ask: Callable[[str], str]
+) -> list[tuple[str, str]]:
+    """The rows of the test run's other wrong values that the model, asked alone, also
+    answers with the code's value: each (its text, that text expecting the code's)."""
+    rows = []
+    for failure in failures:
+        wrong = _WRONG.match(failure)
+        if wrong is None:
+            continue
+        row = row_edit(source, wrong["call"], wrong["got"], wrong["expected"])
+        if row is None:
+            continue
+        answer = ask(wrong["call"])
+        if same(answer, wrong["got"]) and not same(answer, wrong["expected"]):
+            rows.append(row)
+    return rows
+
+
+def _one_line(source: str, rows: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The one line that holds every row, each once, as (it, it with each row fixed),
+    when there is more than one row and the line is written once: one edit for a table."""
+    if len(rows) < 2:
+        return None
+    line = next((t for t in source.splitlines() if rows[0][0] in t), "")
+    if not line or source.count(line) != 1 or any(line.count(old) != 1 for old, _ in rows):
+        return None
+    fixed = line
+    for old, new in rows:
+        fixed = fixed.replace(old, new, 1)
+    return line.strip(), fixed.strip()
 
 
 def row_edit(source: str, call: str, got: str, expected: str) -> tuple[str, str] | None:

@@ -60,6 +60,7 @@ class CheckRun(BaseModel):
     epoch: int = -1  # the workspace's epoch after it ran: equal to today's, nothing changed
     broken: str = ""  # "path: error" of a workspace file it failed to load (`tools.loaderror`)
     wrong: str = ""  # what a call returned against what a test asserted (`tools.asserted`)
+    wrongs: list[str] = Field(default_factory=list)  # that, and the next few such failures
 
 
 class Ledger(BaseModel):
@@ -210,6 +211,7 @@ def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> 
         epoch=epoch,
         broken=_first(facts, "broken") if passed is False else "",
         wrong=_first(facts, "wrong") if passed is False else "",
+        wrongs=[w[:FACT_CHARS] for w in facts.get("wrong", [])[:4]] if passed is False else [],
     )
     # What `ruff check --fix X` left, `ruff check X` would not find: its failure is over.
     settle(ledger, ledger.checks[key(cmd)])

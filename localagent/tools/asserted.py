@@ -20,7 +20,7 @@ import re
 
 from localagent.tools.pyscript import TEST_FILE
 
-__all__ = ["wrong_value"]
+__all__ = ["wrong_value", "wrong_values"]
 
 _RAISED = re.compile(r"^E\s+([A-Za-z_][\w.]*): (.+?)\s*$")
 _WHERE_RAISED = re.compile(r"^([\w./\\-]+\.py):(\d+): ([A-Za-z_][\w.]*)\s*$")
@@ -29,6 +29,7 @@ _FRAME_START = re.compile(r"^(?:_ )+_?\s*$|^_{3,}")  # pytest's lines between fr
 _ASSERT = re.compile(r"^E\s+(?:AssertionError: )?assert (.+?) == (.+?)\s*$")
 _WHERE = re.compile(r"^E\s+\+\s+where (.+?) = (\w[\w.]*\(.*\))\s*$")
 WRONG_CHARS = 160
+MOST_WRONG = 4  # failures a test run's facts keep
 RAISED_CHARS = 200  # the ledger keeps a run's fact up to this (`state.ledger.FACT_CHARS`)
 
 
@@ -41,19 +42,39 @@ def wrong_value(output: str) -> str:
     return _compared(lines) or _raised(lines)
 
 
+def wrong_values(output: str, most: int = MOST_WRONG) -> list[str]:
+    """`wrong_value` first, then, when it is a call's value, the other failures that say
+    what a call returned against what it had to, each once, at most `most` in all. The
+    1.5B's mathx tables had nine wrong rows; its hand-back could name one."""
+    first = wrong_value(output)
+    if " must return " not in first:
+        return [first] if first else []
+    lines, found = output.splitlines(), [first]
+    for at in range(len(lines)):
+        if len(found) >= most:
+            break
+        if (said := _compared_at(lines, at)) and said not in found:
+            found.append(said)
+    return found
+
+
 def _compared(lines: list[str]) -> str:
-    for at, line in enumerate(lines):
-        if not (compared := _ASSERT.match(line)):
-            continue
-        left, right = compared[1], compared[2]
-        for follow in lines[at + 1 : at + 4]:
-            if not (where := _WHERE.match(follow)):
-                continue
-            got, call = where[1], where[2]
-            expected = right if got == left else left if got == right else ""
-            if expected:
-                return f"{call} must return {expected} (it returned {got})"[:WRONG_CHARS]
+    at = next((n for n, line in enumerate(lines) if _ASSERT.match(line)), None)
+    return "" if at is None else _compared_at(lines, at)
+
+
+def _compared_at(lines: list[str], at: int) -> str:
+    """The call's value against the assertion's, for an `assert X == Y` line at `at`."""
+    if not (compared := _ASSERT.match(lines[at])):
         return ""
+    left, right = compared[1], compared[2]
+    for follow in lines[at + 1 : at + 4]:
+        if not (where := _WHERE.match(follow)):
+            continue
+        got, call = where[1], where[2]
+        expected = right if got == left else left if got == right else ""
+        if expected:
+            return f"{call} must return {expected} (it returned {got})"[:WRONG_CHARS]
     return ""
 
 

@@ -13,7 +13,7 @@ from localagent.system.process import LaunchError, ProcessResult, run_process
 from localagent.system.safefs import UnsafeFile
 from localagent.system.workspace_env import WorkspaceEnvError
 from localagent.tools import notests, pyscript, ruffnotes, runas, runproof
-from localagent.tools.asserted import wrong_value
+from localagent.tools.asserted import wrong_values
 from localagent.tools.base import WORDS, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.cmdline import (
     PYTHON_OPTIONS,
@@ -101,8 +101,8 @@ def run_cmd(
     if empty:  # the tests ran none because of these files: a failure, in the first one
         facts["empty"] = empty
         facts["broken"] = [f"{empty[0]}: {notests.NONE_DEFINED}, so no test ran"]
-    if not ok and not result.cancelled and (wrong := wrong_value(result.output)):
-        facts["wrong"] = [wrong]
+    if not ok and not result.cancelled and (wrong := wrong_values(result.output)):
+        facts["wrong"] = wrong
     return ToolResult(ok, text, returncode=result.returncode, facts=facts, output=stored)
 
 
