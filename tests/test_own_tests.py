@@ -65,26 +65,32 @@ TESTS_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}'
 READ_TESTS = '{{"name": "read_file", "arguments": {"path": "tests/test_mathx.py"}}}'
 
 
-def _failed_tables(ws: Path, answer: str) -> list[dict[str, Any]]:
-    """The run up to the hand-back's plan, the model answering `answer` when asked what
-    subtract(1, 2) returns; the plans made."""
+def _failed_tables(ws: Path, *answers: str) -> list[dict[str, Any]]:
+    """The run up to the hand-back's plan, the model answering `answers` when asked what
+    subtract(1, 2) returns, and then the other wrong values of its table's line; the
+    plans made."""
     replies = [INIT, TABLES, ADD, DIVIDE, MULTIPLY, SUBTRACT, TESTS_RUN, TESTS_RUN]
-    rounds = [{"content": c} for c in replies] + [{"content": answer}, {"content": READ_TESTS}]
+    rounds = [{"content": c} for c in [*replies, *answers, READ_TESTS]]
     small_model_goal(ws, MATHX, plan_rule((MATHX, PLAN)), rounds, LOCALAGENT_MAX_ROUNDS="9")
     asked = [r for r in records_of(ws, "llm_call") if r["purpose"] == "replan"]
-    assert len(asked) == 1, asked  # the question, and no replan of the model's
+    assert len(asked) == len(answers), asked  # the questions, and no replan of the model's
     return records_of(ws, "plan")
 
 
 def test_a_value_the_model_gives_as_the_code_s_sends_it_to_the_test(tmp_path: Path) -> None:
-    plan = _failed_tables(tmp_path, "-1")[-1]
+    plan = _failed_tables(tmp_path, "-1", "-2", "2")[-1]
     assert plan.get("by") == "handback", plan
     steps = plan["tasks"][0]["subtasks"]
+    table = "@pytest.mark.parametrize('a, b, expected', [{}, (3, 2, 1), (2, 2, 0), {}, {}])"
+    old, new = (
+        table.format("(1, 2, 1)", "(0, 2, 0)", "(2, 0, 0)"),
+        table.format("(1, 2, -1)", "(0, 2, -2)", "(2, 0, 2)"),
+    )
     assert steps[:3] == [
         "read_file tests/test_mathx.py",
         "replace_in_file tests/test_mathx.py to fix the value its test expects: subtract(1, 2) "
-        "returns -1, not 1: replace `(1, 2, 1)` with `(1, 2, -1)` (and each other expected "
-        "value in it that is wrong the same way)",
+        f"returns -1, not 1: replace `{old}` with `{new}` (and each other expected value in "
+        "it that is wrong the same way)",
         "run python -m pytest to ensure the tests pass",
     ], steps
     assert (
@@ -118,6 +124,13 @@ MULTIPLY_TABLE = (
 )
 
 
+ADD_TABLE = (
+    "@pytest.mark.parametrize('a, b, expected', [(3, 4, 6)])\n"
+    "def test_add(a, b, expected):\n    assert add(a, b) + 1 == expected\n"
+)
+MULTIPLY_LINE = MULTIPLY_TABLE.splitlines()[0]
+
+
 @pytest.mark.parametrize(
     ("source", "call", "found"),
     [
@@ -130,6 +143,9 @@ MULTIPLY_TABLE = (
         (MULTIPLY_TABLE.replace("multiply(a, b)", "add(a, b)"), "multiply(3, 4)", None),
         (MULTIPLY_TABLE.replace("(5, 6, 10)", "(3, 4, 6)"), "multiply(3, 4)", None),
         (MULTIPLY_TABLE.replace("(3, 4, 6)", "(3, 4,\n 6)"), "multiply(3, 4)", None),
+        # the row written in another test's table too: its line is named
+        (ADD_TABLE + MULTIPLY_TABLE, "multiply(3, 4)", (MULTIPLY_LINE, MULTIPLY_LINE.replace(
+            "(3, 4, 6)", "(3, 4, 12)"))),
     ],
 )  # fmt: skip
 def test_which_text_the_edit_of_an_expected_value_names(
@@ -176,3 +192,34 @@ def test_the_wrong_rows_the_model_confirms_are_fixed_by_one_edit_of_their_table(
         f"returns 12, not 6: replace `{old}` with `{new}` (and each other expected value in "
         "it that is wrong the same way)"
     ), steps
+
+
+# Another CPU run's test file (the code of 1f7649f), verbatim: its multiply rows (5, 6, 11)
+# and (7, 8, 15) are add's rows too. The edit named (3, 4, 6), which the model copied
+# exactly, and the next hand-back could name no row written twice: the round limit came.
+TABLES_SUMS = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "imp'
+    "ort pytest\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), (3, 4, 7), (5, "
+    "6, 11), (7, 8, 15)])\\ndef test_add(a, b, expected):\\n    assert add(a, b) == expecte"
+    "d\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, -1), (3, 4, -1), (5, 6, -1),"
+    " (7, 8, -1)])\\ndef test_subtract(a, b, expected):\\n    assert subtract(a, b) == expe"
+    "cted\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), (3, 4, 6), (5, 6, 11)"
+    ", (7, 8, 15)])\\ndef test_multiply(a, b, expected):\\n    assert multiply(a, b) == exp"
+    "ected\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 0), (3, 4, 0), (5, 6, 0)"
+    ", (7, 8, 0)])\\ndef test_divide(a, b, expected):\\n    with pytest.raises(ValueError):"
+    '\\n        divide(a, b)\\n"}}}'
+)
+
+
+def test_rows_written_in_another_table_too_are_fixed_in_their_own_line(tmp_path: Path) -> None:
+    replies = [INIT, TABLES_SUMS, ADD, DIVIDE, MULTIPLY, SUBTRACT, TESTS_RUN, TESTS_RUN]
+    rounds = [{"content": c} for c in [*replies, "12", "30", "56", READ_TESTS]]
+    small_model_goal(tmp_path, MATHX, plan_rule((MATHX, PLAN)), rounds,
+                     LOCALAGENT_MAX_ROUNDS="9")  # fmt: skip
+    asked = [r for r in records_of(tmp_path, "llm_call") if r["purpose"] == "replan"]
+    assert len(asked) == 3, asked
+    steps = records_of(tmp_path, "plan")[-1]["tasks"][0]["subtasks"]
+    table = "@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), {}, {}, {}])"
+    old = table.format("(3, 4, 6)", "(5, 6, 11)", "(7, 8, 15)")
+    new = table.format("(3, 4, 12)", "(5, 6, 30)", "(7, 8, 56)")
+    assert f"replace `{old}` with `{new}`" in steps[1], steps

@@ -148,8 +148,7 @@ def expected_tasks(
     source = text_of(root, test) if root is not None else None
     if source and (row := row_edit(source, wrong["call"], wrong["got"], wrong["expected"])):
         last = latest_tests(state.ledger)
-        rows = [row, *_more_rows(source, last.wrongs[1:] if last else [], ask)]
-        old, new = _one_line(source, rows) or row
+        old, new = _table(source, wrong, last.wrongs[1:] if last else [], ask) or row
         exact = prompts.render("handback_expected_row", **said, old=old, new=new)
         edit = exact if edited_file(exact) == test else edit
     read = prompts.render("handback_read", path=test)
@@ -158,46 +157,48 @@ def expected_tasks(
     return from_failed(state, due, read, edit)
 
 
-def _more_rows(
-    source: str, failures: list[str], ask: Callable[[str], str]
-) -> list[tuple[str, str]]:
-    """The rows of the test run's other wrong values that the model, asked alone, also
-    answers with the code's value: each (its text, that text expecting the code's)."""
-    rows = []
+def _table(
+    source: str, first: re.Match[str], failures: list[str], ask: Callable[[str], str]
+) -> tuple[str, str] | None:
+    """For the first wrong value's row, and the rows of the run's other wrong values on
+    its line that the model, asked alone, also answers with the code's value: that line,
+    and the line with each of them fixed; None when no other such row is there."""
+    row = _row(source, first["call"], first["got"], first["expected"])
+    if row is None:
+        return None
+    line, fixed, rows = row[0], row[0].replace(row[1], row[2], 1), 0
     for failure in failures:
         wrong = _WRONG.match(failure)
-        if wrong is None:
-            continue
-        row = row_edit(source, wrong["call"], wrong["got"], wrong["expected"])
-        if row is None:
+        other = _row(source, wrong["call"], wrong["got"], wrong["expected"]) if wrong else None
+        if wrong is None or other is None or other[0] != line or fixed.count(other[1]) != 1:
             continue
         answer = ask(wrong["call"])
         if same(answer, wrong["got"]) and not same(answer, wrong["expected"]):
-            rows.append(row)
-    return rows
-
-
-def _one_line(source: str, rows: list[tuple[str, str]]) -> tuple[str, str] | None:
-    """The one line that holds every row, each once, as (it, it with each row fixed),
-    when there is more than one row and the line is written once: one edit for a table."""
-    if len(rows) < 2:
-        return None
-    line = next((t for t in source.splitlines() if rows[0][0] in t), "")
-    if not line or source.count(line) != 1 or any(line.count(old) != 1 for old, _ in rows):
-        return None
-    fixed = line
-    for old, new in rows:
-        fixed = fixed.replace(old, new, 1)
-    return line.strip(), fixed.strip()
+            fixed, rows = fixed.replace(other[1], other[2], 1), rows + 1
+    return (line.strip(), fixed.strip()) if rows else None
 
 
 def row_edit(source: str, call: str, got: str, expected: str) -> tuple[str, str] | None:
     """The one place in a test's source that expects `expected` of `call`, as (its text,
     that text expecting `got`): a parametrize row of the call's arguments and the value,
-    `(3, 4, 6)` of a test that calls it, or an assertion, `multiply(3, 4) == 6`; None
-    unless there is exactly one, on one line, written once. Sent to fix "multiply(3, 4)
-    returns 12, not 6", the 1.5B sent `{"old": "multiply(3, 4) returns 12, not 6", ...}`
-    until blocked (mathx, the CPU): its tests were a parametrize table."""
+    `(3, 4, 6)` of a test that calls it, or an assertion, `multiply(3, 4) == 6`; its whole
+    line where the row's text is written elsewhere too (another test's table); None unless
+    there is exactly one, on one line written once. Sent to fix "multiply(3, 4) returns
+    12, not 6", the 1.5B sent `{"old": "multiply(3, 4) returns 12, not 6", ...}` until
+    blocked (mathx, the CPU): its tests were a parametrize table."""
+    found = _row(source, call, got, expected)
+    if found is None:
+        return None
+    line, text, fixed = found
+    if source.count(text) == 1:
+        return text, fixed
+    return line.strip(), line.strip().replace(text, fixed, 1)
+
+
+def _row(source: str, call: str, got: str, expected: str) -> tuple[str, str, str] | None:
+    """(the line, the row's text, that text expecting `got`) for the one row or assertion
+    of the call that expects `expected`, on one line that holds it once and is written
+    once; None otherwise."""
     try:
         called = ast.parse(call.strip(), mode="eval").body
         args = [ast.literal_eval(a) for a in getattr(called, "args", [])]
@@ -218,10 +219,11 @@ def row_edit(source: str, call: str, got: str, expected: str) -> tuple[str, str]
         return None
     node, value = found[0]
     text = ast.get_source_segment(source, node) or ""
-    if node.lineno != node.end_lineno or not text.isascii() or source.count(text) != 1:
+    line = source.splitlines()[node.lineno - 1] if node.lineno == node.end_lineno else ""
+    if not line or not line.isascii() or line.count(text) != 1 or source.count(line) != 1:
         return None
     start, end = value.col_offset - node.col_offset, value.end_col_offset - node.col_offset
-    return text, text[:start] + got.strip() + text[end:]  # type: ignore[operator]
+    return line, text, text[:start] + got.strip() + text[end:]  # type: ignore[operator]
 
 
 def _calls(test: ast.FunctionDef | ast.AsyncFunctionDef, called: ast.Call) -> bool:
