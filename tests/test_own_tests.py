@@ -65,11 +65,11 @@ TESTS_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python -m pytest"}}}'
 READ_TESTS = '{{"name": "read_file", "arguments": {"path": "tests/test_mathx.py"}}}'
 
 
-def _failed_tables(ws: Path, *answers: str) -> list[dict[str, Any]]:
+def _failed_tables(ws: Path, *answers: str, tables: str = TABLES) -> list[dict[str, Any]]:
     """The run up to the hand-back's plan, the model answering `answers` when asked what
-    subtract(1, 2) returns, and then the other wrong values of its table's line; the
-    plans made."""
-    replies = [INIT, TABLES, ADD, DIVIDE, MULTIPLY, SUBTRACT, TESTS_RUN, TESTS_RUN]
+    the first failed call (subtract(1, 2) in TABLES) returns, and then the other wrong
+    values of its table's line; the plans made."""
+    replies = [INIT, tables, ADD, DIVIDE, MULTIPLY, SUBTRACT, TESTS_RUN, TESTS_RUN]
     rounds = [{"content": c} for c in [*replies, *answers, READ_TESTS]]
     small_model_goal(ws, MATHX, plan_rule((MATHX, PLAN)), rounds, LOCALAGENT_MAX_ROUNDS="9")
     asked = [r for r in records_of(ws, "llm_call") if r["purpose"] == "replan"]
@@ -176,14 +176,9 @@ def test_the_wrong_rows_the_model_confirms_are_fixed_by_one_edit_of_their_table(
     before, then the rest); the rows it answers with the code's value are fixed in one
     edit of the line that holds the table. The 1.5B's table had four wrong rows, and one
     hand-back named one of them."""
-    replies = [INIT, TABLES_MULTIPLY, ADD, DIVIDE, MULTIPLY, SUBTRACT, TESTS_RUN, TESTS_RUN]
-    answers = ["12", "30", "7", "90"]  # the third not the code's 56: that row stays
-    rounds = [{"content": c} for c in [*replies, *answers, READ_TESTS]]
-    small_model_goal(tmp_path, MATHX, plan_rule((MATHX, PLAN)), rounds,
-                     LOCALAGENT_MAX_ROUNDS="9")  # fmt: skip
-    asked = [r for r in records_of(tmp_path, "llm_call") if r["purpose"] == "replan"]
-    assert len(asked) == 4, asked
-    steps = records_of(tmp_path, "plan")[-1]["tasks"][0]["subtasks"]
+    # the third answer is not the code's 56: that row stays
+    plans = _failed_tables(tmp_path, "12", "30", "7", "90", tables=TABLES_MULTIPLY)
+    steps = plans[-1]["tasks"][0]["subtasks"]
     table = "@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), {}, {}, {}, {}])"
     old = table.format("(3, 4, 6)", "(5, 6, 10)", "(7, 8, 14)", "(9, 10, 18)")
     new = table.format("(3, 4, 12)", "(5, 6, 30)", "(7, 8, 14)", "(9, 10, 90)")
@@ -212,13 +207,8 @@ TABLES_SUMS = (
 
 
 def test_rows_written_in_another_table_too_are_fixed_in_their_own_line(tmp_path: Path) -> None:
-    replies = [INIT, TABLES_SUMS, ADD, DIVIDE, MULTIPLY, SUBTRACT, TESTS_RUN, TESTS_RUN]
-    rounds = [{"content": c} for c in [*replies, "12", "30", "56", READ_TESTS]]
-    small_model_goal(tmp_path, MATHX, plan_rule((MATHX, PLAN)), rounds,
-                     LOCALAGENT_MAX_ROUNDS="9")  # fmt: skip
-    asked = [r for r in records_of(tmp_path, "llm_call") if r["purpose"] == "replan"]
-    assert len(asked) == 3, asked
-    steps = records_of(tmp_path, "plan")[-1]["tasks"][0]["subtasks"]
+    plans = _failed_tables(tmp_path, "12", "30", "56", tables=TABLES_SUMS)
+    steps = plans[-1]["tasks"][0]["subtasks"]
     table = "@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), {}, {}, {}])"
     old = table.format("(3, 4, 6)", "(5, 6, 11)", "(7, 8, 15)")
     new = table.format("(3, 4, 12)", "(5, 6, 30)", "(7, 8, 56)")
