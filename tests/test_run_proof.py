@@ -880,3 +880,32 @@ def test_a_list_used_as_text_is_told_to_split_the_text_once(tmp_path: Path) -> N
     (back,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
     assert back["by"] == "handback"
     assert f"has no attribute 'split' ({said})" in back["tasks"][0]["subtasks"][0], back
+
+
+def test_an_unchanged_write_of_a_file_whose_run_raised_does_not_end_its_step(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B's wordcount on the CPU (the code of 8a94ec8): its run raised
+    AttributeError, and the write step after it ended with the same content, twice; the
+    run raised again each time, and the goal failed. Now such a rewrite ends no step and
+    says what its last run stopped on."""
+    plan = plan_rule(
+        (WORDCOUNT, ["write_file wordcount.py with its code", "run python wordcount.py FILE"])
+    )
+    sample = {"name": "write_file", "arguments": {"path": "sample.txt", "content": "a b\nc\n"}}
+    run = '{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt"}}'
+    replies = [SPLIT, json.dumps(sample), run, run, run, SPLIT]
+    small_model_goal(tmp_path, WORDCOUNT, plan, [{"content": r} for r in replies],
+                     LOCALAGENT_MAX_ROUNDS="6")  # fmt: skip
+    writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
+    last = writes[-1]["result"]
+    assert last.startswith("'wordcount.py' already has this content"), last
+    assert last.endswith(
+        "NOTE: wordcount.py is unchanged, and its last run stopped on AttributeError: "
+        "'_io.TextIOWrapper' object has no attribute 'split' (an open file has no split: in "
+        "its `with open(...) as f:` block, take its text with `text = f.read()`, then "
+        "`text.split()`): this step is done when wordcount.py is written changed so that it "
+        "does not"
+    ), last
+    done = [r.get("by") for r in records_of(tmp_path, "subtask_completed")]
+    assert done.count("write") == 2, done  # the first write and the sample's, not the rewrite

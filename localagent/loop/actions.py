@@ -15,7 +15,7 @@ import secrets
 from typing import Any
 
 from localagent.journal import Journal
-from localagent.loop import loopguard, rundone, usestep
+from localagent.loop import loopguard, rundone, usestep, writedone
 from localagent.loop.strikes import Strikes
 from localagent.prompts.promptset import PromptSet
 from localagent.rewind.snapshots import Snapshots
@@ -124,7 +124,12 @@ class Actions:
         if earned:
             added = earned[1]
         else:  # what a step still owes, said while it goes on
-            added = usestep.note(state, root, result.facts, self.prompts) if self.small else ""
+            added = (
+                usestep.note(state, root, result.facts, self.prompts)
+                or writedone.unchanged_note(state, result.facts, self.prompts)
+                if self.small
+                else ""
+            )
         notes = [n for n in (said, added) if n]
         own = len(result.text)  # the tool's own observation ends here; the notes follow
         result = dataclasses.replace(

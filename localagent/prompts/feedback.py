@@ -149,6 +149,11 @@ NOTHING_TO_FIX = (
 
 DONE_BY_REWRITE = "{path} was already written by this run and is written again unchanged"
 
+UNCHANGED_STOPPED = (
+    "NOTE: {path} is unchanged, and its last run stopped on {error}: this step is done when "
+    "{path} is written changed so that it does not"
+)
+
 WRITE_COMPLETES = """\
 SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not write it again. Next: {next}."""
 

@@ -92,6 +92,7 @@ from localagent.prompts.feedback import (
     SMALL_VERIFIER,
     TOO_MANY_CALLS,
     TOO_MANY_FORMAT_ERRORS,
+    UNCHANGED_STOPPED,
     UNPROVEN,
     UNRUN_FORMS,
     USAGE_ONLY,
@@ -336,6 +337,12 @@ PROMPTS: dict[str, Prompt] = {
         DONE_BY_REWRITE,
         "why a write subtask is done: its file written again unchanged",
         _spec("path"),
+    ),
+    "unchanged_stopped": Prompt(
+        UNCHANGED_STOPPED,
+        "what a write subtask's unchanged rewrite of its file adds when the file's last run "
+        "stopped on an error in it (small profile; the subtask goes on)",
+        _spec("path error"),
     ),
     "carried": Prompt(CARRIED, "why a replan's write subtask is carried as done", _spec("path")),
     "carried_tested": Prompt(
