@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from localagent.system import safefs
 from localagent.system.textcap import listed
@@ -106,15 +107,29 @@ def _judged(goal: str, cmd: str, output: str, root: Path) -> tuple[str, bool]:
         return "", False
     has = _has(data, things)
     wrong = [thing for thing, (_, right) in has.items() if not right & set(numbers)]
+    facts = listed([f"{usual} {thing}" for thing, (usual, _) in has.items()])
+    printed = f"{said}; {given} has {facts}, and `{cmd}` printed `{shown[:80]}`"
+    if not wrong and _out_of_order(numbers, rest, things, has):
+        # Bare numbers say what they count by their order alone: the 1.5B's wordcount
+        # printed `12 69 3` (words, characters, lines), and its small verifier said
+        # VERIFIED (the CPU).
+        order = " ".join(str(has[thing][0]) for thing in things)
+        return f"{printed}: not in the order the goal states them ({order})", True
     if not wrong:
         return "", set(has) == set(things)
-    facts = listed([f"{usual} {thing}" for thing, (usual, _) in has.items()])
-    missed = listed([f"the {thing}" for thing in wrong])
-    return (
-        f"{said}; {given} has {facts}, and `{cmd}` printed `{shown[:80]}`: no number right "
-        f"for {missed}",
-        True,
-    )
+    return f"{printed}: no number right for {listed([f'the {t}' for t in wrong])}", True
+
+
+def _out_of_order(
+    numbers: list[float], rest: str, things: tuple[str, ...], has: dict[str, Any]
+) -> bool:
+    """Whether output of bare numbers, one for each count, gives them in another order
+    than the goal states: each number right for a count, not each for its own."""
+    if len(numbers) != len(things) or len(things) < 2 or re.search(r"[A-Za-z]", rest):
+        return False
+    if set(has) != set(things):
+        return False
+    return not all(n in has[thing][1] for n, thing in zip(numbers, things, strict=True))
 
 
 def _many(count: int) -> str:
