@@ -177,7 +177,7 @@ def test_the_verification_s_run_with_the_option_that_prints_one_count_checks_it(
 def test_which_counts_of_a_file_are_right(
     tmp_path: Path, text: str, printed: str, wrong: str
 ) -> None:
-    (tmp_path / "in.txt").write_text(text)
+    (tmp_path / "in.txt").write_text(text, newline="")  # the same bytes on Windows
     found = off_run(GOAL, "python wordcount.py in.txt", f"exit code 0\n{printed}\n", tmp_path)
     if wrong.startswith("("):
         assert found.endswith(f": not in the order the goal states them {wrong}"), found
