@@ -138,6 +138,45 @@ def test_a_cut_string_hiding_an_error_above_it_is_joined_and_that_line_fixed(
     assert shown.stdout == "Number of lines: 2\nNumber of words: 3\nNumber of characters: 14\n"
 
 
+# A CPU wordcount run's replanned write, verbatim: `count('\\n')` with its `\\n` a line
+# break in the JSON, in both of main's cases. No one edit named the cut line, so none was
+# made or offered; the model sent this write until blocked, and the goal failed.
+DOUBLED = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import'
+    " argparse\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        print(args"
+    ".file.read().count('\\n'))\\n    else:\\n        print(args.file.read().count('\\n')"
+    ")\\n        print(args.file.read().count(' '))\\n        print(len(args.file.read("
+    ")))\\n\\nif __name__ == '__main__':\\n    parser = argparse.ArgumentParser(descript"
+    "ion='Count lines, words, and characters in a file.')\n    parser.add_argument('fi"
+    "le', type=argparse.FileType('r'), help='The file to count.')\n    parser.add_argu"
+    "ment('--lines', action='store_true', help='Print only the number of lines.')\n   "
+    ' args = parser.parse_args()\\n    main(args)"}}'
+)
+
+
+def test_a_string_cut_the_same_way_twice_is_joined_in_both_places(tmp_path: Path) -> None:
+    result = _first_write(tmp_path, DOUBLED)
+    assert "syntax error" not in result, result
+    assert "ended its string, so it was written as `\\n`" in result
+    written = (tmp_path / "wordcount.py").read_text()
+    assert written.splitlines().count("        print(args.file.read().count('\\n'))") == 2
+    (tmp_path / "sample.txt").write_text("one two\nthree\n")
+    shown = subprocess.run(
+        [sys.executable, "wordcount.py", "--lines", "sample.txt"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert shown.stdout == "2\n", shown.stdout + shown.stderr
+
+
+def test_a_cut_string_in_several_places_is_offered_as_one_edit_of_each() -> None:
+    content = "def f(a):\n    if a:\n        print('\n')\n    print('\n')\n"
+    problem = compile_problem(content, "f.py")[0] or ""
+    assert problem.endswith(
+        '; this fixes it: {"name": "replace_in_file", "arguments": {"path": "f.py", '
+        '"old": "print(\'\\n\')", "new": "print(\'\\\\n\')", "count": 2}}'
+    ), problem
+
+
 def test_a_write_that_is_not_mended_is_offered_both_fixes_in_turn() -> None:
     content = "def f(a):\n    print(a\n    return f'x: {a}\ny'\n"
     problem = compile_problem(content, "f.py")[0] or ""
@@ -161,6 +200,8 @@ def test_a_write_that_is_not_mended_is_offered_both_fixes_in_turn() -> None:
         ("c = 3\nprint(f'Characters: {c}\n')\n", "print(f'Characters: {c}\\n')"),
         # Two strings cut in one file: each is joined.
         ("a = 'x\ny'\nb = \"p\nq\"\n", 'b = "p\\nq"'),
+        # The same cut line twice: both are joined.
+        ("x = 'a\n'\nx = 'a\n'\n", "x = 'a\\n'"),
     ],
 )
 def test_which_cut_strings_are_joined(content: str, fixed: str) -> None:
@@ -176,7 +217,6 @@ def test_which_cut_strings_are_joined(content: str, fixed: str) -> None:
     [
         "x = 'abc\ny = 2\n",  # a quote never closed: no join makes it compile
         "x = 'abc\n",  # nothing to join
-        "x = 'a\n'\nx = 'a\n'\n",  # the same cut line twice: no one edit names it
     ],
 )
 def test_a_string_no_join_closes_is_left_to_the_model(content: str) -> None:

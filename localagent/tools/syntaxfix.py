@@ -51,9 +51,14 @@ def compile_problem(source: str | bytes, name: str) -> tuple[str | None, bool]:
 def _fix(source: str | bytes, name: str, exc: SyntaxError) -> str:
     """What ends the result of a write that does not compile: the one-line fix, if any."""
     found = _edit(source, name, exc)
-    if found is None and len(chain := fixes(source, name)) > 1:
-        calls = " then ".join(_call(name, old, new) for old, new, _ in chain)
-        return f"; these fix it, one after the other: {calls}"
+    if found is None and isinstance(source, str) and (chain := fixes(source, name)):
+        calls, before = [], source
+        for old, new, after in chain:
+            calls.append(_call(name, old, new, before.count(old)))
+            before = after
+        if len(calls) == 1:
+            return f"; this fixes it: {calls[0]}"
+        return f"; these fix it, one after the other: {' then '.join(calls)}"
     if found is None:
         word = _apostrophe(exc)
         return _QUOTES.format(word=word) if word else _empty_body(source, exc)
@@ -71,13 +76,16 @@ def _apostrophe(exc: SyntaxError) -> str:
 _VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-.]?(?:a|b|rc|dev|post)\d*)?")
 
 
-def line_fix(source: str, name: str, *, earlier: bool = False) -> tuple[str, str] | None:
+def line_fix(
+    source: str, name: str, *, earlier: bool = False, every: bool = False
+) -> tuple[str, str] | None:
     """The edit (old, new) that one line of source's syntax error is offered, or None;
-    `earlier`: also a string joined after which the file fails on a line above it."""
+    `earlier`: also a string joined after which the file fails on a line above it;
+    `every`: also a cut string written the same in several places (each is joined)."""
     try:
         compile(source, name, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        found = _edit(source, name, exc, earlier=earlier)
+        found = _edit(source, name, exc, earlier=earlier, every=every)
         return (found[0], found[1]) if found else None
     except (ValueError, RecursionError, MemoryError):
         return None
@@ -94,13 +102,17 @@ def fixes(source: str, name: str) -> list[tuple[str, str, str]]:
     A string cut by line breaks hides the errors above it, since the compiler reads the
     strings first: Qwen2.5-Coder-1.5B's wordcount had `print(count_characters(args.file)`
     without its `)` above its three-line f-string (the CPU). Joined, the string left the
-    file failing on that line, so no fix was offered, and it sent the write five times."""
+    file failing on that line, so no fix was offered, and it sent the write five times.
+
+    A string cut the same way in several places is joined in each: the 1.5B wrote
+    `print(args.file.read().count('\\n'))` twice with the `\\n` a line break, was told
+    line 6 did not compile, and sent the same write until the round limit (the CPU)."""
     made: list[tuple[str, str, str]] = []
     for _ in range(MAX_FIXES):
-        fix = line_fix(source, name, earlier=True)
-        if fix is None or source.count(fix[0]) != 1:
+        fix = line_fix(source, name, earlier=True, every=True)
+        if fix is None or (source.count(fix[0]) != 1 and "\n" not in fix[0]):
             return []
-        source = source.replace(fix[0], fix[1], 1)
+        source = source.replace(fix[0], fix[1])
         made.append((fix[0], fix[1], source))
         if _fixes(source, name, 0, anywhere=False):  # compiles (no fix offered to compute)
             return made
@@ -108,11 +120,13 @@ def fixes(source: str, name: str) -> list[tuple[str, str, str]]:
 
 
 def _edit(
-    source: str | bytes, name: str, exc: SyntaxError, *, earlier: bool = False
-) -> tuple[str, str, str] | None:
+    source: str | bytes, name: str, exc: SyntaxError, *, earlier: bool = False,
+    every: bool = False,
+) -> tuple[str, str, str] | None:  # fmt: skip
     """The one-line edit that fixes the error: (old, new, the word with an apostrophe
     when that is the fix), old occurring once in the source; None when none is known.
-    `earlier`: a joined string may leave an error above it (see `fixes`)."""
+    `earlier`: a joined string may leave an error above it; `every`: a cut string may
+    occur more than once (see `fixes`)."""
     if isinstance(source, bytes):
         source = source.decode("utf-8", errors="replace")
     lines = source.splitlines(keepends=True)
@@ -135,7 +149,7 @@ def _edit(
             return None
         return f"'{text}'", f'"{text}"', found[2]
     if _UNTERMINATED.match(exc.msg) and (
-        joined := _joined(source, lines, exc.lineno, name, earlier)
+        joined := _joined(source, lines, exc.lineno, name, earlier, every)
     ):
         return joined
     if exc.msg == "unexpected indent" and not "".join(lines[: exc.lineno - 1]).strip():
@@ -159,7 +173,7 @@ def _edit(
 
 
 def _joined(
-    source: str, lines: list[str], lineno: int, name: str, earlier: bool = False
+    source: str, lines: list[str], lineno: int, name: str, earlier: bool, every: bool
 ) -> tuple[str, str, str] | None:
     """A string cut by line breaks meant as `\\n`: the line joined with the ones after it
     by `\\n`, up to the first join after which the file compiles or fails only further on
@@ -191,7 +205,7 @@ def _joined(
         except (ValueError, RecursionError, MemoryError):
             return None
         old, new = "\n".join(span).strip(), fixed.strip()
-        return (old, new, "") if source.count(old) == 1 else None
+        return (old, new, "") if source.count(old) == 1 or every else None
     return None
 
 
@@ -271,6 +285,7 @@ def _fixes(edited: str, name: str, lineno: int, *, anywhere: bool) -> bool:
     return True
 
 
-def _call(name: str, old: str, new: str) -> str:
-    arguments = json.dumps({"path": name, "old": old, "new": new})
+def _call(name: str, old: str, new: str, count: int = 1) -> str:
+    given: dict[str, str | int] = {"path": name, "old": old, "new": new}
+    arguments = json.dumps(given | {"count": count} if count > 1 else given)
     return f'{{"name": "replace_in_file", "arguments": {arguments}}}'
