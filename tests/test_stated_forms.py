@@ -253,50 +253,46 @@ STDIN = (
 )
 
 
-def test_a_rewrite_nothing_ran_is_checked_with_the_file_an_earlier_run_gave(
+def test_a_rewrite_that_never_opens_the_file_is_caught_by_the_run_it_goes_back_to(
     tmp_path: Path,
 ) -> None:
     """After its goal check `--lines sample.txt` failed, the 1.5B's replan was one write;
     the second verification had no check at all (no successful run since the rewrite gave
     the stated forms a file), and the goal ended "completed (unverified)" with a program
-    that prints "0 0 0" for any file. The stated forms are run with the file an earlier
-    run gave, and a run that never opens it proves nothing: the goal is not achieved, and
-    the work goes back to a write that opens the file, then those runs."""
+    that prints "0 0 0" for any file. Now the verdict goes back, without the model, to a
+    write that adds --lines and then that run (tests/test_missing_option.py); the run of
+    the rewrite that counts stdin proves nothing, and the work goes back to a write that
+    opens the file, keeping --lines, then the run."""
     first = ["write_file wordcount.py with its code",
              "write_file sample.txt with a few lines of sample text",
              "run python wordcount.py sample.txt"]  # fmt: skip
-    again = ["write_file wordcount.py with the code to handle the `--lines` argument."]
-    rules = [
-        plan_rule(("Handle --lines in wordcount.py", again), match="still unmet"),
-        plan_rule((WORDCOUNT, first)),
-    ]
-    rounds = [COUNTED, CPU_SAMPLE, CPU_RUN, STDIN, STDIN]
-    scenario = {"models": [{"name": "qwen2.5-coder:1.5b"}], "llama_cpp": True, "rules": rules}
-    scenario |= {"replies": [{"content": r} for r in rounds], "verdict": VERIFIED}
-    scenario |= {"default": {"content": '{"name": "mark_subtask_complete", "arguments": '
-                 '{"success": true, "reason": "done"}}'}}  # fmt: skip
+    lines_run = (
+        '{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py --lines sample.txt"}}'
+    )
+    rounds = [COUNTED, CPU_SAMPLE, CPU_RUN, STDIN, lines_run]
+    scenario = {"models": [{"name": "qwen2.5-coder:1.5b"}], "llama_cpp": True}
+    scenario |= {"rules": [plan_rule((WORDCOUNT, first))], "verdict": VERIFIED}
+    scenario |= {"replies": [{"content": r} for r in rounds]}
     with FakeServer(scenario) as server:
-        env = {"OLLAMA_MODEL": "qwen2.5-coder:1.5b", "LOCALAGENT_MAX_ROUNDS": "6"}
+        env = {"OLLAMA_MODEL": "qwen2.5-coder:1.5b", "LOCALAGENT_MAX_ROUNDS": "5"}
         ran = run_cli(backend_env("openai", server.url, **env), "start", WORDCOUNT, "-w",
                       str(tmp_path), "--foreground")  # fmt: skip
-    started = records_of(tmp_path, "verify_started")
-    assert len(started) == 2, ran.stdout + ran.stderr
-    checks = ["python wordcount.py sample.txt", "python wordcount.py --lines sample.txt"]
-    assert [c["cmd"] for c in started[1]["checks"]] == checks
-    finished = records_of(tmp_path, "check_finished")[-2:]
-    assert [c["status"] for c in finished] == ["failed", "failed"]
-    assert [c["summary"] for c in finished] == [
-        "its code never opens sample.txt, the file it was given"
-    ] * 2
-    # What follows is made without the model: the write that makes it open the file,
-    # keeping --lines, then both runs (the 1.5B's own plan for this was one write).
+    assert "round limit of 5 reached" in ran.stderr, ran.stdout + ran.stderr
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"] == (
+        "wordcount.py: its code never opens sample.txt, the file it was given"
+    ), failed
     back = [p for p in records_of(tmp_path, "plan") if p.get("by") == "handback"]
+    assert [p["tasks"][0]["subtasks"][-1] for p in back] == [
+        "run python wordcount.py --lines sample.txt"
+    ] * 2
     write = (
         "write_file wordcount.py again, changed so that it opens and reads the file it is "
         "given, keeping its --lines option"
     )
-    assert back[0]["tasks"] == [
-        {"description": write, "subtasks": [write, *(f"run {c}" for c in checks)]}
+    assert back[1]["tasks"][0]["subtasks"][:2] == [
+        write,
+        "run python wordcount.py --lines sample.txt",
     ]
     assert not records_of(tmp_path, "goal_completed")
     assert ran.returncode != 0

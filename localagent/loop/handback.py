@@ -217,13 +217,15 @@ def tasks(
     return from_failed(state, due, prompts.render(write, script=program) + keeping(state, program))
 
 
-def keeping(state: State, path: str) -> str:
+def keeping(state: State, path: str, but: str = "") -> str:
     """What a write that goes back to a program ends with: ", keeping its --lines option",
-    the options the goal states for it. Told only to make wordcount.py open the file it is
-    given, Qwen2.5-Coder-1.5B wrote it again without --lines (2 of 6 runs on the H200, and
-    on the CPU), and the verification's run with --lines sent the work back once more."""
+    the options the goal states for it (`but` the one the write adds). Told only to make
+    wordcount.py open the file it is given, Qwen2.5-Coder-1.5B wrote it again without
+    --lines (2 of 6 runs on the H200, and on the CPU), and the verification's run with
+    --lines sent the work back once more."""
     goal = state.goal.text if state.goal is not None else ""
-    flags = sorted({f for script, given, _ in stated_forms(goal) if script == path for f in given})
+    stated = {f for script, given, _ in stated_forms(goal) if script == path for f in given}
+    flags = sorted(stated - {but})
     if not flags:
         return ""
     return f", keeping its {' and '.join(flags)} option" + ("s" if len(flags) > 1 else "")

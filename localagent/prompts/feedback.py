@@ -241,6 +241,11 @@ HANDBACK_ONLY = (
     "{thing}, one number"
 )
 
+HANDBACK_OPTION = (
+    "write_file {script} again, changed so that its argparse takes {flag} "
+    "(`parser.add_argument('{flag}', action='store_true')`): {said}"
+)
+
 HANDBACK_COUNTS = (
     "write_file {script} again, changed so that it prints each number the goal asks for: "
     "the number of {counted} in the file it is given, each on a line of its own"

@@ -51,6 +51,7 @@ from localagent.prompts.feedback import (
     HANDBACK_MODULE,
     HANDBACK_ONLY,
     HANDBACK_OPEN,
+    HANDBACK_OPTION,
     HANDBACK_READ,
     HANDBACK_STATUS,
     HANDBACK_TESTS,
@@ -447,6 +448,12 @@ PROMPTS: dict[str, Prompt] = {
         HANDBACK_OPEN,
         "the write subtask a run of a program that never opens the file it was given goes back to",
         _spec("script"),
+    ),
+    "handback_option": Prompt(
+        HANDBACK_OPTION,
+        "the write a verdict goes back to when the goal's checks of its script's option "
+        "failed on argparse's \"unrecognized arguments\" (small profile)",
+        _spec("script flag said"),
     ),
     "handback_counts": Prompt(
         HANDBACK_COUNTS,

@@ -1,0 +1,204 @@
+"""The plans made without the model for a verdict (small profile) whose findings are all
+of one kind that one write, edit or run fixes: the exit status without arguments, a
+program that never opened the file its checks gave it, an option its argparse lacks,
+ruff's own fixes, a function not called where the goal says to use it, the numbers the
+goal's script counts."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from localagent.loop import addback, handback
+from localagent.prompts.promptset import PromptSet
+from localagent.state import ReplanDue, State
+from localagent.system.textcap import listed
+from localagent.tools import runproof
+from localagent.verify import verdict
+from localagent.verify.counts import Counted, stated_counts
+from localagent.verify.stated import status_said
+
+log = logging.getLogger("localagent.agent")
+
+
+def tasks(
+    state: State, due: ReplanDue, root: Path, prompts: PromptSet
+) -> list[dict[str, Any]] | None:
+    """The plan made without the model for a verdict whose findings are all of one kind
+    that one write, edit or run fixes (small profile), or None (see the module)."""
+    if _status_only(state, due) and (
+        tasks := handback.status_tasks(state, due, root, prompts, fresh=True)
+    ):
+        log.info("%s exits with another status than the goal states: back to an edit", tasks)
+        return tasks
+    backs: list[tuple[str, Callable[[], list[dict[str, Any]] | None]]] = [
+        ("the goal's checks never opened the file they gave", lambda: _unread(state, due, prompts)),
+        ("the goal's program calls none of its code", lambda: _idle(state, due, prompts)),
+        ("the goal's program lacks an option", lambda: _unknown_option(state, due, prompts)),
+        ("the goal's ruff check failed on what ruff fixes itself", lambda: _ruff_fixes(due)),
+        (
+            "a function the goal says to use is not called where it says",
+            lambda: addback.unused_tasks(state, due, root, prompts),
+        ),
+        (
+            "the goal's script printed other numbers than it counts",
+            lambda: _recounted(state, due, prompts),
+        ),
+    ]
+    for why, make in backs:
+        if (tasks := make()) is not None:
+            log.info("%s: back to the work that fixes it", why)
+            return tasks
+    return None
+
+
+_UNREAD = re.compile(
+    rf"goal check `(python (\S+\.py)\b[^`]*)` failed: {re.escape(runproof.NEVER_OPENS)} "
+)
+
+
+def _unread(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, Any]] | None:
+    """For a verdict whose only findings are goal checks of one program that never opened
+    the file each gave it, a task of its own: the write that makes it read the file (as
+    for such a run subtask, `handback_open`), then each of those runs. Told what was
+    unmet, Qwen2.5-Coder-1.5B planned one write of wordcount.py and no run (the CPU)."""
+    if (one := _one_program(_UNREAD, due.unmet, 2)) is None:
+        return None
+    program, found = one
+    write = prompts.render("handback_open", script=program) + handback.keeping(state, program)
+    runs = [f"run {f[1]}" for f in found]
+    return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
+
+
+# argparse's answer to an option it was never given: "wordcount.py: error: unrecognized
+# arguments: --lines".
+_UNKNOWN = re.compile(
+    r"goal check `(python (\S+\.py)\b[^`]*)` failed: exit code 2: .*\bunrecognized "
+    r"arguments: (--?[a-z][\w-]*)"
+)
+
+
+def _unknown_option(
+    state: State, due: ReplanDue, prompts: PromptSet
+) -> list[dict[str, Any]] | None:
+    """For a verdict whose only findings are goal checks of one program that argparse
+    stopped on an option it lacks, each the same option the goal states, a task of its
+    own: the write that adds it, then each of those runs. Told only what was unmet,
+    Qwen2.5-Coder-1.5B planned its wordcount's three steps anew ("write_file wordcount.py
+    with its code"), wrote it again without --lines, and the goal failed (the CPU)."""
+    if (one := _one_program(_UNKNOWN, due.unmet, 2)) is None:
+        return None
+    program, found = one
+    goal = state.goal.text if state.goal is not None else ""
+    flags = {f[3] for f in found}
+    if len(flags) != 1 or not re.search(rf"(?<![\w-]){re.escape(next(iter(flags)))}\b", goal):
+        return None
+    flag = flags.pop()
+    said = re.search(rf"\bwith\s+(?:the\s+)?{re.escape(flag)}\b[^;.]*", goal)
+    write = prompts.render(
+        "handback_option", script=program, flag=flag,
+        said=said[0].strip() if said else "the goal states it",
+    )  # fmt: skip
+    write += handback.keeping(state, program, but=flag)
+    runs = [f"run {f[1]}" for f in found]
+    return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
+
+
+def _one_program(
+    pattern: re.Pattern[str], unmet: list[str], group: int
+) -> tuple[str, list[re.Match[str]]] | None:
+    """The one program every finding names (`pattern`'s `group`) when each is of that
+    kind, with the findings read; None otherwise."""
+    found = [pattern.match(item) for item in unmet]
+    read = [f for f in found if f is not None]
+    programs = {f[group] for f in read}
+    if not found or len(read) != len(found) or len(programs) != 1:
+        return None
+    return programs.pop(), read
+
+
+_IDLE = re.compile(rf"^`python (\S+\.py)` printed nothing: .* {re.escape(verdict.IDLE)}$")
+
+
+def _idle(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, Any]] | None:
+    """For a verdict whose only findings are that the goal's one program calls none of
+    its code, a task of its own: the write that calls it (as for such a run subtask,
+    `handback_write`), then its run. The 1.5B's rps replans had dropped the run step, and
+    the goal ended "completed" with a game that defined play_game and never played."""
+    if (one := _one_program(_IDLE, due.unmet, 1)) is None:
+        return None
+    program = one[0]
+    write = prompts.render("handback_write", script=program) + handback.keeping(state, program)
+    return [{"description": write, "subtasks": [write, f"run python {program}"]}]
+
+
+def _recounted(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, Any]] | None:
+    """For a verdict whose only findings are the verification's own runs of the goal's
+    script whose numbers are not what the goal says it counts, a task of its own: the
+    write that prints them (`recount`), then each of those runs. Told only what was
+    unmet, Qwen2.5-Coder-1.5B planned its three steps anew twice, its run step the
+    `--lines` form alone, and the goal failed (the CPU)."""
+    counted = stated_counts(state.goal.text if state.goal is not None else "")
+    said = f"the goal says `python {counted.script} " if counted else ""
+    if counted is None or not due.unmet or not all(u.startswith(said) for u in due.unmet):
+        return None
+    runs = [f"run {cmd}" for u in due.unmet for cmd in _RAN.findall(u)]
+    write = recount(counted, due.unmet[0], prompts) + handback.keeping(state, counted.script)
+    return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
+
+
+def recount(counted: Counted, finding: str, prompts: PromptSet) -> str:
+    """The write step for a count finding: count the one thing right (with the file's
+    counts and what it printed; not the file's name: a write step that names two files
+    writes neither, and the 1.5B's write never ended it), print only the one count the
+    option asks for, or print each."""
+    if (wrong := _WRONG.search(finding)) is not None:
+        return prompts.render(
+            "handback_miscount", script=counted.script, things=wrong[3], counts=wrong[1],
+            printed=wrong[2],
+        )  # fmt: skip
+    if (only := _ONLY.search(finding)) is not None:
+        return prompts.render("handback_only", script=counted.script, flag=only[1], thing=only[2])
+    return prompts.render("handback_counts", script=counted.script, counted=listed(counted.counted))
+
+
+_RAN = re.compile(r"; `(python [^`]+)` printed")
+_ONLY = re.compile(r"^the goal says `python \S+ (--[\w-]+) \w+` prints only the number of (\w+)")
+
+
+# `verify.counts.off_counts`: "...; sample.txt has 3 lines and 10 words, and `python
+# wordcount.py sample.txt` printed `3 3`: no number right for the words".
+_WRONG = re.compile(r"; \S+ has (.+?), and `[^`]+` printed `([^`]*)`: no number right for (.+)$")
+
+
+# A goal check of ruff that failed, and the fix its note names (`prompts.feedback.RUFF_FIX`).
+_FIXABLE = re.compile(
+    r"goal check `(ruff check\b[^`]*)` failed: .*ruff fixes the problems marked \[\*\] itself: "
+    r"run `(ruff check --fix\b[^`]*)`",
+    re.S,
+)
+
+
+def _ruff_fixes(due: ReplanDue) -> list[dict[str, Any]] | None:
+    """For a verdict whose only findings are goal checks of ruff that failed on problems
+    ruff fixes itself, a task of its own: each fix, then each check again. Told that
+    `ruff check .` failed on mathx/__init__.py's import order, with `ruff check --fix .`
+    named, Qwen2.5-Coder-1.5B planned its test file anew and wrote 90 s of parameters
+    that held no call (the CPU)."""
+    found = [_FIXABLE.match(item) for item in due.unmet]
+    if not found or None in found:
+        return None
+    fixes = [f"run {f[2]}" for f in found if f is not None]
+    checks = [f"run {f[1]}" for f in found if f is not None]
+    steps = [*dict.fromkeys(fixes), *dict.fromkeys(checks)]
+    return [{"description": steps[0], "subtasks": steps}]
+
+
+def _status_only(state: State, due: ReplanDue) -> bool:
+    """Whether all a verdict found unmet is the exit status of the goal's script without
+    arguments (`stated.mismatches`)."""
+    said = status_said(state.goal.text if state.goal is not None else "")
+    return bool(said) and all(item.startswith(said) for item in due.unmet)
