@@ -25,7 +25,7 @@ NO_OPTION = (
     "ines: {len(lines)}\\nWords: {words}\\nCharacters: {characters}')\\n\\nif __name__ =="
     " '__main__':\\n    parser = argparse.ArgumentParser(description='Count lines, wor"
     "ds, and characters in a file.')\n    parser.add_argument('file', type=str, help='"
-    'The file to count.\')\n    args = parser.parse_args()\\n    main(args)"}}'
+    "The file to count.')\n    args = parser.parse_args()\\n    main(args)\"}}"
 )
 SAMPLE_WRITE = (
     '{{"name": "write_file", "arguments": {"path": "sample.txt", "content": "Hello, w'

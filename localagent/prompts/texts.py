@@ -452,7 +452,7 @@ PROMPTS: dict[str, Prompt] = {
     "handback_option": Prompt(
         HANDBACK_OPTION,
         "the write a verdict goes back to when the goal's checks of its script's option "
-        "failed on argparse's \"unrecognized arguments\" (small profile)",
+        'failed on argparse\'s "unrecognized arguments" (small profile)',
         _spec("script flag said"),
     ),
     "handback_counts": Prompt(
