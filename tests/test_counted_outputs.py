@@ -366,3 +366,53 @@ def test_a_run_of_the_one_count_option_that_prints_all_goes_back_to_a_write(
         "of lines, one number, keeping its --lines option",
         "run python wordcount.py --lines sample.txt",
     ]
+
+
+# wordcount-1 on the CPU (code of dd932bd), its last write, its sample and its run,
+# verbatim: the program printed `5`, `10` and `34`, each on a line of its own.
+SEPARATE = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import'
+    " argparse\\nimport sys\\n\\ndef count_lines(file_path):\\n    with open(file_path, '"
+    "r') as f:\\n        return len(f.readlines())\\n\\ndef count_words(file_path):\\n   "
+    " with open(file_path, 'r') as f:\\n        return len(f.read().split())\\n\\ndef co"
+    "unt_characters(file_path):\\n    with open(file_path, 'r') as f:\\n        return "
+    "len(f.read())\\n\\ndef main(args):\\n    if args.lines:\\n        print(count_lines("
+    "args.file))\\n    else:\\n        print(count_lines(args.file))\\n        print(cou"
+    "nt_words(args.file))\\n        print(count_characters(args.file)\\n\\ndef parse_arg"
+    "s(args):\\n    parser = argparse.ArgumentParser(description='Count lines, words, "
+    "and characters in a file.')\n    parser.add_argument('file', help='The file to co"
+    "unt.')\n    parser.add_argument('--lines', action='store_true', help='Print only "
+    "the number of lines.')\n    return parser.parse_args(args)\\n\\nif __name__ == '__m"
+    "ain__':\\n    args = parse_args(sys.argv[1:])\\n    main(args)\"}}"
+)
+FIVE_LINES = (
+    '{{"name": "write_file", "arguments": {"path": "sample.txt", "content": "line 1\\n'
+    'line 2\\nline 3\\nline 4\\nline 5"}}}}'
+)
+RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt"}}}'
+
+
+def test_the_verification_reads_all_a_counting_run_printed(tmp_path: Path) -> None:
+    """The journal keeps a run's last line only, and `34` alone proves no count: the
+    goal ended "completed (unverified)" with three right counts. The verification runs
+    that command again itself and reads all it prints."""
+    steps = [
+        "write_file wordcount.py with its code",
+        "write_file sample.txt with a few lines of sample text",
+        "run python wordcount.py sample.txt",
+    ]
+    rounds = [{"content": r} for r in (SEPARATE, FIVE_LINES, RUN)]
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (started,) = records_of(tmp_path, "verify_started")
+    assert [c["cmd"] for c in started["checks"]] == [
+        "python wordcount.py --lines sample.txt",
+        "python wordcount.py sample.txt",
+    ]
+    outputs = [c["output"] for c in records_of(tmp_path, "check_finished")]
+    assert outputs == ["5\n", "5\n10\n34\n"]
+    (done,) = records_of(tmp_path, "goal_completed")
+    assert done["verification"] == "verified", done

@@ -25,6 +25,7 @@ from localagent.system import safefs
 from localagent.tools import pyscript
 from localagent.tools.cmdline import check_command
 from localagent.tools.pkgimports import importers
+from localagent.verify.counts import count_check
 from localagent.verify.outputs import sample_run
 from localagent.verify.stated import form_checks, stated_checks, unchecked
 
@@ -65,7 +66,8 @@ def goal_checks(
 ) -> list[dict[str, Any]]:
     """The checks to run for a goal, each {id, cmd, source[, expected]}: the user's, the
     tests, what the goal's words call for (`ruff check .` when it names ruff), main.py
-    against expected.txt, the run of the goal's script without arguments
+    against expected.txt, the latest run of the goal's counting script (`count_check`: all
+    it prints is read), the run of the goal's script without arguments
     whose exit status the goal states (see `stated.unchecked`), and without checks of the
     user's, the programs the goal wrote that nothing shows to work (`unproven_programs`)."""
     found: list[dict[str, Any]] = [{"cmd": key(c), "source": "user"} for c in user_checks]
@@ -76,6 +78,8 @@ def goal_checks(
     if ledger is not None:
         given |= {c["cmd"] for c in found}
         found += [{"cmd": c, "source": "goal"} for c in form_checks(goal, ledger) if c not in given]
+        if (counting := count_check(goal, ledger, root)) is not None and counting not in given:
+            found.append({"cmd": counting, "source": "goal"})
     if (root / EXPECTED_FILE).is_file() and (root / EXPECTED_PROGRAM).is_file():
         found.append(
             {"cmd": f"python {EXPECTED_PROGRAM}", "source": "expected", "expected": EXPECTED_FILE}

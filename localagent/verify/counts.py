@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from localagent.state.checkruns import summary_parts
 from localagent.system import safefs
 from localagent.system.textcap import listed
 from localagent.verify.stated import NUMBER, PRINTS, args_of
@@ -58,6 +59,29 @@ def stated_counts(goal: str) -> Counted | None:
     names = tuple(found[2].split())
     source = counts[2] if counts[2] in names else ""
     return Counted(found[1], names, found[3].strip(), counted, source)
+
+
+def count_check(goal: str, ledger: Any, root: Path) -> str | None:
+    """The run of the goal's counting script the verification makes itself, so that it
+    reads all the script prints (the journal keeps a run's last line only): the latest
+    successful run of its plain form since the script's last change, the file the model
+    gave it, unless its last line proves the counts; None when there is none.
+    Qwen2.5-Coder-1.5B's wordcount printed `5`, `10` and `34` on lines of their own, each
+    right for its sample, and the goal ended "completed (unverified)": `34` alone proved
+    no count (the CPU)."""
+    counted = stated_counts(goal)
+    if counted is None:
+        return None
+    write = ledger.writes.get(counted.script)
+    for check in sorted(ledger.checks.values(), key=lambda c: c.seq, reverse=True):
+        args = args_of(check.cmd, counted.script)
+        if write is not None and check.seq < write.seq:
+            return None
+        if check.passed is True and args is not None and len(args) == len(counted.names):
+            shown = summary_parts(check.summary)
+            last = shown[1] if shown is not None else ""
+            return None if proven(goal, check.cmd, last, root) else str(check.cmd)
+    return None
 
 
 def off_counts(goal: str, cmd: str, output: str, root: Path) -> str:
