@@ -627,3 +627,53 @@ def test_which_functions_the_goal_says_to_use_are_unused(
 ) -> None:
     (tmp_path / "shapes.py").write_text(code)
     assert bool(unused(goal, tmp_path)) is found
+
+
+# refactor-1 on the CPU (code of dd932bd), rounds 1 to 4, verbatim: area added, written
+# again unchanged, then area's definition sent as old and total_area's old code as new.
+READ = '{{"name": "read_file", "arguments": {"path": "shapes.py"}}}}'
+ADD_AREA = (
+    '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": """Areas '
+    'of shapes given as (kind, size) pairs; unknown kinds are left out."""}, "new": "'
+    '""def area(kind, size):\n    if kind == "circle":\n        return 3.14159 * size *'
+    ' size\n    elif kind == "square":\n        return size * size\n    else:\n        re'
+    'turn None  # or raise an error, depending on your requirements"""}}}}'
+)
+AREA_AGAIN = (
+    '{{"name": "write_file", "arguments": {"path": "shapes.py", "content": """def are'
+    'a(kind, size):\n    if kind == "circle":\n        return 3.14159 * size * size\n   '
+    ' elif kind == "square":\n        return size * size\n    else:\n        return None'
+    '  # or raise an error, depending on your requirements"""}}}}'
+)
+SWAP = (
+    '{{"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": """def ar'
+    'ea(kind, size):\n    if kind == "circle":\n        return 3.14159 * size * size\n  '
+    '  elif kind == "square":\n        return size * size\n    else:\n        return Non'
+    'e  # or raise an error, depending on your requirements"""}, "new": """def total_'
+    'area(shapes):\n    total = 0.0\n    for kind, size in shapes:\n        if kind == "'
+    'circle":\n            total += 3.14159 * size * size\n        elif kind == "square'
+    '":\n            total += size * size\n    return total"""}}}}'
+)
+
+
+def test_an_edit_that_defines_a_function_twice_is_refused(tmp_path: Path) -> None:
+    """Made, the edit left area gone and total_area twice; every write after it changed
+    one of the two, and the goal failed with the circle's formula in three places."""
+    (tmp_path / "shapes.py").write_text(SHAPES)
+    (tmp_path / "test_shapes.py").write_text(TESTS)
+    steps = [
+        "read_file shapes.py",
+        "replace_in_file shapes.py to move the area formulas into one function area(kind, size)",
+        "run python -m pytest",
+    ]
+    rounds = [{"content": r} for r in (READ, ADD_AREA, AREA_AGAIN, SWAP)]
+    small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="4")
+    swap = records_of(tmp_path, "action_finished")[-1]
+    assert swap["ok"] is False, swap
+    assert (
+        "\nnot changed: after this edit 'shapes.py' would define total_area (lines 4 and 14), "
+        "and Python keeps only the last." in swap["result"]
+    ), swap["result"]
+    text = (tmp_path / "shapes.py").read_text()
+    assert text.count("def area(kind, size):") == 1
+    assert text.count("def total_area(shapes):") == 1

@@ -231,26 +231,34 @@ AREA_LOST = (
 def test_an_edit_that_loses_the_function_the_step_adds_does_not_end_the_step(
     tmp_path: Path,
 ) -> None:
+    """AREA_LOST is refused now, since total_area would be defined twice
+    (tests/test_refactor_edits.py); an edit that deletes area (not the model's) loses it."""
     (tmp_path / "shapes.py").write_text(SHAPES)
     (tmp_path / "test_shapes.py").write_text(TESTS)
     move = "replace_in_file shapes.py to move the area formulas into a single function "
     move += "area(kind, size)"
     area = "def area(kind, size):\n    if kind == 'circle':\n        return 3.14159 * size * size\n"
     again = {"name": "write_file", "arguments": {"path": "shapes.py", "content": area}}
-    replies = [READ_AGAIN, AREA_FIRST, AREA_LOST, json.dumps(again)]
+    added = (
+        'def area(kind, size):\n    if kind == "circle":\n        return 3.14159 * size * size\n'
+        '    elif kind == "square":\n        return size * size\n    else:\n        return None\n'
+    )
+    gone = {"name": "replace_in_file", "arguments": {"path": "shapes.py", "old": added, "new": ""}}
+    replies = [READ_AGAIN, AREA_FIRST, AREA_LOST, json.dumps(gone), json.dumps(again)]
     small_model_goal(
         tmp_path, GOAL, plan_rule((GOAL, ["read_file shapes.py", move, "run python -m pytest"])),
-        [{"content": c} for c in replies], LOCALAGENT_MAX_ROUNDS="4",
+        [{"content": c} for c in replies], LOCALAGENT_MAX_ROUNDS="5",
     )  # fmt: skip
     edits = [r for r in records_of(tmp_path, "action_finished") if r["tool"] != "read_file"]
     assert "NOTE: total_area, largest and report do not call area yet" in edits[0]["result"]
-    assert edits[1]["result"].startswith("replaced 1 occurrence"), edits[1]
-    assert edits[1]["result"].endswith(
+    assert "would define total_area (lines" in edits[1]["result"], edits[1]
+    assert edits[2]["result"].startswith("replaced 1 occurrence"), edits[2]
+    assert edits[2]["result"].endswith(
         "NOTE: shapes.py no longer defines area, and this step is done only when it does and "
         "total_area, largest and report call it. Next: write_file shapes.py with only "
         "`def area(kind, size):` and its code as the content; it goes above the other "
         "functions, and the rest of shapes.py stays"
-    ), edits[1]["result"]
+    ), edits[2]["result"]
     done = [r["reason"] for r in records_of(tmp_path, "subtask_completed")]
     assert done == ["shapes.py was read, which is all the subtask asks"], done
     # The write it asks for brings area back, the rest kept; the step goes on to the callers.

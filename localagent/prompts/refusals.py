@@ -166,6 +166,13 @@ EDITS = {
         "an edit that drops what other files import, refused",
         "path users",
     ),
+    "edit_defines_twice": refusal(
+        "not changed: after this edit {path} would define {twice}, and Python keeps only "
+        "the last. To change a function, send its own lines as old and its new code as "
+        "new; the other functions stay as they are.",
+        "an edit after which a Python file defines a function a second time, refused",
+        "path twice",
+    ),
     "edit_in_string": refusal(
         "not changed: in {path} this edit's {lost} would be inside a string (or a comment), "
         "not code. Send as old the whole lines of code to replace, without the quotes around "

@@ -8,13 +8,12 @@ import os
 from pathlib import Path
 from typing import Annotated
 
-from localagent.tools import pyscript, pywrite
+from localagent.tools import pyedits, pyscript, pywrite
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.files import existing_file, syntax_note
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
 from localagent.tools.pkgimports import lost_users
-from localagent.tools.syntaxfix import SHOWN_LINE_CHARS, compile_problem, line_fix
 
 # An edit holds the whole file twice (as it is and as it becomes).
 MAX_EDIT_BYTES = 4_000_000
@@ -46,7 +45,7 @@ def replace_in_file(
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
     found = text.count(old)
     name = relative(ctx.root, target)
-    meant = _meant_fix(text, name, old, new) if found == 0 else None
+    meant = pyedits.meant_fix(text, name, old, new) if found == 0 else None
     if meant is not None:
         # Shown the fix of a line's syntax error, Qwen2.5-Coder-1.5B sent its new line as
         # both old and new, five times: the edit it means is the one it was shown.
@@ -64,7 +63,7 @@ def replace_in_file(
         raise ToolError.of("new_made_already", path=describe(path), line=line)
     first_line = text[: text.index(old)].count("\n") + 1
     edited = text.replace(old, new)
-    if ctx.mend_syntax and (problem := _breaks(text, edited, name)):
+    if ctx.mend_syntax and (problem := pyedits.breaks(text, edited, name)):
         # Qwen2.5-Coder-1.5B, asked to fix median in stats.py, sent `"old": "mean(values)",
         # "new": "mean(values) + 1"`, which made `def mean(values) + 1:`; then + 2, + 3, ...
         # each edit a change, so no repeat, until the round limit (2 of 6 runs on an H100).
@@ -87,17 +86,19 @@ def replace_in_file(
         # Asked to move shapes.py's area formulas into one function, Qwen2.5-Coder-1.5B
         # renamed total_area, largest and report, which test_shapes.py imports; or it put
         # its new `def area` in place of total_area (6 runs of 6 on the H200).
-        edited, kept = _kept(text, old, new, name, had)
+        edited, kept = pyedits.kept(text, old, new, name, had)
         if not kept:
             raise ToolError.of("edit_drops_imports", path=describe(path), users=users)
         new = f"{new.rstrip()}\n\n\n{old}"
+    if twice := pyedits.defined_twice(text, edited, name):
+        raise ToolError.of("edit_defines_twice", path=describe(path), twice=twice)
     write_atomically(ctx.root, target, edited.encode("utf-8"))
     changed_lines = new.count("\n") + 1
     summary = f"replaced {found} occurrence{'s' if found > 1 else ''} in {describe(path)}"
     if meant is not None:
         summary = ctx.prompts.render("edit_as_fix", path=describe(path), old=old, new=new)
     if kept:
-        summary = ctx.prompts.render("edit_kept", path=describe(path), **kept_fields(kept))
+        summary = ctx.prompts.render("edit_kept", path=describe(path), **pyedits.kept_fields(kept))
     if module is not None:
         summary = ctx.prompts.render("edit_as_module", path=describe(path), done=module[1])
     snippet = _numbered(edited, first_line - CONTEXT_LINES, first_line + changed_lines + 1)
@@ -182,41 +183,6 @@ def move_file(
     )
 
 
-def _kept(text: str, old: str, new: str, name: str, had: list[str]) -> tuple[str, str]:
-    """An edit that would drop what other files import but defines something new, made as
-    the new definitions added above `old`, which stays: (the file so, "area|total_area":
-    what it added and what it kept); ("", "") when that does not compile or adds nothing."""
-    added = [d for d in pywrite.defined(new) if d not in had]
-    lost = [d for d in had if d not in pywrite.defined(text.replace(old, new))]
-    if not added or not new.strip():
-        return "", ""
-    edited = text.replace(old, f"{new.rstrip()}\n\n\n{old}", 1)
-    if _breaks(text, edited, name) or compile_problem(edited, name)[0] is not None:
-        return "", ""
-    return edited, f"{', '.join(added[:3])}|{', '.join(lost[:3])}"
-
-
-def kept_fields(kept: str) -> dict[str, str]:
-    added, _, lost = kept.partition("|")
-    return {"added": added, "kept": lost}
-
-
-def _breaks(text: str, edited: str, name: str) -> str | None:
-    """Why the edited Python file does not compile, when the file compiled before it."""
-    if not name.lower().endswith((".py", ".pyw")):
-        return None
-    if compile_problem(text, name)[0] is not None:
-        return None  # broken already: an edit on the way to a fix is no worse
-    try:
-        compile(edited, name, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        line = " ".join((exc.text or "").split())[:SHOWN_LINE_CHARS]
-        return f"syntax error at line {exc.lineno}: {exc.msg}" + (f": `{line}`" if line else "")
-    except (ValueError, RecursionError, MemoryError):
-        return None
-    return None
-
-
 def _current(ctx: ToolContext, path: str) -> tuple[Path, bytes]:
     """The file path names and its content, if it is small enough to edit in memory."""
     target = existing_file(ctx, path)
@@ -253,7 +219,7 @@ def _count_problem(text: str, old: str, new: str, path: str, found: int, count: 
         return ToolError.of(
             "old_found_often", found=found, path=describe(path), lines=where, count=count
         )
-    now = _python_now(text, path)
+    now = pyedits.python_now(text, path)
     if line := _made_at(text, old, new):
         # Qwen2.5-Coder-1.5B, resumed, sent the fix it had made already five times over.
         return ToolError.of("old_made_already", path=describe(path), line=line, now=now)
@@ -290,24 +256,6 @@ def _made_at(text: str, old: str, new: str) -> int:
             return text.count("\n", 0, at) + 1
         at = text.find(new, at + 1)
     return 0
-
-
-def _meant_fix(text: str, path: str, old: str, new: str) -> tuple[str, str] | None:
-    """For an edit whose old is not in a Python file that does not compile: the fix of
-    the syntax error the file was shown with, when the edit's new text is that fix's."""
-    if not path.lower().endswith((".py", ".pyw")) or not new.strip():
-        return None
-    fix = line_fix(text, path)
-    return fix if fix is not None and new.strip() == fix[1] and old.strip() != fix[0] else None
-
-
-def _python_now(text: str, path: str) -> ToolError | str:
-    """The syntax error a Python file has now (with its fix, where there is one): the
-    model sending an edit that fits no text may be fixing one it has fixed already."""
-    if not path.lower().endswith((".py", ".pyw")):
-        return ""
-    problem = compile_problem(text, path)[0]
-    return ToolError.of("python_now", path=describe(path), problem=problem) if problem else ""
 
 
 def _positions(text: str, old: str, limit: int) -> list[int]:

@@ -1,0 +1,99 @@
+"""What an edit of a Python file may not do, and what it is made as instead: one that
+breaks a file that compiled (`breaks`), or defines a function a second time
+(`defined_twice`), refused; one that drops what other files import but adds a function,
+made as that addition (`kept`); one whose old is not there but whose new is the fix the
+file's syntax error was shown with, made as that fix (`meant_fix`)."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+
+from localagent.tools import pywrite
+from localagent.tools.base import ToolError, describe
+from localagent.tools.syntaxfix import SHOWN_LINE_CHARS, compile_problem, line_fix
+
+
+def kept(text: str, old: str, new: str, name: str, had: list[str]) -> tuple[str, str]:
+    """An edit that would drop what other files import but defines something new, made as
+    the new definitions added above `old`, which stays: (the file so, "area|total_area":
+    what it added and what it kept); ("", "") when that does not compile or adds nothing."""
+    added = [d for d in pywrite.defined(new) if d not in had]
+    lost = [d for d in had if d not in pywrite.defined(text.replace(old, new))]
+    if not added or not new.strip():
+        return "", ""
+    edited = text.replace(old, f"{new.rstrip()}\n\n\n{old}", 1)
+    if breaks(text, edited, name) or compile_problem(edited, name)[0] is not None:
+        return "", ""
+    return edited, f"{', '.join(added[:3])}|{', '.join(lost[:3])}"
+
+
+def kept_fields(kept: str) -> dict[str, str]:
+    added, _, lost = kept.partition("|")
+    return {"added": added, "kept": lost}
+
+
+def breaks(text: str, edited: str, name: str) -> str | None:
+    """Why the edited Python file does not compile, when the file compiled before it."""
+    if not name.lower().endswith((".py", ".pyw")):
+        return None
+    if compile_problem(text, name)[0] is not None:
+        return None  # broken already: an edit on the way to a fix is no worse
+    try:
+        compile(edited, name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        line = " ".join((exc.text or "").split())[:SHOWN_LINE_CHARS]
+        return f"syntax error at line {exc.lineno}: {exc.msg}" + (f": `{line}`" if line else "")
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
+
+
+def meant_fix(text: str, path: str, old: str, new: str) -> tuple[str, str] | None:
+    """For an edit whose old is not in a Python file that does not compile: the fix of
+    the syntax error the file was shown with, when the edit's new text is that fix's."""
+    if not path.lower().endswith((".py", ".pyw")) or not new.strip():
+        return None
+    fix = line_fix(text, path)
+    return fix if fix is not None and new.strip() == fix[1] and old.strip() != fix[0] else None
+
+
+def python_now(text: str, path: str) -> ToolError | str:
+    """The syntax error a Python file has now (with its fix, where there is one): the
+    model sending an edit that fits no text may be fixing one it has fixed already."""
+    if not path.lower().endswith((".py", ".pyw")):
+        return ""
+    problem = compile_problem(text, path)[0]
+    return ToolError.of("python_now", path=describe(path), problem=problem) if problem else ""
+
+
+_DEFS = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def defined_twice(text: str, edited: str, name: str) -> str | None:
+    """The top-level function (or class) the edited Python file would define twice and
+    the file defines once or not at all, with the lines of each ("total_area (lines 4 and
+    14)"); None for none. Python keeps the last: the first is dead code. Told to move
+    shapes.py's area formulas into area, Qwen2.5-Coder-1.5B sent area's new definition
+    as old and total_area's old code as new: area was gone, total_area was there twice,
+    and every write after that changed one of them (the CPU)."""
+    if not name.lower().endswith((".py", ".pyw")):
+        return None
+    before, after = _top_defs(text), _top_defs(edited)
+    for each, lines in after.items():
+        if len(lines) > 1 and len(before.get(each, [])) < 2:
+            return f"{each} (lines {' and '.join(map(str, lines[:2]))})"
+    return None
+
+
+def _top_defs(source: str) -> dict[str, list[int]]:
+    """The lines of each top-level function and class definition, by name."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    found: dict[str, list[int]] = defaultdict(list)
+    for node in tree.body:
+        if isinstance(node, _DEFS):
+            found[node.name].append(node.lineno)
+    return found
