@@ -446,3 +446,40 @@ def test_a_small_model_s_edit_that_would_break_a_compiling_file_is_refused(
         ctx, "replace_in_file", path="stats.py", old="mean(values)", new="mean(values) + 1"
     )
     assert ok and "syntax error at line 1" in text
+
+
+# wordcount-2 on the CPU (code of dd932bd), verbatim: its wordcount.py, and the edit it
+# sent after "old occurs 3 times (at lines 6, 8, 8)". One of the three was the start of
+# `text.splitlines`; made, the file raised AttributeError on `splitlineslines`.
+COUNTS_TEXT = (
+    "import argparse\nimport sys\n\ndef main(args):\n    if args.lines:\n        print(len(args"
+    ".text.split()))\n    else:\n        print(len(args.text.split()), len(args.text.splitlines"
+    "()), len(args.text))\n\nif __name__ == '__main__':\n    parser = argparse.ArgumentParser("
+    "description='Count lines, words, and characters in a file.')\n    parser.add_argument('t"
+    "ext', type=str, help='The file to count.')\n    parser.add_argument('--lines', action='s"
+    "tore_true', help='Print only the number of lines.')\n    args = parser.parse_args()\n    "
+    "main(args)"
+)
+SPLIT_ALL = (
+    '{{"name": "replace_in_file", "arguments": {"path": "wordcount.py", "old": "text.split", '
+    '"new": "text.splitlines", "count": 3}}}}'
+)
+
+
+def test_an_edit_that_would_cut_a_longer_name_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "wordcount.py").write_text(COUNTS_TEXT)
+    goal = "Make wordcount.py count lines with splitlines"
+    step = "replace_in_file wordcount.py so that it counts lines with splitlines"
+    small_model_goal(
+        tmp_path, goal, plan_rule((goal, [step])), [{"content": SPLIT_ALL}],
+        LOCALAGENT_MAX_ROUNDS="1",
+    )  # fmt: skip
+    (edit,) = records_of(tmp_path, "action_finished")
+    assert edit["ok"] is False
+    assert edit["result"] == (
+        "not changed: in 'wordcount.py', old `text.split` is also part of the longer name "
+        "`args.text.splitlines` (line 8), which this edit would make "
+        "`args.text.splitlineslines`. Send as old whole names, with enough of the line around "
+        "them to be unique."
+    ), edit["result"]
+    assert (tmp_path / "wordcount.py").read_text() == COUNTS_TEXT

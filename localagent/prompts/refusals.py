@@ -166,6 +166,14 @@ EDITS = {
         "an edit that drops what other files import, refused",
         "path users",
     ),
+    "edit_cuts_name": refusal(
+        "not changed: in {path}, old `{old}` is also part of the longer name `{name}` (line "
+        "{line}), which this edit would make `{made}`. Send as old whole names, with "
+        "enough of the line around them to be unique.",
+        "an edit of a Python file that would replace the start or end of a longer name, "
+        "refused",
+        "path old line name made",
+    ),
     "edit_defines_twice": refusal(
         "not changed: after this edit {path} would define {twice}, and Python keeps only "
         "the last. To change a function, send its own lines as old and its new code as "

@@ -61,6 +61,10 @@ def replace_in_file(
         # Qwen2.5-Coder-1.5B added the same `if __name__ == "__main__":` block after the
         # same line three times; the game then asked for its move three times.
         raise ToolError.of("new_made_already", path=describe(path), line=line)
+    if cut := pyedits.cut_name(text, old, new, name):
+        raise ToolError.of(
+            "edit_cuts_name", path=describe(path), old=old, line=cut[0], name=cut[1], made=cut[2]
+        )
     first_line = text[: text.index(old)].count("\n") + 1
     edited = text.replace(old, new)
     if ctx.mend_syntax and (problem := pyedits.breaks(text, edited, name)):

@@ -1,12 +1,14 @@
 """What an edit of a Python file may not do, and what it is made as instead: one that
-breaks a file that compiled (`breaks`), or defines a function a second time
-(`defined_twice`), refused; one that drops what other files import but adds a function,
-made as that addition (`kept`); one whose old is not there but whose new is the fix the
-file's syntax error was shown with, made as that fix (`meant_fix`)."""
+breaks a file that compiled (`breaks`), defines a function a second time
+(`defined_twice`) or replaces part of a longer name (`cut_name`), refused; one that drops
+what other files import but adds a function, made as that addition (`kept`); one whose
+old is not there but whose new is the fix the file's syntax error was shown with, made as
+that fix (`meant_fix`)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 
 from localagent.tools import pywrite
@@ -97,3 +99,31 @@ def _top_defs(source: str) -> dict[str, list[int]]:
         if isinstance(node, _DEFS):
             found[node.name].append(node.lineno)
     return found
+
+
+_WORD = re.compile(r"\w")
+_NAME_END = re.compile(r"[\w.]*")
+
+
+def cut_name(text: str, old: str, new: str, name: str) -> tuple[int, str, str] | None:
+    """The first place an edit of a Python file would replace the start or end of a
+    longer name: (its line, the name, what the edit makes of it); None for none. Told
+    that `text.split` occurs three times, Qwen2.5-Coder-1.5B sent it with count=3 and
+    `text.splitlines` as new: one of the three was the start of `text.splitlines`, which
+    became `text.splitlineslines` (the CPU)."""
+    if not name.lower().endswith((".py", ".pyw")) or not old.strip():
+        return None
+    at = text.find(old)
+    while at >= 0:
+        end = at + len(old)
+        before = at > 0 and _WORD.match(old[0]) and _WORD.match(text[at - 1])
+        after = end < len(text) and _WORD.match(old[-1]) and _WORD.match(text[end])
+        if before or after:
+            start = at
+            while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+                start -= 1
+            whole = text[start:end] + _NAME_END.match(text, end)[0]  # type: ignore[index]
+            line = text.count("\n", 0, at) + 1
+            return line, whole, whole.replace(old, new, 1)
+        at = text.find(old, end)
+    return None
