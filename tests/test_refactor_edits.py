@@ -677,3 +677,15 @@ def test_an_edit_that_defines_a_function_twice_is_refused(tmp_path: Path) -> Non
     text = (tmp_path / "shapes.py").read_text()
     assert text.count("def area(kind, size):") == 1
     assert text.count("def total_area(shapes):") == 1
+
+
+def test_a_write_merged_into_a_file_keeps_its_line_ends() -> None:
+    """On Windows the seeded shapes.py has CRLF line ends: the merged write of area kept
+    LF for area's lines, and an edit of area sent after it (its old made CRLF, as the file
+    has) no longer matched them."""
+    crlf = SHAPES.replace("\n", "\r\n")
+    area = "def area(kind, size):\n    return size * size\n"
+    made = pywrite.merged(crlf, area)
+    assert made is not None
+    assert made[0].count("\n") == made[0].count("\r\n"), made[0]
+    assert "def area(kind, size):\r\n    return size * size\r\n" in made[0]

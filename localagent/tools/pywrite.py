@@ -101,6 +101,8 @@ def merged(source: str, content: str) -> tuple[str, list[str], list[str], str] |
     wrote shapes.py as `def area(kind, size): ...` alone, refused three times for
     dropping what its tests import (the CPU): it was adding a function. A small model
     asked to change one function writes that function."""
+    nl = "\r\n" if "\r\n" in source else "\n"  # the file's line ends, CRLF kept on Windows
+    content = content.replace("\r\n", "\n").replace("\n", nl)
     try:
         new, old = ast.parse(content), ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -115,11 +117,11 @@ def merged(source: str, content: str) -> tuple[str, list[str], list[str], str] |
     replaced = [n for n in new.body if n.name in own]
     for node in sorted(replaced, key=lambda n: own[n.name].lineno, reverse=True):
         was = own[node.name]
-        lines[_first_line(was) - 1 : was.end_lineno] = _lines_of(parts, node)
+        lines[_first_line(was) - 1 : was.end_lineno] = _lines_of(parts, node, nl)
     added = [n for n in new.body if n.name not in own]
     first = min(own.values(), key=lambda n: n.lineno)
     if added:
-        text = "".join(line for n in added for line in [*_lines_of(parts, n), "\n", "\n"])
+        text = "".join(line for n in added for line in [*_lines_of(parts, n, nl), nl, nl])
         lines.insert(_first_line(first) - 1, text)
     return "".join(lines), [n.name for n in replaced], [n.name for n in added], first.name
 
@@ -129,11 +131,11 @@ def _first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
 
 
-def _lines_of(parts: list[str], node: ast.stmt) -> list[str]:
+def _lines_of(parts: list[str], node: ast.stmt, nl: str = "\n") -> list[str]:
     """The lines of `node` in the content split as `parts`, the last one ending a line."""
     taken = parts[_first_line(node) - 1 : node.end_lineno]
     if taken and not taken[-1].endswith("\n"):
-        taken[-1] += "\n"
+        taken[-1] += nl
     return taken
 
 
