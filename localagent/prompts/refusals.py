@@ -170,8 +170,7 @@ EDITS = {
         "not changed: in {path}, old `{old}` is also part of the longer name `{name}` (line "
         "{line}), which this edit would make `{made}`. Send as old whole names, with "
         "enough of the line around them to be unique.",
-        "an edit of a Python file that would replace the start or end of a longer name, "
-        "refused",
+        "an edit of a Python file that would replace the start or end of a longer name, refused",
         "path old line name made",
     ),
     "edit_defines_twice": refusal(
