@@ -189,6 +189,20 @@ time.sleep(60)
 """
 
 
+def verdict_and_back(
+    ws: Path, goal: str, steps: list[str], replies: list[str]
+) -> tuple[list[str], dict[str, Any]]:
+    """`goal` planned as `steps`, one round for each of `replies`, then verified (the
+    small profile with its verifier): what the verdict found unmet, and the plan after it."""
+    rounds = [{"content": r} for r in replies]
+    small_model_goal(
+        ws, goal, plan_rule((goal, steps)), rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS=str(len(replies)), LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    (verdict,) = records_of(ws, "verdict")
+    return verdict["unmet"], records_of(ws, "plan")[-1]
+
+
 def real_goal(key: str) -> Any:
     """A goal of the real-model benchmark (`scripts/realgoals.py`): its `text` and the
     files a workspace starts with (`seed`), as the model's verbatim replies met them."""

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support import VERIFIED, plan_rule, real_goal, records_of, small_model_goal
+from support import VERIFIED, plan_rule, real_goal, records_of, small_model_goal, verdict_and_back
 
 from localagent.loop.subtasks import written_file
 from localagent.verify.counts import stated_counts
@@ -317,18 +317,12 @@ def test_a_verdict_on_the_verification_s_counts_goes_back_to_a_write_and_that_ru
         "write_file sample.txt with a few lines of sample text",
         "run python wordcount.py --lines sample.txt",
     ]
-    rounds = [{"content": r} for r in (TWO_OF_THREE, SAMPLE_69, LINES_RUN)]
-    small_model_goal(
-        tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
-        LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1",
-    )  # fmt: skip
-    (verdict,) = records_of(tmp_path, "verdict")
-    assert verdict["unmet"] == [
+    unmet, back = verdict_and_back(tmp_path, GOAL, steps, [TWO_OF_THREE, SAMPLE_69, LINES_RUN])
+    assert unmet == [
         "the goal says `python wordcount.py FILE` prints the number of lines, words and "
         "characters in FILE, three numbers; `python wordcount.py sample.txt` printed `12 69`, "
         "two numbers"
-    ], verdict
-    back = records_of(tmp_path, "plan")[-1]
+    ], unmet
     assert back.get("by") == "handback", back
     write = (
         "write_file wordcount.py again, changed so that it prints each number the goal asks "

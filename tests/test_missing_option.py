@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support import VERIFIED, plan_rule, real_goal, records_of, small_model_goal
+from support import real_goal, verdict_and_back
 
 GOAL = real_goal("wordcount").text
 STEPS = [
@@ -37,17 +37,11 @@ RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt
 def test_a_verdict_on_an_option_argparse_lacks_goes_back_to_a_write_that_adds_it(
     tmp_path: Path,
 ) -> None:
-    rounds = [{"content": r} for r in (NO_OPTION, SAMPLE_WRITE, RUN)]
-    small_model_goal(
-        tmp_path, GOAL, plan_rule((GOAL, STEPS)), rounds, VERIFIED,
-        LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1",
-    )  # fmt: skip
-    (verdict,) = records_of(tmp_path, "verdict")
-    assert verdict["unmet"] == [
+    unmet, back = verdict_and_back(tmp_path, GOAL, STEPS, [NO_OPTION, SAMPLE_WRITE, RUN])
+    assert unmet == [
         "goal check `python wordcount.py --lines sample.txt` failed: exit code 2: "
         "wordcount.py: error: unrecognized arguments: --lines"
-    ], verdict
-    back = records_of(tmp_path, "plan")[-1]
+    ], unmet
     assert back.get("by") == "handback", back
     write = (
         "write_file wordcount.py again, changed so that its argparse takes --lines "
