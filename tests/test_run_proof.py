@@ -909,3 +909,53 @@ def test_an_unchanged_write_of_a_file_whose_run_raised_does_not_end_its_step(
     ), last
     done = [r.get("by") for r in records_of(tmp_path, "subtask_completed")]
     assert done.count("write") == 2, done  # the first write and the sample's, not the rewrite
+
+
+# wordcount-3 on the CPU (code of 12f6447), verbatim: its wordcount.py before, which
+# counts sys.stdin, and the write it sent in the replan's step that the hand-back for
+# that had made, "... again, changed so that it opens and reads the file it is given".
+STDIN_BEFORE = (
+    "import argparse\nimport sys\n\ndef main(args):\n    if args.lines:\n        print(len(sys."
+    "stdin.readlines()))\n    else:\n        print(f'{len(sys.stdin.readlines())} {len(sys.std"
+    "in.read().split())} {len(sys.stdin.read())}')\n\nif __name__ == '__main__':\n    parser ="
+    " argparse.ArgumentParser(description='Count lines, words, and characters in a file.')\n "
+    "   parser.add_argument('file', type=str, help='The file to count.')\n    parser.add_argu"
+    "ment('--lines', action='store_true', help='Print only the number of lines.')\n    args ="
+    " parser.parse_args()\n    main(args)"
+)
+STDIN_AGAIN = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import'
+    " argparse\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        print(len("
+    "sys.stdin.readlines()))\\n    else:\\n        print(f'{len(sys.stdin.readlines())}"
+    " {len(sys.stdin.read().split())} {len(sys.stdin.read())}')\"}}}}"
+)
+
+
+def test_an_unchanged_write_that_still_opens_no_file_does_not_end_the_step_to_open_it(
+    tmp_path: Path,
+) -> None:
+    """The same content written again ended that step twice, and the verification's runs
+    found once more that its code never opens the file it is given."""
+    (tmp_path / "wordcount.py").write_text(STDIN_BEFORE)
+    steps = [
+        "write_file wordcount.py with its code",
+        "write_file wordcount.py again, changed so that it opens and reads the file it is "
+        "given, keeping its --lines option",
+        "run python wordcount.py sample.txt",
+    ]
+    read = '{"name": "read_file", "arguments": {"path": "wordcount.py"}}'  # the plan's read
+    small_model_goal(
+        tmp_path, WORDCOUNT, plan_rule((WORDCOUNT, steps)),
+        [{"content": r} for r in (read, STDIN_AGAIN, STDIN_AGAIN)], LOCALAGENT_MAX_ROUNDS="3",
+    )  # fmt: skip
+    done = [r["reason"] for r in records_of(tmp_path, "subtask_completed")]
+    assert done == [
+        "wordcount.py was read, which is all the subtask asks",
+        "wordcount.py is written, which is all the subtask asks",
+    ], done
+    last = records_of(tmp_path, "action_finished")[-1]["result"]
+    assert last.startswith("'wordcount.py' already has this content"), last
+    assert last.endswith(
+        "NOTE: wordcount.py is unchanged, and its code still opens no file: this step is done "
+        "when wordcount.py is written changed so that it does not"
+    ), last

@@ -15,7 +15,7 @@ import secrets
 from typing import Any
 
 from localagent.journal import Journal
-from localagent.loop import loopguard, rundone, usestep, writedone
+from localagent.loop import loopguard, rundone, unchangedwrite, usestep
 from localagent.loop.strikes import Strikes
 from localagent.prompts.promptset import PromptSet
 from localagent.rewind.snapshots import Snapshots
@@ -126,7 +126,7 @@ class Actions:
         else:  # what a step still owes, said while it goes on
             added = (
                 usestep.note(state, root, result.facts, self.prompts)
-                or writedone.unchanged_note(state, result.facts, self.prompts)
+                or unchangedwrite.unchanged_note(state, root, result.facts, self.prompts)
                 if self.small
                 else ""
             )

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localagent.loop import soundwrite, usestep
+from localagent.loop import soundwrite, unchangedwrite, usestep
 from localagent.loop.subtasks import (
     TESTS,
     edited_file,
@@ -37,7 +37,6 @@ from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import norm
 from localagent.state.ledger import CheckRun, latest_tests
-from localagent.tools.loaderror import file_as_text
 from localagent.tools.pyscript import TEST_FILE
 from localagent.verify import evidence
 from localagent.verify.claims import restates
@@ -78,7 +77,9 @@ def finished(
     # Written by this run, in this subtask or an earlier one (a replan or a verdict may
     # give the write back): the file already is what the subtask asks for.
     earlier = ledger.writes.get(rewritten[0]) if rewritten else None
-    if earlier is not None and not earlier.emptied and not (small and stopped(state, target)):
+    # written again unchanged, it would fail again
+    failed = small and unchangedwrite.stopped(state, target, root, prompts)
+    if earlier is not None and not earlier.emptied and not failed:
         path, name = rewritten[0], "done_by_rewrite"
     elif (
         wrote
@@ -97,34 +98,6 @@ def finished(
     if usestep.unmet(state, root, facts)[2]:
         return None  # the hand-back's functions do not call the one it added yet
     return Finished(path, prompts.render(name, path=path))
-
-
-def stopped(state: State, path: str) -> str:
-    """The error the latest run stopped on in the file `path`, when nothing changed since
-    ("" otherwise): written again unchanged, it would stop there again."""
-    runs = [
-        c
-        for c in state.ledger.checks.values()
-        if c.passed is False and c.epoch == state.guard.epoch and c.broken.startswith(path + ": ")
-    ]
-    last = max(runs, key=lambda c: c.seq, default=None)
-    return last.broken.partition(": ")[2] if last is not None else ""
-
-
-def unchanged_note(state: State, facts: dict[str, list[str]], prompts: PromptSet) -> str:
-    """What a write step's unchanged rewrite of its file adds when the file's latest run
-    stopped on an error in it (small profile; the step goes on): the 1.5B's wordcount
-    step "write_file wordcount.py with its code" ended with the same content twice after
-    its run raised AttributeError, and the run raised it again each time (the CPU)."""
-    here = current(state)
-    target = written_file(here[1].description) if here is not None else ""
-    if not target or not any(_same(p, target) for p in map(norm, facts.get("unchanged", []))):
-        return ""
-    if not (error := stopped(state, target)):
-        return ""
-    if said := file_as_text(error):
-        error = f"{error} ({said})"
-    return prompts.render("unchanged_stopped", path=target, error=error)
 
 
 def _edited(

@@ -150,8 +150,8 @@ NOTHING_TO_FIX = (
 DONE_BY_REWRITE = "{path} was already written by this run and is written again unchanged"
 
 UNCHANGED_STOPPED = (
-    "NOTE: {path} is unchanged, and its last run stopped on {error}: this step is done when "
-    "{path} is written changed so that it does not"
+    "NOTE: {path} is unchanged, and {what}: this step is done when {path} is written "
+    "changed so that it does not"
 )
 
 WRITE_COMPLETES = """\

@@ -342,8 +342,9 @@ PROMPTS: dict[str, Prompt] = {
     "unchanged_stopped": Prompt(
         UNCHANGED_STOPPED,
         "what a write subtask's unchanged rewrite of its file adds when the file's last run "
-        "stopped on an error in it (small profile; the subtask goes on)",
-        _spec("path error"),
+        "stopped on an error in it, never opened the file it was given, or printed other "
+        "than the goal states (small profile; the subtask goes on)",
+        _spec("path what"),
     ),
     "carried": Prompt(CARRIED, "why a replan's write subtask is carried as done", _spec("path")),
     "carried_tested": Prompt(
