@@ -19,8 +19,8 @@ from localagent.tools.runproof import NEVER_OPENS
 
 def stopped(state: State, path: str, root: Path, prompts: PromptSet) -> str:
     """Why the file `path` written again unchanged would fail again ("" for no reason):
-    its latest run, with nothing changed since, "stopped on ERROR" (an error in it), "never
-    opened FILE ..." (a file its code never opens) or "printed `OUTPUT`, not what the goal
+    its latest run, with nothing changed since, "stopped on ERROR" (an error in it),
+    "showed that its code never opens FILE ..." or "printed `OUTPUT`, not what the goal
     states"; or, in the hand-back's step that asks it to open the file it is given, "its
     code still opens no file". The 1.5B's wordcount read stdin; a replan gave back that
     step, and the same content written again ended it, twice (the CPU)."""
@@ -42,7 +42,7 @@ def stopped(state: State, path: str, root: Path, prompts: PromptSet) -> str:
     if last.passed is False and last.broken.startswith(path + ": "):
         return f"its last run stopped on {last.broken.partition(': ')[2]}"
     if last.passed is None and last.summary.startswith(f"inconclusive: {NEVER_OPENS} "):
-        return "its last run " + last.summary.removeprefix("inconclusive: its code ")
+        return "its last run showed that " + last.summary.removeprefix("inconclusive: ")
     if last.passed is False and last.kind == "script" and last.summary.startswith("exit code 0"):
         shown = last.summary.partition(": ")[2]
         return f"its last run printed `{shown}`, not what the goal states" if shown else ""
