@@ -131,7 +131,10 @@ def test_a_goal_that_names_ruff_is_checked_with_ruff_and_told_its_fix(tmp_path: 
     )
     results = [r["result"] for r in records_of(tmp_path, "action_finished")]
     assert results[-2].startswith("exit code 1\n") and "I001" in results[-2]
-    assert "NOTE: ruff fixes the problems marked [*] itself: run `ruff check --fix`." in results[-2]
+    assert (
+        "NOTE: ruff fixes the problems marked [*] itself: run `ruff check --fix`, e.g. send: "
+        '{"name": "run_cmd", "arguments": {"cmd": "ruff check --fix"}}' in results[-2]
+    ), results[-2]
     assert results[-1].startswith("exit code 0\n")
     started = records_of(tmp_path, "verify_started")[0]
     assert [(c["cmd"], c["source"]) for c in started["checks"]] == [

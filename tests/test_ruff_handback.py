@@ -56,7 +56,8 @@ def test_a_ruff_check_that_failed_on_what_ruff_fixes_goes_back_to_that_fix(
     (verdict, *_) = records_of(tmp_path, "verdict")
     assert verdict["unmet"] == [
         "goal check `ruff check .` failed: exit code 1: NOTE: ruff fixes the problems marked "
-        "[*] itself: run `ruff check --fix .`."
+        "[*] itself: run `ruff check --fix .`, e.g. send: "
+        '{"name": "run_cmd", "arguments": {"cmd": "ruff check --fix ."}}'
     ], verdict
     back = records_of(tmp_path, "plan")[-1]
     assert back["by"] == "handback" and back["tasks"] == [

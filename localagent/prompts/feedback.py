@@ -117,7 +117,7 @@ pytest started as a program does not."""
 
 RUFF_CHECK = "NOTE: ruff checks files with its check command: `{called}` ran as `{cmd}`."
 
-RUFF_FIX = "NOTE: ruff fixes the problems marked [*] itself: run `{cmd}`."
+RUFF_FIX = "NOTE: ruff fixes the problems marked [*] itself: run `{cmd}`, e.g. send: {call}"
 
 WAITED_FOR_INPUT = """\
 NOTE: the program waited for input and got none. Run it again with its input in \

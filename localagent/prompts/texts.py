@@ -574,7 +574,9 @@ PROMPTS: dict[str, Prompt] = {
         PYTEST_MODULE, "note on `pytest ...`: it ran as python -m pytest", _spec("called", "cmd")
     ),
     "ruff_fix": Prompt(
-        RUFF_FIX, "note on a `ruff check` that found problems ruff fixes itself", _spec("cmd")
+        RUFF_FIX,
+        "note on a `ruff check` that found problems ruff fixes itself",
+        _spec("cmd", "call"),
     ),
     "ruff_check": Prompt(
         RUFF_CHECK,

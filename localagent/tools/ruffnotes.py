@@ -4,6 +4,7 @@ with `--fix`."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -64,8 +65,9 @@ def note(ctx: ToolContext, cmd: str, output: str) -> str:
         return ""
     if words[1] == "check" and "--fix" not in words and _FIXABLE.search(output):
         # Qwen2.5-Coder-1.5B's tests began `import mathx` with one blank line after it:
-        # ruff's import-order rule failed them, and ruff fixes that itself.
-        return ctx.prompts.render(
-            "ruff_fix", cmd=shlex.join(["ruff", "check", "--fix", *words[2:]])
-        )
+        # ruff's import-order rule failed them, and ruff fixes that itself. Told only the
+        # command, it sent ruff's message as an edit's old text (the CPU): the call to copy.
+        fix = shlex.join(["ruff", "check", "--fix", *words[2:]])
+        call = json.dumps({"name": "run_cmd", "arguments": {"cmd": fix}})
+        return ctx.prompts.render("ruff_fix", cmd=fix, call=call)
     return ""
