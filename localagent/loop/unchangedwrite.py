@@ -11,9 +11,9 @@ from localagent.loop.subtasks import written_file
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import command_words, norm
-from localagent.system import safefs
 from localagent.tools import pyscript
 from localagent.tools.loaderror import file_as_text
+from localagent.tools.pkgimports import text_of
 from localagent.tools.runproof import NEVER_OPENS
 
 
@@ -28,7 +28,7 @@ def stopped(state: State, path: str, root: Path, prompts: PromptSet) -> str:
     if here is not None and here[1].description.startswith(
         prompts.render("handback_open", script=path)
     ):
-        script = pyscript.parse(_text(root, path))
+        script = pyscript.parse(text_of(root, path) or "")
         if script is not None and not script.opens:
             return "its code still opens no file"
     runs = [
@@ -49,11 +49,9 @@ def stopped(state: State, path: str, root: Path, prompts: PromptSet) -> str:
     return ""
 
 
-def _text(root: Path, path: str) -> str:
-    try:
-        return safefs.read_bytes(root / path, 1_000_000).decode("utf-8", "replace")
-    except (OSError, safefs.UnsafeFile):
-        return ""
+def same_file(path: str, target: str) -> bool:
+    """Whether a path a call reports is the file a step names (by its path, or its end)."""
+    return path == target or path.endswith("/" + target)
 
 
 def _runs(cmd: str, path: str) -> bool:
@@ -72,7 +70,7 @@ def unchanged_note(
     here = current(state)
     target = written_file(here[1].description) if here is not None else ""
     unchanged = map(norm, facts.get("unchanged", []))
-    if not target or not any(p == target or p.endswith("/" + target) for p in unchanged):
+    if not target or not any(same_file(p, target) for p in unchanged):
         return ""
     if not (what := stopped(state, target, root, prompts)):
         return ""

@@ -33,6 +33,7 @@ from localagent.loop.subtasks import (
     writes_unnamed,
     written_file,
 )
+from localagent.loop.unchangedwrite import same_file as _same
 from localagent.prompts.promptset import PromptSet
 from localagent.state import State, current
 from localagent.state.checkruns import norm
@@ -52,10 +53,6 @@ class Finished:
     def owed(self) -> dict[str, str]:
         """The `completes` field of the write's `action_finished` record."""
         return {"path": self.path, "reason": self.reason}
-
-
-def _same(path: str, target: str) -> bool:
-    return path == target or path.endswith("/" + target)
 
 
 def finished(
