@@ -65,6 +65,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = [key for key in args.goals.split(",") if key not in GOALS]
     if unknown:
         parser.error(f"unknown goals: {', '.join(unknown)} (known: {', '.join(GOALS)})")
+    goals = args.goals.split(",")
+    if twice := sorted({key for key in goals if goals.count(key) > 1}):
+        parser.error(f"goal(s) named twice: {', '.join(twice)}")
     return args
 
 

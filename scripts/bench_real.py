@@ -64,6 +64,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = [g for g in goals if g not in GOALS]
     if unknown or not goals:
         parser.error(f"unknown goal(s) {', '.join(unknown)}; known: {', '.join(GOALS)}")
+    if twice := sorted({g for g in goals if goals.count(g) > 1}):
+        parser.error(f"goal(s) named twice: {', '.join(twice)} (--runs gives more runs)")
     args.goals = ["hello"] if args.quick else goals
     args.runs = 1 if args.quick else args.runs
     low, _, high = args.kill_window.partition(":")

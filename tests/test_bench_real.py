@@ -319,3 +319,14 @@ def test_no_engine_is_a_one_line_error(tmp_path: Path) -> None:
     done = subprocess.run([*closed, "http://127.0.0.1:9/v1"], capture_output=True, text=True)
     assert done.returncode == 3
     assert "no OpenAI-compatible server answers" in done.stderr
+
+
+def test_a_goal_named_twice_is_a_usage_error(tmp_path: Path) -> None:
+    """`--goals mathx,refactor,mathx` ran mathx, then refactor, then stopped with a
+    traceback: the second mathx's workspace was the first's. Both benchmarks refuse it."""
+    for script in ("bench_real.py", "bench_cache.py"):
+        command = [sys.executable, str(SCRIPTS / script), "--goals", "mathx,hello,mathx"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, (script, done.stderr)
+        assert "goal(s) named twice: mathx" in done.stderr, (script, done.stderr)
+        assert "Traceback" not in done.stderr

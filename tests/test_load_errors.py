@@ -185,29 +185,29 @@ CLASS_ROUNDS = [
 ]
 
 
-def test_a_module_used_without_its_import_is_named_by_the_write(
-    tmp_path: Path,
-) -> None:
-    """The test file uses `pytest` and does not import it: the write says so (running it
-    raises NameError) and does not end its subtask; the model's runs in it fail, and its
-    write with the import ends it. (Before, the write ended its subtask, and the run's
-    `NameError: name 'pytest' is not defined` sent the work back to it.)"""
-    fixed = "import pytest\n\nimport mathx\n\n\ndef test_divide():\n"
-    fixed += "    with pytest.raises(ValueError):\n        mathx.Mathx().divide(1, 0)\n"
-    write = {"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": fixed}}
-    rounds = [*CLASS_ROUNDS, json.dumps(write), TESTS]
+def test_a_module_used_without_its_import_is_imported_by_the_write(tmp_path: Path) -> None:
+    """The test file uses `pytest.raises` and does not import pytest: the write imports it
+    and says so, and the tests pass on the first run. (Before, the write said that running
+    it raises NameError, and the model wrote it again with the import; before that, the
+    write ended its subtask, and the run's `NameError: name 'pytest' is not defined` sent
+    the work back to it.)"""
+    rounds = CLASS_ROUNDS[:3]
     replies = [{"content": r} for r in rounds]
     plan = plan_rule(*REPLANNED)
-    ran, _ = small_model_goal(tmp_path, MATHX, plan, replies, LOCALAGENT_MAX_ROUNDS="8")
+    ran, _ = small_model_goal(tmp_path, MATHX, plan, replies, LOCALAGENT_MAX_ROUNDS="4")
     assert ran.returncode == 0, ran.stderr + ran.stdout
     writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
-    assert "; but it uses `pytest`, which it neither defines nor imports" in writes[1]["result"]
-    assert "SUBTASK COMPLETE" not in writes[1]["result"]
-    assert "SUBTASK COMPLETE" in writes[2]["result"]
+    assert (
+        "; it used pytest without importing it, so `import pytest` was written at its top"
+        in (writes[1]["result"])
+    )
+    assert "SUBTASK COMPLETE" in writes[1]["result"]
+    written = (tmp_path / "tests" / "test_mathx.py").read_text()
+    assert written.startswith("import pytest\n\nimport mathx\n\ndef test_add():\n"), written
     runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
     done = [c.get("by") for c in records_of(tmp_path, "subtask_completed")]
     assert done == ["write", "write", "run"], done
-    assert "1 passed" in runs[-1]["result"]
+    assert "4 passed" in runs[0]["result"], runs[0]["result"]
 
 
 # After the write it went back to, the 1.5B's mathx run on the CPU (OpenAI API), verbatim:

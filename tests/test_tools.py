@@ -435,6 +435,39 @@ def test_a_rewrite_that_drops_what_other_files_import_is_refused(ws: Workspace) 
     assert ws.run("write_file", {"path": "stats.py", "content": alone}).ok
 
 
+def test_a_rewrite_that_drops_what_its_package_imports_relatively_is_refused(
+    ws: Workspace,
+) -> None:
+    """The 1.5B's mathx on the CPU, verbatim: replanned to "write_file mathx/add.py with
+    the pytest tests", it wrote a test over mathx/add.py, whose add the package's
+    `__init__.py` imports as `from .add import add as add`; the write went through, and
+    the package no longer imported."""
+    (ws.root / "mathx").mkdir()
+    (ws.root / "mathx" / "__init__.py").write_text(
+        "from .add import add as add\nfrom .divide import divide as divide\n"
+    )
+    (ws.root / "mathx" / "add.py").write_text("def add(a, b):\n    return a + b")
+    (ws.root / "mathx" / "divide.py").write_text("def divide(a, b):\n    return a / b\n")
+    tests = (
+        "import pytest\n\n@pytest.mark.parametrize('a, b, expected', [\n    (1, 2, 3),\n    (3, 4,"
+        " 7),\n    (5, 6, 11),\n    (7, 8, 15),\n    (9, 10, 19),\n])\ndef test_add(a, b, expec"
+        "ted):\n    assert add(a, b) == expected\n"
+    )
+    refused = ws.run("write_file", {"path": "mathx/add.py", "content": tests})
+    assert not refused.ok and refused.text.startswith(
+        "not written: 'mathx/add.py' defines add, which mathx/__init__.py imports, and this "
+        "content does not; written, it would break them."
+    ), refused.text
+    assert (ws.root / "mathx" / "add.py").read_text() == "def add(a, b):\n    return a + b"
+    (ws.root / "mathx" / "__init__.py").write_text("from . import add\n")
+    assert ws.run("write_file", {"path": "mathx/divide.py", "content": "x = 1\n"}).ok
+    (ws.root / "mathx" / "divide.py").write_text("def divide(a, b):\n    return a / b\n")
+    (ws.root / "mathx" / "ops.py").write_text("from .divide import divide\n")
+    assert "divide, which mathx/ops.py imports" in (
+        ws.run("write_file", {"path": "mathx/divide.py", "content": "x = 1\n"}).text
+    )
+
+
 def test_a_body_of_only_a_comment_is_named(ws: Workspace) -> None:
     """The 1.5B's first rock-paper-scissors write, verbatim, sent three times."""
     stub = "def rps_game():\n    # Game logic goes here\n"

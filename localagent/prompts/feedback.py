@@ -119,6 +119,11 @@ RUFF_CHECK = "NOTE: ruff checks files with its check command: `{called}` ran as 
 
 RUFF_FIX = "NOTE: ruff fixes the problems marked [*] itself: run `{cmd}`, e.g. send: {call}"
 
+RAISE_EXPECTED = """\
+NOTE: {call} raises {error} on purpose ({where}: `{raised}`), so {test} has no value to \
+compare in `{line}`. If raising is right, the test must expect it{imported}, e.g. send: \
+{edit}"""
+
 WAITED_FOR_INPUT = """\
 NOTE: the program waited for input and got none. Run it again with its input in \
 stdin, e.g. send: {call}"""

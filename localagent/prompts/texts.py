@@ -75,6 +75,7 @@ from localagent.prompts.feedback import (
     PRINTED_NOTHING,
     PROMPTS_ONLY,
     PYTEST_MODULE,
+    RAISE_EXPECTED,
     READ_COMPLETES,
     REFUSED_TOO_OFTEN,
     RENAMES_ONLY,
@@ -577,6 +578,11 @@ PROMPTS: dict[str, Prompt] = {
         RUFF_FIX,
         "note on a `ruff check` that found problems ruff fixes itself",
         _spec("cmd", "call"),
+    ),
+    "raise_expected": Prompt(
+        RAISE_EXPECTED,
+        "note on a failed test that compares what a call returns, where the call raised on purpose",
+        _spec("call error where raised test line edit", "imported"),
     ),
     "ruff_check": Prompt(
         RUFF_CHECK,

@@ -12,6 +12,7 @@ from localagent.tools import pyedits, pyscript, pywrite
 from localagent.tools.base import BINARY_SNIFF_BYTES, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.fileio import open_regular, write_atomically
 from localagent.tools.files import existing_file, syntax_note
+from localagent.tools.mends import imports
 from localagent.tools.paths import normalize_path, relative, resolve_in_workspace
 from localagent.tools.pkgimports import lost_users
 
@@ -96,6 +97,12 @@ def replace_in_file(
         new = f"{new.rstrip()}\n\n\n{old}"
     if twice := pyedits.defined_twice(text, edited, name):
         raise ToolError.of("edit_defines_twice", path=describe(path), twice=twice)
+    imported = ""
+    if ctx.mend_syntax and (added := imports.mended(ctx.root, name, edited)) is not None:
+        # Given `with pytest.raises(ValueError):` to put in a test of divide(6, 0), the 1.5B's
+        # tests/test_mathx.py had no `import pytest` (the CPU).
+        edited, imported = added
+        first_line = edited[: edited.index(new)].count("\n") + 1 if new in edited else first_line
     write_atomically(ctx.root, target, edited.encode("utf-8"))
     changed_lines = new.count("\n") + 1
     summary = f"replaced {found} occurrence{'s' if found > 1 else ''} in {describe(path)}"
@@ -108,7 +115,7 @@ def replace_in_file(
     snippet = _numbered(edited, first_line - CONTEXT_LINES, first_line + changed_lines + 1)
     return ToolResult(
         True,
-        f"{summary}{syntax_note(edited, relative(ctx.root, target))}; now:\n{snippet}",
+        f"{summary}{imported}{syntax_note(edited, relative(ctx.root, target))}; now:\n{snippet}",
         changed=True,
         facts={"wrote": [normalize_path(path)]},
     )

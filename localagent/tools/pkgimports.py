@@ -136,12 +136,26 @@ def _imports(root: Path, name: str, module: str, names: set[str]) -> bool:
     if tree is None:
         return False
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == module:
+        if isinstance(node, ast.ImportFrom) and _absolute(name, node) == module:
             if names & {a.name for a in node.names}:
                 return True
         elif _attribute_of(node, module, names):
             return True
     return False
+
+
+def _absolute(name: str, node: ast.ImportFrom) -> str:
+    """The module a `from ... import` in the file `name` imports from, by its dotted name
+    from the root: `from .add import add` in mathx/__init__.py is from mathx.add (the
+    1.5B's package imported its modules' functions that way, and a write over
+    mathx/add.py that dropped add went through); "" for one that leaves the root."""
+    if node.level == 0:
+        return node.module or ""
+    package = name.split("/")[:-1]
+    if node.level - 1 > len(package):
+        return ""
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
 
 
 def _attribute_of(node: ast.AST, module: str, names: set[str]) -> bool:

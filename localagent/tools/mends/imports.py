@@ -5,7 +5,9 @@ and wrote the same file back twice, a minute a round (the CPU): mathx, whose
 `__init__.py` imports the four, was what the tests were for. Another run's tests called
 `mathx.add(...)` with only `import pytest` above them, and the same write went back until
 it was blocked: a name that is a package or module here, read only as `name.attribute`
-and never imported, is imported whole."""
+and never imported, is imported whole. So is one of Python's own modules, or pytest, read
+that way and never imported: the 1.5B's tests used `pytest.raises` without `import
+pytest` (the H100, the CPU)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import ast
 from pathlib import Path
 
 from localagent.tools import pyfiles, undefined
+from localagent.tools.nameerrors import importable
 from localagent.tools.pkgimports import tree_of
 from localagent.tools.pyscript import TEST_FILE
 
@@ -20,21 +23,24 @@ from localagent.tools.pyscript import TEST_FILE
 def mended(root: Path, name: str, content: str) -> tuple[str, str] | None:
     """(the content with the imports added, what the write says of them) for Python
     content that reads names nothing binds, each of them a package or module here that
-    the root imports (`import mathx`) or, the rest, bound at the top level of one other
+    the root imports (`import mathx`), one of Python's own modules or pytest (read only
+    as `name.attribute`: `import pytest`) or, the rest, bound at the top level of one other
     module here (not a test file) that it can import by its path from the root; None for
-    any other content, and for a file in a folder that is no test file (run as a script,
-    it imports from its own folder)."""
+    any other content, and for a file in a folder that is no test file that lacks more
+    than Python's own modules (run as a script, it imports from its own folder)."""
     if not name.lower().endswith((".py", ".pyw")):
         return None
-    if "/" in name and not TEST_FILE.search(name):
-        return None  # run as a script, it imports from its own folder, not from the root
     missing = undefined.names(content)
     if not missing or len(missing) >= undefined.MOST:  # perhaps more than it listed
         return None
     dotted = _only_dotted(content)
     kinds = {n: kind for n in missing if n in dotted and (kind := _kind(root, n, name))}
+    kinds |= {n: "" for n in missing if n in dotted and n not in kinds and importable(n)}
     rest = [n for n in missing if n not in kinds]
-    lines = [f"import {module}" for module in kinds]
+    if (any(kinds.values()) or rest) and "/" in name and not TEST_FILE.search(name):
+        return None  # run as a script, it imports from its own folder, not the root's
+    own = [f"import {module}" for module, kind in kinds.items() if not kind]
+    lines = [f"import {module}" for module, kind in kinds.items() if kind]
     holder = ""
     if rest:
         holders = [
@@ -49,7 +55,9 @@ def mended(root: Path, name: str, content: str) -> tuple[str, str] | None:
             return None
         holder = holders[0]
         lines.append(f"from {holder} import {', '.join(rest)}")
-    text = _inserted(content, "\n".join(lines))
+    text = _inserted(content, "\n".join(lines)) if lines else content
+    if own and text is not None:
+        text = _inserted(text, "\n".join(sorted(own)), first=True)
     if text is None or undefined.names(text):
         return None
     return text, _note(kinds, holder, rest)
@@ -58,8 +66,8 @@ def mended(root: Path, name: str, content: str) -> tuple[str, str] | None:
 def _note(kinds: dict[str, str], holder: str, names: list[str]) -> str:
     """What the write says of the imports it added."""
     said = [
-        f"; it used {module}, the {kind} here, without importing it, so `import {module}` "
-        "was written at its top"
+        f"; it used {module}{f', the {kind} here,' if kind else ''} without importing it, "
+        f"so `import {module}` was written at its top"
         for module, kind in kinds.items()
     ]
     if names:
@@ -99,9 +107,10 @@ def _module(path: str) -> str:
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else ""
 
 
-def _inserted(content: str, line: str) -> str | None:
-    """The content with `line` as a block of its own after its first imports (after its
-    docstring when it has no import); None when it does not parse."""
+def _inserted(content: str, line: str, first: bool = False) -> str | None:
+    """The content with `line` as a block of its own after its first imports (`first`:
+    before them, where imports of Python's own modules and pytest go), after its
+    docstring when it has one; None when it does not parse."""
     tree = tree_of(content)
     if tree is None:
         return None
@@ -109,7 +118,11 @@ def _inserted(content: str, line: str) -> str | None:
     after = 0
     for index, node in enumerate(body):
         text = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-        if isinstance(node, ast.Import | ast.ImportFrom) or (index == 0 and text):
+        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        if (not first and isinstance(node, ast.Import | ast.ImportFrom)) or future:
+            after = node.end_lineno or after
+            continue
+        if index == 0 and text:
             after = node.end_lineno or after
             continue
         break
@@ -118,4 +131,5 @@ def _inserted(content: str, line: str) -> str | None:
     if head and not head.endswith("\n"):
         head += "\n"
     rest = "".join(lines[after:]).lstrip("\n")
-    return f"{head}{chr(10) if head else ''}{line}\n\n\n{rest}"
+    gap = "\n\n" if rest.startswith(("import ", "from ")) else "\n\n\n"
+    return f"{head}{chr(10) if head else ''}{line}{gap}{rest}"
