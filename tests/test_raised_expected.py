@@ -9,7 +9,7 @@ from pathlib import Path
 from support import plan_rule, records_of, small_model_goal
 
 from localagent.prompts.promptset import DEFAULT
-from localagent.tools.raisedtests import raise_expected_note
+from localagent.tools.raisedtests import raise_expected_note, unraised_note
 
 MATHX = (
     "Create a Python package mathx with the functions add, subtract, multiply and divide "
@@ -105,3 +105,73 @@ def test_no_note_where_the_failure_is_no_comparison_of_a_deliberate_raise(
         raise_expected_note(tmp_path, section.replace("calc.py:2", "tests/x_test.py:2"), DEFAULT)
         == ""
     )
+
+
+# The 1.5B's mathx tests on the CPU (OpenAI API), verbatim; the multiply row (9, 10, 78)
+# is written as its own later edit made it, (9, 10, 90). Then test_divide failed with
+# "DID NOT RAISE ValueError", and sent to fix divide.py, it sent that message as old.
+TABLES = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": '
+    '"import pytest\\nfrom mathx import add, subtract, multiply, divide\\n\\n@pytest.mar'
+    "k.parametrize('a, b, expected', [\\n    (1, 2, 3),\\n    (3, 4, 7),\\n    (5, 6, 11"
+    "),\\n    (7, 8, 15),\\n    (9, 10, 19),\\n])\\ndef test_add(a, b, expected):\\n    as"
+    "sert add(a, b) == expected\\n\\n@pytest.mark.parametrize('a, b, expected', [\\n    "
+    "(1, 2, -1),\\n    (3, 4, -1),\\n    (5, 6, -1),\\n    (7, 8, -1),\\n    (9, 10, -1),"
+    "\\n])\\ndef test_subtract(a, b, expected):\\n    assert subtract(a, b) == expected\\"
+    "n\\n@pytest.mark.parametrize('a, b, expected', [\\n    (1, 2, 2),\\n    (3, 4, 12),"
+    "\\n    (5, 6, 30),\\n    (7, 8, 56),\\n    (9, 10, 78),\\n])\\ndef test_multiply(a, b"
+    ", expected):\\n    assert multiply(a, b) == expected\\n\\n@pytest.mark.parametrize("
+    "'a, b, expected', [\\n    (1, 2, 0),\\n    (3, 4, 0),\\n    (5, 6, 0),\\n    (7, 8, "
+    "0),\\n    (9, 10, 0),\\n])\\ndef test_divide(a, b, expected):\\n    with pytest.rais"
+    'es(ValueError):\\n        divide(a, b)"}}}'
+).replace("(9, 10, 78)", "(9, 10, 90)")
+CALLED = {"name": "replace_in_file", "arguments": {"path": "tests/test_mathx.py"}}
+CALLED["arguments"] |= {"old": "        divide(a, b)", "new": "        divide(a, 0)"}
+
+
+def test_a_test_of_a_raise_whose_call_misses_its_condition_is_given_the_call_that_meets_it(
+    tmp_path: Path,
+) -> None:
+    """The tests failed with "DID NOT RAISE ValueError" for divide(a, b) with b = 2, 4, ...;
+    divide raises it only `if b == 0`: the note says so and gives the edit to
+    `divide(a, 0)`, and that edit sent as given makes the tests pass."""
+    rounds = [*ROUNDS[:5], TABLES, ROUNDS[-1], json.dumps(CALLED), ROUNDS[-1]]
+    replies = [{"content": r} for r in rounds]
+    ran, _ = small_model_goal(
+        tmp_path, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="9"
+    )
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert "Failed: DID NOT RAISE" in runs[0]["result"]
+    assert runs[0]["result"].endswith(
+        "NOTE: divide(a, b) raised no ValueError: mathx/divide.py raises it only when b == 0 "
+        "(line 2). For the test to check that raise, call it so, e.g. send: " + json.dumps(CALLED)
+    ), runs[0]["result"][-600:]
+    assert "20 passed" in runs[-1]["result"], runs[-1]["result"]
+
+
+def test_no_note_where_the_call_meets_the_condition_or_the_raise_has_none(
+    tmp_path: Path,
+) -> None:
+    """A call that passes the value already, or a function whose raise has no one `if
+    PARAM == VALUE:`, gets no `raise_unmet` note."""
+    (tmp_path / "tests").mkdir()
+    test = "import pytest\nfrom calc import divide\n\n\ndef test_divide():\n"
+    test += "    with pytest.raises(ValueError):\n        divide(1, 0)\n"
+    (tmp_path / "tests" / "test_calc.py").write_text(test)
+    (tmp_path / "calc.py").write_text(
+        "def divide(a, b):\n    if b == 0:\n        raise ValueError('zero')\n    return a / b\n"
+    )
+    output = (
+        "___________________ test_divide ___________________\n\n"
+        "    def test_divide():\n>       with pytest.raises(ValueError):\n"
+        "E       Failed: DID NOT RAISE <class 'ValueError'>\n\n"
+        "tests/test_calc.py:6: Failed\n"
+    )
+    assert unraised_note(tmp_path, output, DEFAULT) == ""
+    (tmp_path / "tests" / "test_calc.py").write_text(test.replace("(1, 0)", "(1, 2)"))
+    assert "divide(1, 0)" in unraised_note(tmp_path, output, DEFAULT)
+    (tmp_path / "calc.py").write_text(
+        "def divide(a, b):\n    if b < 0:\n        raise ValueError('negative')\n    return a\n"
+    )
+    assert unraised_note(tmp_path, output, DEFAULT) == ""

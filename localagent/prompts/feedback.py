@@ -124,6 +124,10 @@ NOTE: {call} raises {error} on purpose ({where}: `{raised}`), so {test} has no v
 compare in `{line}`. If raising is right, the test must expect it{imported}, e.g. send: \
 {edit}"""
 
+RAISE_UNMET = """\
+NOTE: {call} raised no {error}: {code} raises it only when {condition} (line {line}). For \
+the test to check that raise, call it so, e.g. send: {edit}"""
+
 WAITED_FOR_INPUT = """\
 NOTE: the program waited for input and got none. Run it again with its input in \
 stdin, e.g. send: {call}"""

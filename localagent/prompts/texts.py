@@ -76,6 +76,7 @@ from localagent.prompts.feedback import (
     PROMPTS_ONLY,
     PYTEST_MODULE,
     RAISE_EXPECTED,
+    RAISE_UNMET,
     READ_COMPLETES,
     REFUSED_TOO_OFTEN,
     RENAMES_ONLY,
@@ -583,6 +584,12 @@ PROMPTS: dict[str, Prompt] = {
         RAISE_EXPECTED,
         "note on a failed test that compares what a call returns, where the call raised on purpose",
         _spec("call error where raised test line edit", "imported"),
+    ),
+    "raise_unmet": Prompt(
+        RAISE_UNMET,
+        "note on a failed test that expects a raise of a call that misses the one condition "
+        "the function raises under",
+        _spec("call error code condition line edit"),
     ),
     "ruff_check": Prompt(
         RUFF_CHECK,

@@ -28,7 +28,7 @@ from localagent.tools.outtrim import for_model
 from localagent.tools.paths import relative
 from localagent.tools.pkgexports import script_note, unexported_note
 from localagent.tools.pkgimports import module_imports_note
-from localagent.tools.raisedtests import raise_expected_note
+from localagent.tools.raisedtests import raise_expected_note, unraised_note
 
 __all__ = ["command_argv", "run_cmd", "split_command"]
 
@@ -88,6 +88,7 @@ def run_cmd(
             or script_note(ctx.root, " ".join(runproof.script_words(cmd)[:1]), result.output)
             or undefined_note(ctx.root, result.output)
             or raise_expected_note(ctx.root, result.output, ctx.prompts)
+            or unraised_note(ctx.root, result.output, ctx.prompts)
             or file_as_text_note(broken if program else located(ctx.root, result.output, True))
             or ruffnotes.note(ctx, cmd, result.output)
         )

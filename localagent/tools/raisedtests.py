@@ -1,4 +1,6 @@
-"""A test that compares what a call returns, when the call raises on purpose.
+"""Tests of a raise that test it wrong: a test that compares what a call returns when the
+call raises on purpose, and a test that expects a raise of a call that does not meet the
+one condition the function raises under.
 
 Qwen2.5-Coder-1.5B's mathx tests on the CPU held `assert divide(6, 0) == 'ValueError:
 division by zero'`, and mathx/divide.py did what the goal asks: `raise ValueError('Cannot
@@ -10,7 +12,9 @@ exception, ready to copy.
 Only what pytest's report and the files show counts: the failure's first frame is a line
 of a test file that asserts a comparison of a call, its last frame a `raise` of that
 exception in a workspace file that is no test's. A code that raises by mistake is the
-model's to judge: the note says "if raising is right".
+model's to judge: the note says "if raising is right". The same for a test's `with
+pytest.raises(E):` around a call whose argument misses the one `if PARAM == VALUE:` under
+which the function raises E: the note gives the edit that calls it with that value.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ import re
 from pathlib import Path
 
 from localagent.prompts.promptset import PromptSet
+from localagent.tools import pyfiles
 from localagent.tools.pkgimports import text_of
 from localagent.tools.pyscript import TEST_FILE
 
-__all__ = ["raise_expected_note"]
+__all__ = ["raise_expected_note", "unraised_note"]
 
 _SECTION = re.compile(r"^_{3,} .+ _{3,}$", re.M)  # pytest's header of one test's failure
 _LOCATION = re.compile(r"^([\w./\\-]+\.py):(\d+): (.*?)\s*$", re.M)
@@ -120,3 +125,130 @@ def _raises(line: str, error: str) -> bool:
     raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
     name = raised.attr if isinstance(raised, ast.Attribute) else getattr(raised, "id", "")
     return name == error
+
+
+_NOT_RAISED = re.compile(r"^E\s+Failed: DID NOT RAISE (?:<class '(?:\w+\.)*(\w+)'>|(\w+))", re.M)
+
+
+def unraised_note(root: Path, output: str, prompts: PromptSet) -> str:
+    """The `raise_unmet` note for pytest's output, when its first failure is a test's
+    `with pytest.raises(E):` around a call whose arguments miss the one condition under
+    which the workspace's function raises E; "" otherwise. The 1.5B's mathx tests on the
+    CPU wrapped `divide(a, b)` in `pytest.raises(ValueError)` for a table of rows that
+    divide by 2, 4, ..., and divide.py raised it only `if b == 0`: sent back to fix
+    divide.py, it sent pytest's message as the text to replace until blocked."""
+    starts = [m.end() for m in _SECTION.finditer(output)]
+    section = output[starts[0] : (starts[1:] or [len(output)])[0]] if starts else ""
+    missed = _NOT_RAISED.search(section)
+    frames = [f for f in _LOCATION.findall(section) if TEST_FILE.search(f[0])]
+    if missed is None or not frames:
+        return ""
+    error = missed[1] or missed[2]
+    test, at = frames[-1][0].replace("\\", "/"), int(frames[-1][1])
+    source = text_of(root, test) or ""
+    call = _raising_call(source, at, error)
+    name = _called_name(call) if call is not None else ""
+    code = pyfiles.owner(root, name) if name else ""
+    if call is None or not code or TEST_FILE.search(code):
+        return ""
+    condition = _condition(root, code, name, error)
+    if condition is None:
+        return ""
+    param, position, value, test_node = condition
+    given = call.args[position] if position < len(call.args) else None
+    given = given or next((k.value for k in call.keywords if k.arg == param), None)
+    line = source.splitlines()[call.lineno - 1] if call.lineno == call.end_lineno else ""
+    if given is None or given.lineno != call.lineno or not line.isascii():
+        return ""
+    if source.count(line) != 1:
+        return ""
+    if isinstance(given, ast.Constant) and given.value == value:
+        return ""  # it is called so already: something else is wrong
+    new = line[: given.col_offset] + repr(value) + line[given.end_col_offset :]
+    arguments = {"path": test, "old": line, "new": new}
+    return prompts.render(
+        "raise_unmet",
+        call=ast.get_source_segment(source, call) or name,
+        error=error,
+        code=code,
+        condition=ast.unparse(test_node),
+        line=test_node.lineno,
+        edit=json.dumps({"name": "replace_in_file", "arguments": arguments}),
+    )
+
+
+def _raising_call(source: str, at: int, error: str) -> ast.Call | None:
+    """The one call in the body of the `with pytest.raises(error):` at line `at`."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.With) or node.lineno != at or len(node.body) != 1:
+            continue
+        expected = node.items[0].context_expr
+        if not (
+            isinstance(expected, ast.Call)
+            and isinstance(expected.func, ast.Attribute)
+            and expected.func.attr == "raises"
+            and [getattr(a, "id", getattr(a, "attr", "")) for a in expected.args] == [error]
+        ):
+            return None
+        body = node.body[0]
+        value = body.value if isinstance(body, ast.Expr | ast.Assign) else None
+        return value if isinstance(value, ast.Call) else None
+    return None
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+
+
+def _condition(
+    root: Path, path: str, name: str, error: str
+) -> tuple[str, int, object, ast.expr] | None:
+    """(the parameter, its position, the value, the test) of the one `if PARAM == VALUE:`
+    in the function `name` of `path` whose body raises `error`; None when not one."""
+    tree = _tree(text_of(root, path) or "")
+    function = next(
+        (n for n in (tree.body if tree else []) if isinstance(n, ast.FunctionDef)
+         and n.name == name), None,
+    )  # fmt: skip
+    if function is None:
+        return None
+    params = [a.arg for a in function.args.args]
+    found = []
+    for node in ast.walk(function):
+        if not isinstance(node, ast.If) or not _raises_in(node.body, error):
+            continue
+        test = node.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            continue
+        if not isinstance(test.ops[0], ast.Eq):
+            continue
+        sides = (test.left, test.comparators[0])
+        for param, value in (sides, sides[::-1]):
+            if (
+                isinstance(param, ast.Name)
+                and param.id in params
+                and isinstance(value, ast.Constant)
+            ):
+                found.append((param.id, params.index(param.id), value.value, test))
+    return found[0] if len(found) == 1 else None
+
+
+def _raises_in(body: list[ast.stmt], error: str) -> bool:
+    for stmt in body:
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            raised = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            if getattr(raised, "id", getattr(raised, "attr", "")) == error:
+                return True
+    return False
+
+
+def _tree(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
