@@ -213,3 +213,46 @@ def test_rows_written_in_another_table_too_are_fixed_in_their_own_line(tmp_path:
     old = table.format("(3, 4, 6)", "(5, 6, 11)", "(7, 8, 15)")
     new = table.format("(3, 4, 12)", "(5, 6, 30)", "(7, 8, 56)")
     assert f"replace `{old}` with `{new}`" in steps[1], steps
+
+
+# A CPU run's tests (the code of ab0b434), verbatim: an assertion of the package's
+# attribute, which pytest shows as `<function divide at 0x...>(0, 2)`. No value was read
+# from it; the hand-back went to mathx/subtract.py, written last, and the model sent the
+# assertion as old text there until blocked.
+ATTRIBUTES = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    "mathx\\n\\n# Test cases\\nassert mathx.add(1, 2) == 3\\nassert mathx.subtract(3, 1) == 2"
+    "\\nassert mathx.multiply(2, 3) == 6\\nassert mathx.divide(6, 2) == 3\\nassert mathx.div"
+    "ide(0, 2) == 'Error: division by zero'\"}}}"
+)
+
+
+def test_a_value_of_a_package_s_function_is_read_from_pytest_s_function_repr(
+    tmp_path: Path,
+) -> None:
+    """pytest says `where 0.0 = <function divide at 0x7f...>(0, 2)` and then `where
+    <function divide at 0x7f...> = mathx.divide`: the value is mathx.divide(0, 2)'s, the
+    model asked alone says 0.0, and the hand-back goes to the test's expected value."""
+    plan = _failed_tables(tmp_path, "0.0", tables=ATTRIBUTES)[-1]
+    assert plan.get("by") == "handback", plan
+    old = "mathx.divide(0, 2) == 'Error: division by zero'"
+    assert plan["tasks"][0]["subtasks"][:2] == [
+        "read_file tests/test_mathx.py",
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: "
+        "mathx.divide(0, 2) returns 0.0, not 'Error: division by zero': replace "
+        f"`{old}` with `{old.replace(repr('Error: division by zero'), '0.0')}` (and each "
+        "other expected value in it that is wrong the same way)",
+    ]
+
+
+def test_the_code_a_wrong_value_came_from_is_the_file_the_hand_back_edits(
+    tmp_path: Path,
+) -> None:
+    """The same run, the model answering the test's value: the hand-back goes to the file
+    that defines divide, whose value was wrong, not to mathx/subtract.py, written last."""
+    plan = _failed_tables(tmp_path, "'Error: division by zero'", tables=ATTRIBUTES)[-1]
+    assert plan["tasks"][0]["subtasks"][:2] == [
+        "read_file mathx/divide.py",
+        "replace_in_file mathx/divide.py to fix the failing test: mathx.divide(0, 2) must "
+        "return 'Error: division by zero' (it returned 0.0)",
+    ]

@@ -69,7 +69,7 @@ def failed_after_edit(
     path = edited_file(before) or written_file(before)
     if not path.endswith(".py") or path not in ledger.writes:
         return None
-    tested = _tested(root, ledger, last.summary) if root is not None else ""
+    tested = _tested(root, ledger, last.summary, last.wrong) if root is not None else ""
     if TEST_FILE.search(path) and not tested:
         return None  # a test of this run's (`testback` may have edited it), of no code here
     path = tested or path
@@ -80,14 +80,20 @@ def failed_after_edit(
 _FAILED_TEST = re.compile(r"::test_(\w+?)(?:\[|\s|$)")
 
 
-def _tested(root: Path, ledger: Any, summary: str) -> str:
-    """The file this run wrote (not a test file) that defines the function the failed
-    test is named after (`test_divide[1-2-0]`: divide, `test_divide_by_zero`: the longest
-    name of its words that a file defines). The 1.5B's mathx on the CPU: its test_divide
-    failed, and the handback sent it to mathx/subtract.py, the file its plan wrote last."""
+def _tested(root: Path, ledger: Any, summary: str, wrong: str = "") -> str:
+    """The file this run wrote (not a test file) that defines the function whose value
+    was `wrong` ("mathx.divide(0, 2) must return ...": divide), else the function the
+    failed test is named after (`test_divide[1-2-0]`: divide, `test_divide_by_zero`: the
+    longest name of its words that a file defines). The 1.5B's mathx on the CPU: its
+    test_divide failed, and the handback sent it to mathx/subtract.py, the file its plan
+    wrote last; another run's test_mathx failed on mathx.divide's value, and so did that."""
     found = _FAILED_TEST.search(summary)
     words = found[1].split("_") if found else []
     written = [p for p in ledger.writes if p.endswith(".py") and not TEST_FILE.search(p)]
+    if called := _WRONG.match(wrong):
+        name = called["call"].split("(", 1)[0].rsplit(".", 1)[-1]
+        if owner := next((p for p in written if name in pyscript.defines(root, p)), ""):
+            return owner
     for size in range(len(words), 0, -1):
         name = "_".join(words[:size])
         for path in written:
