@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support import real_goal, verdict_and_back
+from support import VERIFIED, plan_rule, real_goal, records_of, small_model_goal, verdict_and_back
 
 GOAL = real_goal("wordcount").text
 STEPS = [
@@ -51,3 +51,54 @@ def test_a_verdict_on_an_option_argparse_lacks_goes_back_to_a_write_that_adds_it
     assert back["tasks"] == [
         {"description": write, "subtasks": [write, "run python wordcount.py --lines sample.txt"]}
     ]
+
+
+# Rounds 11 to 13 of a later wordcount-2 (the code of ab0b434), verbatim: after a replan,
+# wordcount.py written again without --lines, and its run with --lines.
+FILE_TYPE = (
+    '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "wordcount.py",\n '
+    '   "content": "#!/usr/bin/env python3\\nimport argparse\\nimport sys\\n\\ndef main(a'
+    "rgs):\\n    lines = args.file.readlines()\\n    words = sum(len(line.split()) for "
+    "line in lines)\\n    chars = sum(len(line) for line in lines)\\n    print(f'Lines:"
+    " {len(lines)}, Words: {words}, Characters: {chars}')\\n\\nif __name__ == '__main__"
+    "':\\n    parser = argparse.ArgumentParser(description='Count lines, words, and ch"
+    "aracters in a file.')\n    parser.add_argument('file', type=argparse.FileType('r'"
+    "), help='The file to count.')\n    args = parser.parse_args()\\n    main(args)\"\n  "
+    "}\n}\n```"
+)
+LONGER_SAMPLE = (
+    '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "sample.txt",\n   '
+    ' "content": "This is a sample text file.\\nIt contains multiple lines of text.\\nE'
+    'ach line has a different length."\n  }\n}\n```'
+)
+RUN_LINES = (
+    '```json\n{\n  "name": "run_cmd",\n  "arguments": {\n    "cmd": "python wordcount.py '
+    'sample.txt --lines"\n  }\n}\n```'
+)
+
+
+def test_a_run_argparse_stops_on_an_unknown_option_is_no_success(tmp_path: Path) -> None:
+    """`python wordcount.py sample.txt --lines` exited 2 with "unrecognized arguments:
+    --lines"; the run subtask counted it "ran and succeeded", it covered the --lines form,
+    so the verification did not run that form, and the small verifier's VERIFIED stood:
+    "completed (verified)" with no --lines. The run fails: no subtask ends on it, and the
+    goal does not complete."""
+    steps = [
+        "write_file wordcount.py with its code",
+        "write_file sample.txt with its content",
+        "run python wordcount.py sample.txt --lines",
+    ]
+    rounds = [{"content": r} for r in (FILE_TYPE, LONGER_SAMPLE, RUN_LINES)]
+    ran, _ = small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    assert ran.returncode != 0, ran.stdout
+    (run,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    assert run["result"].startswith(
+        "exit code 2\nusage: wordcount.py [-h] file\nwordcount.py: error: unrecognized "
+        "arguments: --lines"
+    ), run["result"]
+    assert "SUBTASK COMPLETE" not in run["result"], run["result"]
+    assert [c.get("by") for c in records_of(tmp_path, "subtask_completed")] == ["write", "write"]
+    assert not records_of(tmp_path, "goal_completed")

@@ -564,11 +564,14 @@ def test_a_replan_after_the_tests_passed_carries_the_files_they_passed_with(
 
 def test_a_replan_after_tests_that_failed_carries_no_file(tmp_path: Path) -> None:
     """The same run with tests that fail: the files may be what failed, so the replan's
-    write subtasks stay to do. (Its test is named after no function here, so the failed
-    run goes to the model's replan, not back to a function: `loop/testback.py`.)"""
+    write subtasks stay to do. (Its test is named after no function here, and its failure
+    names no call's value, so the failed run goes to the model's replan, not back to a
+    function: `loop/testback.py`.)"""
     plan = plan_rule((MATHX, MATHX_STEPS))
+    tests = MATHX_TESTS.replace("test_add", "test_sum")
+    tests = tests.replace("assert add(1, 2) == 3", "total = add(1, 2)\n    assert total == 3")
     replies = [
-        *mathx_files("-", MATHX_TESTS.replace("test_add", "test_sum")),
+        *mathx_files("-", tests),
         *[call("run_cmd", cmd="python -m pytest tests/test_mathx.py")] * 5,
     ]
     small_model_goal(tmp_path, MATHX, plan, replies, LOCALAGENT_MAX_ROUNDS="8")

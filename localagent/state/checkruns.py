@@ -18,6 +18,8 @@ _FAILED = re.compile(r"\b([1-9]\d*) failed\b|^FAILED \(|^FAILED\b", re.M)
 _ERRORS = re.compile(r"\b([1-9]\d*) errors?\b|^ERROR\b", re.M | re.I)
 _TRACEBACK = "Traceback (most recent call last)"
 _UNCOMPILED = re.compile(r"^(?:SyntaxError|IndentationError|TabError): ", re.M)
+# argparse's answer to a command line with words the program does not take.
+_UNRECOGNIZED = re.compile(r"^\S+: error: unrecognized arguments: .*$", re.M)
 _NO_TESTS = re.compile(r"\bno tests ran\b|^Ran 0 tests\b|^NO TESTS RAN", re.M | re.I)
 NO_OUTPUT = "(no output)"  # what run_cmd shows for a program that printed nothing
 _PASSED = re.compile(
@@ -69,7 +71,8 @@ def judge(
     proves nothing either way; one that was given input (`fed`), printed something and
     then asked for more (a game loop) did what that input asked. A script's own exit
     code is a fact, not a verdict ("exits with status 2 without arguments" may be the
-    goal): only a traceback fails it.
+    goal): only a traceback fails it, or argparse's "unrecognized arguments" (no goal
+    asks for a command line its program refuses).
     """
     found = _FAILED.search(output) or (_ERRORS.search(output) if kind != "script" else None)
     if kind == "script" and "EOFError" in output and _TRACEBACK in output:
@@ -99,6 +102,11 @@ def _script(returncode: int, output: str) -> tuple[bool | None, str]:
     # Python reports a file that does not compile without a traceback's first line.
     if _TRACEBACK in output or (returncode != 0 and _UNCOMPILED.search(output)):
         return False, _last_line(output)
+    if returncode == 2 and (unknown := _UNRECOGNIZED.search(output)):
+        # The program does not take its command line: Qwen2.5-Coder-1.5B's wordcount.py,
+        # written again without --lines, answered `--lines` so, and that run was its
+        # --lines form's success to the run subtask and to the verification (the CPU).
+        return False, f"exit code 2: {unknown[0].strip()}"
     # run_cmd's notes (e.g. printed_nothing) follow its "(no output)": not the program's
     last = "" if output.lstrip().startswith(NO_OUTPUT) else _last_line(output)
     if returncode == 0 and not last:
