@@ -81,17 +81,18 @@ def test_a_run_argparse_stops_on_an_unknown_option_is_no_success(tmp_path: Path)
     """`python wordcount.py sample.txt --lines` exited 2 with "unrecognized arguments:
     --lines"; the run subtask counted it "ran and succeeded", it covered the --lines form,
     so the verification did not run that form, and the small verifier's VERIFIED stood:
-    "completed (verified)" with no --lines. The run fails: no subtask ends on it, and the
-    goal does not complete."""
+    "completed (verified)" with no --lines. The run fails: no subtask ends on it, the
+    same run sent again fails the subtask, and the hand-back is the write that adds the
+    option, then the run."""
     steps = [
         "write_file wordcount.py with its code",
         "write_file sample.txt with its content",
         "run python wordcount.py sample.txt --lines",
     ]
-    rounds = [{"content": r} for r in (FILE_TYPE, LONGER_SAMPLE, RUN_LINES)]
+    rounds = [{"content": r} for r in (FILE_TYPE, LONGER_SAMPLE, RUN_LINES, RUN_LINES)]
     ran, _ = small_model_goal(
         tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, VERIFIED,
-        LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1",
+        LOCALAGENT_MAX_ROUNDS="4", LOCALAGENT_VERIFY="1",
     )  # fmt: skip
     assert ran.returncode != 0, ran.stdout
     (run,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
@@ -102,3 +103,13 @@ def test_a_run_argparse_stops_on_an_unknown_option_is_no_success(tmp_path: Path)
     assert "SUBTASK COMPLETE" not in run["result"], run["result"]
     assert [c.get("by") for c in records_of(tmp_path, "subtask_completed")] == ["write", "write"]
     assert not records_of(tmp_path, "goal_completed")
+    (failed,) = records_of(tmp_path, "subtask_failed")
+    assert failed["reason"] == "wordcount.py has no --lines option: argparse stopped the run on it"
+    back = records_of(tmp_path, "plan")[-1]
+    assert back.get("by") == "handback", back
+    assert back["tasks"][0]["subtasks"] == [
+        "write_file wordcount.py again, changed so that its argparse takes --lines "
+        "(`parser.add_argument('--lines', action='store_true')`): with --lines it prints "
+        "only the number of lines",
+        "run python wordcount.py sample.txt --lines",
+    ]

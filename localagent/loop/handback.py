@@ -23,6 +23,7 @@ no test (`tools.notests`): the tests ran none, and the write asks for test funct
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,8 @@ def unread_program(state: State, subtask: str) -> str:
 
 def back(state: State, root: Path, prompts: PromptSet) -> str:
     """Why the active run subtask goes back to its file now ("" when it does not): its
-    latest run stopped on a file this run wrote, or the tests failed after an edit."""
+    latest run stopped on a file this run wrote, the tests failed after an edit, or
+    argparse stopped it on an option the goal states that the program lacks."""
     here = current(state)
     text = here[1].description if here is not None else ""
     if found := broken(state, text):
@@ -112,6 +114,8 @@ def back(state: State, root: Path, prompts: PromptSet) -> str:
         return prompts.render("load_failed", path=found[0], error=found[1])
     if found := failed_after_edit(state, text, root):
         return prompts.render("failed_after_edit", path=found[0], failure=found[1])
+    if lacked := unknown_option(state, text):
+        return prompts.render("option_lacked", script=lacked[0], flag=lacked[1])
     return ""
 
 
@@ -206,6 +210,27 @@ def _idle(subtask: str, root: Path) -> str:
         return ""
     script = pyscript.read(root, target)
     return target if script is not None and not script.acts else ""
+
+
+# argparse's answer to an option the program lacks: "error: unrecognized arguments: --lines".
+_UNKNOWN = re.compile(r"\berror: unrecognized arguments: (?:\S+ )*?(--?[a-z][\w-]*)\b")
+
+
+def unknown_option(state: State, subtask: str) -> tuple[str, str] | None:
+    """(the program, the option) when the failed run `subtask` runs a program whose latest
+    run, with nothing changed since, argparse stopped on an option the goal states that
+    it lacks. Qwen2.5-Coder-1.5B's wordcount.py, written again without --lines, answered
+    `python wordcount.py sample.txt --lines` so (the CPU)."""
+    target = ran_by(subtask)
+    done = [c for c in state.ledger.checks.values() if target and runs(target, c.cmd)]
+    last = max(done, key=lambda c: c.seq, default=None)
+    if last is None or last.passed is not False or last.epoch != state.guard.epoch:
+        return None
+    found = _UNKNOWN.search(last.summary)
+    goal = state.goal.text if state.goal is not None else ""
+    if found is None or not re.search(rf"(?<![\w-]){re.escape(found[1])}\b", goal):
+        return None
+    return target, found[1]
 
 
 def tasks(

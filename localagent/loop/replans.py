@@ -72,9 +72,10 @@ def back(
 ) -> list[dict[str, Any]] | None:
     """The plan made without the model when the failed run goes back to its file: a write
     for a program that calls none of its code; with the small profile, a write for one
-    that never opens the file it was given, a fix of a file the run could not load, an
-    edit after which the tests failed (or, when this run wrote the failed test and the
-    model, `ask`ed alone, gives the code's value, an edit of the test: `testback`).
+    that never opens the file it was given, or that lacks an option the goal states, a
+    fix of a file the run could not load, an edit after which the tests failed (or, when
+    this run wrote the failed test and the model, `ask`ed alone, gives the code's value,
+    an edit of the test: `testback`).
     Counted apart from the model's replans: two such
     hand-backs spent the 1.5B's greet.py replans, and its next failure, at round 10 of
     24, ended the goal (the H200)."""
@@ -84,6 +85,10 @@ def back(
     if small and (program := handback.unread_program(state, due.subtask)):
         log.info("%s never opens the file it is given: back to a write", program)
         return handback.tasks(state, due, program, prompts, "handback_open")
+    if small and (lacked := handback.unknown_option(state, due.subtask)):
+        log.info("%s lacks the goal's option %s: back to a write that adds it", *lacked)
+        write = verdictback.option_write(state, *lacked, prompts)
+        return handback.from_failed(state, due, write)
     if small and (tasks := _miscounted(state, due, prompts)):
         log.info("the goal's script printed other numbers than it counts: back to a write")
         return tasks

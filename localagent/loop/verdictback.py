@@ -96,15 +96,21 @@ def _unknown_option(
     flags = {f[3] for f in found}
     if len(flags) != 1 or not re.search(rf"(?<![\w-]){re.escape(next(iter(flags)))}\b", goal):
         return None
-    flag = flags.pop()
+    write = option_write(state, program, flags.pop(), prompts)
+    runs = [f"run {f[1]}" for f in found]
+    return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
+
+
+def option_write(state: State, program: str, flag: str, prompts: PromptSet) -> str:
+    """The write that adds the goal's option `flag` to `program` (`handback_option`),
+    with what the goal says of it and the other options it keeps."""
+    goal = state.goal.text if state.goal is not None else ""
     said = re.search(rf"\bwith\s+(?:the\s+)?{re.escape(flag)}\b[^;.]*", goal)
     write = prompts.render(
         "handback_option", script=program, flag=flag,
         said=said[0].strip() if said else "the goal states it",
     )  # fmt: skip
-    write += handback.keeping(state, program, but=flag)
-    runs = [f"run {f[1]}" for f in found]
-    return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
+    return write + handback.keeping(state, program, but=flag)
 
 
 def _one_program(

@@ -204,6 +204,8 @@ LOAD_FAILED = "the run stopped on an error in {path}: {error}"
 
 FAILED_AFTER_EDIT = "the tests still fail after the change to {path}: {failure}"
 
+OPTION_LACKED = "{script} has no {flag} option: argparse stopped the run on it"
+
 HANDBACK_EDIT = "replace_in_file {path} to fix the failing test: {failure}"
 
 HANDBACK_READ = "read_file {path}"

@@ -69,6 +69,7 @@ from localagent.prompts.feedback import (
     NOT_ACCEPTED_YET,
     NOT_ON_PATH,
     NOTHING_TO_FIX,
+    OPTION_LACKED,
     OUTPUT_NOT_STORED,
     OUTPUT_STORED,
     OUTPUT_STORED_CUT,
@@ -398,6 +399,12 @@ PROMPTS: dict[str, Prompt] = {
         LOAD_FAILED,
         "why a run subtask failed: a file the run loads does not (small profile)",
         _spec("path error"),
+    ),
+    "option_lacked": Prompt(
+        OPTION_LACKED,
+        "why a run subtask failed: argparse stopped the program on an option the goal states "
+        "(small profile)",
+        _spec("script flag"),
     ),
     "failed_after_edit": Prompt(
         FAILED_AFTER_EDIT,
