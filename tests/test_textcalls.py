@@ -511,6 +511,38 @@ def test_quotes_a_string_holds_unescaped_are_its_own() -> None:
     assert call.arguments["content"] == 'x = "a"'
 
 
+# Qwen2.5-Coder-1.5B's wordcount on the CPU, verbatim, three replies running: an f-string
+# left open, `print(f"Lines: ... {chars})`, inside the content's JSON string.
+FQUOTE = (
+    '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "wordcount.py'
+    '",\n    "content": "#!/usr/bin/env python3\\nimport argparse\\nimport sys\\n\\nde'
+    "f main(args):\\n    if args.lines:\\n        with open(args.file, 'r') as f:\\n"
+    "            lines = f.readlines()\\n            print(len(lines))\\n    else:\\n"
+    "        with open(args.file, 'r') as f:\\n            lines = f.readlines()\\n"
+    "            words = len(lines) * len(lines[0].split())\\n            chars = "
+    'sum(len(line) for line in lines)\\n            print(f"Lines: {len(lines)}, W'
+    "ords: {words}, Characters: {chars})\\n\\ndef parse_args(args):\\n    parser = a"
+    "rgparse.ArgumentParser(description='Count lines, words, and characters in a "
+    "file.')\n    parser.add_argument('file', help='The file to count.')\n    parse"
+    "r.add_argument('--lines', action='store_true', help='Print only the number o"
+    "f lines.')\n    return parser.parse_args(args)\\n\\nif __name__ == '__main__':\n"
+    '    args = parse_args(sys.argv[1:])\n    main(args)\\n"\n  }\n}\n```'
+)
+
+
+def test_a_quote_left_open_in_a_call_s_string_is_the_string_s_own() -> None:
+    """Its brackets do not close to a reader of quotes; read as the object of a call,
+    the open quote is the content's own (the write then closes the f-string: see
+    test_open_quotes)."""
+    (call,) = parse_reply(FQUOTE, KNOWN).calls
+    assert call.name == "write_file" and call.arguments["path"] == "wordcount.py"
+    content = call.arguments["content"]
+    assert '            print(f"Lines: {len(lines)}, Words: {words}, Characters: {chars})\n' in (
+        content
+    )
+    assert content.endswith("    args = parse_args(sys.argv[1:])\n    main(args)\n")
+
+
 @pytest.mark.parametrize(
     "content",
     [

@@ -35,6 +35,7 @@ _CLOSERS = {"{": "}", "[": "]", "(": ")"}
 _NAMED = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 _SPECIAL = re.compile(r"[\"'\\{}\[\]()]")
 _MAX_DEPTH = 100  # Python's own parser refuses literals nested much deeper
+_CALL_START = re.compile(r'\{\s*"name"\s*:')
 _FENCE = re.compile(r"\A```[\w-]*[ \t]*\n?(.*?)\n?[ \t]*```\Z", re.S)
 
 
@@ -141,7 +142,14 @@ def value_at(text: str, pos: int) -> tuple[Any, int] | None:
         return None
     end = closing(text, pos)
     if end is None:
-        return None
+        # A call's object whose strings hold a quote left open make the brackets unclosed
+        # to a reader of quotes: Qwen2.5-Coder-1.5B wrote `print(f"Lines: {len(lines)},
+        # ... {chars})` in a content, three replies running (the CPU). Read at most once
+        # a call, so the scan stays as long as the reply.
+        # (Not where strings in three quotes are: those have readers of their own.)
+        if not _CALL_START.match(text, pos) or '"""' in text or "'''" in text:
+            return None
+        return stray_quotes(text, pos)
     # JSON as small models write it before Python's reading: `'It\\'s'` in a JSON string
     # is the file's own escape, which a Python literal would drop (the 1.5B's game then
     # held `'It's a tie!'` and failed to compile, 5 writes of 16 rps runs on an H100).

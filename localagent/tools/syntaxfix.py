@@ -252,6 +252,13 @@ def _candidates(body: str, exc: SyntaxError, after: list[str]) -> Iterator[str]:
         yield body[:at] + body[at + 1 :]
     if exc.msg == "expected ':'":
         yield body.rstrip() + ":"
+    if _UNTERMINATED.match(exc.msg) and (opened := _opened(body, at)) is not None:
+        # `print(f"Lines: {len(lines)}, ... {chars})`, its closing quote left out
+        # (Qwen2.5-Coder-1.5B, the CPU): the string ends where the line's brackets close.
+        code, (quote, start) = body.rstrip(), opened
+        cut = len(code.rstrip(")]"))
+        if start < cut < len(code) and quote not in code[start:cut]:
+            yield code[:cut] + quote + code[cut:]
     if exc.msg.startswith("Missing parentheses in call to 'print'") and (
         found := _PRINT.match(body)
     ):
@@ -262,6 +269,17 @@ def _candidates(body: str, exc: SyntaxError, after: list[str]) -> Iterator[str]:
         # The file's docstring without its quotes: Qwen2.5-Coder-1.5B wrote shapes.py's
         # content in Python's three quotes, the docstring's own lost (the H200).
         yield f'"""{body.strip()}"""'
+
+
+def _opened(body: str, at: int) -> tuple[str, int] | None:
+    """The quote a string opens with at column `at` (after its prefix, `f"`) and the
+    column just past it, or None."""
+    start = at
+    while start < len(body) and body[start] in "fFrRbBuU":
+        start += 1
+    if start < len(body) and body[start] in "\"'":
+        return body[start], start + 1
+    return None
 
 
 def _complete(body: str, after: list[str]) -> bool:
