@@ -7,7 +7,7 @@ import functools
 from collections.abc import Collection, Iterable, Sequence
 from typing import Annotated, Any, Literal
 
-from localagent.tools import commands, delegate, edits, files, git, outputs, search
+from localagent.tools import commands, delegate, edits, files, git, outputs, runnotes, search
 from localagent.tools.base import ToolContext, ToolResult
 from localagent.tools.registry import ToolRegistry, make_tool
 from localagent.tools.tool import Policy, Tool
@@ -96,8 +96,8 @@ def catalog() -> ToolRegistry:
                     spawns=True,
                     canonical=_respaced,
                     guide="guide_run_cmd",
-                    blocked_note=commands.blocked_note,
-                    repeat_with=commands.fed,
+                    blocked_note=runnotes.blocked_note,
+                    repeat_with=runnotes.fed,
                 ),
             ),
             make_tool(outputs.read_output),
