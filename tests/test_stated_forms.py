@@ -221,6 +221,23 @@ def test_a_stated_form_no_run_passed_is_run_with_the_file_the_latest_run_gave() 
     assert form_checks(WORDCOUNT, ledger)[0] == "python wordcount.py a.txt"
 
 
+def test_a_run_that_exited_non_zero_covers_no_stated_form() -> None:
+    """A script's non-zero exit is a fact to its run subtask, not a form the goal states
+    shown to work: the verification runs that form itself, and must see it exit 0. (The
+    1.5B's wordcount with `--lines` exited 2 on "unrecognized arguments" and stood for that
+    form: "completed (verified)" without --lines, the CPU; a run that prints an error and
+    exits 1 is the same.)"""
+    outcomes = [("python wordcount.py a.txt", "exit code 1: Error: cannot count a.txt")]
+    outcomes += [("python wordcount.py --lines a.txt", "exit code 0: 3")]
+    checks = {
+        cmd: CheckRun(cmd=cmd, kind="script", seq=n, subtask=1, passed=True, summary=said)
+        for n, (cmd, said) in enumerate(outcomes, 10)
+    }
+    ledger = SimpleNamespace(checks=checks, writes={"wordcount.py": Write(seq=5, subtask=1)})
+    assert form_checks(WORDCOUNT, ledger) == ["python wordcount.py a.txt"]
+    assert unrun_forms(WORDCOUNT, ledger) == ["python wordcount.py ARG"]
+
+
 # wordcount-1 on the CPU (the 1.5B), verbatim: a first program whose --lines was missing,
 # then, replanned, one that counts sys.stdin and never opens the file it is given.
 FILE_TYPE = (

@@ -168,9 +168,14 @@ def _given(cmd: str, script: str) -> tuple[tuple[str, ...], list[str]] | None:
     return flags, [w for w in words[2:] if not w.startswith("-")]
 
 
+# A script's run that ended with another status than 0: a fact to its run subtask, no
+# form the goal states shown to work (the goal's check of that form must exit 0).
+_NON_ZERO = re.compile(r"exit code (?!0\b)-?\d+")
+
+
 def _uncovered(goal: str, ledger: Any) -> list[tuple[str, tuple[str, ...], int, list[Any]]]:
     """Each command line the goal states that no successful run since the script's last
-    change made: (script, flags, other arguments, the flags and other arguments of each
+    change made (one that exited 0, or proved something without an exit status): (script, flags, other arguments, the flags and other arguments of each
     run of the script, before the change too, the successful ones last, else oldest
     first: the files the model gave it are still the ones to give it)."""
     found = []
@@ -179,7 +184,11 @@ def _uncovered(goal: str, ledger: Any) -> list[tuple[str, tuple[str, ...], int, 
         checks = sorted(ledger.checks.values(), key=lambda c: (c.passed is True, c.seq))
         runs = [(c, given) for c in checks if (given := _given(c.cmd, script)) is not None]
         since = [
-            given for c, given in runs if c.passed is True and (write is None or c.seq > write.seq)
+            given
+            for c, given in runs
+            if c.passed is True
+            and not _NON_ZERO.match(c.summary)
+            and (write is None or c.seq > write.seq)
         ]
         if not any(f == flags and len(args) == count for f, args in since):
             found.append((script, flags, count, [given for _, given in runs]))
