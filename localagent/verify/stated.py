@@ -175,9 +175,10 @@ _NON_ZERO = re.compile(r"exit code (?!0\b)-?\d+")
 
 def _uncovered(goal: str, ledger: Any) -> list[tuple[str, tuple[str, ...], int, list[Any]]]:
     """Each command line the goal states that no successful run since the script's last
-    change made (one that exited 0, or proved something without an exit status): (script, flags, other arguments, the flags and other arguments of each
-    run of the script, before the change too, the successful ones last, else oldest
-    first: the files the model gave it are still the ones to give it)."""
+    change made (one that exited 0, or proved something without an exit status):
+    (script, flags, other arguments, the flags and other arguments of each run of the
+    script, before the change too, the successful ones last, else oldest first: the
+    files the model gave it are still the ones to give it)."""
     found = []
     for script, flags, count in stated_forms(goal):
         write = ledger.writes.get(script)
