@@ -79,6 +79,7 @@ def _first(root: Path, output: str) -> tuple[str, str, str, str, str, str] | Non
     if len(frames) < 2 or not errors:
         return None
     (test, test_at, _), (code, code_at, said) = frames[0], frames[-1]
+    test, code = test.replace("\\", "/"), code.replace("\\", "/")  # pytest's, on Windows
     error = errors[-1]
     named = said if said.isidentifier() else error
     if named != error or not TEST_FILE.search(test) or TEST_FILE.search(code):
@@ -88,7 +89,7 @@ def _first(root: Path, output: str) -> tuple[str, str, str, str, str, str] | Non
     call = _compared_call(line.strip())
     if not call or not _raises(raised, error.rsplit(".", 1)[-1]):
         return None
-    return test.replace("\\", "/"), line, call, error, f"{code}:{code_at}", raised
+    return test, line, call, error, f"{code}:{code_at}", raised
 
 
 def _line(root: Path, path: str, number: int) -> str:
