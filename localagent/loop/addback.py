@@ -140,7 +140,7 @@ def stops_now(
     write of the function it names. Told how to add area, the 1.5B renamed the next
     function, three names in turn until each was blocked: 9 rounds of 20 (the CPU)."""
     here = current(state)
-    if result.ok or here is None or state.handbacks >= most:
+    if result.ok or here is None or not handback.left(state, most):
         return ""
     if renamed(state, root, name, args) is None:
         return ""

@@ -212,6 +212,19 @@ def _idle(subtask: str, root: Path) -> str:
     return target if script is not None and not script.acts else ""
 
 
+# Hand-backs a goal may have for each replan of the model's it may have: each answers one
+# failure the run's evidence names, without a model call. Capped at the replans, they were
+# spent in three of the 1.5B's wordcount runs on the CPU (a program that called nothing,
+# then one that never opened its file), and the model's replans then wrote the same
+# wrong count again until the round limit.
+PER_REPLAN = 2
+
+
+def left(state: State, most: int) -> bool:
+    """Whether a hand-back is left, `most` being the model's replans (`max_replans`)."""
+    return state.handbacks < PER_REPLAN * most
+
+
 # argparse's answer to an option the program lacks: "error: unrecognized arguments: --lines".
 _UNKNOWN = re.compile(r"\berror: unrecognized arguments: (?:\S+ )*?(--?[a-z][\w-]*)\b")
 

@@ -34,9 +34,9 @@ def revise(
     most: int,
 ) -> dict[str, Any] | None:
     """The `plan` record's fields, or None when no valid plan came back (`most`: the
-    replans, and apart from them the hand-backs, a goal may have)."""
+    replans a goal may have; apart from them, twice as many hand-backs, `handback.left`)."""
     replace_from = due.task_index + 1
-    small_back = due.unmet and planner.small and state.handbacks < most
+    small_back = due.unmet and planner.small and handback.left(state, most)
     if small_back and (tasks := verdictback.tasks(state, due, root, prompts)) is not None:
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if due.unmet:
@@ -45,7 +45,9 @@ def revise(
         return {"tasks": tasks, "replace_from": replace_from, "unmet": due.unmet}
     goal = state.goal.text if state.goal is not None else ""
     ask = functools.partial(planner.value, goal, on_call=on_call)  # what a call returns
-    if state.handbacks < most and (tasks := back(state, due, planner.small, root, prompts, ask)):
+    if handback.left(state, most) and (
+        tasks := back(state, due, planner.small, root, prompts, ask)
+    ):
         return {"tasks": tasks, "replace_from": replace_from, "by": "handback"}
     if state.replans >= most:
         return None
@@ -138,7 +140,7 @@ def left(
     here = current(state)
     if state.replans < most:
         return True
-    if here is None or state.handbacks >= most:
+    if here is None or not handback.left(state, most):
         return False
     task, subtask = here[0].description, here[1].description
     due = ReplanDue(task_index=state.task_index, task=task, subtask=subtask, reason=reason)
