@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from support import plan_rule, records_of, small_model_goal
+from support import plan_rule, real_goal, records_of, small_model_goal
 
 from localagent.prompts.promptset import DEFAULT
 from localagent.tools.raisedtests import raise_expected_note, unraised_note
 
-MATHX = (
-    "Create a Python package mathx with the functions add, subtract, multiply and divide "
-    "(divide raises ValueError when dividing by zero), with pytest tests in "
-    "tests/test_mathx.py; the tests must pass with pytest and ruff check must be clean"
-)
+MATHX = real_goal("mathx").text
 STEPS = [
     "write_file mathx/__init__.py with the package structure",
     *[f"write_file mathx/{n}.py with the {n} function" for n in ("add", "subtract", "multiply")],
@@ -49,19 +46,24 @@ EDIT = {"name": "replace_in_file", "arguments": {"path": "tests/test_mathx.py", 
 EDIT["arguments"]["new"] = NEW
 
 
+def _runs(ws: Path, rounds: list[str]) -> list[dict[str, Any]]:
+    """The goal planned as STEPS, one round for each of `rounds`, run to its end (which
+    must be completed): its run_cmd results."""
+    replies = [{"content": r} for r in rounds]
+    ran, _ = small_model_goal(
+        ws, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="9"
+    )
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    return [r for r in records_of(ws, "action_finished") if r["tool"] == "run_cmd"]
+
+
 def test_a_test_that_compares_a_raising_call_is_given_the_edit_that_expects_the_raise(
     tmp_path: Path,
 ) -> None:
     """The tests failed on the ValueError divide raises as the goal asks; the run's note
     names the test's line and the edit to `with pytest.raises(ValueError):`, and the
     edit sent as given (with the `import pytest` the test lacked) makes the tests pass."""
-    rounds = [*ROUNDS, json.dumps(EDIT), ROUNDS[-1]]
-    replies = [{"content": r} for r in rounds]
-    ran, _ = small_model_goal(
-        tmp_path, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="9"
-    )
-    assert ran.returncode == 0, ran.stderr + ran.stdout
-    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    runs = _runs(tmp_path, [*ROUNDS, json.dumps(EDIT), ROUNDS[-1]])
     assert "ValueError: Cannot divide by zero" in runs[0]["result"]
     assert runs[0]["result"].endswith(
         "NOTE: divide(6, 0) raises ValueError on purpose (mathx/divide.py:3: `raise "
@@ -135,13 +137,7 @@ def test_a_test_of_a_raise_whose_call_misses_its_condition_is_given_the_call_tha
     """The tests failed with "DID NOT RAISE ValueError" for divide(a, b) with b = 2, 4, ...;
     divide raises it only `if b == 0`: the note says so and gives the edit to
     `divide(a, 0)`, and that edit sent as given makes the tests pass."""
-    rounds = [*ROUNDS[:5], TABLES, ROUNDS[-1], json.dumps(CALLED), ROUNDS[-1]]
-    replies = [{"content": r} for r in rounds]
-    ran, _ = small_model_goal(
-        tmp_path, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="9"
-    )
-    assert ran.returncode == 0, ran.stderr + ran.stdout
-    runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
+    runs = _runs(tmp_path, [*ROUNDS[:5], TABLES, ROUNDS[-1], json.dumps(CALLED), ROUNDS[-1]])
     assert "Failed: DID NOT RAISE" in runs[0]["result"]
     assert runs[0]["result"].endswith(
         "NOTE: divide(a, b) raised no ValueError: mathx/divide.py raises it only when b == 0 "
