@@ -180,6 +180,13 @@ EDITS = {
         "an edit after which a Python file defines a function a second time, refused",
         "path twice",
     ),
+    "edit_unbinds": refusal(
+        "not changed: this edit removes {names} from {path}, which its code still calls: "
+        "made, running it would raise NameError. Keep their definitions in new, or change "
+        "what calls them first.",
+        "an edit that removes functions a Python file still calls, refused",
+        "path names",
+    ),
     "edit_in_string": refusal(
         "not changed: in {path} this edit's {lost} would be inside a string (or a comment), "
         "not code. Send as old the whole lines of code to replace, without the quotes around "

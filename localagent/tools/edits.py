@@ -97,6 +97,8 @@ def replace_in_file(
         new = f"{new.rstrip()}\n\n\n{old}"
     if twice := pyedits.defined_twice(text, edited, name):
         raise ToolError.of("edit_defines_twice", path=describe(path), twice=twice)
+    if ctx.mend_syntax and (gone := pyedits.unbinds(text, edited, name)):
+        raise ToolError.of("edit_unbinds", path=describe(path), names=", ".join(gone))
     imported = ""
     if ctx.mend_syntax and (added := imports.mended(ctx.root, name, edited)) is not None:
         # Given `with pytest.raises(ValueError):` to put in a test of divide(6, 0), the 1.5B's

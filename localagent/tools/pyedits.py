@@ -11,7 +11,7 @@ import ast
 import re
 from collections import defaultdict
 
-from localagent.tools import pywrite
+from localagent.tools import pywrite, undefined
 from localagent.tools.base import ToolError, describe
 from localagent.tools.syntaxfix import SHOWN_LINE_CHARS, compile_problem, line_fix
 
@@ -86,6 +86,18 @@ def defined_twice(text: str, edited: str, name: str) -> str | None:
         if len(lines) > 1 and len(before.get(each, [])) < 2:
             return f"{each} (lines {' and '.join(map(str, lines[:2]))})"
     return None
+
+
+def unbinds(text: str, edited: str, name: str) -> list[str]:
+    """The top-level functions and classes the Python file defines that the edit removes
+    while the file still uses them (running it would raise NameError); [] for none.
+    Qwen2.5-Coder-1.5B's refactor sent area with the helpers it calls, area_circle and
+    area_square, as old, and area alone as new: area called two functions that were gone,
+    and the tests failed on NameError (the CPU)."""
+    if not name.lower().endswith((".py", ".pyw")):
+        return []
+    gone = set(_top_defs(text)) - set(_top_defs(edited))
+    return [n for n in undefined.names(edited) if n in gone]
 
 
 def _top_defs(source: str) -> dict[str, list[int]]:
