@@ -136,6 +136,25 @@ def test_the_import_goes_after_the_docstring_and_the_imports(tmp_path: Path) -> 
     assert imports.mended(tmp_path, "pkg/main.py", "print(area(2))\n") is None
 
 
+def test_python_s_own_modules_go_above_the_other_imports(tmp_path: Path) -> None:
+    """`pytest.raises` or `math.pi` read and never imported: the import goes first, above
+    the file's own (and in a script in a folder too); `this.x`, `self` written the way
+    JavaScript writes it, would import the Zen of Python, and is left alone."""
+    content = '"""Tests."""\nimport mathx\n\n\ndef test_div():\n'
+    content += "    with pytest.raises(ValueError):\n        mathx.div(1, 0)\n"
+    text, note = imports.mended(tmp_path, "tests/test_mathx.py", content) or ("", "")
+    assert (
+        note == "; it used pytest without importing it, so `import pytest` was written at its top"
+    )
+    assert text.startswith('"""Tests."""\n\nimport pytest\n\nimport mathx\n\n\ndef test_div'), text
+    script = imports.mended(tmp_path, "tools/circle.py", "print(math.pi * 2)\n")
+    assert script is not None and script[0] == "import math\n\n\nprint(math.pi * 2)\n"
+    assert (
+        imports.mended(tmp_path, "game.py", "class A:\n    def f(s):\n        return this.x\n")
+        is None
+    )
+
+
 def test_a_package_a_test_file_uses_and_never_imports_is_imported(tmp_path: Path) -> None:
     write, run = _written_and_run(tmp_path, DOTTED)
     assert (

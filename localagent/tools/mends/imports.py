@@ -19,6 +19,10 @@ from localagent.tools.nameerrors import importable
 from localagent.tools.pkgimports import tree_of
 from localagent.tools.pyscript import TEST_FILE
 
+# Modules of Python's own whose names a program reads for something else: `this.name`
+# written for `self.name` would import the Zen of Python, which prints itself.
+_NOT_MEANT = frozenset({"this", "antigravity", "test", "self"})
+
 
 def mended(root: Path, name: str, content: str) -> tuple[str, str] | None:
     """(the content with the imports added, what the write says of them) for Python
@@ -35,7 +39,11 @@ def mended(root: Path, name: str, content: str) -> tuple[str, str] | None:
         return None
     dotted = _only_dotted(content)
     kinds = {n: kind for n in missing if n in dotted and (kind := _kind(root, n, name))}
-    kinds |= {n: "" for n in missing if n in dotted and n not in kinds and importable(n)}
+    kinds |= {
+        n: ""
+        for n in missing
+        if n in dotted and n not in kinds and importable(n) and n not in _NOT_MEANT
+    }
     rest = [n for n in missing if n not in kinds]
     if (any(kinds.values()) or rest) and "/" in name and not TEST_FILE.search(name):
         return None  # run as a script, it imports from its own folder, not the root's
