@@ -102,7 +102,8 @@ def test_a_run_whose_word_count_is_wrong_goes_back_to_the_write(tmp_path: Path) 
     assert back.get("by") == "handback", back
     assert written_file(back["tasks"][0]["subtasks"][0]) == "wordcount.py"
     assert back["tasks"][0]["subtasks"] == [
-        f"write_file wordcount.py again, changed so that it counts the words right: the file "
+        "write_file wordcount.py again, changed so that it counts the words right (with "
+        "`text = f.read()`: the words are `len(text.split())`): the file "
         f"it was given has {lines} lines, {words} words and {chars} characters, and it "
         f"printed `{printed}`, keeping its --lines option",
         ITS_RUN,

@@ -164,11 +164,30 @@ def recount(counted: Counted, finding: str, prompts: PromptSet) -> str:
     if (wrong := _WRONG.search(finding)) is not None:
         return prompts.render(
             "handback_miscount", script=counted.script, things=wrong[3], counts=wrong[1],
-            printed=wrong[2],
+            printed=wrong[2], how=_counted_by(wrong[3]),
         )  # fmt: skip
     if (only := _ONLY.search(finding)) is not None:
         return prompts.render("handback_only", script=counted.script, flag=only[1], thing=only[2])
     return prompts.render("handback_counts", script=counted.script, counted=listed(counted.counted))
+
+
+# How Python counts each thing of a file's text. Told only that its words were wrong,
+# Qwen2.5-Coder-1.5B wrote `len(lines) * len(lines[0].split())`, then `text.count(' ')`,
+# then the same program until blocked (wordcount, the CPU).
+_COUNTED_BY = {
+    "lines": "len(text.splitlines())",
+    "words": "len(text.split())",
+    "characters": "len(text)",
+}
+
+
+def _counted_by(things: str) -> str:
+    """ " (with `text = f.read()`: the words are `len(text.split())`)" for the things a
+    count finding names ("the words", "the lines and the words"); "" for others."""
+    found = [
+        f"the {t} are `{how}`" for t, how in _COUNTED_BY.items() if re.search(rf"\b{t}\b", things)
+    ]
+    return f" (with `text = f.read()`: {' and '.join(found)})" if found else ""
 
 
 _RAN = re.compile(r"; `(python [^`]+)` printed")

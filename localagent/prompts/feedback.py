@@ -243,8 +243,8 @@ HANDBACK_STATUS = (
 HANDBACK_OPEN = "write_file {script} again, changed so that it opens and reads the file it is given"
 
 HANDBACK_MISCOUNT = (
-    "write_file {script} again, changed so that it counts {things} right: the file it was "
-    "given has {counts}, and it printed `{printed}`"
+    "write_file {script} again, changed so that it counts {things} right{how}: the file it "
+    "was given has {counts}, and it printed `{printed}`"
 )
 
 HANDBACK_ONLY = (

@@ -474,8 +474,8 @@ PROMPTS: dict[str, Prompt] = {
     "handback_miscount": Prompt(
         HANDBACK_MISCOUNT,
         "the write subtask a run of the goal's script goes back to when none of its numbers "
-        "is right for a count of the file it was given",
-        _spec("script things counts printed"),
+        "is right for a count of the file it was given ({how}: how Python counts them)",
+        _spec("script things counts printed", "how"),
     ),
     "handback_only": Prompt(
         HANDBACK_ONLY,
