@@ -107,6 +107,11 @@ def test_no_note_where_the_failure_is_no_comparison_of_a_deliberate_raise(
         raise_expected_note(tmp_path, section.replace("calc.py:2", "tests/x_test.py:2"), DEFAULT)
         == ""
     )
+    # A file that is no text (a null byte) is no case, and no error.
+    (tmp_path / "tests" / "test_calc.py").write_text(
+        "from calc import divide\n\n\ndef test_divide():\n    assert divide(6, 0) == '\0'\n"
+    )
+    assert raise_expected_note(tmp_path, section, DEFAULT) == ""
 
 
 # The 1.5B's mathx tests on the CPU (OpenAI API), verbatim; the multiply row (9, 10, 78)

@@ -102,7 +102,7 @@ def _compared_call(line: str) -> str:
     """The call an `assert` line compares with `==`, `!=` or `is` (its source), or ""."""
     try:
         tree = ast.parse(line)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ""
     if len(tree.body) != 1 or not isinstance(node := tree.body[0], ast.Assert):
         return ""
@@ -119,7 +119,7 @@ def _raises(line: str, error: str) -> bool:
     """Whether `line` is a `raise` of the exception named `error`."""
     try:
         tree = ast.parse(line)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     if len(tree.body) != 1 or not isinstance(node := tree.body[0], ast.Raise):
         return False
