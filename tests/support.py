@@ -189,6 +189,13 @@ time.sleep(60)
 """
 
 
+def handed_back(ws: Path) -> list[str]:
+    """The subtasks of the first task of the latest plan, which must be a hand-back."""
+    back = records_of(ws, "plan")[-1]
+    assert back.get("by") == "handback", back
+    return list(back["tasks"][0]["subtasks"])
+
+
 def verdict_and_back(
     ws: Path, goal: str, steps: list[str], replies: list[str]
 ) -> tuple[list[str], dict[str, Any]]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support import VERIFIED, plan_rule, real_goal, records_of, small_model_goal, verdict_and_back
+import support
+from support import VERIFIED, handed_back, plan_rule, real_goal, records_of, small_model_goal
 
 GOAL = real_goal("wordcount").text
 STEPS = [
@@ -37,7 +38,7 @@ RUN = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt
 def test_a_verdict_on_an_option_argparse_lacks_goes_back_to_a_write_that_adds_it(
     tmp_path: Path,
 ) -> None:
-    unmet, back = verdict_and_back(tmp_path, GOAL, STEPS, [NO_OPTION, SAMPLE_WRITE, RUN])
+    unmet, back = support.verdict_and_back(tmp_path, GOAL, STEPS, [NO_OPTION, SAMPLE_WRITE, RUN])
     assert unmet == [
         "goal check `python wordcount.py --lines sample.txt` failed: exit code 2: "
         "wordcount.py: error: unrecognized arguments: --lines"
@@ -105,9 +106,7 @@ def test_a_run_argparse_stops_on_an_unknown_option_is_no_success(tmp_path: Path)
     assert not records_of(tmp_path, "goal_completed")
     (failed,) = records_of(tmp_path, "subtask_failed")
     assert failed["reason"] == "wordcount.py has no --lines option: argparse stopped the run on it"
-    back = records_of(tmp_path, "plan")[-1]
-    assert back.get("by") == "handback", back
-    assert back["tasks"][0]["subtasks"] == [
+    assert handed_back(tmp_path) == [
         "write_file wordcount.py again, changed so that its argparse takes --lines "
         "(`parser.add_argument('--lines', action='store_true')`): with --lines it prints "
         "only the number of lines",
