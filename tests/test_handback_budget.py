@@ -133,3 +133,9 @@ def test_a_third_failure_the_evidence_names_is_still_handed_back(tmp_path: Path)
     plans = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
     assert [p.get("by") for p in plans] == ["handback"] * 3
     assert not [c for c in records_of(tmp_path, "llm_call") if c["purpose"] == "replan"]
+    # No line assigns the words (`print(text.count(' '))`): the step is the write, and it
+    # says how Python counts them.
+    assert plans[-1]["tasks"][0]["subtasks"][0].startswith(
+        "write_file wordcount.py again, changed so that it counts the words right (with "
+        "`text = f.read()`: the words are `len(text.split())`): the file it was given has "
+    ), plans[-1]

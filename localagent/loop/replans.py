@@ -91,7 +91,7 @@ def back(
         log.info("%s lacks the goal's option %s: back to a write that adds it", *lacked)
         write = verdictback.option_write(state, *lacked, prompts)
         return handback.from_failed(state, due, write)
-    if small and (tasks := _miscounted(state, due, prompts)):
+    if small and (tasks := _miscounted(state, due, prompts, root)):
         log.info("the goal's script printed other numbers than it counts: back to a write")
         return tasks
     if small and (tasks := handback.status_tasks(state, due, root, prompts)):
@@ -117,19 +117,21 @@ def back(
     return None
 
 
-def _miscounted(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, Any]] | None:
+def _miscounted(
+    state: State, due: ReplanDue, prompts: PromptSet, root: Path
+) -> list[dict[str, Any]] | None:
     """For a run subtask that failed on a run of the goal's script whose numbers are not
     what the goal says it counts (`verify.counts`): too few, or none right for a count of
-    the file it was given. The plan from it on: a write of the script that prints them
-    (`verdictback.recount`), the run again, the rest."""
+    the file it was given. The plan from it on: the edit of the line that counts wrong,
+    or a write of the script that prints them (`verdictback.recount`), the run again,
+    the rest."""
     counted = stated_counts(state.goal.text if state.goal is not None else "")
     if counted is None or ran_by(due.subtask) != counted.script:
         return None
     if not due.reason.startswith(f"the goal says `python {counted.script} "):
         return None
-    write = verdictback.recount(counted, due.reason, prompts)
-    write += handback.keeping(state, counted.script)
-    return handback.from_failed(state, due, write)
+    step = verdictback.recount(state, counted, due.reason, prompts, root)
+    return handback.from_failed(state, due, step)
 
 
 def left(

@@ -17,7 +17,9 @@ from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State
 from localagent.system.textcap import listed
 from localagent.tools import runproof
+from localagent.tools.pkgimports import text_of
 from localagent.verify import verdict
+from localagent.verify.countfix import count_fix
 from localagent.verify.counts import Counted, stated_counts
 from localagent.verify.stated import status_said
 
@@ -45,7 +47,7 @@ def tasks(
         ),
         (
             "the goal's script printed other numbers than it counts",
-            lambda: _recounted(state, due, prompts),
+            lambda: _recounted(state, due, prompts, root),
         ),
     ]
     for why, make in backs:
@@ -141,7 +143,9 @@ def _idle(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, An
     return [{"description": write, "subtasks": [write, f"run python {program}"]}]
 
 
-def _recounted(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[str, Any]] | None:
+def _recounted(
+    state: State, due: ReplanDue, prompts: PromptSet, root: Path
+) -> list[dict[str, Any]] | None:
     """For a verdict whose only findings are the verification's own runs of the goal's
     script whose numbers are not what the goal says it counts, a task of its own: the
     write that prints them (`recount`), then each of those runs. Told only what was
@@ -152,15 +156,31 @@ def _recounted(state: State, due: ReplanDue, prompts: PromptSet) -> list[dict[st
     if counted is None or not due.unmet or not all(u.startswith(said) for u in due.unmet):
         return None
     runs = [f"run {cmd}" for u in due.unmet for cmd in _RAN.findall(u)]
-    write = recount(counted, due.unmet[0], prompts) + handback.keeping(state, counted.script)
+    write = recount(state, counted, due.unmet[0], prompts, root)
     return [{"description": write, "subtasks": [write, *dict.fromkeys(runs)]}]
 
 
-def recount(counted: Counted, finding: str, prompts: PromptSet) -> str:
-    """The write step for a count finding: count the one thing right (with the file's
-    counts and what it printed; not the file's name: a write step that names two files
-    writes neither, and the 1.5B's write never ended it), print only the one count the
-    option asks for, or print each."""
+def recount(
+    state: State, counted: Counted, finding: str, prompts: PromptSet, root: Path | None = None
+) -> str:
+    """The step for a count finding: the edit of the one line that counts the thing
+    wrong, where that line is certain (`countfix`), else the write that counts it right
+    (with the file's counts and what it printed; not the file's name: a write step that
+    names two files writes neither, and the 1.5B's write never ended it), prints only the
+    one count the option asks for, or prints each (a write keeps the goal's options)."""
+    wrong = _WRONG.search(finding)
+    source = text_of(root, counted.script) if root is not None and wrong else None
+    things = wrong[3].removeprefix("the ") if wrong else ""
+    if wrong and source and (fix := count_fix(source, things)):
+        return prompts.render(
+            "handback_recount", script=counted.script, things=wrong[3], old=fix[0],
+            new=fix[1], counts=wrong[1], printed=wrong[2],
+        )  # fmt: skip
+    return _rewrite(counted, finding, prompts) + handback.keeping(state, counted.script)
+
+
+def _rewrite(counted: Counted, finding: str, prompts: PromptSet) -> str:
+    """The write step for a count finding (see `recount`)."""
     if (wrong := _WRONG.search(finding)) is not None:
         return prompts.render(
             "handback_miscount", script=counted.script, things=wrong[3], counts=wrong[1],

@@ -247,6 +247,11 @@ HANDBACK_MISCOUNT = (
     "was given has {counts}, and it printed `{printed}`"
 )
 
+HANDBACK_RECOUNT = (
+    "replace_in_file {script} to count {things} right: replace `{old}` with `{new}` (the "
+    "file it was given has {counts}, and it printed `{printed}`)"
+)
+
 HANDBACK_ONLY = (
     "write_file {script} again, changed so that with {flag} it prints only the number of "
     "{thing}, one number"

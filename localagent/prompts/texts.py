@@ -53,6 +53,7 @@ from localagent.prompts.feedback import (
     HANDBACK_OPEN,
     HANDBACK_OPTION,
     HANDBACK_READ,
+    HANDBACK_RECOUNT,
     HANDBACK_STATUS,
     HANDBACK_TESTS,
     HANDBACK_USE,
@@ -470,6 +471,12 @@ PROMPTS: dict[str, Prompt] = {
         "the write subtask a run of the goal's script that printed fewer numbers than the "
         "goal says it counts goes back to",
         _spec("script counted"),
+    ),
+    "handback_recount": Prompt(
+        HANDBACK_RECOUNT,
+        "the edit a run of the goal's script goes back to when none of its numbers is right "
+        "for a count and the one line that counts it is certain",
+        _spec("script things old new counts printed"),
     ),
     "handback_miscount": Prompt(
         HANDBACK_MISCOUNT,
