@@ -94,12 +94,19 @@ def unread_program(state: State, subtask: str) -> str:
     its code never opens the file it was given, with nothing changed since. Qwen2.5-
     Coder-1.5B's wordcount.py counted sys.stdin; told so, it ran it again with stdin
     "test" until three strikes (the CPU)."""
+    target, last = _latest_run(state, subtask)
+    if last is None or last.passed is not None:
+        return ""
+    return target if runproof.NEVER_OPENS in last.summary else ""
+
+
+def _latest_run(state: State, subtask: str) -> tuple[str, Any]:
+    """What the run `subtask` runs, and its latest run when nothing changed since (else
+    None)."""
     target = ran_by(subtask)
     done = [c for c in state.ledger.checks.values() if target and runs(target, c.cmd)]
     last = max(done, key=lambda c: c.seq, default=None)
-    if last is None or last.passed is not None or last.epoch != state.guard.epoch:
-        return ""
-    return target if runproof.NEVER_OPENS in last.summary else ""
+    return target, last if last is not None and last.epoch == state.guard.epoch else None
 
 
 def back(state: State, root: Path, prompts: PromptSet) -> str:
@@ -234,10 +241,8 @@ def unknown_option(state: State, subtask: str) -> tuple[str, str] | None:
     run, with nothing changed since, argparse stopped on an option the goal states that
     it lacks. Qwen2.5-Coder-1.5B's wordcount.py, written again without --lines, answered
     `python wordcount.py sample.txt --lines` so (the CPU)."""
-    target = ran_by(subtask)
-    done = [c for c in state.ledger.checks.values() if target and runs(target, c.cmd)]
-    last = max(done, key=lambda c: c.seq, default=None)
-    if last is None or last.passed is not False or last.epoch != state.guard.epoch:
+    target, last = _latest_run(state, subtask)
+    if last is None or last.passed is not False:
         return None
     found = _UNKNOWN.search(last.summary)
     goal = state.goal.text if state.goal is not None else ""
