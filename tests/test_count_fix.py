@@ -3,6 +3,10 @@ Qwen2.5-Coder-1.5B's wordcount.py programs on the CPU, verbatim."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from support import plan_rule, real_goal, records_of, small_model_goal
+
 from localagent.verify.countfix import count_fix
 
 # wordcount-2 at 85ccc74: its words estimated from the first line.
@@ -61,3 +65,21 @@ def test_no_fix_where_the_read_it_counts_from_is_not_one() -> None:
     )
     assert count_fix(one, "unique words") is None
     assert count_fix("def main(:\n", "words") is None
+
+
+def test_a_plan_that_runs_nothing_gets_the_goal_s_command_line(tmp_path: Path) -> None:
+    """wordcount-1 at 18ea3f0, verbatim: the plan was "write_file wordcount.py" eight
+    times. Nothing ran the program, the verification had no file to give it, and the goal
+    ended "completed (unverified)" with a wordcount.py that raised AttributeError. The
+    goal's command line is run last, on a sample written before it."""
+    goal = real_goal("wordcount").text
+    small_model_goal(
+        tmp_path, goal, plan_rule((goal, ["write_file wordcount.py"] * 8)), [],
+        LOCALAGENT_MAX_ROUNDS="1",
+    )  # fmt: skip
+    (plan,) = records_of(tmp_path, "plan")
+    assert plan["tasks"][0]["subtasks"] == [
+        *["write_file wordcount.py"] * 6,
+        "write_file sample.txt with a few lines of sample text",
+        "run python wordcount.py sample.txt",
+    ]

@@ -1,5 +1,6 @@
 """Steps a small model's plan gets before the steps that need them: a read of a file
-before its edit, the failing tests' run before a fix, a sample file before a run on it.
+before its edit, the failing tests' run before a fix, a sample file before a run on it;
+and the run of the goal's command line that a plan with no run lacks.
 The small-model profile's planner adds them to the plan it journals, so a resumed run
 has them too."""
 
@@ -24,6 +25,8 @@ from localagent.loop.subtasks import (
 )
 from localagent.tools import runproof
 from localagent.verify import evidence
+from localagent.verify.claims import restates
+from localagent.verify.stated import stated_forms
 
 
 def read_first(
@@ -101,3 +104,23 @@ def sample_first(
                 text = runproof.on_samples(text, [word])
             steps.append(text)
         task["subtasks"] = steps[:MAX_STEPS]
+
+
+def run_last(tasks: list[dict[str, Any]], goal: str) -> None:
+    """When the goal states how its script runs (`python wordcount.py FILE`) and no step
+    of the plan runs anything, that command line run at the plan's end (its `FILE` then a
+    sample, `sample_first`); not for a plan whose step is the goal again, which its own
+    checks end. Qwen2.5-Coder-1.5B's wordcount plan was "write_file wordcount.py" eight
+    times: nothing ran the program, the verification had no file to give it, and the
+    goal ended "completed (unverified)" with a wordcount.py that raised AttributeError on
+    any file (the CPU)."""
+    forms = stated_forms(goal)
+    steps = [text for task in tasks for text in task["subtasks"]]
+    if not forms or not steps or any(ran_by(t) or _RUN.match(t) for t in steps):
+        return
+    if any(restates(t, goal) for t in steps):
+        return
+    script, flags, count = forms[0]
+    run = "run " + " ".join(["python", script, *flags, *["FILE"] * count])
+    # room for the run, and for the sample's write `sample_first` may put before it
+    tasks[-1]["subtasks"] = [*tasks[-1]["subtasks"][: MAX_STEPS - 2], run]

@@ -20,7 +20,7 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from localagent.loop import plancheck
-from localagent.loop.firststeps import read_first, sample_first, see_first
+from localagent.loop.firststeps import read_first, run_last, sample_first, see_first
 from localagent.loop.subtasks import FIX, MAX_STEPS
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front, opening
@@ -117,6 +117,7 @@ class Planner:
             self._reads(tasks, goal)
             see = self.prompts.render("see_failure", cmd="python -m pytest")
             see_first(tasks, goal, see)
+            run_last(tasks, goal)
             self._samples(tasks)
         return tasks
 
