@@ -39,7 +39,7 @@ from localagent.loop.subtasks import (
 from localagent.loop.testback import failed_after_edit
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
-from localagent.state.checkruns import NO_OUTPUT, split_result
+from localagent.state.checkruns import NO_OUTPUT, refused_option, split_result
 from localagent.tools import ToolResult, notests, pyscript, runproof
 from localagent.tools.loaderror import file_as_text
 from localagent.tools.mends import inits
@@ -232,10 +232,6 @@ def left(state: State, most: int) -> bool:
     return state.handbacks < PER_REPLAN * most
 
 
-# argparse's answer to an option the program lacks: "error: unrecognized arguments: --lines".
-_UNKNOWN = re.compile(r"\berror: unrecognized arguments: (?:\S+ )*?(--?[a-z][\w-]*)\b")
-
-
 def unknown_option(state: State, subtask: str) -> tuple[str, str] | None:
     """(the program, the option) when the failed run `subtask` runs a program whose latest
     run, with nothing changed since, argparse stopped on an option the goal states that
@@ -244,11 +240,11 @@ def unknown_option(state: State, subtask: str) -> tuple[str, str] | None:
     target, last = _latest_run(state, subtask)
     if last is None or last.passed is not False:
         return None
-    found = _UNKNOWN.search(last.summary)
+    flag = refused_option(last.summary)
     goal = state.goal.text if state.goal is not None else ""
-    if found is None or not re.search(rf"(?<![\w-]){re.escape(found[1])}\b", goal):
+    if not flag or not re.search(rf"(?<![\w-]){re.escape(flag)}\b", goal):
         return None
-    return target, found[1]
+    return target, flag
 
 
 def tasks(

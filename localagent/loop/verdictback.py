@@ -19,7 +19,7 @@ from localagent.system.textcap import listed
 from localagent.tools import runproof
 from localagent.tools.pkgimports import text_of
 from localagent.verify import verdict
-from localagent.verify.countfix import count_fix
+from localagent.verify.countfix import FROM_TEXT, count_fix
 from localagent.verify.counts import Counted, stated_counts
 from localagent.verify.stated import status_said
 
@@ -191,21 +191,15 @@ def _rewrite(counted: Counted, finding: str, prompts: PromptSet) -> str:
     return prompts.render("handback_counts", script=counted.script, counted=listed(counted.counted))
 
 
-# How Python counts each thing of a file's text. Told only that its words were wrong,
-# Qwen2.5-Coder-1.5B wrote `len(lines) * len(lines[0].split())`, then `text.count(' ')`,
-# then the same program until blocked (wordcount, the CPU).
-_COUNTED_BY = {
-    "lines": "len(text.splitlines())",
-    "words": "len(text.split())",
-    "characters": "len(text)",
-}
-
-
 def _counted_by(things: str) -> str:
     """ " (with `text = f.read()`: the words are `len(text.split())`)" for the things a
     count finding names ("the words", "the lines and the words"); "" for others."""
+    # Told only that its words were wrong, Qwen2.5-Coder-1.5B wrote `len(lines) *
+    # len(lines[0].split())`, then `text.count(' ')`, then the same program until blocked.
     found = [
-        f"the {t} are `{how}`" for t, how in _COUNTED_BY.items() if re.search(rf"\b{t}\b", things)
+        f"the {t} are `{how.format('text')}`"
+        for t, how in FROM_TEXT.items()
+        if re.search(rf"\b{t}\b", things)
     ]
     return f" (with `text = f.read()`: {' and '.join(found)})" if found else ""
 

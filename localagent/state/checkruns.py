@@ -20,6 +20,16 @@ _TRACEBACK = "Traceback (most recent call last)"
 _UNCOMPILED = re.compile(r"^(?:SyntaxError|IndentationError|TabError): ", re.M)
 # argparse's answer to a command line with words the program does not take.
 _UNRECOGNIZED = re.compile(r"^\S+: error: unrecognized arguments: .*$", re.M)
+_UNKNOWN_OPTION = re.compile(r"\berror: unrecognized arguments: (?:\S+ )*?(--?[a-z][\w-]*)\b")
+
+
+def refused_option(text: str) -> str:
+    """The first option argparse refused in `text` ("--lines" of "error: unrecognized
+    arguments: --lines"), or ""."""
+    found = _UNKNOWN_OPTION.search(text)
+    return found[1] if found else ""
+
+
 _NO_TESTS = re.compile(r"\bno tests ran\b|^Ran 0 tests\b|^NO TESTS RAN", re.M | re.I)
 NO_OUTPUT = "(no output)"  # what run_cmd shows for a program that printed nothing
 _PASSED = re.compile(

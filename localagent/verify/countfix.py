@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["count_fix"]
+__all__ = ["FROM_TEXT", "count_fix"]
 
 _STEMS = {"lines": "line", "words": "word", "characters": "char"}
 # How Python counts each thing, from the text (`T`) or from its lines (`L`).
-_FROM_TEXT = {
+FROM_TEXT = {
     "lines": "len({}.splitlines())",
     "words": "len({}.split())",
     "characters": "len({})",
@@ -71,7 +71,7 @@ def count_fix(source: str, thing: str) -> tuple[str, str] | None:
     line = lines[count.lineno - 1]
     target = count.targets[0]
     assert isinstance(target, ast.Name)
-    how = {"text": _FROM_TEXT, "lines": _FROM_LINES, "rows": _FROM_ROWS}[kind].get(thing)
+    how = {"text": FROM_TEXT, "lines": _FROM_LINES, "rows": _FROM_ROWS}[kind].get(thing)
     if how is None:
         return None
     expr = how.format(held)
