@@ -16,7 +16,8 @@ from localagent.textcalls import (
     parse_reply,
     parse_text_calls,
 )
-from localagent.textcalls.values import NotLiteral, loose_json
+from localagent.textcalls.literals import NotLiteral
+from localagent.textcalls.smalljson import loose_json
 from localagent.tools import catalog
 
 KNOWN = set(catalog().names())

@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from localagent.textcalls.values import NotLiteral
+from localagent.textcalls.literals import NotLiteral
 
 _DELIMITERS = ('<|"|>', "<escape>")
 _BARE = re.compile(r"[^,}\]]*")

@@ -11,8 +11,8 @@ import warnings
 from typing import Any
 
 from localagent.textcalls.base import Found, ToolCall, make_call
+from localagent.textcalls.literals import NotLiteral, literal_node
 from localagent.textcalls.names import is_tool_name
-from localagent.textcalls.values import NotLiteral, literal_node
 
 _LIST = re.compile(r"^[ \t]*\[\s*[A-Za-z_][\w.]*\s*\(", re.M)
 _LINE = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)\s*\(.*\)[ \t;]*$", re.M)

@@ -20,16 +20,10 @@ from localagent.textcalls.base import (
     make_call,
     valid_unicode,
 )
+from localagent.textcalls.literals import NotLiteral
 from localagent.textcalls.names import is_tool_name
-from localagent.textcalls.values import (
-    NotLiteral,
-    closing,
-    json_at,
-    lenient_arguments,
-    loose_json,
-    three_quotes_closed,
-    value_at,
-)
+from localagent.textcalls.smalljson import loose_json, three_quotes_closed
+from localagent.textcalls.values import closing, json_at, lenient_arguments, value_at
 
 NAME_KEYS = ("name", "tool", "tool_name", "function")
 ARG_KEYS = ("arguments", "args", "parameters", "params", "input")

@@ -9,11 +9,12 @@ from typing import Any
 
 from localagent.textcalls.base import Found, TextCallError, ToolCall, make_call
 from localagent.textcalls.gemma import GemmaArguments
+from localagent.textcalls.literals import NotLiteral
 from localagent.textcalls.names import is_tool_name
 from localagent.textcalls.pythonic import call_list
 from localagent.textcalls.reasoning import harmony_messages
 from localagent.textcalls.shapes import calls_in, ends_with_object
-from localagent.textcalls.values import NotLiteral, object_at, value_at, whole_object
+from localagent.textcalls.values import object_at, value_at, whole_object
 
 
 def harmony_calls(text: str, known: set[str]) -> Found:

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.textcalls.base import BESIDE
-from localagent.textcalls.values import NotLiteral, literal
+from localagent.textcalls.literals import NotLiteral, literal
 from localagent.tools.aliases import renamed
 from localagent.tools.base import ToolError, Words
 
