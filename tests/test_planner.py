@@ -140,12 +140,54 @@ def test_a_plan_of_desk_work_gets_one_repair_request_naming_each_problem(tmp_pat
 
 def test_a_plan_still_unusable_after_the_repair_is_the_goal_as_one_task(tmp_path: Path) -> None:
     rules = [
-        plan_reply(("Hello", [CODE_SUBTASK, "Run it"]), match=REPAIR_ASKED),
+        plan_reply(
+            ("Hello", [CODE_SUBTASK, "Navigate to the workspace folder."]), match=REPAIR_ASKED
+        ),
         plan_reply(("Write the script", DESK_PLAN)),
     ]
     plans, asked = run_goal(tmp_path, HELLO, rules)
     assert plans[0]["tasks"] == [{"description": HELLO, "subtasks": [HELLO]}]
     assert len(asked) == 2  # one repair request, no more
+
+
+# Qwen2.5-Coder-1.5B's mathx plan on the CPU (28d33e2): its steps of divide.py and of the
+# tests quoted their code, as in MATHX_STEPS below, in the plan and in its repair alike.
+MATHX_CODE_PLAN = [
+    "write_file mathx/__init__.py with the content 'from .add import add'",
+    "write_file mathx/divide.py with the content 'def divide(a, b): if b == 0: raise ValueError(",
+    "write_file tests/test_mathx.py with the content 'def test_divide(self): with "
+    "pytest.raises(ValueError): divide(1, 0)'",
+    "run python -m pytest",
+]
+
+
+def test_a_repaired_plan_that_still_holds_code_leaves_the_code_to_its_writes(
+    tmp_path: Path,
+) -> None:
+    """The goal as one task left the 1.5B with no step: it made folders, wrote
+    `mathx/main.py` and sent edits that changed nothing, 12 of its 20 rounds."""
+    rules = [
+        plan_reply(("Package", MATHX_CODE_PLAN), match=REPAIR_ASKED),
+        plan_reply(("Package", MATHX_CODE_PLAN)),
+    ]
+    plans, asked = run_goal(tmp_path, MATHX, rules)
+    assert len(asked) == 2  # the model's repair first
+    assert plans[0]["tasks"][0]["subtasks"] == [
+        "write_file mathx/__init__.py with the content 'from .add import add'",
+        "write_file mathx/divide.py with the code of divide",
+        "write_file tests/test_mathx.py with its tests",
+        "run python -m pytest",
+    ]
+    # One line of code that compiles stays in the step; a fence's too.
+    rules = [
+        plan_reply(("Hello", [CODE_SUBTASK, "Run python hello_world.py"]), match=REPAIR_ASKED),
+        plan_reply(("Hello", [CODE_SUBTASK])),
+    ]
+    plans, _ = run_goal(tmp_path / "hello", HELLO, rules)
+    assert plans[0]["tasks"][0]["subtasks"] == [
+        'write_file hello_world.py with `print("Hello, World!")`',
+        "Run python hello_world.py",
+    ]
 
 
 def test_a_subtask_that_only_makes_a_folder_is_dropped(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from localagent.loop.plancode import as_write
 from localagent.loop.plancompact import compact, same
 from localagent.loop.planpackage import into_package, package_name
 from localagent.loop.subtasks import FILE as _FILE
@@ -246,6 +247,26 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
         )
     found.tasks = compact(kept, goal)
     return found
+
+
+def code_left_out(checked: Checked, goal: str, tools: Collection[str]) -> Checked:
+    """The checked plan with each write step that holds code as the write it stands for
+    (`plancode.as_write`), checked again: the last mend of a plan the model's repair left
+    with code in its steps, before the goal as one task would replace it all. Qwen2.5-Coder-
+    1.5B's mathx plan and its repair each quoted the code of divide.py and of the tests in
+    their steps; the goal as one task then spent 12 of the run's 20 rounds on folders,
+    `mathx/main.py` and edits that changed nothing."""
+    tasks = [
+        {
+            "description": task["description"],
+            "subtasks": [
+                (subtask_problem(s, tools) in (CODE, BROKEN_CODE) and as_write(s)) or s
+                for s in task["subtasks"]
+            ],
+        }
+        for task in checked.tasks
+    ]
+    return check(tasks, goal, tools)
 
 
 def _quoted(text: str, limit: int = 80) -> str:

@@ -230,6 +230,11 @@ class Planner:
                     "content": self.prompts.render("plan_repair", problems=problems, tools=listed),
                 },
             ]
+        if checked is not None and checked.problems:
+            mended = plancheck.code_left_out(checked, goal, names)
+            if not mended.problems:
+                log.info("the plan's code left to its writes")
+                checked = mended
         return checked
 
 

@@ -1,0 +1,60 @@
+"""A plan's write step that holds code, as the step it stands for: the file and what goes
+in it, the code left to the write (`as_write`)."""
+
+from __future__ import annotations
+
+import re
+
+from localagent.loop.subtasks import written_file
+
+# Where a step's code starts: a quote before code, a fence, or code.
+_CODE_STARTS = (
+    re.compile(r"""['"`]\s*(?:def |class |import \w|from [\w.]+ import |print\(|return |raise )"""),
+    re.compile(r"```|~~~"),
+    re.compile(r"(?<![\w.])(?:def |class |import \w|from [\w.]+ import |print\(|if __name__)"),
+)
+# What leads into the code: "with the following content:", "with the content", "as follows".
+_LEAD = re.compile(
+    r"\s*,?\s*(?:(?:with|containing|using|holding)\s+(?:(?:the|this|its)\s+)?(?:following\s+)?"
+    r"(?:content|contents|code|lines|text)?|as\s+follows)?\s*:?\s*$",
+    re.I,
+)
+_DEFINED = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)")
+_TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
+
+
+def as_write(text: str) -> str:
+    """The write step a step with code stands for ("write_file mathx/divide.py with the
+    code of divide"), or "" when the words before its code name no one file to write."""
+    starts = [found.start() for pattern in _CODE_STARTS if (found := pattern.search(text))]
+    if not starts:
+        return ""
+    before = _LEAD.sub("", text[: min(starts)])
+    path = written_file(before) if before.strip() else ""
+    if not path:
+        return ""
+    if _TEST_FILE.search(path):
+        return f"write_file {path} with its tests"
+    code = text[min(starts) :]
+    if line := _one_line(code):
+        return f"write_file {path} with `{line}`"
+    names = list(dict.fromkeys(_DEFINED.findall(code)))
+    return (
+        f"write_file {path} with the code of {', '.join(names)}"
+        if names
+        else (f"write_file {path} with its code")
+    )
+
+
+def _one_line(code: str) -> str:
+    """The step's code when it is one line that compiles (`print("Hello, World!")` in a
+    fence), else ""."""
+    lines = [line for line in code.strip().strip("`'\"~").splitlines() if line.strip()]
+    lines = [line for line in lines if not re.fullmatch(r"\s*(?:```|~~~)?\w*\s*", line)]
+    if len(lines) != 1 or "`" in lines[0]:
+        return ""
+    try:
+        compile(lines[0].strip(), "<subtask>", "exec")  # parsed only, never run
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    return lines[0].strip()
