@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
 
-from localagent.loop.testback import row_edit, same
+from localagent.loop.testrows import row_edit, same
 
 MATHX = real_goal("mathx").text
 PLAN = [
@@ -105,6 +105,22 @@ def test_a_value_the_model_gives_as_the_test_s_sends_it_to_the_code(tmp_path: Pa
         "replace_in_file mathx/subtract.py to fix the failing test: subtract(1, 2) must return "
         "1 (it returned -1)",
     ], steps
+
+
+def test_a_third_value_asks_about_the_next_wrong_row(tmp_path: Path) -> None:
+    """The 1.5B, asked alone what subtract(10, 0) returns, answered 0; for its table's next
+    wrong row, multiply(0, 5), it answered 0, the code's value (mathx on the CPU at
+    9d02f6f). Asked about the first wrong value only, the hand-back went to the code, which
+    was right, and the run ended at its round limit."""
+    plan = _failed_tables(tmp_path, "0", "-2", "2")[-1]
+    steps = plan["tasks"][0]["subtasks"]
+    table = "@pytest.mark.parametrize('a, b, expected', [(1, 2, 1), (3, 2, 1), (2, 2, 0), {}, {}])"
+    old, new = table.format("(0, 2, 0)", "(2, 0, 0)"), table.format("(0, 2, -2)", "(2, 0, 2)")
+    assert steps[1] == (
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: subtract(0, 2) "
+        f"returns -2, not 0: replace `{old}` with `{new}` (and each other expected value in "
+        "it that is wrong the same way)"
+    ), steps
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,6 @@ questioned.
 
 from __future__ import annotations
 
-import ast
-import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import Any
 
 from localagent.loop.planfrom import from_failed
 from localagent.loop.subtasks import FILE, TESTS, edited_file, ran_by, read_file_of, written_file
+from localagent.loop.testrows import row_edit, row_of, same
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State
 from localagent.state.checkruns import norm
@@ -141,20 +140,20 @@ def expected_tasks(
     expected value (naming the text to replace, where `row_edit` finds it in the file
     under `root`), when the model's own answer for the failed call is the code's value;
     None otherwise (`ask`: the model's answer for a call, `Planner.value`)."""
-    wrong = _WRONG.match(failure)
     test = own_test_file(state)
-    if wrong is None or not test:
-        return None
-    answer = ask(wrong["call"])
-    if not same(answer, wrong["got"]) or same(answer, wrong["expected"]):
+    last = latest_tests(state.ledger)
+    failures = list(dict.fromkeys([failure, *(last.wrongs if last else [])]))
+    ask = _once(ask)
+    wrong = _confirmed(failures, ask) if test else None
+    if wrong is None:
         return None
     said = {"path": test, "call": wrong["call"], "got": wrong["got"]}
     said["expected"] = wrong["expected"]
     edit = prompts.render("handback_expected", **said)
     source = text_of(root, test) if root is not None else None
     if source and (row := row_edit(source, wrong["call"], wrong["got"], wrong["expected"])):
-        last = latest_tests(state.ledger)
-        old, new = _table(source, wrong, last.wrongs[1:] if last else [], ask) or row
+        others = [f for f in failures if f != wrong[0]]
+        old, new = _table(source, wrong, others, ask) or row
         exact = prompts.render("handback_expected_row", **said, old=old, new=new)
         edit = exact if edited_file(exact) == test else edit
     read = prompts.render("handback_read", path=test)
@@ -163,19 +162,56 @@ def expected_tasks(
     return from_failed(state, due, read, edit)
 
 
+FIRST_ASKED = 3  # failed calls asked about until one answer is the code's value
+
+
+def _confirmed(failures: list[str], ask: Callable[[str], str]) -> re.Match[str] | None:
+    """The first of the test run's wrong values whose call the model, asked alone, answers
+    with the code's value (not the test's), asking about at most FIRST_ASKED of them; None
+    as soon as an answer is the test's value (the model stands by the test: the code is
+    for fixing). The 1.5B's mathx table on the CPU: asked for subtract(10, 0), it answered
+    0, a third value; asked for the next wrong row, multiply(0, 5), it answered 0, the
+    code's value, and its test wanted 5."""
+    asked = 0
+    for failure in failures:
+        wrong = _WRONG.match(failure)
+        if wrong is None:
+            continue
+        if asked == FIRST_ASKED:
+            break
+        answer, asked = ask(wrong["call"]), asked + 1
+        if same(answer, wrong["expected"]):
+            return None
+        if same(answer, wrong["got"]):
+            return wrong
+    return None
+
+
+def _once(ask: Callable[[str], str]) -> Callable[[str], str]:
+    """`ask`, asking about each call once."""
+    answers: dict[str, str] = {}
+
+    def asked(call: str) -> str:
+        if call not in answers:
+            answers[call] = ask(call)
+        return answers[call]
+
+    return asked
+
+
 def _table(
     source: str, first: re.Match[str], failures: list[str], ask: Callable[[str], str]
 ) -> tuple[str, str] | None:
     """For the first wrong value's row, and the rows of the run's other wrong values on
     its line that the model, asked alone, also answers with the code's value: that line,
     and the line with each of them fixed; None when no other such row is there."""
-    row = _row(source, first["call"], first["got"], first["expected"])
+    row = row_of(source, first["call"], first["got"], first["expected"])
     if row is None:
         return None
     line, fixed, rows = row[0], row[0].replace(row[1], row[2], 1), 0
     for failure in failures:
         wrong = _WRONG.match(failure)
-        other = _row(source, wrong["call"], wrong["got"], wrong["expected"]) if wrong else None
+        other = row_of(source, wrong["call"], wrong["got"], wrong["expected"]) if wrong else None
         if wrong is None or other is None or other[0] != line or fixed.count(other[1]) != 1:
             continue
         answer = ask(wrong["call"])
@@ -184,107 +220,9 @@ def _table(
     return (line.strip(), fixed.strip()) if rows else None
 
 
-def row_edit(source: str, call: str, got: str, expected: str) -> tuple[str, str] | None:
-    """The one place in a test's source that expects `expected` of `call`, as (its text,
-    that text expecting `got`): a parametrize row of the call's arguments and the value,
-    `(3, 4, 6)` of a test that calls it, or an assertion, `multiply(3, 4) == 6`; its whole
-    line where the row's text is written elsewhere too (another test's table); None unless
-    there is exactly one, on one line written once. Sent to fix "multiply(3, 4) returns
-    12, not 6", the 1.5B sent `{"old": "multiply(3, 4) returns 12, not 6", ...}` until
-    blocked (mathx, the CPU): its tests were a parametrize table."""
-    found = _row(source, call, got, expected)
-    if found is None:
-        return None
-    line, text, fixed = found
-    if source.count(text) == 1:
-        return text, fixed
-    return line.strip(), line.strip().replace(text, fixed, 1)
-
-
-def _row(source: str, call: str, got: str, expected: str) -> tuple[str, str, str] | None:
-    """(the line, the row's text, that text expecting `got`) for the one row or assertion
-    of the call that expects `expected`, on one line that holds it once and is written
-    once; None otherwise."""
-    try:
-        called = ast.parse(call.strip(), mode="eval").body
-        args = [ast.literal_eval(a) for a in getattr(called, "args", [])]
-        want, _ = ast.literal_eval(expected.strip()), ast.literal_eval(got.strip())
-        tree = ast.parse(source)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    if not isinstance(called, ast.Call) or called.keywords:
-        return None
-    found = [
-        (node, value)
-        for test in ast.walk(tree)
-        if isinstance(test, ast.FunctionDef | ast.AsyncFunctionDef) and _calls(test, called)
-        for node in ast.walk(test)
-        for value in _expects(node, called, args, want)
-    ]
-    if len(found) != 1:
-        return None
-    node, value = found[0]
-    text = ast.get_source_segment(source, node) or ""
-    line = source.splitlines()[node.lineno - 1] if node.lineno == node.end_lineno else ""
-    if not line or not line.isascii() or line.count(text) != 1 or source.count(line) != 1:
-        return None
-    start, end = value.col_offset - node.col_offset, value.end_col_offset - node.col_offset
-    return line, text, text[:start] + got.strip() + text[end:]  # type: ignore[operator]
-
-
-def _calls(test: ast.FunctionDef | ast.AsyncFunctionDef, called: ast.Call) -> bool:
-    """Whether the test calls what `called` calls: only its own rows are its table."""
-    return any(
-        isinstance(n, ast.Call) and ast.dump(n.func) == ast.dump(called.func)
-        for n in ast.walk(test)
-    )
-
-
-def _expects(node: ast.AST, called: ast.Call, args: list[Any], want: Any) -> list[ast.expr]:
-    """The value in `node` that a row or an assertion of the call expects, if it is one."""
-    if isinstance(node, ast.Tuple) and len(node.elts) == len(args) + 1:
-        values = [_literal(e) for e in node.elts]
-        return [node.elts[-1]] if values[:-1] == args and values[-1] == want else []
-    if not (
-        isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)
-    ):
-        return []
-    pairs = ((node.left, node.comparators[0]), (node.comparators[0], node.left))
-    return [
-        value
-        for used, value in pairs
-        if isinstance(used, ast.Call)
-        and ast.dump(used.func) == ast.dump(called.func)
-        and not used.keywords
-        and [_literal(a) for a in used.args] == args
-        and _literal(value) == want
-    ]
-
-
-_NONE = object()  # no literal
-
-
-def _literal(node: ast.expr) -> Any:
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _NONE
-
-
 def own_test_file(state: State) -> str:
     """The test file the latest test run failed in, when this run wrote it."""
     last = latest_tests(state.ledger)
     found = _TEST_FILE.search(last.summary) if last is not None else None
     path = norm(found[1]) if found is not None else ""
     return path if path in state.ledger.writes else ""
-
-
-def same(a: str, b: str) -> bool:
-    """Whether two values as Python writes them are one: "0.5" and ".5", "2" and "2.0"."""
-    try:
-        x, y = ast.literal_eval(a.strip()), ast.literal_eval(b.strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return a.strip() == b.strip() != ""
-    if isinstance(x, int | float) and isinstance(y, int | float):
-        return not isinstance(x, bool) and not isinstance(y, bool) and math.isclose(x, y)
-    return bool(x == y)

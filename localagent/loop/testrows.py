@@ -1,0 +1,107 @@
+"""Where a test's source expects a value of a call: the parametrize row, `(3, 4, 6)` of a
+test that calls `multiply`, or the assertion, `multiply(3, 4) == 6`, read through `ast`
+(never run); and whether two values as Python writes them are one."""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any
+
+
+def row_edit(source: str, call: str, got: str, expected: str) -> tuple[str, str] | None:
+    """The one place in a test's source that expects `expected` of `call`, as (its text,
+    that text expecting `got`): a parametrize row of the call's arguments and the value,
+    `(3, 4, 6)` of a test that calls it, or an assertion, `multiply(3, 4) == 6`; its whole
+    line where the row's text is written elsewhere too (another test's table); None unless
+    there is exactly one, on one line written once. Sent to fix "multiply(3, 4) returns
+    12, not 6", the 1.5B sent `{"old": "multiply(3, 4) returns 12, not 6", ...}` until
+    blocked (mathx, the CPU): its tests were a parametrize table."""
+    found = row_of(source, call, got, expected)
+    if found is None:
+        return None
+    line, text, fixed = found
+    if source.count(text) == 1:
+        return text, fixed
+    return line.strip(), line.strip().replace(text, fixed, 1)
+
+
+def row_of(source: str, call: str, got: str, expected: str) -> tuple[str, str, str] | None:
+    """(the line, the row's text, that text expecting `got`) for the one row or assertion
+    of the call that expects `expected`, on one line that holds it once and is written
+    once; None otherwise."""
+    try:
+        called = ast.parse(call.strip(), mode="eval").body
+        args = [ast.literal_eval(a) for a in getattr(called, "args", [])]
+        want, _ = ast.literal_eval(expected.strip()), ast.literal_eval(got.strip())
+        tree = ast.parse(source)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(called, ast.Call) or called.keywords:
+        return None
+    found = [
+        (node, value)
+        for test in ast.walk(tree)
+        if isinstance(test, ast.FunctionDef | ast.AsyncFunctionDef) and _calls(test, called)
+        for node in ast.walk(test)
+        for value in _expects(node, called, args, want)
+    ]
+    if len(found) != 1:
+        return None
+    node, value = found[0]
+    text = ast.get_source_segment(source, node) or ""
+    line = source.splitlines()[node.lineno - 1] if node.lineno == node.end_lineno else ""
+    if not line or not line.isascii() or line.count(text) != 1 or source.count(line) != 1:
+        return None
+    start, end = value.col_offset - node.col_offset, value.end_col_offset - node.col_offset
+    return line, text, text[:start] + got.strip() + text[end:]  # type: ignore[operator]
+
+
+def _calls(test: ast.FunctionDef | ast.AsyncFunctionDef, called: ast.Call) -> bool:
+    """Whether the test calls what `called` calls: only its own rows are its table."""
+    return any(
+        isinstance(n, ast.Call) and ast.dump(n.func) == ast.dump(called.func)
+        for n in ast.walk(test)
+    )
+
+
+def _expects(node: ast.AST, called: ast.Call, args: list[Any], want: Any) -> list[ast.expr]:
+    """The value in `node` that a row or an assertion of the call expects, if it is one."""
+    if isinstance(node, ast.Tuple) and len(node.elts) == len(args) + 1:
+        values = [_literal(e) for e in node.elts]
+        return [node.elts[-1]] if values[:-1] == args and values[-1] == want else []
+    if not (
+        isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)
+    ):
+        return []
+    pairs = ((node.left, node.comparators[0]), (node.comparators[0], node.left))
+    return [
+        value
+        for used, value in pairs
+        if isinstance(used, ast.Call)
+        and ast.dump(used.func) == ast.dump(called.func)
+        and not used.keywords
+        and [_literal(a) for a in used.args] == args
+        and _literal(value) == want
+    ]
+
+
+_NONE = object()  # no literal
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NONE
+
+
+def same(a: str, b: str) -> bool:
+    """Whether two values as Python writes them are one: "0.5" and ".5", "2" and "2.0"."""
+    try:
+        x, y = ast.literal_eval(a.strip()), ast.literal_eval(b.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return a.strip() == b.strip() != ""
+    if isinstance(x, int | float) and isinstance(y, int | float):
+        return not isinstance(x, bool) and not isinstance(y, bool) and math.isclose(x, y)
+    return bool(x == y)
