@@ -7,6 +7,7 @@ parameters that held no call)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -54,11 +55,12 @@ def test_a_ruff_check_that_failed_on_what_ruff_fixes_goes_back_to_that_fix(
         LOCALAGENT_MAX_ROUNDS="5",
     )
     (verdict, *_) = records_of(tmp_path, "verdict")
-    assert verdict["unmet"] == [
-        "goal check `ruff check .` failed: exit code 1: NOTE: ruff fixes the problems marked "
-        "[*] itself: run `ruff check --fix .`, e.g. send: "
-        '{"name": "run_cmd", "arguments": {"cmd": "ruff check --fix ."}}'
-    ], verdict
+    # ruff's own last line, not the note after it (its words differ between versions)
+    assert len(verdict["unmet"]) == 1, verdict
+    assert re.fullmatch(
+        r"goal check `ruff check \.` failed: exit code 1: \[\*\] 1 fixable with (the )?`--fix`.*",
+        verdict["unmet"][0],
+    ), verdict
     back = records_of(tmp_path, "plan")[-1]
     assert back["by"] == "handback" and back["tasks"] == [
         {
@@ -82,3 +84,42 @@ def test_a_ruff_check_that_failed_on_what_ruff_fixes_goes_back_to_that_fix(
 )
 def test_an_option_is_no_word_of_what_a_run_step_does(step: str, runs: str) -> None:
     assert ran_by(step) == runs
+
+
+# The 1.5B's mathx test file at its round 16 on the CPU (9d02f6f), and its ruff run.
+SHORT_TESTS = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "from m'
+    "athx import add, subtract, multiply, divide\\ndef test_add():\\n    assert add(1, 2) == "
+    '3"}}}}'
+)
+RUFF_RUN = '{{"name": "run_cmd", "arguments": {"cmd": "ruff tests/test_mathx.py"}}}}'
+
+
+@pytest.mark.skipif(not ruff_found(), reason="no ruff program")
+def test_a_ruff_step_failed_on_what_ruff_fixes_goes_back_to_that_fix(tmp_path: Path) -> None:
+    """Told that ruff fixes its import block itself, and given the call to send, the
+    1.5B ran `ruff tests/test_mathx.py` until blocked, twice, and the round limit came."""
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["I"]\n')
+    steps = ["write_file tests/test_mathx.py with its tests", "run ruff check tests/test_mathx.py"]
+    rounds = [SHORT_TESTS, *[RUFF_RUN] * 5]
+    rounds += [_run("ruff check --fix tests/test_mathx.py")["content"], RUFF_RUN]
+    small_model_goal(
+        tmp_path,
+        GOAL,
+        plan_rule((GOAL, steps)),
+        [{"content": r} for r in rounds],
+        LOCALAGENT_MAX_ROUNDS="9",
+    )
+    failed = records_of(tmp_path, "subtask_failed")
+    assert len(failed) == 1 and "blocked" in failed[0]["reason"], failed
+    back = records_of(tmp_path, "plan")[-1]
+    assert back["by"] == "handback" and back["tasks"][0]["subtasks"] == [
+        "run ruff check --fix tests/test_mathx.py",
+        "run ruff check tests/test_mathx.py",
+    ], back
+    assert records_of(tmp_path, "goal_completed"), records_of(tmp_path, "goal_failed")
+    assert (
+        (tmp_path / "tests" / "test_mathx.py")
+        .read_text()
+        .startswith("from mathx import add, divide, multiply, subtract\n\n\n")
+    )

@@ -13,7 +13,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from localagent.loop import addback, handback, rundone, testback, verdictback, writedone
+from localagent.loop import (
+    addback,
+    handback,
+    ruffback,
+    rundone,
+    testback,
+    verdictback,
+    writedone,
+)
 from localagent.loop.planner import Planner
 from localagent.loop.subtasks import ran_by
 from localagent.models import Reply
@@ -108,6 +116,9 @@ def back(
             return tasks
         log.info("the tests fail after the change to %s (%s): back to an edit", *found)
         return testback.edit_tasks(state, due, found, prompts, root)
+    if small and (tasks := ruffback.tasks(state, due)):
+        log.info("ruff found only what it fixes itself: back to its fix")
+        return tasks
     if small and (tasks := addback.tasks(state, due, root, prompts)):
         log.info("the function the failed step names is defined nowhere: back to a write of it")
         return tasks

@@ -16,7 +16,7 @@ from localagent.loop import addback, handback
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State
 from localagent.system.textcap import listed
-from localagent.tools import runproof
+from localagent.tools import ruffnotes, runproof
 from localagent.tools.pkgimports import text_of
 from localagent.verify import verdict
 from localagent.verify.countfix import FROM_TEXT, count_fix
@@ -213,12 +213,8 @@ _ONLY = re.compile(r"^the goal says `python \S+ (--[\w-]+) \w+` prints only the 
 _WRONG = re.compile(r"; \S+ has (.+?), and `[^`]+` printed `([^`]*)`: no number right for (.+)$")
 
 
-# A goal check of ruff that failed, and the fix its note names (`prompts.feedback.RUFF_FIX`).
-_FIXABLE = re.compile(
-    r"goal check `(ruff check\b[^`]*)` failed: .*ruff fixes the problems marked \[\*\] itself: "
-    r"run `(ruff check --fix\b[^`]*)`",
-    re.S,
-)
+# A goal check of ruff that failed, and its summary (ruff's last line, `checkruns.judge`).
+_RUFF_FAILED = re.compile(r"goal check `(ruff check\b[^`]*)` failed: (.*)", re.S)
 
 
 def _ruff_fixes(due: ReplanDue) -> list[dict[str, Any]] | None:
@@ -227,10 +223,11 @@ def _ruff_fixes(due: ReplanDue) -> list[dict[str, Any]] | None:
     `ruff check .` failed on mathx/__init__.py's import order, with `ruff check --fix .`
     named, Qwen2.5-Coder-1.5B planned its test file anew and wrote 90 s of parameters
     that held no call (the CPU)."""
-    found = [_FIXABLE.match(item) for item in due.unmet]
-    if not found or None in found:
+    found = [_RUFF_FAILED.match(item) for item in due.unmet]
+    fixed = [ruffnotes.fix_command(f[1], f[2]) if f else "" for f in found]
+    if not found or "" in fixed:
         return None
-    fixes = [f"run {f[2]}" for f in found if f is not None]
+    fixes = [f"run {fix}" for fix in fixed]
     checks = [f"run {f[1]}" for f in found if f is not None]
     steps = [*dict.fromkeys(fixes), *dict.fromkeys(checks)]
     return [{"description": steps[0], "subtasks": steps}]

@@ -97,7 +97,8 @@ def judge(
             return None, "inconclusive: it was still running at the time limit"
         return False, "timed out"
     if kind == "ruff":  # its exit code is its verdict: "Found 1 error (1 fixed, 0 remaining)."
-        return returncode == 0, f"exit code {returncode}: {_last_line(output)}".removesuffix(": ")
+        said = _last_line(_NOTES.sub("", output))  # ruff's, not run_cmd's notes after it
+        return returncode == 0, f"exit code {returncode}: {said}".removesuffix(": ")
     if found:
         return False, _line(output, found.start())
     if kind == "script":
@@ -122,6 +123,10 @@ def _script(returncode: int, output: str) -> tuple[bool | None, str]:
     if returncode == 0 and not last:
         return None, "inconclusive: it printed nothing (a program that only defines functions)"
     return True, f"exit code {returncode}" + (f": {last}" if last else "")
+
+
+# run_cmd's notes after a run's output, one line each ("NOTE: ruff fixes the problems...").
+_NOTES = re.compile(r"(?:\n+NOTE: [^\n]*)+\s*\Z")
 
 
 def _line(text: str, at: int) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from localagent.tools.base import ToolContext
 from localagent.tools.cmdline import split_command
 
-_FIXABLE = re.compile(r"\[\*\] \d+ fixable with (?:the )?`--fix`")
+FIXABLE = re.compile(r"\[\*\] \d+ fixable with (?:the )?`--fix`")
 _TOP_OPTIONS = {"-h", "--help", "-V", "--version"}  # ruff's own, with no command
 
 
@@ -55,19 +55,24 @@ def _here(root: Path | None, word: str) -> bool:
         return False
 
 
-def note(ctx: ToolContext, cmd: str, output: str) -> str:
-    """A `ruff check` that found what ruff fixes itself: the same command with `--fix`."""
+def fix_command(cmd: str, output: str) -> str:
+    """`ruff check --fix ARGS` for a `ruff check ARGS` (no `--fix`) whose output, or its
+    summary, says ruff fixes what it found ("[*] 4 fixable with `--fix`."); "" else."""
     try:
         words = split_command(cmd)
     except ValueError:
         return ""
-    if len(words) < 2 or words[0] != "ruff":
+    if words[:2] != ["ruff", "check"] or "--fix" in words or not FIXABLE.search(output):
         return ""
-    if words[1] == "check" and "--fix" not in words and _FIXABLE.search(output):
+    return shlex.join(["ruff", "check", "--fix", *words[2:]])
+
+
+def note(ctx: ToolContext, cmd: str, output: str) -> str:
+    """A `ruff check` that found what ruff fixes itself: the same command with `--fix`."""
+    if fix := fix_command(cmd, output):
         # Qwen2.5-Coder-1.5B's tests began `import mathx` with one blank line after it:
         # ruff's import-order rule failed them, and ruff fixes that itself. Told only the
         # command, it sent ruff's message as an edit's old text (the CPU): the call to copy.
-        fix = shlex.join(["ruff", "check", "--fix", *words[2:]])
         call = json.dumps({"name": "run_cmd", "arguments": {"cmd": fix}})
         return ctx.prompts.render("ruff_fix", cmd=fix, call=call)
     return ""

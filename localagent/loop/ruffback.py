@@ -1,0 +1,30 @@
+"""A failed subtask whose latest ruff check found problems ruff fixes itself goes back to
+ruff's own fix (small profile): `ruff check --fix` with the check's arguments, then the
+subtask again.
+
+Qwen2.5-Coder-1.5B's mathx tests began `import mathx` with one blank line after it, and
+`ruff check tests/test_mathx.py` failed on its import order, which ruff fixes itself.
+Told so, and given the call to send, the model sent `{"old": "I001 [*] Import block is
+sorted and formatted", ...}` until blocked, twice, and the round limit came (the CPU);
+another run sorted the imported names by hand, which was not the fix, three times."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from localagent.loop.planfrom import from_failed
+from localagent.state import ReplanDue, State
+from localagent.tools.ruffnotes import fix_command
+
+
+def tasks(state: State, due: ReplanDue) -> list[dict[str, Any]] | None:
+    """The plan from the failed subtask on, ruff's fix first, when the latest ruff check
+    of the subtask failed on problems ruff fixes itself (its summary, ruff's last line,
+    says how many), with nothing changed since; None otherwise."""
+    ledger = state.ledger
+    runs = [c for c in ledger.checks.values() if c.kind == "ruff" and c.subtask == ledger.subtask]
+    last = max(runs, key=lambda c: c.seq, default=None)
+    if last is None or last.passed is not False or last.epoch != state.guard.epoch:
+        return None
+    fix = fix_command(last.cmd, last.summary)
+    return from_failed(state, due, f"run {fix}") if fix else None
