@@ -731,3 +731,31 @@ def test_a_run_of_the_package_s_init_is_the_run_of_its_tests() -> None:
     assert plancheck.check([other], MATHX, ["run_cmd"]).tasks[0]["subtasks"] == [
         "run python mathx/add.py"
     ]
+
+
+def test_code_lines_after_a_write_are_that_write_s() -> None:
+    """The 1.5B's mathx plan on the CPU (9d02f6f) held the steps "from . import add,
+    subtract, multiply, divide", "import pytest" and "from mathx import add, subtract,
+    multiply, divide" (its log names them; the writes before them are as its other
+    plans wrote them): the code goes to the write before it, and the plan is usable."""
+    steps = [
+        "write_file mathx/__init__.py with the following content:",
+        "from . import add, subtract, multiply, divide",
+        "write_file tests/test_mathx.py with the following content:",
+        "import pytest",
+        "from mathx import add, subtract, multiply, divide",
+        "run python -m pytest",
+    ]
+    tools = ["write_file", "run_cmd"]
+    checked = plancheck.check([{"description": MATHX, "subtasks": steps}], MATHX, tools)
+    assert len(checked.problems) == 3, checked.problems
+    mended = plancheck.code_left_out(checked, MATHX, tools)
+    assert not mended.problems
+    assert mended.tasks[0]["subtasks"] == [
+        "write_file mathx/__init__.py",
+        "write_file tests/test_mathx.py",
+        "run python -m pytest",
+    ]
+    # Code with no write before it stays a problem: the goal as one task, as before.
+    alone = [{"description": MATHX, "subtasks": ["import pytest", "run python -m pytest"]}]
+    assert plancheck.code_left_out(plancheck.check(alone, MATHX, tools), MATHX, tools).problems

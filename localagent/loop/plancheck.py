@@ -256,16 +256,19 @@ def code_left_out(checked: Checked, goal: str, tools: Collection[str]) -> Checke
     1.5B's mathx plan and its repair each quoted the code of divide.py and of the tests in
     their steps; the goal as one task then spent 12 of the run's 20 rounds on folders,
     `mathx/main.py` and edits that changed nothing."""
-    tasks = [
-        {
-            "description": task["description"],
-            "subtasks": [
-                (subtask_problem(s, tools) in (CODE, BROKEN_CODE) and as_write(s)) or s
-                for s in task["subtasks"]
-            ],
-        }
-        for task in checked.tasks
-    ]
+    tasks = []
+    for task in checked.tasks:
+        steps: list[str] = []
+        for text in task["subtasks"]:
+            if subtask_problem(text, tools) not in (CODE, BROKEN_CODE):
+                steps.append(text)
+            elif write := as_write(text):
+                steps.append(write)
+            elif not (steps and written_file(steps[-1])):
+                steps.append(text)  # code after a write is that write's (a replan's
+                # "from . import add, subtract, multiply, divide" after its init's write)
+        if steps:
+            tasks.append({"description": task["description"], "subtasks": steps})
     return check(tasks, goal, tools)
 
 
