@@ -552,6 +552,15 @@ def test_the_small_plan_prompt_s_example_is_the_goal_s_own_file(tmp_path: Path) 
         '"read_file stats.py", "replace_in_file stats.py to fix the bug", "run python -m pytest"'
         in asked[0]["messages"][0]["content"]
     )
+    # The 1.5B's mathx replan planned "write_file mathx/rps_game.py with the game logic".
+    _, asked = run_goal(tmp_path / "e", MATHX, [plan_reply((MATHX, ["write_file mathx/a.py"]))],
+                        LOCALAGENT_PROFILE="small")  # fmt: skip
+    system = asked[0]["messages"][0]["content"]
+    assert (
+        '"write_file mathx/__init__.py with the code of its functions", "write_file '
+        'tests/test_mathx.py with its tests", "run python -m pytest"' in system
+    )
+    assert "rps_game" not in system
     # The 1.5B never read shapes.py in 12 refactor runs: "move" had hidden the file.
     refactor = "Refactor shapes.py: move the area formulas into one function area(kind, size)"
     _, asked = run_goal(tmp_path / "d", refactor, [plan_reply((refactor, ["read_file shapes.py"]))],

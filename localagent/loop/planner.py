@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from localagent.loop import plancheck
 from localagent.loop.firststeps import read_first, run_last, sample_first, see_first
+from localagent.loop.planpackage import TESTED, package_name
 from localagent.loop.subtasks import FIX, MAX_STEPS
 from localagent.models import Model, Reply
 from localagent.prompts.front import Front, opening
@@ -28,6 +29,7 @@ from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state import State
 from localagent.tools.base import ToolError
 from localagent.tools.paths import resolve_in_workspace
+from localagent.tools.pyscript import TEST_FILE
 from localagent.verify import evidence
 
 log = logging.getLogger("localagent.loop.planner")
@@ -245,6 +247,15 @@ def _example(goal: str) -> dict[str, str]:
     fix stats.py, it wrote a game over it."""
     # "move them into one function" names a file to change, not one to remove
     named = [n for n in evidence.file_names(goal) if n.endswith(".py") and "/" not in n]
+    if not named and (package := package_name(goal)):
+        # The 1.5B's mathx replan on the CPU planned "write_file mathx/rps_game.py with the
+        # game logic", from the game example, and wrote a game into the package.
+        steps = [f"write_file {package}/__init__.py with the code of its functions"]
+        if TESTED.search(goal):
+            tests = next((n for n in evidence.file_names(goal) if TEST_FILE.search(n)), "")
+            steps += [f"write_file {tests or f'tests/test_{package}.py'} with its tests"]
+            steps += ["run python -m pytest"]
+        return {"good": ", ".join(f'"{step}"' for step in steps)}
     if not named:
         return {"good": EXAMPLE}
     name = named[0]

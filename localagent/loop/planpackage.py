@@ -15,7 +15,7 @@ _PACKAGE = (  # "package mathx", "package named `geo`", then "the mathx package"
 
 # Files of a package's project that do not go into the package's folder.
 _NOT_MODULES = re.compile(r"(?:test_.*|.*_test|tests?|conftest|setup|main|__main__|run|app)\.py$")
-_TESTED = re.compile(r"\b(?:pytest|tests?)\b", re.I)  # a goal whose package has tests
+TESTED = re.compile(r"\b(?:pytest|tests?)\b", re.I)  # a goal whose package has tests
 _NOT_NAMES = {
     *("a", "an", "and", "as", "for", "from", "in", "of", "that", "the", "to", "with"),
     *("new", "python", "python3", "simple", "small", "whole", "your", "this"),
@@ -39,7 +39,7 @@ def into_package(text: str, package: str, goal: str) -> str:
     folder, and the goal asked for one. Tests, setup and entry scripts stay where they are.
     A run of the package's `__init__.py` is the run of its tests, when the goal has tests."""
     text = re.sub(rf"(?<![\w/.\\-]){re.escape(package)}\.py\b", f"{package}/__init__.py", text)
-    if _TESTED.search(goal) and re.match(
+    if TESTED.search(goal) and re.match(
         rf"\W*run(?:_cmd)?\s+python3?\s+{re.escape(package)}/__init__\.py\b", text, re.I
     ):
         # Run as a script, the package has no package: its relative imports fail, and the
