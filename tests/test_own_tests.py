@@ -17,6 +17,7 @@ import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
 
 from localagent.loop.testrows import row_edit, same
+from localagent.tools import ToolContext, execute
 
 MATHX = real_goal("mathx").text
 PLAN = [
@@ -272,3 +273,68 @@ def test_the_code_a_wrong_value_came_from_is_the_file_the_hand_back_edits(
         "replace_in_file mathx/divide.py to fix the failing test: mathx.divide(0, 2) must "
         "return 'Error: division by zero' (it returned 0.0)",
     ]
+
+
+# The 1.5B's test file at its second hand-back, verbatim (mathx on the CPU, 97fbfe1): its
+# multiply row (-1, 1, -2) is on a line its subtract table has too.
+TWICE = (
+    "import pytest\n"
+    "\n"
+    "from mathx import add, subtract, multiply, divide\n"
+    "\n"
+    "\n"
+    "@pytest.mark.parametrize('a, b, expected', [\n"
+    "    (1, 2, 3),\n"
+    "    (3, 5, 8),\n"
+    "    (-1, 1, 0),\n"
+    "    (0, 0, 0),\n"
+    "    (10, 10, 20),\n"
+    "])\n"
+    "def test_add(a, b, expected):\n"
+    "    assert add(a, b) == expected\n"
+    "\n"
+    "@pytest.mark.parametrize('a, b, expected', [\n"
+    "    (1, 2, -1),\n"
+    "    (3, 5, -2),\n"
+    "    (-1, 1, -2),\n"
+    "    (0, 0, 0),\n"
+    "    (10, 10, 0),\n"
+    "])\n"
+    "def test_subtract(a, b, expected):\n"
+    "    assert subtract(a, b) == expected\n"
+    "\n"
+    "@pytest.mark.parametrize('a, b, expected', [\n"
+    "    (1, 2, 2),\n"
+    "    (3, 5, 15),\n"
+    "    (-1, 1, -2),\n"
+    "    (0, 0, 0),\n"
+    "    (10, 10, 20),\n"
+    "])\n"
+    "def test_multiply(a, b, expected):\n"
+    "    assert multiply(a, b) == expected\n"
+    "\n"
+    "@pytest.mark.parametrize('a, b, expected', [\n"
+    "    (1, 0, ValueError),\n"
+    "    (0, 0, ValueError),\n"
+    "    (10, 0, ValueError),\n"
+    "])\n"
+    "def test_divide(a, b, expected):\n"
+    "    with pytest.raises(expected):\n"
+    "        divide(a, b)"
+)
+
+
+def test_a_row_on_a_line_written_twice_is_named_with_the_line_before_it(tmp_path: Path) -> None:
+    """The hand-back could name no text to replace, and the 1.5B sent its step's sentence
+    as the edit's old text until blocked; the round limit came."""
+    old, new = "(3, 5, 15),\n    (-1, 1, -2),", "(3, 5, 15),\n    (-1, 1, -1),"
+    assert row_edit(TWICE, "multiply(-1, 1)", "-1", "-2") == (old, new)
+    # The step shows the line break as `\n`; sent so, the edit reads it as the break.
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mathx.py").write_text(TWICE)
+    shown = {"old": old.replace("\n", "\\n"), "new": new.replace("\n", "\\n")}
+    done = execute(
+        ToolContext(tmp_path), "replace_in_file", {"path": "tests/test_mathx.py", **shown}
+    )
+    assert done.ok, done.text
+    assert (tmp_path / "tests" / "test_mathx.py").read_text() == TWICE.replace(old, new)

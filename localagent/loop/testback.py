@@ -154,7 +154,9 @@ def expected_tasks(
     if source and (row := row_edit(source, wrong["call"], wrong["got"], wrong["expected"])):
         others = [f for f in failures if f != wrong[0]]
         old, new = _table(source, wrong, others, ask) or row
-        exact = prompts.render("handback_expected_row", **said, old=old, new=new)
+        # lines apart as a step writes them, one line: `\n`, which the call's JSON reads
+        shown = {"old": old.replace("\n", "\\n"), "new": new.replace("\n", "\\n")}
+        exact = prompts.render("handback_expected_row", **said, **shown)
         edit = exact if edited_file(exact) == test else edit
     read = prompts.render("handback_read", path=test)
     if edited_file(edit) != test or read_file_of(read) != test:

@@ -13,22 +13,52 @@ def row_edit(source: str, call: str, got: str, expected: str) -> tuple[str, str]
     """The one place in a test's source that expects `expected` of `call`, as (its text,
     that text expecting `got`): a parametrize row of the call's arguments and the value,
     `(3, 4, 6)` of a test that calls it, or an assertion, `multiply(3, 4) == 6`; its whole
-    line where the row's text is written elsewhere too (another test's table); None unless
-    there is exactly one, on one line written once. Sent to fix "multiply(3, 4) returns
+    line where the row's text is written elsewhere too (another test's table), and with
+    the line before or after it where that line is written elsewhere too (`_window`);
+    None unless there is exactly one, on one line. Sent to fix "multiply(3, 4) returns
     12, not 6", the 1.5B sent `{"old": "multiply(3, 4) returns 12, not 6", ...}` until
     blocked (mathx, the CPU): its tests were a parametrize table."""
-    found = row_of(source, call, got, expected)
+    found = _place(source, call, got, expected)
     if found is None:
         return None
-    line, text, fixed = found
+    at, line, text, fixed = found
     if source.count(text) == 1:
         return text, fixed
-    return line.strip(), line.strip().replace(text, fixed, 1)
+    if source.count(line) == 1:
+        return line.strip(), line.strip().replace(text, fixed, 1)
+    return _window(source.splitlines(), at, text, fixed)
+
+
+def _window(lines: list[str], at: int, text: str, fixed: str) -> tuple[str, str] | None:
+    """The row's line `at` with the line before it (or after it, or both), where no other
+    place in the source holds those lines so: `(3, 5, 15),\n    (-1, 1, -2),` (the 1.5B's
+    multiply table on the CPU held the row `(-1, 1, -2)` of its subtract table, on a line
+    of its own, and the hand-back could name no text to replace: the round limit came)."""
+    source = "\n".join(lines)
+    for before, after in ((1, 0), (0, 1), (1, 1)):
+        if at - before < 0 or at + after >= len(lines):
+            continue
+        old = "\n".join(lines[at - before : at + after + 1]).strip()
+        if source.count(old) == 1 and old.isascii():
+            row = lines[at].replace(text, fixed, 1)
+            new = "\n".join([*lines[at - before : at], row, *lines[at + 1 : at + after + 1]])
+            return old, new.strip()
+    return None
 
 
 def row_of(source: str, call: str, got: str, expected: str) -> tuple[str, str, str] | None:
     """(the line, the row's text, that text expecting `got`) for the one row or assertion
     of the call that expects `expected`, on one line that holds it once and is written
+    once; None otherwise."""
+    found = _place(source, call, got, expected)
+    if found is None or source.count(found[1]) != 1:
+        return None
+    return found[1:]
+
+
+def _place(source: str, call: str, got: str, expected: str) -> tuple[int, str, str, str] | None:
+    """(the index of its line, the line, the row's text, that text expecting `got`) for the
+    one row or assertion of the call that expects `expected`, on one line that holds it
     once; None otherwise."""
     try:
         called = ast.parse(call.strip(), mode="eval").body
@@ -51,10 +81,11 @@ def row_of(source: str, call: str, got: str, expected: str) -> tuple[str, str, s
     node, value = found[0]
     text = ast.get_source_segment(source, node) or ""
     line = source.splitlines()[node.lineno - 1] if node.lineno == node.end_lineno else ""
-    if not line or not line.isascii() or line.count(text) != 1 or source.count(line) != 1:
+    if not line or not line.isascii() or line.count(text) != 1:
         return None
     start, end = value.col_offset - node.col_offset, value.end_col_offset - node.col_offset
-    return line, text, text[:start] + got.strip() + text[end:]  # type: ignore[operator]
+    fixed = text[:start] + got.strip() + text[end:]  # type: ignore[operator]
+    return node.lineno - 1, line, text, fixed
 
 
 def _calls(test: ast.FunctionDef | ast.AsyncFunctionDef, called: ast.Call) -> bool:
