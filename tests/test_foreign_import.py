@@ -72,3 +72,25 @@ def test_which_imports_are_left_out(content: str, kept: str | None) -> None:
         assert made is None
     else:
         assert made is not None and made[0].startswith(kept + ("\n" if kept else "") + "def")
+
+
+# The 1.5B's mathx/__init__.py on the CPU (97fbfe1), verbatim: the four as methods.
+CLASS_INIT = (
+    "from math import add, subtract, multiply, divide\n\nclass Mathx:\n    def add(self, a,"
+    " b):\n        return a + b\n\n    def subtract(self, a, b):\n        return a - b\n\n"
+    "    def multiply(self, a, b):\n        return a * b\n\n    def divide(self, a, b):\n "
+    "       if b == 0:\n            raise ValueError('Cannot divide by zero')\n        retu"
+    "rn a / b"
+)
+
+
+def test_names_its_classes_define_are_the_file_s_own_too() -> None:
+    """It wrote that file three times more, blocked, with the import that could never work."""
+    made = foreign.mended(CLASS_INIT, "mathx/__init__.py")
+    assert made is not None
+    assert made[0] == CLASS_INIT.split("\n\n", 1)[1]
+    assert made[1:] == (
+        "from math import add, subtract, multiply, divide",
+        "math",
+        ["add", "subtract", "multiply", "divide"],
+    )

@@ -1,5 +1,5 @@
 """An import of names from one of Python's own modules that has none of them, where the
-file itself defines them: the import left out.
+file itself defines them (or its classes do, as methods): the import left out.
 
 Qwen2.5-Coder-1.5B's mathx on the CPU wrote `mathx/__init__.py` as `from math import add,
 subtract, multiply, divide` above its own four functions: math has no add, so the package
@@ -41,6 +41,15 @@ def mended(content: str, name: str) -> tuple[str, str, str, list[str]] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     defined = {node.name for node in tree.body if isinstance(node, _DEFINES)}
+    # and the methods of its classes: the 1.5B's mathx wrote `from math import add, ...`
+    # above `class Mathx:` and its four methods, then that file again until blocked
+    defined |= {
+        method.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        for method in node.body
+        if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
     lines = content.splitlines(keepends=True)
     found: tuple[str, str, list[str]] | None = None
     for node in reversed(tree.body):  # from the bottom: the lines above keep their numbers
