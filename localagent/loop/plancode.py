@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from localagent.loop.subtasks import written_file
+from localagent.tools.pyscript import TEST_FILE
 
 # Where a step's code starts: a quote before code, a fence, or code.
 _CODE_STARTS = (
@@ -20,7 +21,6 @@ _LEAD = re.compile(
     re.I,
 )
 _DEFINED = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)")
-_TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
 
 
 def as_write(text: str) -> str:
@@ -33,7 +33,7 @@ def as_write(text: str) -> str:
     path = written_file(before) if before.strip() else ""
     if not path:
         return ""
-    if _TEST_FILE.search(path):
+    if TEST_FILE.search(path):
         return f"write_file {path} with its tests"
     code = text[min(starts) :]
     if line := _one_line(code):
