@@ -79,7 +79,7 @@ def _failed_tables(ws: Path, *answers: str, tables: str = TABLES) -> list[dict[s
 
 
 def test_a_value_the_model_gives_as_the_code_s_sends_it_to_the_test(tmp_path: Path) -> None:
-    plan = _failed_tables(tmp_path, "-1", "-2", "2")[-1]
+    plan = _failed_tables(tmp_path, "-1", "-2", "2", "6")[-1]
     assert plan.get("by") == "handback", plan
     steps = plan["tasks"][0]["subtasks"]
     table = "@pytest.mark.parametrize('a, b, expected', [{}, (3, 2, 1), (2, 2, 0), {}, {}])"
@@ -87,11 +87,20 @@ def test_a_value_the_model_gives_as_the_code_s_sends_it_to_the_test(tmp_path: Pa
         table.format("(1, 2, 1)", "(0, 2, 0)", "(2, 0, 0)"),
         table.format("(1, 2, -1)", "(0, 2, -2)", "(2, 0, 2)"),
     )
-    assert steps[:3] == [
+    multiply = (
+        "@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), {}, (2, 2, 1), (0, 2, 0), "
+        "(2, 0, 0)])"
+    )
+    assert steps[:4] == [
         "read_file tests/test_mathx.py",
         "replace_in_file tests/test_mathx.py to fix the value its test expects: subtract(1, 2) "
         f"returns -1, not 1: replace `{old}` with `{new}` (and each other expected value in "
         "it that is wrong the same way)",
+        # the other table's wrong row the model answers with the code's value: its edit too
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: multiply(3, 2) "
+        f"returns 6, not 1: replace `{multiply.format('(3, 2, 1)')}` with "
+        f"`{multiply.format('(3, 2, 6)')}` (and each other expected value in it that is wrong "
+        "the same way)",
         "run python -m pytest to ensure the tests pass",
     ], steps
     assert (
@@ -113,7 +122,7 @@ def test_a_third_value_asks_about_the_next_wrong_row(tmp_path: Path) -> None:
     wrong row, multiply(0, 5), it answered 0, the code's value (mathx on the CPU at
     9d02f6f). Asked about the first wrong value only, the hand-back went to the code, which
     was right, and the run ended at its round limit."""
-    plan = _failed_tables(tmp_path, "0", "-2", "2")[-1]
+    plan = _failed_tables(tmp_path, "0", "-2", "2", "5")[-1]
     steps = plan["tasks"][0]["subtasks"]
     table = "@pytest.mark.parametrize('a, b, expected', [(1, 2, 1), (3, 2, 1), (2, 2, 0), {}, {}])"
     old, new = table.format("(0, 2, 0)", "(2, 0, 0)"), table.format("(0, 2, -2)", "(2, 0, 2)")

@@ -151,17 +151,61 @@ def expected_tasks(
     said["expected"] = wrong["expected"]
     edit = prompts.render("handback_expected", **said)
     source = text_of(root, test) if root is not None else None
+    more: list[str] = []
     if source and (row := row_edit(source, wrong["call"], wrong["got"], wrong["expected"])):
         others = [f for f in failures if f != wrong[0]]
         old, new = _table(source, wrong, others, ask) or row
-        # lines apart as a step writes them, one line: `\n`, which the call's JSON reads
-        shown = {"old": old.replace("\n", "\\n"), "new": new.replace("\n", "\\n")}
-        exact = prompts.render("handback_expected_row", **said, **shown)
+        exact = _row_step(prompts, said, old, new)
         edit = exact if edited_file(exact) == test else edit
+        first = row_of(source, wrong["call"], wrong["got"], wrong["expected"])
+        left = source.replace(old, new, 1)
+        more = _other_rows(left, first[0] if first else old, test, others, ask, prompts)
     read = prompts.render("handback_read", path=test)
     if edited_file(edit) != test or read_file_of(read) != test:
         return None
-    return from_failed(state, due, read, edit)
+    return from_failed(state, due, read, edit, *more)
+
+
+MORE_ROWS = 3  # edits of other wrong rows in one hand-back, each a step
+
+
+def _other_rows(
+    source: str,
+    first: str,
+    test: str,
+    failures: list[str],
+    ask: Callable[[str], str],
+    prompts: PromptSet,
+) -> list[str]:
+    """An edit step for each other wrong row of the run (not on the first row's line
+    `first`, which `_table` fixed) that the model, asked alone, answers with the code's value, as
+    `source` stands after the edits before it. The 1.5B's mathx tables on the CPU held
+    seven wrong rows, each on a line of its own; one hand-back fixed one, and the round
+    limit came after three."""
+    steps: list[str] = []
+    for failure in failures:
+        wrong = _WRONG.match(failure)
+        if wrong is None or len(steps) == MORE_ROWS:
+            continue
+        found = row_edit(source, wrong["call"], wrong["got"], wrong["expected"])
+        if found is None or found[0] in first:  # on the first row's line: `_table`'s
+            continue
+        answer = ask(wrong["call"])
+        if not same(answer, wrong["got"]) or same(answer, wrong["expected"]):
+            continue
+        said = {"path": test, "call": wrong["call"], "got": wrong["got"]}
+        step = _row_step(prompts, {**said, "expected": wrong["expected"]}, *found)
+        if edited_file(step) == test:
+            steps.append(step)
+            source = source.replace(found[0], found[1], 1)
+    return steps
+
+
+def _row_step(prompts: PromptSet, said: dict[str, str], old: str, new: str) -> str:
+    """The edit step of one row: lines apart as a step writes them, on one line, `\n`,
+    which the call's JSON reads as the break."""
+    shown = {"old": old.replace("\n", "\\n"), "new": new.replace("\n", "\\n")}
+    return prompts.render("handback_expected_row", **said, **shown)
 
 
 FIRST_ASKED = 3  # failed calls asked about until one answer is the code's value
