@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support import plan_rule, pytest_in, records_of, small_model_goal
 
-from localagent.tools.mends import foreign
+from localagent.tools.mends import foreign, inits
 
 MATHX = (
     "Create a Python package mathx with the functions add, subtract, multiply and divide "
@@ -94,3 +94,30 @@ def test_names_its_classes_define_are_the_file_s_own_too() -> None:
         "math",
         ["add", "subtract", "multiply", "divide"],
     )
+
+
+# The 1.5B's mathx on the CPU (97fbfe1), verbatim: its package imports its own functions
+# from itself above them; told to delete that line, it wrote the file so four times more.
+SELF_INIT = INIT.replace("from math ", "from mathx ", 1)
+
+
+def test_a_package_s_import_from_itself_of_what_it_defines_is_left_out(tmp_path: Path) -> None:
+    steps = ["write_file mathx/__init__.py with the add function", "write_file tests/test_mathx.py"]
+    small_model_goal(
+        tmp_path, MATHX, plan_rule((MATHX, steps)), [{"content": SELF_INIT}, {"content": TESTS}],
+        LOCALAGENT_MAX_ROUNDS="2",
+    )  # fmt: skip
+    write = records_of(tmp_path, "action_finished")[0]
+    assert (
+        "; `from mathx import add, subtract, multiply, divide` imports mathx from itself, and "
+        "this file defines add, subtract, multiply and divide: that import was left out"
+    ) in write["result"], write["result"]
+    init = (tmp_path / "mathx" / "__init__.py").read_text()
+    assert init.startswith("def add(a, b):\n") and "import" not in init
+    assert pytest_in(tmp_path).returncode == 0
+    # what it does not define, or a module's import of its package, stays
+    for path, content in (
+        ("mathx/__init__.py", "from mathx import add\n\n\ndef sub(a, b):\n    return a - b\n"),
+        ("mathx/add.py", "from mathx import add\n\n\ndef add(a, b):\n    return a + b\n"),
+    ):
+        assert inits.self_imported(path, content) is None

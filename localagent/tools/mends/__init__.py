@@ -25,7 +25,8 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     fixed (`pywrite.mended`), code in quotes unquoted, functions written indented inside
     the one above them put back at the top level (`nested`), a function's last lines
     written at the margin put back inside it (`margin`), an import from Python's own
-    module of names it lacks and the file defines left out (`foreign`), a package's
+    module of names it lacks and the file defines left out (`foreign`), and a package's
+    import from itself of names it defines (`inits.self_imported`), a package's
     imports of its modules made imports of their functions (`inits`), names it never
     imports imported from the one module that has them, or whole when they are modules
     here (`imports`), second reads of a file made one (`reads`), a test file's asserts
@@ -49,6 +50,9 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     if (alien := foreign.mended(content, name)) is not None:
         content = alien[0]
         said.append(foreign.mended_note(*alien[1:]))
+    if (itself := inits.self_imported(name, content)) is not None:
+        content = itself[0]
+        said.append(inits.self_imported_note(name, *itself[1:]))
     if (own := inits.mend(root, name, content)) is not None:
         content = own[2]
         said.append(_imports_mended(root, name, own[0], own[1]))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from localagent.system.textcap import listed
 from localagent.tools import pyscript
 from localagent.tools.pkgimports import bound_names, from_package, text_of, tree_of
 
@@ -46,6 +47,49 @@ def mend(root: Path, path: str, content: str) -> tuple[str, str, str] | None:
         new = "\n".join(sorted(f"from .{n} import {n} as {n}" for n in names))
         return old, new, content.replace(old, new, 1)
     return None
+
+
+def self_imported(path: str, content: str) -> tuple[str, str, list[str]] | None:
+    """For a write of the package `__init__.py` at `path` that imports from its own package
+    names it defines itself (`from mathx import add, subtract, multiply, divide` above its
+    four functions): (the content without that line, the line, the names); None else.
+    The package cannot load so ("partially initialized module"): the 1.5B's mathx wrote
+    that file so, then again three times, blocked, and its next write was `from mathx
+    import *` alone (the CPU)."""
+    parts = path.split("/")
+    if len(parts) < 2 or parts[-1] != "__init__.py":
+        return None
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    defined = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    lines = content.splitlines(keepends=True)
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or not from_package(node, parts[-2]):
+            continue
+        names = [alias.name for alias in node.names]
+        old = lines[node.lineno - 1]
+        if not all(n in defined for n in names) or old.strip() != ast.get_source_segment(
+            content, node
+        ):
+            continue
+        rest = lines[: node.lineno - 1] + lines[node.lineno :]
+        return "".join(rest).lstrip("\n"), old.strip(), names
+    return None
+
+
+def self_imported_note(path: str, old: str, names: list[str]) -> str:
+    """What the write says of a package's import from itself that it left out."""
+    package = path.split("/")[-2]
+    return (
+        f"; `{old}` imports {package} from itself, and this file defines {listed(names)}: "
+        "that import was left out"
+    )
 
 
 def _module_function(root: Path, folder: Path, name: str) -> bool:
