@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support import plan_rule, pytest_in, records_of, small_model_goal
 
-from localagent.tools.mends import foreign, inits
+from localagent.tools.mends import foreign, inits, nearmodule
 
 MATHX = (
     "Create a Python package mathx with the functions add, subtract, multiply and divide "
@@ -121,3 +121,41 @@ def test_a_package_s_import_from_itself_of_what_it_defines_is_left_out(tmp_path:
         ("mathx/add.py", "from mathx import add\n\n\ndef add(a, b):\n    return a + b\n"),
     ):
         assert inits.self_imported(path, content) is None
+
+
+# The 1.5B's tests on the CPU (97fbfe1), verbatim, written after mathx/__init__.py: mathx's
+# four read through Python's math, in 3 runs of 16.
+MATH_TESTS = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    "math\\n\\ndef test_add():\\n    assert math.add(1, 2) == 3\\n\\ndef test_subtract():\\n  "
+    "  assert math.subtract(1, 2) == -1\\n\\ndef test_multiply():\\n    assert math.multiply("
+    '1, 2) == 2\\n\\ndef test_divide():\\n    assert math.divide(1, 2) == 0.5"}}}'
+)
+PLAIN_INIT = INIT.replace("from math import add, subtract, multiply, divide\\n\\n", "", 1)
+
+
+def test_names_python_s_module_lacks_are_read_through_the_package_named_after_it(
+    tmp_path: Path,
+) -> None:
+    """Told "module 'math' has no attribute 'add'", it edited mathx/__init__.py until the
+    round limit."""
+    steps = ["write_file mathx/__init__.py with the add function", "write_file tests/test_mathx.py"]
+    replies = [{"content": PLAIN_INIT}, {"content": MATH_TESTS}]
+    small_model_goal(
+        tmp_path, MATHX, plan_rule((MATHX, steps)), replies, LOCALAGENT_MAX_ROUNDS="2"
+    )
+    write = records_of(tmp_path, "action_finished")[1]
+    assert (
+        "; Python's math has no add, divide, multiply, subtract, and the package mathx here "
+        "has each: math.add, math.divide, math.multiply, math.subtract were written as "
+        "mathx's, and mathx imported"
+    ) in write["result"], write["result"]
+    tests = (tmp_path / "tests" / "test_mathx.py").read_text()
+    assert tests.startswith("import mathx\n\ndef test_add():\n    assert mathx.add(1, 2) == 3")
+    assert pytest_in(tmp_path).returncode == 0
+    # math read for what it has stays imported; with no such package, nothing changes
+    both = "import math\n\n\ndef test_a():\n    assert math.add(1, 2) == math.floor(3.2)\n"
+    made = nearmodule.mended(tmp_path, "tests/test_b.py", both)
+    assert made is not None and made[0].startswith("import math\nimport mathx\n")
+    assert "mathx.add(1, 2) == math.floor(3.2)" in made[0]
+    assert nearmodule.mended(tmp_path / "tests", "test_b.py", both) is None

@@ -14,6 +14,7 @@ from localagent.tools.mends import (
     inits,
     mainblock,
     margin,
+    nearmodule,
     nested,
     reads,
 )
@@ -56,6 +57,9 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     if (own := inits.mend(root, name, content)) is not None:
         content = own[2]
         said.append(_imports_mended(root, name, own[0], own[1]))
+    if (near := nearmodule.mended(root, name, content)) is not None:
+        content = near[0]
+        said.append(nearmodule.mended_note(*near[1:]))
     if (imported := imports.mended(root, name, content)) is not None:
         content, note = imported
         said.append(note)

@@ -73,14 +73,16 @@ def _foreign(node: ast.stmt, defined: set[str]) -> list[str]:
     not have, when the file defines each of them ([] otherwise)."""
     if not isinstance(node, ast.ImportFrom) or node.level or node.module is None:
         return []
-    module = _module(node.module)
+    module = python_module(node.module)
     if module is None or any(a.asname or a.name == "*" for a in node.names):
         return []
     lacking = [a.name for a in node.names if not hasattr(module, a.name)]
     return lacking if lacking and all(n in defined for n in lacking) else []
 
 
-def _module(name: str) -> ModuleType | None:
+def python_module(name: str) -> ModuleType | None:
+    """One of Python's own modules by name, imported where that does nothing else; None
+    for any other name."""
     if name not in sys.stdlib_module_names:
         return None
     if name in sys.modules:
