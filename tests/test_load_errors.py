@@ -223,19 +223,17 @@ KEPT_IMPORT = [
 ]
 
 
-def test_a_package_that_imports_itself_above_its_code_is_told_to_delete_the_import(
+def test_a_package_that_imports_itself_above_its_code_has_that_import_left_out(
     tmp_path: Path,
 ) -> None:
     """Told to write the code in mathx/__init__.py, the 1.5B kept `from mathx import add,
     ...` first and wrote the functions below it: still "partially initialized". It was told
     only that its `def __init__(self): pass` was a stub to fill, and wrote the file again
-    unchanged until three strikes. Now the write says to delete the import, ends nothing
-    while the file imports itself, and a module's `__init__` that passes is no stub. (The
-    import with nothing of its names below it is written as the import of the modules'
-    functions: `test_init_mend`.)"""
-    fixed = json.loads(KEPT_IMPORT[1].replace("{{", "{", 1)[:-1])
-    fixed["arguments"]["content"] = fixed["arguments"]["content"].split("\n", 2)[2]
-    rounds = [KEPT_IMPORT[1], json.dumps(fixed), ROUNDS[1], TESTS]
+    unchanged until three strikes; told to delete the import, it wrote it again too. Now
+    the write leaves the import out (`mends.inits.self_imported`), and a module's
+    `__init__` that passes is no stub. (The import with nothing of its names below it is
+    written as the import of the modules' functions: `test_init_mend`.)"""
+    rounds = [KEPT_IMPORT[1], ROUNDS[1], TESTS]
     replies = [{"content": r} for r in rounds]
     ran, _ = small_model_goal(
         tmp_path, MATHX, plan_rule((MATHX, STEPS)), replies, LOCALAGENT_MAX_ROUNDS="6"
@@ -243,14 +241,12 @@ def test_a_package_that_imports_itself_above_its_code_is_told_to_delete_the_impo
     assert ran.returncode == 0, ran.stderr + ran.stdout
     writes = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "write_file"]
     assert "only `pass`" not in writes[0]["result"]
-    assert writes[0]["result"].startswith("wrote 289 bytes to 'mathx/__init__.py' (created)")
-    assert writes[0]["result"].endswith(
-        "; but mathx/__init__.py imports add, subtract, multiply, divide from mathx itself "
-        "before the code below defines them, so it cannot load: delete the line `from mathx "
-        "import add, subtract, multiply, divide`"
-    )
-    done = records_of(tmp_path, "subtask_completed")
-    assert next(d["evidence"][-1] for d in done if d.get("by") == "write") == writes[1]["seq"]
+    assert writes[0]["result"].startswith(
+        "wrote 238 bytes to 'mathx/__init__.py' (created); `from mathx import add, subtract, "
+        "multiply, divide` imports mathx from itself, and this file defines add, subtract, "
+        "multiply and divide: that import was left out"
+    ), writes[0]["result"]
+    assert (tmp_path / "mathx" / "__init__.py").read_text().startswith("def __init__(self):")
     runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
     assert "4 passed" in runs[-1]["result"]
 
