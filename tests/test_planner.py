@@ -765,6 +765,21 @@ def test_code_lines_after_a_write_are_that_write_s() -> None:
         "write_file tests/test_mathx.py",
         "run python -m pytest",
     ]
+    # A fenced block as steps of their own (the 1.5B's greet plan, 9284ca0: "```python",
+    # its code lines, "```"), after the write: the write's too.
+    fenced = [
+        "write_file greet.py with the following content:",
+        "```python",
+        "print('Usage: python greet.py NAME')",
+        "print(f'Hello, {name}!')",
+        "```",
+        "run python greet.py Ada",
+    ]
+    greet = "Write greet.py: python greet.py NAME prints Hello, NAME!"
+    checked = plancheck.check([{"description": greet, "subtasks": fenced}], greet, tools)
+    mended = plancheck.code_left_out(checked, greet, tools)
+    assert not mended.problems, mended.problems
+    assert mended.tasks[0]["subtasks"] == ["write_file greet.py", "run python greet.py Ada"]
     # Code with no write before it stays a problem: the goal as one task, as before.
     alone = [{"description": MATHX, "subtasks": ["import pytest", "run python -m pytest"]}]
     assert plancheck.code_left_out(plancheck.check(alone, MATHX, tools), MATHX, tools).problems

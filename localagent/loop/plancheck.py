@@ -260,7 +260,8 @@ def code_left_out(checked: Checked, goal: str, tools: Collection[str]) -> Checke
     for task in checked.tasks:
         steps: list[str] = []
         for text in task["subtasks"]:
-            if subtask_problem(text, tools) not in (CODE, BROKEN_CODE):
+            bare_fence = re.fullmatch(r"\s*(?:```|~~~)[\w+-]*\s*", text) is not None
+            if subtask_problem(text, tools) not in (CODE, BROKEN_CODE) and not bare_fence:
                 steps.append(text)
             elif write := as_write(text):
                 steps.append(write)
