@@ -24,14 +24,11 @@ from localagent.tools.pkgimports import bound_names, from_package, text_of, tree
 def mend(root: Path, path: str, content: str) -> tuple[str, str, str] | None:
     """For a write of `content` to the package `__init__.py` at `path` (relative, '/'):
     (the import line, the lines that replace it, the content with them), or None."""
-    parts = path.split("/")
-    if len(parts) < 2 or parts[-1] != "__init__.py":
+    found = _init_tree(path, content)
+    if found is None:
         return None
-    try:
-        tree = ast.parse(content)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    package, folder = parts[-2], root.joinpath(*parts[:-1])
+    package, tree = found
+    folder = root.joinpath(*path.split("/")[:-1])
     defined = {name for node in tree.body for name in bound_names(node)}
     lines = content.splitlines()
     for node in tree.body:
@@ -56,13 +53,10 @@ def self_imported(path: str, content: str) -> tuple[str, str, list[str]] | None:
     The package cannot load so ("partially initialized module"): the 1.5B's mathx wrote
     that file so, then again three times, blocked, and its next write was `from mathx
     import *` alone (the CPU)."""
-    parts = path.split("/")
-    if len(parts) < 2 or parts[-1] != "__init__.py":
+    found = _init_tree(path, content)
+    if found is None:
         return None
-    try:
-        tree = ast.parse(content)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    package, tree = found
     defined = {
         node.name
         for node in tree.body
@@ -70,7 +64,7 @@ def self_imported(path: str, content: str) -> tuple[str, str, list[str]] | None:
     }
     lines = content.splitlines(keepends=True)
     for node in tree.body:
-        if not isinstance(node, ast.ImportFrom) or not from_package(node, parts[-2]):
+        if not isinstance(node, ast.ImportFrom) or not from_package(node, package):
             continue
         names = [alias.name for alias in node.names]
         old = lines[node.lineno - 1]
@@ -81,6 +75,18 @@ def self_imported(path: str, content: str) -> tuple[str, str, list[str]] | None:
         rest = lines[: node.lineno - 1] + lines[node.lineno :]
         return "".join(rest).lstrip("\n"), old.strip(), names
     return None
+
+
+def _init_tree(path: str, content: str) -> tuple[str, ast.Module] | None:
+    """(the package, the content's syntax tree) for a package `__init__.py` at `path`
+    whose content parses; None otherwise."""
+    parts = path.split("/")
+    if len(parts) < 2 or parts[-1] != "__init__.py":
+        return None
+    try:
+        return parts[-2], ast.parse(content)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def self_imported_note(path: str, old: str, names: list[str]) -> str:
