@@ -190,8 +190,7 @@ def _other_rows(
         found = row_edit(source, wrong["call"], wrong["got"], wrong["expected"])
         if found is None or found[0] in first:  # on the first row's line: `_table`'s
             continue
-        answer = ask(wrong["call"])
-        if not same(answer, wrong["got"]) or same(answer, wrong["expected"]):
+        if not _code_s(ask(wrong["call"]), wrong):
             continue
         said = {"path": test, "call": wrong["call"], "got": wrong["got"]}
         step = _row_step(prompts, {**said, "expected": wrong["expected"]}, *found)
@@ -233,6 +232,12 @@ def _confirmed(failures: list[str], ask: Callable[[str], str]) -> re.Match[str] 
     return None
 
 
+def _code_s(answer: str, wrong: re.Match[str]) -> bool:
+    """Whether the model's answer for the wrong value's call is the code's value, not the
+    test's."""
+    return same(answer, wrong["got"]) and not same(answer, wrong["expected"])
+
+
 def _once(ask: Callable[[str], str]) -> Callable[[str], str]:
     """`ask`, asking about each call once."""
     answers: dict[str, str] = {}
@@ -260,8 +265,7 @@ def _table(
         other = row_of(source, wrong["call"], wrong["got"], wrong["expected"]) if wrong else None
         if wrong is None or other is None or other[0] != line or fixed.count(other[1]) != 1:
             continue
-        answer = ask(wrong["call"])
-        if same(answer, wrong["got"]) and not same(answer, wrong["expected"]):
+        if _code_s(ask(wrong["call"]), wrong):
             fixed, rows = fixed.replace(other[1], other[2], 1), rows + 1
     return (line.strip(), fixed.strip()) if rows else None
 
