@@ -16,7 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from localagent.loop.plancode import as_write
+from localagent.loop.plancode import BARE_FENCE, as_write
 from localagent.loop.plancompact import compact, same
 from localagent.loop.planpackage import into_package, package_name
 from localagent.loop.subtasks import FILE as _FILE
@@ -260,8 +260,8 @@ def code_left_out(checked: Checked, goal: str, tools: Collection[str]) -> Checke
     for task in checked.tasks:
         steps: list[str] = []
         for text in task["subtasks"]:
-            bare_fence = re.fullmatch(r"\s*(?:```|~~~)[\w+-]*\s*", text) is not None
-            if subtask_problem(text, tools) not in (CODE, BROKEN_CODE) and not bare_fence:
+            fence = BARE_FENCE.fullmatch(text) is not None
+            if subtask_problem(text, tools) not in (CODE, BROKEN_CODE) and not fence:
                 steps.append(text)
             elif write := as_write(text):
                 steps.append(write)

@@ -21,6 +21,8 @@ _LEAD = re.compile(
     re.I,
 )
 _DEFINED = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)")
+# A line that is only a fence, its language named or not ("```python", "```").
+BARE_FENCE = re.compile(r"\s*(?:```|~~~)[\w+-]*\s*")
 
 
 def as_write(text: str) -> str:
@@ -39,17 +41,15 @@ def as_write(text: str) -> str:
     if line := _one_line(code):
         return f"write_file {path} with `{line}`"
     names = list(dict.fromkeys(_DEFINED.findall(code)))
-    return (
-        f"write_file {path} with the code of {', '.join(names)}"
-        if names
-        else (f"write_file {path} with its code")
-    )
+    what = f"the code of {', '.join(names)}" if names else "its code"
+    return f"write_file {path} with {what}"
 
 
 def _one_line(code: str) -> str:
     """The step's code when it is one line that compiles (`print("Hello, World!")` in a
     fence), else ""."""
     lines = [line for line in code.strip().strip("`'\"~").splitlines() if line.strip()]
+    # a fence, or the language its stripped backticks left ("python")
     lines = [line for line in lines if not re.fullmatch(r"\s*(?:```|~~~)?\w*\s*", line)]
     if len(lines) != 1 or "`" in lines[0]:
         return ""
