@@ -141,9 +141,7 @@ def test_names_python_s_module_lacks_are_read_through_the_package_named_after_it
     round limit."""
     steps = ["write_file mathx/__init__.py with the add function", "write_file tests/test_mathx.py"]
     replies = [{"content": PLAIN_INIT}, {"content": MATH_TESTS}]
-    small_model_goal(
-        tmp_path, MATHX, plan_rule((MATHX, steps)), replies, LOCALAGENT_MAX_ROUNDS="2"
-    )
+    small_model_goal(tmp_path, MATHX, plan_rule((MATHX, steps)), replies, LOCALAGENT_MAX_ROUNDS="2")
     write = records_of(tmp_path, "action_finished")[1]
     assert (
         "; Python's math has no add, divide, multiply, subtract, and the package mathx here "

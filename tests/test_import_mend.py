@@ -231,8 +231,8 @@ def test_a_first_line_indented_as_the_json_is_written_at_the_margin(tmp_path: Pa
         ("    x = 1\ny = x\n", "x = 1\ny = x\n"),
         # Every line indented: no one line's edit makes it compile.
         ("    x = 1\n    y = x\n", None),
-        # Indented after a line of code: not the first line.
-        ("x = 1\n    y = x\n", None),
+        # Indented after a line of code: aligned with it (test_indented_write.py).
+        ("x = 1\n    y = x\n", "x = 1\ny = x\n"),
     ],
 )
 def test_which_indented_first_lines_are_mended(content: str, fixed: str | None) -> None:

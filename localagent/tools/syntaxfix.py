@@ -13,7 +13,8 @@ import json
 import re
 from collections.abc import Iterator
 
-from localagent.tools import unflatten
+from localagent.tools import indentfix, unflatten
+from localagent.tools.indentfix import compiles_past as _fixes
 
 SHOWN_LINE_CHARS = 120  # of the line a syntax error is on, in the write's result
 # A word with an apostrophe inside a single-quoted string: small models write 'It's a tie!'.
@@ -152,14 +153,8 @@ def _edit(
         joined := _joined(source, lines, exc.lineno, name, earlier, every)
     ):
         return joined
-    if exc.msg == "unexpected indent" and not "".join(lines[: exc.lineno - 1]).strip():
-        # The first line indented as the call's JSON around it: Qwen2.5-Coder-1.5B wrote
-        # a test file in Python's three quotes, `"content": """\n    import pytest\n\n@`
-        # (the CPU), and sent it until it was blocked.
-        edited = "".join([*lines[: exc.lineno - 1], line.lstrip(" \t"), *lines[exc.lineno :]])
-        if source.count(body) == 1 and _fixes(edited, name, exc.lineno, anywhere=False):
-            return body, body.lstrip(" \t"), ""
-        return None
+    if exc.msg == "unexpected indent":
+        return indentfix.unexpected(source, lines, exc.lineno, name)
     for fixed in _candidates(body, exc, lines[exc.lineno :]):
         end = line[len(body) :]
         edited = "".join([*lines[: exc.lineno - 1], fixed + end, *lines[exc.lineno :]])
@@ -290,17 +285,6 @@ def _complete(body: str, after: list[str]) -> bool:
     following = next((line for line in after if line.strip()), "")
     depth = len(body) - len(body.lstrip())
     return len(following) - len(following.lstrip()) <= depth
-
-
-def _fixes(edited: str, name: str, lineno: int, *, anywhere: bool) -> bool:
-    """Whether the edited source compiles, or (anywhere) fails only further on."""
-    try:
-        compile(edited, name, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        return anywhere and (exc.lineno or 0) > lineno
-    except (ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def _call(name: str, old: str, new: str, count: int = 1) -> str:

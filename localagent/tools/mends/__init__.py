@@ -77,6 +77,8 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
 
 def mend_note(line: str, fixed: str) -> str:
     """What the write says of a line it wrote fixed (see `pywrite.mended`)."""
+    if line.count("\n") == fixed.count("\n") > 0:  # lines named by those before them
+        line, fixed = line.rsplit("\n", 1)[1], fixed.rsplit("\n", 1)[1]
     if "\n" in line and "\n" not in fixed:
         first = line.split("\n", 1)[0]
         shown = first if len(first) <= 80 else first[:77] + "..."
