@@ -14,7 +14,7 @@ import pytest
 from support import backend_env, done, messages_text, plan_rule, records, run_cli
 
 from localagent.models.fake import FakeServer
-from localagent.models.loops import LoopCut, loop_start
+from localagent.models.loops import LoopCut, loop_start, rows_start
 from localagent.textcalls import parse_reply
 from localagent.tools.aliases import unknown_tool
 from localagent.tools.catalog import SMALL_MODEL_TOOLS
@@ -109,9 +109,54 @@ def test_a_loop_of_short_tokens_is_cut_by_its_tokens() -> None:
     assert len(TABLE_HEAD) < looped.cut < len(TABLE_HEAD) + 2 * len(TABLE_UNIT)
     # The same characters in long tokens span fewer than MIN_SPAN: no loop yet.
     assert _streamed(TABLE, 360)[0].cut is None
-    # Rows of numbers that do not repeat are no loop, in tokens as short.
-    rows = "".join(f"    ({i}, {i + 1}, {2 * i + 1}),\\n" for i in range(80))
+    # Rows of numbers that neither repeat nor count on are no loop, in tokens as short.
+    rows = "".join(f"    ({i % 7}, {i * i % 11}, {i % 5}),\\n" for i in range(80))
     assert _streamed(rows, len(rows))[0].cut is None
+
+
+# The 1.5B's mathx test file (0c8d102, the CPU), verbatim: rows that count on, each the
+# one above plus (2, 2, 4), to row 62 at the cap of 1,024 tokens, 40 s; 4 of 48 mathx runs
+# wrote such a table.
+COUNTING = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    "pytest\\n\\n@pytest.mark.parametrize('a, b, expected', [\\n"
+    + "".join(f"    ({i}, {i + 1}, {2 * i + 1}),\\n" for i in range(1, 125, 2))
+    + "    ("
+)
+
+
+def test_rows_that_count_on_are_cut_as_a_loop(tmp_path: Path) -> None:
+    assert len(COUNTING) == 1378
+    looped, read = _streamed(COUNTING, 1024)  # as the engine sent it: 1,024 tokens
+    assert looped.cut is not None and read < 0.6 * len(COUNTING), read
+    assert looped.text().endswith("(3, 4, 7),\\n    (5, 6, 11),\\n"), looped.text()
+    replies = [{"content": COUNTING, "chunks": 1024}, {"content": HELLO_CALL}]
+    ran, sent = run_hello(tmp_path, replies)
+    assert ran.returncode == 0, ran.stderr
+    first = rounds(tmp_path)[0]
+    assert first["cut_off"] == "loop" and first["completion_tokens"] < 600, first
+    assert "inside a file's content. Write a shorter file: fewer cases" in messages_text(sent[2])
+
+
+@pytest.mark.parametrize(
+    ("rows", "cut"),
+    [
+        # A file's numbered lines echoed, `186 |` on: one number, but a numbered line.
+        ("".join(f"{i} |\n" for i in range(150, 210)), True),
+        ("".join(f"    ({i}, {i + 1}, {2 * i + 1}),\n" for i in range(0, 60, 2)), True),
+        # Numbers alone, one to a line: a list the goal may ask for.
+        ("".join(f"{i}\n" for i in range(1, 101)), False),
+        # One shape, but the numbers do not count on.
+        ("".join(f"    ({i % 7}, {i * 3 % 11}),\n" for i in range(60)), False),
+        # Counting on, but fewer rows than MIN_ROWS.
+        ("".join(f"    ({i}, {2 * i}),\n" for i in range(20)), False),
+        # The same row again and again is the other loop's (a long enough span).
+        ("    (1, 2, 3),\n" * 40, False),
+    ],
+    ids=["numbered", "table", "numbers", "not-counting", "few", "same"],
+)
+def test_which_rows_are_cut(rows: str, cut: bool) -> None:
+    assert (rows_start("x = [\n" + rows) is not None) is cut
 
 
 def test_a_write_cut_by_its_loop_is_told_to_be_shorter(tmp_path: Path) -> None:

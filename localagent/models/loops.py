@@ -8,10 +8,13 @@ the reply. Short repeats are ordinary text (a ruler of `=`, a table's rows), so 
 needs both many copies and a long span. A tool call written as text is the exception:
 the same call twice in one reply adds nothing (the loop guard would run it once), and
 the 0.5B model repeats its call for hundreds of tokens, so two copies of a unit that
-holds a call are a loop.
+holds a call are a loop. So are rows that count on, each the one above plus a step
+(`rows_start`): they never repeat, and run to the cap all the same.
 """
 
 from __future__ import annotations
+
+import re
 
 MIN_COPIES = 4  # of one unit, back to back
 MIN_SPAN = 1200  # characters the copies cover together: a ruler of 80 `-` is no loop
@@ -23,6 +26,14 @@ MAX_PERIOD = 2000  # characters of the longest unit looked for
 CHECK_EVERY = 128  # new characters between two looks: a loop is caught that much later
 _PROBE = 32  # characters compared first: most units are ruled out by them
 CALL_MARKS = ('"name"', '"arguments": {')  # a unit holding both is a call written as text
+# Rows that count on are a loop of their own kind: Qwen2.5-Coder-1.5B's mathx tables ran
+# `(1, 2, 3),`, `(3, 4, 7),`, `(5, 6, 11),` ... to row 62 at the cap of 1,024 tokens, 40 s
+# on the CPU, in 4 of 48 runs; its echo of a file's numbered lines ran `186 |` to `208 |`.
+MIN_ROWS = 24  # lines of one shape, back to back, each number counting on by one step
+ROWS_KEPT = 3  # of them, in the text kept: enough to show what ran on
+_BREAK = re.compile(r"\n|\\n")  # a line break, or `\n` in a string of a call's JSON
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_NUMBERED = re.compile(r"\s*0\s*\|\s*")  # a file's line as a tool's result numbers it
 
 
 def loop_start(text: str, min_span: int = MIN_SPAN) -> int | None:
@@ -44,6 +55,34 @@ def loop_start(text: str, min_span: int = MIN_SPAN) -> int | None:
             start -= 1
         return _line_end(text, start + period, period)
     return None
+
+
+def rows_start(text: str) -> int | None:
+    """Where the rows that count on and end `text` are cut (past their first ROWS_KEPT),
+    or None when its last MIN_ROWS whole lines are no such rows. Each row has the shape
+    of the others (numbers aside) and two numbers or more, or is a numbered line
+    (`186 |`); each number is the one above it plus that column's step."""
+    ends = [m.end() for m in _BREAK.finditer(text)]
+    if len(ends) <= MIN_ROWS:
+        return None
+    shape, steps, below, first = None, None, None, len(ends)
+    for at in range(len(ends) - 1, 0, -1):  # whole lines, the last first
+        line = _BREAK.sub("", text[ends[at - 1] : ends[at]])
+        numbers = [float(n) for n in _NUMBER.findall(line)]
+        now = _NUMBER.sub("0", line)
+        if not numbers or now != (shape or now):
+            break
+        if len(numbers) < 2 and not _NUMBERED.fullmatch(now):
+            break
+        if below is not None:
+            step = [round(b - n, 9) for b, n in zip(below, numbers, strict=True)]
+            if steps is not None and step != steps:
+                break
+            steps = step
+        shape, below, first = now, numbers, at
+    if len(ends) - first < MIN_ROWS or not any(steps or ()):
+        return None
+    return ends[first + ROWS_KEPT - 1]
 
 
 def _span(unit: str, period: int, min_span: int) -> int:
@@ -81,7 +120,10 @@ class LoopCut:
         self.checked = self.size
         # MIN_SPAN_TOKENS at the reply's own characters per token, MIN_SPAN at most.
         span = min(MIN_SPAN, MIN_SPAN_TOKENS * self.size // max(self.chunks, 1))
-        self.cut = loop_start(self.text(), span)
+        text = self.text()
+        self.cut = loop_start(text, span)
+        if self.cut is None:
+            self.cut = rows_start(text)
         return self.cut is not None
 
     def text(self) -> str:
