@@ -67,7 +67,7 @@ def _package(ws: Path) -> None:
         (ws / "mathx" / f"{name}.py").write_text(code)
 
 
-def _written_and_run(ws: Path, reply: str) -> tuple[dict, dict]:
+def written_and_run(ws: Path, reply: str) -> tuple[dict, dict]:
     """The `action_finished` records of `reply` (a write of the tests) in the package
     here, and of the pytest run after it."""
     _package(ws)
@@ -79,7 +79,7 @@ def _written_and_run(ws: Path, reply: str) -> tuple[dict, dict]:
 
 
 def test_names_a_test_file_never_imports_are_imported_from_the_package(tmp_path: Path) -> None:
-    write, run = _written_and_run(tmp_path, TESTS)
+    write, run = written_and_run(tmp_path, TESTS)
     assert (
         "; it used add, subtract, multiply, divide, which mathx has, without importing them, "
         "so `from mathx import add, subtract, multiply, divide` was written at its top"
@@ -156,7 +156,7 @@ def test_python_s_own_modules_go_above_the_other_imports(tmp_path: Path) -> None
 
 
 def test_a_package_a_test_file_uses_and_never_imports_is_imported(tmp_path: Path) -> None:
-    write, run = _written_and_run(tmp_path, DOTTED)
+    write, run = written_and_run(tmp_path, DOTTED)
     assert (
         "; it used mathx, the package here, without importing it, so `import mathx` was "
         "written at its top"
@@ -213,7 +213,7 @@ QUOTED = (
 
 
 def test_a_first_line_indented_as_the_json_is_written_at_the_margin(tmp_path: Path) -> None:
-    write, run = _written_and_run(tmp_path, QUOTED)
+    write, run = written_and_run(tmp_path, QUOTED)
     assert (
         "; `    import pytest` did not compile, so it was written as `import pytest`"
         in (write["result"])

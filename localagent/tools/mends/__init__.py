@@ -16,6 +16,7 @@ from localagent.tools.mends import (
     margin,
     nearmodule,
     nested,
+    params,
     reads,
 )
 
@@ -31,7 +32,8 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     imports of its modules made imports of their functions (`inits`), names it never
     imports imported from the one module that has them, or whole when they are modules
     here (`imports`), second reads of a file made one (`reads`), a test file's asserts
-    put in a test (`notests`), a program's `__main__` block it left out kept (`mainblock`)."""
+    put in a test (`notests`), a test function given the arguments its parametrize
+    passes it (`params`), a program's `__main__` block it left out kept (`mainblock`)."""
     said: list[str] = []
     if (flush := indent.dedented(content, name)) is not None:
         said.append(indent.dedented_note(content))
@@ -69,6 +71,9 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     if (tested := notests.wrapped(content, name)) is not None:
         content = tested[0]
         said.append(notests.wrapped_note(tested[1]))
+    if (taken := params.mended(content, name)) is not None:
+        content = taken[0]
+        said.append(params.mended_note(taken[1]))
     if (main := mainblock.kept(root, name, content)) is not None:
         content = main[0]
         said.append(mainblock.kept_note(main[1]))
