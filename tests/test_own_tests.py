@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
 
-from localagent.loop.testrows import row_edit, same
+from localagent.loop.testrows import block_edit, row_edit, same
 from localagent.tools import ToolContext, execute
 
 MATHX = real_goal("mathx").text
@@ -131,6 +131,54 @@ def test_a_third_value_asks_about_the_next_wrong_row(tmp_path: Path) -> None:
         f"returns -2, not 0: replace `{old}` with `{new}` (and each other expected value in "
         "it that is wrong the same way)"
     ), steps
+
+
+# The tests of mathx-7 (0c8d102, the CPU), verbatim: add's table, its rows on lines of
+# their own, above all four tests. Its hand-back named no text (no row or pair of lines is
+# written once), and the model sent the step's sentence as the text to replace.
+COPIED = (
+    '```json\n{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content'
+    "\": \"import pytest\\n\\n@pytest.mark.parametrize('a, b, expected', [\\n    (1, 2, 3),\\n "
+    "   (3, 4, 7),\\n    (5, 6, 11),\\n    (0, 0, 0),\\n    (10, 10, 20),\\n])\\ndef test_add("
+    "a, b, expected):\\n    assert add(a, b) == expected\\n\\n@pytest.mark.parametrize('a, b"
+    ", expected', [\\n    (1, 2, 3),\\n    (3, 4, 7),\\n    (5, 6, 11),\\n    (0, 0, 0),\\n   "
+    " (10, 10, 20),\\n])\\ndef test_subtract(a, b, expected):\\n    assert subtract(a, b) =="
+    " expected\\n\\n@pytest.mark.parametrize('a, b, expected', [\\n    (1, 2, 3),\\n    (3, 4"
+    ", 7),\\n    (5, 6, 11),\\n    (0, 0, 0),\\n    (10, 10, 20),\\n])\\ndef test_multiply(a, "
+    "b, expected):\\n    assert multiply(a, b) == expected\\n\\n@pytest.mark.parametrize('a,"
+    " b, expected', [\\n    (1, 2, 3),\\n    (3, 4, 7),\\n    (5, 6, 11),\\n    (0, 0, 0),\\n "
+    "   (10, 10, 20),\\n])\\ndef test_divide(a, b, expected):\\n    assert divide(a, b) == e"
+    'xpected\\n"}}}'
+)
+
+
+def test_a_table_copied_from_another_test_is_named_through_its_def_line(tmp_path: Path) -> None:
+    # subtract(1, 2), then the other wrong rows of its table: (3, 4), (5, 6), (10, 10)
+    plan = _failed_tables(tmp_path, "-1", "-1", "-1", "0", tables=COPIED)[-1]
+    steps = plan["tasks"][0]["subtasks"]
+    old = (
+        "(1, 2, 3),\\n    (3, 4, 7),\\n    (5, 6, 11),\\n    (0, 0, 0),\\n    (10, 10, 20),\\n])"
+        "\\ndef test_subtract(a, b, expected):"
+    )
+    new = (
+        "(1, 2, -1),\\n    (3, 4, -1),\\n    (5, 6, -1),\\n    (0, 0, 0),\\n    (10, 10, 0),"
+        "\\n])\\ndef test_subtract(a, b, expected):"
+    )
+    assert steps[:3] == [
+        "read_file tests/test_mathx.py",
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: subtract(1, 2) "
+        f"returns -1, not 3: replace `{old}` with `{new}` (and each other expected value in it "
+        "that is wrong the same way)",
+        "run python -m pytest to ensure the tests pass",
+    ], steps
+    # The step as the model copies it is one edit of the file, and its tests then pass.
+    ctx = ToolContext(root=tmp_path)
+    args = {"path": "tests/test_mathx.py", "old": old, "new": new}
+    result = execute(ctx, "replace_in_file", args)
+    assert result.ok, result.output
+    text = (tmp_path / "tests" / "test_mathx.py").read_text()
+    assert "    (10, 10, 0),\n])\ndef test_subtract(" in text, text
+    assert text.count("(10, 10, 20)") == 3
 
 
 @pytest.mark.parametrize(
@@ -347,3 +395,24 @@ def test_a_row_on_a_line_written_twice_is_named_with_the_line_before_it(tmp_path
     )
     assert done.ok, done.text
     assert (tmp_path / "tests" / "test_mathx.py").read_text() == TWICE.replace(old, new)
+
+
+def test_a_copied_table_s_edit_keeps_the_rows_the_model_stands_by() -> None:
+    table = "@pytest.mark.parametrize('a, b, expected', [\n    (1, 2, 3),\n    (3, 4, 7),\n])\n"
+    source = (
+        f"{table}def test_add(a, b, expected):\n    assert add(a, b) == expected\n\n"
+        f"{table}def test_sub(a, b, expected):\n    assert sub(a, b) == expected\n"
+    )
+    first, other = ("sub(1, 2)", "-1", "3"), ("sub(3, 4)", "-1", "7")
+    found = block_edit(source, first, [other], lambda row: False)
+    assert found == (
+        "(1, 2, 3),\n    (3, 4, 7),\n])\ndef test_sub(a, b, expected):",
+        "(1, 2, -1),\n    (3, 4, 7),\n])\ndef test_sub(a, b, expected):",
+        [first],
+    )
+    both = block_edit(source, first, [other], lambda row: True)
+    assert both is not None and "(3, 4, -1)" in both[1] and both[2] == [first, other]
+    # A table too long to name as one text: none.
+    rows = "".join(f"    ({i}, 2, 0),\n" for i in range(12))
+    long = source.replace("    (3, 4, 7),\n", rows)
+    assert block_edit(long, first, [], lambda row: True) is None

@@ -27,7 +27,7 @@ from typing import Any
 
 from localagent.loop.planfrom import from_failed
 from localagent.loop.subtasks import FILE, TESTS, edited_file, ran_by, read_file_of, written_file
-from localagent.loop.testrows import row_edit, row_of, same
+from localagent.loop.testrows import block_edit, row_edit, row_of, same
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State
 from localagent.state.checkruns import norm
@@ -152,14 +152,19 @@ def expected_tasks(
     edit = prompts.render("handback_expected", **said)
     source = text_of(root, test) if root is not None else None
     more: list[str] = []
+    others = [f for f in failures if f != wrong[0]]
     if source and (row := row_edit(source, wrong["call"], wrong["got"], wrong["expected"])):
-        others = [f for f in failures if f != wrong[0]]
         old, new = _table(source, wrong, others, ask) or row
         exact = _row_step(prompts, said, old, new)
         edit = exact if edited_file(exact) == test else edit
         first = row_of(source, wrong["call"], wrong["got"], wrong["expected"])
         left = source.replace(old, new, 1)
         more = _other_rows(left, first[0] if first else old, test, others, ask, prompts)
+    elif source and (block := _block(source, wrong, others, ask)):
+        exact = _row_step(prompts, said, block[0], block[1])
+        edit = exact if edited_file(exact) == test else edit
+        left = source.replace(block[0], block[1], 1)
+        more = _other_rows(left, block[1], test, others, ask, prompts)
     read = prompts.render("handback_read", path=test)
     if edited_file(edit) != test or read_file_of(read) != test:
         return None
@@ -188,9 +193,12 @@ def _other_rows(
         if wrong is None or len(steps) == MORE_ROWS:
             continue
         found = row_edit(source, wrong["call"], wrong["got"], wrong["expected"])
-        if found is None or found[0] in first:  # on the first row's line: `_table`'s
+        if found is not None and found[0] in first:  # on the first row's line: `_table`'s
             continue
         if not _code_s(ask(wrong["call"]), wrong):
+            continue
+        found = found or _block(source, wrong, failures, ask)
+        if found is None:
             continue
         said = {"path": test, "call": wrong["call"], "got": wrong["got"]}
         step = _row_step(prompts, {**said, "expected": wrong["expected"]}, *found)
@@ -248,6 +256,24 @@ def _once(ask: Callable[[str], str]) -> Callable[[str], str]:
         return answers[call]
 
     return asked
+
+
+def _block(
+    source: str, first: re.Match[str], failures: list[str], ask: Callable[[str], str]
+) -> tuple[str, str] | None:
+    """For the first wrong value's row in a table written across lines that no row or
+    pair of lines names (another test's table is the same), and the run's other wrong
+    values in that table that the model, asked alone, also answers with the code's value:
+    the text through its test's `def` line, and that text with each of them fixed
+    (`testrows.block_edit`); None when there is none such."""
+    rows = [(w["call"], w["got"], w["expected"]) for f in failures if (w := _WRONG.match(f))]
+    found = block_edit(
+        source,
+        (first["call"], first["got"], first["expected"]),
+        rows,
+        lambda row: same(ask(row[0]), row[1]) and not same(ask(row[0]), row[2]),
+    )
+    return found[:2] if found else None
 
 
 def _table(

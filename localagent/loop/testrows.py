@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable
 from typing import Any
+
+Row = tuple[str, str, str]  # a wrong value's call, what it returned, what its test expected
 
 
 def row_edit(source: str, call: str, got: str, expected: str) -> tuple[str, str] | None:
@@ -43,6 +46,59 @@ def _window(lines: list[str], at: int, text: str, fixed: str) -> tuple[str, str]
             row = lines[at].replace(text, fixed, 1)
             new = "\n".join([*lines[at - before : at], row, *lines[at + 1 : at + after + 1]])
             return old, new.strip()
+    return None
+
+
+MAX_BLOCK_LINES = 12  # of the text a table's edit names, through its test's `def` line
+
+
+def block_edit(
+    source: str, first: Row, others: list[Row], keep: Callable[[Row], bool]
+) -> tuple[str, str, list[Row]] | None:
+    """For a row `first` (call, got, expected) of a table written across lines whose text
+    is written elsewhere too, as another test's table: the text from its line through
+    its test's `def` line, which no other place holds so, and that text with it and each
+    of `others` in the same table that `keep` keeps expecting its `got`; and the rows so
+    fixed. None when that text is not unique or longer than MAX_BLOCK_LINES.
+
+    The 1.5B's mathx on the CPU wrote its add table, `(1, 2, 3),` and four rows more on
+    lines of their own, above all four tests: no row or pair of lines named one place,
+    the hand-back named none, and the model sent the step's sentence as the text to
+    replace until it was blocked."""
+    found = _place(source, *first)
+    lines = source.splitlines()
+    test = _table_test(source, found[0]) if found else None
+    if found is None or test is None:
+        return None
+    start, end = test
+    fixed, rows = dict([(found[0], lines[found[0]].replace(found[2], found[3], 1))]), [first]
+    for row in others:
+        other = _place(source, *row)
+        if other is None or not start <= other[0] < end or row in rows or not keep(row):
+            continue
+        line = fixed.get(other[0], lines[other[0]])
+        if line.count(other[2]) == 1:
+            fixed[other[0]], rows = line.replace(other[2], other[3], 1), [*rows, row]
+    top = min(fixed)
+    if end - top + 1 > MAX_BLOCK_LINES:
+        return None
+    old = "\n".join(lines[top : end + 1]).strip()
+    new = "\n".join(fixed.get(at, lines[at]) for at in range(top, end + 1)).strip()
+    return (old, new, rows) if source.count(old) == 1 and old.isascii() else None
+
+
+def _table_test(source: str, at: int) -> tuple[int, int] | None:
+    """(the index of the first line of its decorators, of its `def` line) for the test
+    whose decorators hold line `at` (an index), or None."""
+    try:
+        tree = ast.parse(source)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.decorator_list:
+            top = min(d.lineno for d in node.decorator_list) - 1
+            if top <= at < node.lineno - 1:
+                return top, node.lineno - 1
     return None
 
 
