@@ -266,12 +266,36 @@ PARAMETRIZED = (
 )
 
 
+@pytest.mark.parametrize(
+    ("error", "first"),
+    [
+        # divide.py raises it only when b == 0: the run's note gives the test's edit
+        # (`testback.raise_tasks`), and the hand-back is that edit.
+        (
+            "ValueError",
+            [
+                "read_file tests/test_mathx.py",
+                "replace_in_file tests/test_mathx.py so that its test checks the raise as the "
+                "code makes it: replace `divide(a, b)` with `divide(a, 0)`",
+            ],
+        ),
+        # An error divide.py never raises: no note, and the file that defines divide.
+        (
+            "ZeroDivisionError",
+            [
+                "read_file mathx/divide.py",
+                "replace_in_file mathx/divide.py to fix the failing test: Failed: DID NOT RAISE "
+                "ZeroDi... (and 3 more)",
+            ],
+        ),
+    ],
+)
 def test_tests_that_fail_after_a_write_go_back_to_the_file_of_the_function_they_test(
-    tmp_path: Path,
+    tmp_path: Path, error: str, first: list[str]
 ) -> None:
     """The 1.5B's test_divide failed after its plan wrote mathx/subtract.py last; the
     handback sent it to subtract.py, where no edit could help. It goes to the file that
-    defines divide."""
+    defines divide, or to the test's own edit where the run's note gives one."""
     steps = [
         "write_file tests/test_mathx.py with the pytest tests",
         "write_file mathx/__init__.py with the package structure",
@@ -281,7 +305,7 @@ def test_tests_that_fail_after_a_write_go_back_to_the_file_of_the_function_they_
     ]
     init = '{{"name": "write_file", "arguments": {"path": "mathx/__init__.py", "content": "from '
     init += '. import add, subtract, multiply, divide"}}}'
-    rounds = [PARAMETRIZED, init, *MODULES, TESTS, TESTS, TESTS]
+    rounds = [PARAMETRIZED.replace("ValueError", error), init, *MODULES, TESTS, TESTS, TESTS]
     replies = [{"content": r} for r in rounds]
     small_model_goal(
         tmp_path, MATHX, plan_rule((MATHX, steps)), replies, LOCALAGENT_MAX_ROUNDS="10"
@@ -289,11 +313,7 @@ def test_tests_that_fail_after_a_write_go_back_to_the_file_of_the_function_they_
     runs = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"]
     assert "4 failed, 12 passed" in runs[0]["result"]
     (handback,) = [p for p in records_of(tmp_path, "plan") if p.get("replace_from")]
-    assert handback["tasks"][0]["subtasks"][:2] == [
-        "read_file mathx/divide.py",
-        "replace_in_file mathx/divide.py to fix the failing test: Failed: DID NOT RAISE "
-        "ValueE... (and 3 more)",
-    ]
+    assert handback["tasks"][0]["subtasks"][:2] == first
 
 
 def test_a_failed_test_run_a_later_one_settles_is_not_the_goal_s_unmet(tmp_path: Path) -> None:

@@ -181,6 +181,39 @@ def test_a_table_copied_from_another_test_is_named_through_its_def_line(tmp_path
     assert text.count("(10, 10, 20)") == 3
 
 
+# mathx-5's tests (d1e6ddd, the CPU) as its run left them: a `pytest.raises(ValueError)`
+# around `divide(a, b)` for rows that never divide by zero. The run's note gave the edit,
+# `divide(a, 0)`; the hand-back sent the model to mathx/__init__.py with pytest's words,
+# which it sent as the text to replace until the round limit.
+UNRAISED = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    "pytest\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), (3, 4, 7), (5, 6, 11"
+    "), (10, 20, 30)])\\ndef test_add(a, b, expected):\\n    assert add(a, b) == expected\\n"
+    "\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, -1), (3, 4, -1), (5, 6, -1), (10, "
+    "20, -10)])\\ndef test_subtract(a, b, expected):\\n    assert subtract(a, b) == expected"
+    "\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), (3, 4, 12), (5, 6, 30), (1"
+    "0, 20, 200)])\\ndef test_multiply(a, b, expected):\\n    assert multiply(a, b) == expec"
+    "ted\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 0), (3, 4, 0), (5, 6, 0), "
+    "(10, 20, 0)])\\ndef test_divide(a, b, expected):\\n    with pytest.raises(ValueError):"
+    '\\n        divide(a, b)"}}}'
+)
+
+
+def test_a_test_of_a_raise_the_code_makes_otherwise_is_the_edit(tmp_path: Path) -> None:
+    plan = _failed_tables(tmp_path, tables=UNRAISED)[-1]
+    steps = plan["tasks"][0]["subtasks"]
+    assert steps[:3] == [
+        "read_file tests/test_mathx.py",
+        "replace_in_file tests/test_mathx.py so that its test checks the raise as the code "
+        "makes it: replace `divide(a, b)` with `divide(a, 0)`",
+        "run python -m pytest to ensure the tests pass",
+    ], steps
+    (run,) = [r for r in records_of(tmp_path, "action_finished") if r["tool"] == "run_cmd"][:1]
+    assert run["facts"]["test_edit"] == [
+        "tests/test_mathx.py", "        divide(a, b)", "        divide(a, 0)"
+    ]  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("a", "b", "one"),
     [("-1", "-1", True), ("0.5", ".5", True), ("2", "2.0", True), ("-1", "1", False),

@@ -171,6 +171,33 @@ def expected_tasks(
     return from_failed(state, due, read, edit, *more)
 
 
+def raise_tasks(
+    state: State, due: ReplanDue, prompts: PromptSet, root: Path
+) -> list[dict[str, Any]] | None:
+    """When the failed test run's note gave the edit of a test that checks a raise the
+    code makes otherwise (`tools.raisedtests`: a comparison of a call that raises on
+    purpose, a `pytest.raises` around a call that misses the condition the code raises
+    under), in a test file this run wrote: the plan from it on, a read of that file, that
+    edit, then the run. The 1.5B's mathx wrapped `divide(a, b)` in `pytest.raises` for a
+    table that never divides by zero; its hand-back went to mathx/__init__.py with
+    pytest's words, which the model sent as the text to replace until the round limit,
+    the note's edit of the test never made."""
+    last = latest_tests(state.ledger)
+    if last is None or len(last.test_edit) != 3 or last.epoch != state.guard.epoch:
+        return None
+    path, old, new = last.test_edit
+    if path != own_test_file(state):
+        return None
+    if (text_of(root, path) or "").count(old.strip()) == 1:  # its indent is the file's
+        old, new = old.strip(), new.strip()
+    shown = {"old": old.replace("\n", "\\n"), "new": new.replace("\n", "\\n")}
+    edit = prompts.render("handback_raise", path=path, **shown)
+    read = prompts.render("handback_read", path=path)
+    if edited_file(edit) != path or read_file_of(read) != path:
+        return None
+    return from_failed(state, due, read, edit)
+
+
 MORE_ROWS = 3  # edits of other wrong rows in one hand-back, each a step
 
 

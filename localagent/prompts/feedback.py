@@ -221,6 +221,11 @@ HANDBACK_EXPECTED_ROW = (
     "wrong the same way)"
 )
 
+HANDBACK_RAISE = (
+    "replace_in_file {path} so that its test checks the raise as the code makes it: "
+    "replace `{old}` with `{new}`"
+)
+
 SEE_FAILURE = "run {cmd} to see what fails"
 
 SAMPLE_WRITE = "write_file {path} with a few lines of sample text"

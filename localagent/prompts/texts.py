@@ -52,6 +52,7 @@ from localagent.prompts.feedback import (
     HANDBACK_ONLY,
     HANDBACK_OPEN,
     HANDBACK_OPTION,
+    HANDBACK_RAISE,
     HANDBACK_READ,
     HANDBACK_RECOUNT,
     HANDBACK_STATUS,
@@ -428,6 +429,12 @@ PROMPTS: dict[str, Prompt] = {
         "that edit subtask when the test's row or assertion of the call is found: the "
         "text to replace and its replacement",
         _spec("path call got expected old new"),
+    ),
+    "handback_raise": Prompt(
+        HANDBACK_RAISE,
+        "that edit subtask when the failed tests check a raise the code does not make so: "
+        "the edit the run's note gave",
+        _spec("path old new"),
     ),
     "handback_read": Prompt(
         HANDBACK_READ,

@@ -61,6 +61,8 @@ class CheckRun(BaseModel):
     broken: str = ""  # "path: error" of a workspace file it failed to load (`tools.loaderror`)
     wrong: str = ""  # what a call returned against what a test asserted (`tools.asserted`)
     wrongs: list[str] = Field(default_factory=list)  # that, and the next few such failures
+    # [path, old, new]: the edit of a test that checks a raise wrong (`tools.raisedtests`)
+    test_edit: list[str] = Field(default_factory=list)
 
 
 class Ledger(BaseModel):
@@ -212,6 +214,7 @@ def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> 
         broken=_first(facts, "broken") if passed is False else "",
         wrong=_first(facts, "wrong") if passed is False else "",
         wrongs=[w[:FACT_CHARS] for w in facts.get("wrong", [])[:4]] if passed is False else [],
+        test_edit=_edit(facts) if passed is False else [],
     )
     # What `ruff check --fix X` left, `ruff check X` would not find: its failure is over.
     settle(ledger, ledger.checks[key(cmd)])
@@ -233,6 +236,14 @@ def note_goal_check(ledger: Ledger, rec: dict[str, Any]) -> None:
     if rec.get("status") == "passed" and kind in ("pytest", "unittest", "ruff"):
         settle(ledger, CheckRun(cmd=key(cmd), kind=kind, seq=rec["seq"], subtask=0,
                                 passed=True, summary=""))  # fmt: skip
+
+
+def _edit(facts: dict[str, list[str]]) -> list[str]:
+    """A run's `test_edit` fact, when it is one (three texts, none longer than an edit)."""
+    found = facts.get("test_edit", [])
+    if len(found) == 3 and all(isinstance(t, str) and len(t) <= FACT_CHARS for t in found):
+        return list(found)
+    return []
 
 
 def _first(facts: dict[str, list[str]], name: str) -> str:

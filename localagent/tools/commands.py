@@ -11,7 +11,7 @@ from localagent.system import sandbox, workspace_env
 from localagent.system.process import LaunchError, ProcessResult, run_process
 from localagent.system.safefs import UnsafeFile
 from localagent.system.workspace_env import WorkspaceEnvError
-from localagent.tools import notests, runas, runnotes, runproof
+from localagent.tools import notests, raisedtests, runas, runnotes, runproof
 from localagent.tools.asserted import wrong_values
 from localagent.tools.base import WORDS, ToolContext, ToolError, ToolResult, describe
 from localagent.tools.cmdline import (
@@ -77,6 +77,8 @@ def run_cmd(
         facts["broken"] = [f"{empty[0]}: {notests.NONE_DEFINED}, so no test ran"]
     if not ok and not result.cancelled and (wrong := wrong_values(result.output)):
         facts["wrong"] = wrong
+    if not ok and not result.cancelled and (edit := raisedtests.test_edit(ctx.root, result.output)):
+        facts["test_edit"] = [edit["path"], edit["old"], edit["new"]]
     return ToolResult(ok, text, returncode=result.returncode, facts=facts, output=stored)
 
 

@@ -29,7 +29,7 @@ from localagent.tools import pyfiles
 from localagent.tools.pkgimports import text_of
 from localagent.tools.pyscript import TEST_FILE
 
-__all__ = ["raise_expected_note", "unraised_note"]
+__all__ = ["raise_expected_note", "test_edit", "unraised_note"]
 
 _SECTION = re.compile(r"^_{3,} .+ _{3,}$", re.M)  # pytest's header of one test's failure
 _LOCATION = re.compile(r"^([\w./\\-]+\.py):(\d+): (.*?)\s*$", re.M)
@@ -40,29 +40,36 @@ _PYTEST_IMPORTED = re.compile(r"^(?:import pytest\b|from pytest import )", re.M)
 def raise_expected_note(root: Path, output: str, prompts: PromptSet) -> str:
     """The `raise_expected` note for pytest's output, when its first failure is a test's
     comparison of a call that raised, on purpose, in the workspace's code; "" otherwise."""
-    found = _first(root, output)
+    found = _expected(root, output)
     if found is None:
         return ""
+    said, arguments = found
+    edit = json.dumps({"name": "replace_in_file", "arguments": arguments})
+    return prompts.render("raise_expected", **said, edit=edit)
+
+
+def test_edit(root: Path, output: str) -> dict[str, str] | None:
+    """The edit of a test file (`path`, `old`, `new`) that a note of this module gives for
+    pytest's output, or None: what a hand-back of the run sends the model to make."""
+    found = _expected(root, output) or _unmet(root, output)
+    return found[1] if found else None
+
+
+def _expected(root: Path, output: str) -> tuple[dict[str, str], dict[str, str]] | None:
+    """(the `raise_expected` note's words, its edit's arguments), or None (see the note)."""
+    found = _first(root, output)
+    if found is None:
+        return None
     test, line, call, error, where, raised = found
     text = text_of(root, test) or ""
     indent = line[: len(line) - len(line.lstrip())]
     new = f"{indent}with pytest.raises({error}):\n{indent}    {call}"
     if text.count(line) != 1:
-        return ""  # no edit of that line alone to offer
-    arguments = {"path": test, "old": line, "new": new}
-    edit = json.dumps({"name": "replace_in_file", "arguments": arguments})
+        return None  # no edit of that line alone to offer
     imported = "" if _PYTEST_IMPORTED.search(text) else " (and `import pytest` at its top)"
-    return prompts.render(
-        "raise_expected",
-        call=call,
-        error=error,
-        where=where,
-        raised=raised,
-        test=test,
-        line=line.strip(),
-        edit=edit,
-        imported=imported,
-    )
+    said = {"call": call, "error": error, "where": where, "raised": raised, "test": test}
+    said |= {"line": line.strip(), "imported": imported}
+    return said, {"path": test, "old": line, "new": new}
 
 
 def _first(root: Path, output: str) -> tuple[str, str, str, str, str, str] | None:
@@ -138,12 +145,22 @@ def unraised_note(root: Path, output: str, prompts: PromptSet) -> str:
     CPU wrapped `divide(a, b)` in `pytest.raises(ValueError)` for a table of rows that
     divide by 2, 4, ..., and divide.py raised it only `if b == 0`: sent back to fix
     divide.py, it sent pytest's message as the text to replace until blocked."""
+    found = _unmet(root, output)
+    if found is None:
+        return ""
+    said, arguments = found
+    edit = json.dumps({"name": "replace_in_file", "arguments": arguments})
+    return prompts.render("raise_unmet", **said, edit=edit)
+
+
+def _unmet(root: Path, output: str) -> tuple[dict[str, str], dict[str, str]] | None:
+    """(the `raise_unmet` note's words, its edit's arguments), or None (see the note)."""
     starts = [m.end() for m in _SECTION.finditer(output)]
     section = output[starts[0] : (starts[1:] or [len(output)])[0]] if starts else ""
     missed = _NOT_RAISED.search(section)
     frames = [f for f in _LOCATION.findall(section) if TEST_FILE.search(f[0])]
     if missed is None or not frames:
-        return ""
+        return None
     error = missed[1] or missed[2]
     test, at = frames[-1][0].replace("\\", "/"), int(frames[-1][1])
     source = text_of(root, test) or ""
@@ -151,31 +168,24 @@ def unraised_note(root: Path, output: str, prompts: PromptSet) -> str:
     name = _called_name(call) if call is not None else ""
     code = pyfiles.owner(root, name) if name else ""
     if call is None or not code or TEST_FILE.search(code):
-        return ""
+        return None
     condition = _condition(root, code, name, error)
     if condition is None:
-        return ""
+        return None
     param, position, value, test_node = condition
     given = call.args[position] if position < len(call.args) else None
     given = given or next((k.value for k in call.keywords if k.arg == param), None)
     line = source.splitlines()[call.lineno - 1] if call.lineno == call.end_lineno else ""
     if given is None or given.lineno != call.lineno or not line.isascii():
-        return ""
+        return None
     if source.count(line) != 1:
-        return ""
+        return None
     if isinstance(given, ast.Constant) and given.value == value:
-        return ""  # it is called so already: something else is wrong
+        return None  # it is called so already: something else is wrong
     new = line[: given.col_offset] + repr(value) + line[given.end_col_offset :]
-    arguments = {"path": test, "old": line, "new": new}
-    return prompts.render(
-        "raise_unmet",
-        call=ast.get_source_segment(source, call) or name,
-        error=error,
-        code=code,
-        condition=ast.unparse(test_node),
-        line=test_node.lineno,
-        edit=json.dumps({"name": "replace_in_file", "arguments": arguments}),
-    )
+    said = {"call": ast.get_source_segment(source, call) or name, "error": error, "code": code}
+    said |= {"condition": ast.unparse(test_node), "line": str(test_node.lineno)}
+    return said, {"path": test, "old": line, "new": new}
 
 
 def _raising_call(source: str, at: int, error: str) -> ast.Call | None:
