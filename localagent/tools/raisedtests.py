@@ -40,12 +40,7 @@ _PYTEST_IMPORTED = re.compile(r"^(?:import pytest\b|from pytest import )", re.M)
 def raise_expected_note(root: Path, output: str, prompts: PromptSet) -> str:
     """The `raise_expected` note for pytest's output, when its first failure is a test's
     comparison of a call that raised, on purpose, in the workspace's code; "" otherwise."""
-    found = _expected(root, output)
-    if found is None:
-        return ""
-    said, arguments = found
-    edit = json.dumps({"name": "replace_in_file", "arguments": arguments})
-    return prompts.render("raise_expected", **said, edit=edit)
+    return _note(prompts, "raise_expected", _expected(root, output))
 
 
 def test_edit(root: Path, output: str) -> dict[str, str] | None:
@@ -145,12 +140,17 @@ def unraised_note(root: Path, output: str, prompts: PromptSet) -> str:
     CPU wrapped `divide(a, b)` in `pytest.raises(ValueError)` for a table of rows that
     divide by 2, 4, ..., and divide.py raised it only `if b == 0`: sent back to fix
     divide.py, it sent pytest's message as the text to replace until blocked."""
-    found = _unmet(root, output)
+    return _note(prompts, "raise_unmet", _unmet(root, output))
+
+
+def _note(
+    prompts: PromptSet, name: str, found: tuple[dict[str, str], dict[str, str]] | None
+) -> str:
+    """The note `name` with its words and its edit as the call to send, or ""."""
     if found is None:
         return ""
-    said, arguments = found
-    edit = json.dumps({"name": "replace_in_file", "arguments": arguments})
-    return prompts.render("raise_unmet", **said, edit=edit)
+    edit = json.dumps({"name": "replace_in_file", "arguments": found[1]})
+    return prompts.render(name, **found[0], edit=edit)
 
 
 def _unmet(root: Path, output: str) -> tuple[dict[str, str], dict[str, str]] | None:
