@@ -214,6 +214,49 @@ def test_a_test_of_a_raise_the_code_makes_otherwise_is_the_edit(tmp_path: Path) 
     ]  # fmt: skip
 
 
+# mathx-15 (0c8d102, the CPU, two kill -9), verbatim: asserts at the top level (written as
+# one test), one of them comparing divide(0, 0), which raises on purpose, with a string.
+# The note gave the test's edit; pytest ran until blocked, three subtasks running.
+RAISING_INIT = (
+    '{{"name": "write_file", "arguments": {"path": "mathx/__init__.py", "content": "from '
+    "mathx import add, subtract, multiply, divide\\n\\n# Add function\\ndef add(a, b):\\n   "
+    " return a + b\\n\\n# Subtract function\\ndef subtract(a, b):\\n    return a - b\\n\\n# "
+    "Multiply function\\ndef multiply(a, b):\\n    return a * b\\n\\n# Divide function\\nde"
+    "f divide(a, b):\\n    if b == 0:\\n        raise ValueError('Cannot divide by zero')\\n"
+    '    return a / b"}}}'
+)
+ASSERTS = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    "mathx\\n\\n# Test add function\\nassert mathx.add(1, 2) == 3\\nassert mathx.add(-1, 1) "
+    "== 0\\nassert mathx.add(0, 0) == 0\\n\\n# Test subtract function\\nassert mathx.subtra"
+    "ct(1, 2) == -1\\nassert mathx.subtract(-1, 1) == -2\\nassert mathx.subtract(0, 0) == 0"
+    "\\n\\n# Test multiply function\\nassert mathx.multiply(1, 2) == 2\\nassert mathx.multip"
+    "ly(-1, 1) == -1\\nassert mathx.multiply(0, 0) == 0\\n\\n# Test divide function\\nasser"
+    "t mathx.divide(1, 2) == 0.5\\nassert mathx.divide(-1, 1) == -1.0\\nassert mathx.divide"
+    "(0, 0) == 'Cannot divide by zero'\\nassert mathx.divide(1, 0) == 'Cannot divide by zer"
+    "o'\\nassert mathx.divide(0, 1) == 0\"}}}"
+)
+
+
+def test_a_comparison_of_a_call_that_raises_goes_back_to_the_note_s_edit(tmp_path: Path) -> None:
+    plan = [
+        "write_file mathx/__init__.py with the code of its functions",
+        "write_file tests/test_mathx.py with its tests",
+        "run python -m pytest",
+    ]
+    rounds = [{"content": c} for c in [RAISING_INIT, ASSERTS, *[TESTS_RUN] * 5, READ_TESTS]]
+    small_model_goal(tmp_path, MATHX, plan_rule((MATHX, plan)), rounds, LOCALAGENT_MAX_ROUNDS="8")
+    handback = records_of(tmp_path, "plan")[-1]
+    assert handback.get("by") == "handback", handback
+    assert handback["tasks"][0]["subtasks"][:3] == [
+        "read_file tests/test_mathx.py",
+        "replace_in_file tests/test_mathx.py so that its test checks the raise as the code "
+        "makes it: replace `assert mathx.divide(0, 0) == 'Cannot divide by zero'` with `with "
+        "pytest.raises(ValueError):\\n        mathx.divide(0, 0)`",
+        "run python -m pytest",
+    ], handback
+
+
 @pytest.mark.parametrize(
     ("a", "b", "one"),
     [("-1", "-1", True), ("0.5", ".5", True), ("2", "2.0", True), ("-1", "1", False),

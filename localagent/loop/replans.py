@@ -108,10 +108,10 @@ def back(
     if small and (found := handback.broken(state, due.subtask)):
         log.info("%s does not load (%s): back to a write", *found)
         return handback.fix_tasks(state, due, found, prompts, root)
+    if small and (tasks := testback.raise_tasks(state, due, prompts, root)):
+        log.info("the run's own test checks a raise the code makes otherwise: back to it")
+        return tasks
     if small and (found := testback.failed_after_edit(state, due.subtask, root)):
-        if tasks := testback.raise_tasks(state, due, prompts, root):
-            log.info("the run's own test checks a raise the code makes otherwise: back to it")
-            return tasks
         if ask is not None and (
             tasks := testback.expected_tasks(state, due, found[1], prompts, ask, root)
         ):

@@ -181,9 +181,12 @@ def raise_tasks(
     edit, then the run. The 1.5B's mathx wrapped `divide(a, b)` in `pytest.raises` for a
     table that never divides by zero; its hand-back went to mathx/__init__.py with
     pytest's words, which the model sent as the text to replace until the round limit,
-    the note's edit of the test never made."""
+    the note's edit of the test never made. Another compared `divide(0, 0)` with a
+    string, and ran pytest until it was blocked, three subtasks running."""
     last = latest_tests(state.ledger)
-    if last is None or len(last.test_edit) != 3 or last.epoch != state.guard.epoch:
+    if ran_by(due.subtask) != TESTS or last is None or len(last.test_edit) != 3:
+        return None
+    if last.epoch != state.guard.epoch:
         return None
     path, old, new = last.test_edit
     if path != own_test_file(state):
