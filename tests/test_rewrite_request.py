@@ -148,7 +148,9 @@ def test_a_fix_step_after_the_tests_pass_has_nothing_to_fix(tmp_path: Path) -> N
     assert done[4]["reason"].endswith(
         "with nothing changed since: the step has nothing left to fix"
     )
-    assert len(round_calls(tmp_path)) == 5  # no round for it
+    # nor for the run after it: it passed with nothing changed since (`rundone.ran_already`)
+    assert done[5]["reason"].startswith("`python -m pytest` already succeeded in this run")
+    assert len(round_calls(tmp_path)) == 4
 
 
 def test_which_fix_steps_the_passing_tests_end() -> None:

@@ -178,6 +178,24 @@ def test_a_replan_that_gives_back_a_run_subtask_that_succeeded_carries_it_as_don
     assert records(tmp_path)[-1]["type"] == "goal_completed"
 
 
+def test_a_run_step_whose_run_succeeded_with_nothing_changed_since_is_done_by_it(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B's mathx plan had "run python -m pytest" four times in a row; the third run,
+    a repeat with nothing changed, was blocked three times and the step failed (the CPU).
+    A run step whose run already succeeded, with nothing changed since, is done by it."""
+    steps = [*SUBTASKS, "run python hello_world.py", "run python hello_world.py"]
+    one = {"content": RUNS.split("\n")[0]}
+    ran, _ = run_goal(tmp_path, [{"content": WRITE}, one, one, one], plan_rule((GOAL, steps)))
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert len(rounds(tmp_path)) == 2 and len(runs(tmp_path)) == 1
+    check_no_strikes(tmp_path)
+    completed = of(tmp_path, "subtask_completed")
+    assert [r.get("by") for r in completed] == ["write", "run", "run", "run"]
+    assert all("already succeeded in this run" in r["reason"] for r in completed[2:])
+    assert records(tmp_path)[-1]["type"] == "goal_completed"
+
+
 def test_a_run_subtask_whose_program_changed_since_its_run_is_not_carried(
     tmp_path: Path,
 ) -> None:

@@ -188,8 +188,11 @@ class Agent:
         return None if self.planner.small else self.front()
 
     def ask(self) -> None:
-        if self.planner.small and (done := rundone.nothing_to_fix(self.state, self.prompts)):
-            self.actions.completed_by(done.owed())  # the tests passed: nothing to fix
+        if self.planner.small and (
+            done := rundone.nothing_to_fix(self.state, self.prompts)
+            or rundone.ran_already(self.state, self.prompts)
+        ):
+            self.actions.completed_by(done.owed())  # the tests passed: nothing to fix or run
             return
         if self.planner.small and (due := rewrite.due(self.state, self.ctx.root)) is not None:
             self.ask_rewrite(due)

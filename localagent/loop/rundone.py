@@ -296,3 +296,39 @@ def nothing_to_fix(state: State, prompts: PromptSet) -> Finished | None:
     return Finished(
         tests.cmd, prompts.render("nothing_to_fix", cmd=tests.cmd, summary=tests.summary)
     )
+
+
+def ran_already(state: State, prompts: PromptSet) -> Finished | None:
+    """A run step that has done nothing yet, whose command (as the step writes it)
+    succeeded earlier in the goal with nothing changed since (small profile): done by
+    that run, as a replan carries it (`carried`). Qwen2.5-Coder-1.5B's mathx plan had
+    "run python -m pytest" four times in a row: the tests passed in the first and the
+    second, the third run was blocked as a repeat, three times, and the step failed (the
+    CPU, two `kill -9`); the replan's steps and the round limit came."""
+    here = current(state)
+    step = " ".join(here[1].description.split()) if here is not None else ""
+    target = ran_by(step)
+    if here is None or not target or state.ledger.tried:
+        return None
+    # the very command the step names, with the options it names (a fix changes files)
+    done = [
+        r
+        for r in state.ledger.checks.values()
+        if _names(step, r.cmd) and runs(target, r.cmd, step) and not _fixes(r.cmd)
+    ]
+    run = next((r for r in reversed(done) if _succeeded(state, r.cmd) is not None), None)
+    if run is None:
+        return None
+    return Finished(run.cmd, prompts.render("carried_run", cmd=run.cmd, summary=run.summary))
+
+
+# What may follow a command a step names: its end, or words that are not its arguments.
+_AFTER_COMMAND = re.compile(r"(?:$|[.,;:(]|\s+(?:to|and|so|then|again|once|with\s+no)\b)")
+
+
+def _names(step: str, cmd: str) -> bool:
+    """Whether `step` names the command `cmd` whole: "run python -m pytest to ensure the
+    tests pass" names `python -m pytest`; "run python greet.py World" does not name
+    `python greet.py`."""
+    at = step.find(key(cmd))
+    return at > 0 and step[at - 1] == " " and bool(_AFTER_COMMAND.match(step, at + len(key(cmd))))
