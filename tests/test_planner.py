@@ -11,6 +11,7 @@ from support import call, cli_env, done, plan_rule, records, run_cli
 
 from localagent.config.settings import Settings
 from localagent.loop import plancheck, planner, planpackage
+from localagent.loop.plancode import as_print
 from localagent.models import Reply
 from localagent.models.config import ModelConfig
 from localagent.models.fake import FakeServer
@@ -783,3 +784,34 @@ def test_code_lines_after_a_write_are_that_write_s() -> None:
     # Code with no write before it stays a problem: the goal as one task, as before.
     alone = [{"description": MATHX, "subtasks": ["import pytest", "run python -m pytest"]}]
     assert plancheck.code_left_out(plancheck.check(alone, MATHX, tools), MATHX, tools).problems
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        # Qwen2.5-Coder-0.5B's hello plans on the CPU (1315a89), verbatim: the words were
+        # written as the file (3 of 16), or the shell line, a comment in Python (2 of 16).
+        "write_file hello_world.py with the text 'Hello, world!'",
+        "write_file hello_world.py with the following content: #!/bin/bash echo 'Hello, world!''",
+    ],
+)
+def test_a_python_file_planned_with_words_is_a_script_that_prints_them(
+    tmp_path: Path, step: str
+) -> None:
+    goal = "Write a hello world script"
+    plans, _ = run_goal(tmp_path, goal, [plan_reply((goal, [step]))])
+    assert plans[0]["tasks"][0]["subtasks"] == [
+        "write_file hello_world.py that prints 'Hello, world!'"
+    ]
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "write_file hello_world.py with the following content: print('Hello, world!')",
+        "write_file hello_world.py with the text 'x = 1'",  # code: the write's
+        "write_file notes.txt with the text 'Hello, world!'",  # no Python file
+    ],
+)
+def test_steps_with_code_or_other_files_are_not_made_prints(step: str) -> None:
+    assert as_print(step) == step

@@ -196,6 +196,26 @@ def test_a_run_step_whose_run_succeeded_with_nothing_changed_since_is_done_by_it
     assert records(tmp_path)[-1]["type"] == "goal_completed"
 
 
+def test_a_word_of_the_tool_s_schema_sent_as_an_argument_is_left_out(tmp_path: Path) -> None:
+    """The 0.5B's hello (the CPU, 1315a89), verbatim: its run came with `"required": []`,
+    refused as an unknown parameter until blocked, and the goal failed."""
+    write = (
+        '{"name": "write_file hello_world.py", "arguments": {"path": "hello_world.py", '
+        '"content": "print(\'Hello, World!\')"}'
+    )
+    run = (
+        '{"name": "run python hello_world.py", "arguments": {"cmd": "python hello_world.py", '
+        '"required": []}}'
+    )
+    ran, _ = run_goal(tmp_path, [{"content": write}, {"content": run}])
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    (done,) = runs(tmp_path)
+    assert done["ok"] and done["args"] == {"cmd": "python hello_world.py", "required": []}
+    # the call as it ran, to copy: without the word
+    assert '"arguments": {"cmd": "python hello_world.py"}}' in done["result"], done["result"]
+    assert len(rounds(tmp_path)) == 2
+
+
 def test_a_run_subtask_whose_program_changed_since_its_run_is_not_carried(
     tmp_path: Path,
 ) -> None:

@@ -177,6 +177,19 @@ def test_a_write_cut_by_its_loop_is_told_to_be_shorter(tmp_path: Path) -> None:
     ]
 
 
+def test_a_write_of_the_example_s_placeholder_is_refused(tmp_path: Path) -> None:
+    """The 0.5B's hello (the CPU, 1315a89), verbatim: it copied the format example's
+    `"content": "<content>"` into hello_world.py, and wrote it again until blocked."""
+    copied = '{"name": "write_file", "arguments": {"path": "hello.py", "content": "<content>"}}'
+    ran, _ = run_hello(tmp_path, [{"content": copied}, {"content": HELLO_CALL}], "openai")
+    assert ran.returncode == 0, ran.stderr
+    first = next(r for r in records(tmp_path) if r["type"] == "action_finished")
+    assert not first["ok"], first
+    said = "`<content>` is the example's placeholder, not the content of 'hello.py'"
+    assert said in first["result"], first["result"]
+    assert (tmp_path / "hello.py").read_text() == "print('hi')"
+
+
 def test_the_small_profile_caps_every_reply(tmp_path: Path) -> None:
     ran, sent = run_hello(tmp_path / "a", [{"content": HELLO_CALL}], "openai")
     assert ran.returncode == 0, ran.stderr
@@ -286,8 +299,10 @@ def test_the_format_example_is_a_real_call_and_a_copied_placeholder_is_named(
     told = feedback[0]["text"]
     assert example in told and "TOOL_NAME" not in told.split("\n", 1)[1]
     assert told in messages_text(sent[2])  # plan, the copy, then told
-    # Copied as it is, the example runs; its placeholder is plainly no program.
-    assert "hello.py: syntax error" in feedback[1]["text"] and feedback[1]["refused"]
+    # Copied as it is, the example runs, and its placeholder is refused as the content.
+    write = next(r for r in records(tmp_path) if r["type"] == "action_finished")
+    assert "`<content>` is the example's placeholder" in write["result"], write
+    assert "hello.py does not exist" in feedback[1]["text"] and feedback[1]["refused"]
     assert (tmp_path / "hello.py").read_text() == "print('hi')"
 
 

@@ -16,7 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from localagent.loop.plancode import BARE_FENCE, as_write
+from localagent.loop.plancode import BARE_FENCE, as_print, as_write
 from localagent.loop.plancompact import compact, same
 from localagent.loop.planpackage import into_package, package_name
 from localagent.loop.subtasks import FILE as _FILE
@@ -224,7 +224,7 @@ def check(tasks: list[dict[str, Any]], goal: str, tools: Collection[str]) -> Che
         for text in task["subtasks"]:
             if package and (moved := into_package(text, package, goal)) != text:
                 found.packaged, text = package, moved
-            text = as_edit(runnable(_LEAD_IN.sub("", text) or text), goal)
+            text = as_print(as_edit(runnable(_LEAD_IN.sub("", text) or text), goal))
             if folder_only(text):
                 found.dropped.append(text)
             else:

@@ -58,3 +58,37 @@ def _one_line(code: str) -> str:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ""
     return lines[0].strip()
+
+
+# "write_file hello_world.py with the text 'Hello, world!'": a Python file and words for it.
+_TEXT_WRITE = re.compile(
+    r"(write_file\s+\S+\.pyw?)\s+(?:with|containing)\s+(?:the\s+)?(?:following\s+)?"
+    r"(?:text|content|contents|message|string|words|line)\s*:?\s*(.+?)\s*",
+    re.I,
+)
+_QUOTED = re.compile(r"""(['"])(.+)\1""")
+_ECHO = re.compile(r"""\becho\s+(['"])(.+?)\1""")  # a shell's print: `#!/bin/bash echo 'Hi'`
+
+
+def as_print(text: str) -> str:
+    """A write step of a Python file whose content, as the step gives it, is words in
+    quotes that are no Python, or a shell's `echo` of them: the step of a script that
+    prints them ("write_file hello_world.py that prints 'Hello, world!'"); else the step.
+    Qwen2.5-Coder-0.5B planned "write_file hello_world.py with the text 'Hello, world!'"
+    and wrote those words as the file (3 of 16 hello runs on the CPU), or "... with the
+    following content: #!/bin/bash echo 'Hello, world!''", a comment in Python (2 more)."""
+    found = _TEXT_WRITE.fullmatch(text.strip())
+    said = found[2].rstrip(".") if found else ""
+    words = _ECHO.search(said) or _QUOTED.fullmatch(said)
+    if found is None or words is None or not words[2].strip() or _compiles(words[2]):
+        return text
+    quote = '"' if "'" in words[2] else "'"
+    return f"{found[1]} that prints {quote}{words[2]}{quote}"
+
+
+def _compiles(code: str) -> bool:
+    try:
+        compile(code, "<subtask>", "exec")  # parsed only, never run
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True

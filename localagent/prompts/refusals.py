@@ -111,6 +111,12 @@ FILES = {
         "a write whose path goes through a file as if it were a folder",
         "folder path",
     ),
+    "placeholder_content": refusal(
+        "`{text}` is the example's placeholder, not the content of {path}: send the file's "
+        "real text in content (for a Python file, its code)",
+        "a write whose content is only an example's placeholder",
+        "text path",
+    ),
     "write_folder_missing": refusal(
         "folder {folder} does not exist; pass create_dirs=true to create it",
         "write_file into a missing folder (create_dirs=false)",

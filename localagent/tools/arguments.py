@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 _INTEGER = re.compile(r"\s*[-+]?\d+\s*")
 _BOOLEANS = {"true": True, "false": False}
+_SCHEMA_WORDS = frozenset({"required", "type", "properties", "additionalProperties", "$schema"})
 
 
 def validated(
@@ -59,6 +60,10 @@ def prepared(
     given = {**(implied or {}), **parse_arguments(args)}
     beside = given.pop(BESIDE, None)
     properties = tool.spec.flat.get("properties") or {}
+    # Words of the tool's JSON schema sent as arguments: Qwen2.5-Coder-0.5B sent run_cmd
+    # `{"cmd": "python hello_world.py", "required": []}` until blocked (the CPU).
+    schema = [key for key in given if key in _SCHEMA_WORDS and key not in properties]
+    given = {key: value for key, value in given.items() if key not in schema}
     names = renamed(given, properties)
     given = {names.get(key, key): value for key, value in given.items()}
     # Keys the call had beside its arguments: those naming a parameter it left out.
@@ -70,6 +75,7 @@ def prepared(
         if key in given and isinstance(spec, Mapping):
             given[key] = _shaped(given[key], spec.get("type"), key in words)
     outside = [f"{key} from outside the arguments" for key in took]
+    outside += [f"{key} left out (a word of the tool's schema)" for key in schema]
     return given, [f"{old} as {new}" for old, new in names.items()] + outside
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
@@ -35,6 +36,8 @@ READ_BYTES_RANGE = (1, 1_000_000)
 # Counting a range's lines to the end of the file stops here ("of at least N lines").
 COUNT_BYTES = 64 << 20
 CHUNK = 1 << 16
+# A content that is only a placeholder of a call's example (`<content>`, `<code>`).
+_PLACEHOLDER = re.compile(r"<(?:content|contents|code|text|file content|new_text|new)>", re.I)
 
 
 def list_dir(
@@ -202,6 +205,10 @@ def write_file(
     target = resolve_in_workspace(ctx.root, path)
     if target == ctx.root or target.is_dir():
         raise ToolError.of("folder_not_file", path=describe(path))
+    if _PLACEHOLDER.fullmatch(content.strip()):
+        # Qwen2.5-Coder-0.5B copied the format example's `"content": "<content>"` into
+        # hello_world.py and wrote it until blocked (the CPU).
+        raise ToolError.of("placeholder_content", text=content.strip(), path=describe(path))
     name = relative(ctx.root, target)
     content, mended = mends.mend(ctx.root, name, content) if ctx.mend_syntax else (content, [])
     data = content.encode("utf-8", errors="replace")
