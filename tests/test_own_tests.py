@@ -473,6 +473,42 @@ def test_a_row_on_a_line_written_twice_is_named_with_the_line_before_it(tmp_path
     assert (tmp_path / "tests" / "test_mathx.py").read_text() == TWICE.replace(old, new)
 
 
+# The tests of mathx-4 (1315a89, the CPU, two kill -9), verbatim: add's table on one line,
+# above all four tests. Each wrong row had an edit step of its own, the line named with its
+# test's `def` line; the model made each, and the round limit came at divide's table.
+ONE_LINE_COPIES = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "import '
+    "pytest\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), (3, 4, 7), (5, 6, 11"
+    ")])\\ndef test_add(a, b, expected):\\n    assert add(a, b) == expected\\n\\n@pytest.mark"
+    ".parametrize('a, b, expected', [(1, 2, 3), (3, 4, 7), (5, 6, 11)])\\ndef test_subtract(a,"
+    " b, expected):\\n    assert subtract(a, b) == expected\\n\\n@pytest.mark.parametrize('a, "
+    "b, expected', [(1, 2, 3), (3, 4, 7), (5, 6, 11)])\\ndef test_multiply(a, b, expected):\\n"
+    "    assert multiply(a, b) == expected\\n\\n@pytest.mark.parametrize('a, b, expected', ["
+    "(1, 2, 3), (3, 4, 7), (5, 6, 11)])\\ndef test_divide(a, b, expected):\\n    assert divid"
+    'e(a, b) == expected"}}}'
+)
+
+
+def test_a_copied_table_on_one_line_is_fixed_in_one_edit(tmp_path: Path) -> None:
+    # subtract(1, 2), its table's (3, 4) and (5, 6), then multiply(1, 2) of the next table
+    plan = _failed_tables(tmp_path, "-1", "-1", "-1", "2", tables=ONE_LINE_COPIES)[-1]
+    steps = plan["tasks"][0]["subtasks"]
+    table = "@pytest.mark.parametrize('a, b, expected', [{}])\\ndef test_{}(a, b, expected):"
+    wrong = "(1, 2, 3), (3, 4, 7), (5, 6, 11)"
+    assert steps[:4] == [
+        "read_file tests/test_mathx.py",
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: subtract(1, 2) "
+        f"returns -1, not 3: replace `{table.format(wrong, 'subtract')}` with "
+        f"`{table.format('(1, 2, -1), (3, 4, -1), (5, 6, -1)', 'subtract')}` (and each other "
+        "expected value in it that is wrong the same way)",
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: multiply(1, 2) "
+        f"returns 2, not 3: replace `{table.format(wrong, 'multiply')}` with "
+        f"`{table.format('(1, 2, 2), (3, 4, 7), (5, 6, 11)', 'multiply')}` (and each other "
+        "expected value in it that is wrong the same way)",
+        "run python -m pytest to ensure the tests pass",
+    ], steps
+
+
 def test_a_copied_table_s_edit_keeps_the_rows_the_model_stands_by() -> None:
     table = "@pytest.mark.parametrize('a, b, expected', [\n    (1, 2, 3),\n    (3, 4, 7),\n])\n"
     source = (

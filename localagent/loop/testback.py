@@ -153,14 +153,17 @@ def expected_tasks(
     source = text_of(root, test) if root is not None else None
     more: list[str] = []
     others = [f for f in failures if f != wrong[0]]
-    if source and (row := row_edit(source, wrong["call"], wrong["got"], wrong["expected"])):
+    row = row_edit(source, wrong["call"], wrong["got"], wrong["expected"]) if source else None
+    # A row named with the lines around it: its table's other rows in the same edit.
+    block = _block(source, wrong, others, ask) if source and (not row or "\n" in row[0]) else None
+    if row and not block:
         old, new = _table(source, wrong, others, ask) or row
         exact = _row_step(prompts, said, old, new)
         edit = exact if edited_file(exact) == test else edit
         first = row_of(source, wrong["call"], wrong["got"], wrong["expected"])
         left = source.replace(old, new, 1)
         more = _other_rows(left, first[0] if first else old, test, others, ask, prompts)
-    elif source and (block := _block(source, wrong, others, ask)):
+    elif source and block:
         exact = _row_step(prompts, said, block[0], block[1])
         edit = exact if edited_file(exact) == test else edit
         left = source.replace(block[0], block[1], 1)
@@ -227,7 +230,8 @@ def _other_rows(
             continue
         if not _code_s(ask(wrong["call"]), wrong):
             continue
-        found = found or _block(source, wrong, failures, ask)
+        if found is None or "\n" in found[0]:  # its table whole, where that names more
+            found = _block(source, wrong, failures, ask) or found
         if found is None:
             continue
         said = {"path": test, "call": wrong["call"], "got": wrong["got"]}
