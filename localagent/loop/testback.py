@@ -156,18 +156,18 @@ def expected_tasks(
     row = row_edit(source, wrong["call"], wrong["got"], wrong["expected"]) if source else None
     # A row named with the lines around it: its table's other rows in the same edit.
     block = _block(source, wrong, others, ask) if source and (not row or "\n" in row[0]) else None
+    edited = None  # (old, new, the text the other rows' edits leave alone)
     if row and not block:
         old, new = _table(source, wrong, others, ask) or row
+        first = row_of(source, wrong["call"], wrong["got"], wrong["expected"])
+        edited = (old, new, first[0] if first else old)
+    elif block:
+        edited = (*block, block[1])
+    if source and edited:
+        old, new, done = edited
         exact = _row_step(prompts, said, old, new)
         edit = exact if edited_file(exact) == test else edit
-        first = row_of(source, wrong["call"], wrong["got"], wrong["expected"])
-        left = source.replace(old, new, 1)
-        more = _other_rows(left, first[0] if first else old, test, others, ask, prompts)
-    elif source and block:
-        exact = _row_step(prompts, said, block[0], block[1])
-        edit = exact if edited_file(exact) == test else edit
-        left = source.replace(block[0], block[1], 1)
-        more = _other_rows(left, block[1], test, others, ask, prompts)
+        more = _other_rows(source.replace(old, new, 1), done, test, others, ask, prompts)
     read = prompts.render("handback_read", path=test)
     if edited_file(edit) != test or read_file_of(read) != test:
         return None
@@ -295,9 +295,9 @@ def _once(ask: Callable[[str], str]) -> Callable[[str], str]:
 def _block(
     source: str, first: re.Match[str], failures: list[str], ask: Callable[[str], str]
 ) -> tuple[str, str] | None:
-    """For the first wrong value's row in a table written across lines that no row or
-    pair of lines names (another test's table is the same), and the run's other wrong
-    values in that table that the model, asked alone, also answers with the code's value:
+    """For the first wrong value's row in a table that only the lines around it name, or
+    none (another test's table is the same), and the run's other wrong values in that
+    table that the model, asked alone, also answers with the code's value:
     the text through its test's `def` line, and that text with each of them fixed
     (`testrows.block_edit`); None when there is none such."""
     rows = [(w["call"], w["got"], w["expected"]) for f in failures if (w := _WRONG.match(f))]
