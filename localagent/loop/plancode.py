@@ -51,11 +51,7 @@ def _one_line(code: str) -> str:
     lines = [line for line in code.strip().strip("`'\"~").splitlines() if line.strip()]
     # a fence, or the language its stripped backticks left ("python")
     lines = [line for line in lines if not re.fullmatch(r"\s*(?:```|~~~)?\w*\s*", line)]
-    if len(lines) != 1 or "`" in lines[0]:
-        return ""
-    try:
-        compile(lines[0].strip(), "<subtask>", "exec")  # parsed only, never run
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    if len(lines) != 1 or "`" in lines[0] or not _compiles(lines[0].strip()):
         return ""
     return lines[0].strip()
 

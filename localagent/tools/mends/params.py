@@ -14,6 +14,7 @@ import ast
 import re
 
 from localagent.system.textcap import listed
+from localagent.tools.pyscript import TEST_FILE
 
 _FUNCTIONS = ast.FunctionDef | ast.AsyncFunctionDef
 # A header on one line whose parameters are plain names: the ones added go after them.
@@ -24,8 +25,7 @@ def mended(content: str, name: str) -> tuple[str, list[tuple[str, list[str]]]] |
     """The test file with each test function given the parametrized names it lacks, and
     the functions mended with those names; None when there is none, or the file does not
     parse as written or as mended."""
-    base = name.rsplit("/", 1)[-1]
-    if not (base.startswith("test_") or base.endswith("_test.py")) or not base.endswith(".py"):
+    if not TEST_FILE.search(name):
         return None
     try:
         tree = ast.parse(content)
