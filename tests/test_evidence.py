@@ -369,3 +369,40 @@ def test_a_failed_command_is_not_rerun_by_a_replanned_subtask_while_nothing_chan
     assert len(of_type(recs, "plan")) == 3  # two replans, each with the same subtask text
     runs = [r for r in of_type(recs, "action_finished") if r["tool"] == "run_cmd"]
     assert len(runs) == 2, "the replanned subtasks ran the same failing command again"
+
+
+def test_a_failure_claim_that_only_repeats_the_nudge_completes_the_write_unverified(
+    ws: Path,
+) -> None:
+    """The 1.5B's hello (bench_cache, kill after round 2): told that hello_world.py was
+    written but never run or read, it answered with success=false and that very reason.
+    The write was done: the subtask is completed, unverified, and no replan is asked for
+    (the goal's own check runs the program)."""
+    written = "The file 'hello_world.py' was successfully written."
+    echoed = (
+        "The file 'hello_world.py' was written but never run or read. "
+        "Please run or read it to check it."
+    )
+    scenario = {
+        "rules": [
+            plan_rule(("Write a hello world script", ["write_file hello_world.py with the "
+                       "following content: print('Hello, World!')"]))
+        ],
+        "replies": [
+            call("write_file", path="hello_world.py", content="print('Hello, World!')"),
+            done(written),
+            done(echoed, success=False),
+        ],
+        "default": done(written),
+    }
+    with FakeServer(small(scenario)) as server:
+        result = start(ws, server, "Write a hello world script", LOCALAGENT_MODEL=SMALL_MODEL)
+        plans = [r for r in server.chat_requests if "Plan work" in messages_text(r)]
+    assert result.returncode == 0, result.stderr
+    recs = records(ws)
+    assert not of_type(recs, "subtask_failed")
+    assert len(plans) == 1  # the first plan only: no replan
+    completed = of_type(recs, "subtask_completed")
+    assert [c["verified"] for c in completed] == [False]
+    assert "never run or read" in completed[0]["unverified"][0]
+    assert recs[-1]["type"] == "goal_completed"

@@ -47,6 +47,16 @@ def _failure(
     """A "cannot be done" needs evidence too: an attempt in this subtask, and a reason
     that is more than an earlier subtask's news. One the model keeps making, whatever
     the subtask, is a loop that ends the goal."""
+    if unchecked := _only_unchecked(actions, reason):
+        log.info("failure claim only repeats the nudge, completed unverified: %s", reason[:200])
+        actions.journal.append(
+            "subtask_completed",
+            reason="done, unchecked: " + "; ".join(unchecked),
+            call=call_id,
+            verified=False,
+            unverified=unchecked,
+        )
+        return None
     sig = loopguard.claim_signature(reason)
     block = loopguard.check_claim(actions.state.guard, sig, actions.state.ledger.subtask)
     if block is not None:
@@ -64,6 +74,23 @@ def _failure(
         "feedback", text=problem, tool=name, call=call_id, refused=True, claim=sig
     )
     return None
+
+
+def _only_unchecked(actions: Actions, reason: str) -> list[str]:
+    """The "not accepted yet" problems a failure claim only repeats, after that nudge:
+    the 1.5B's hello, told that hello_world.py "was written but never run or read",
+    answered success=false with those words, and the replan wrote the same file again.
+    The work is done, unchecked, as a second "done" would have had it; the goal's own
+    checks still run it."""
+    ledger = actions.state.ledger
+    here = current(actions.state)
+    if not ledger.nudged or here is None:
+        return []
+    found = evidence.gate(ledger, actions.ctx.root, [here[1].description, reason])
+    said = claims.words(reason)
+    if found.hard or not any(claims.words(problem) in said for problem in found.soft):
+        return []
+    return found.soft
 
 
 def _claim(actions: Actions, reason: str, call_id: str) -> str | None:
