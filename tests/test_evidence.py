@@ -385,8 +385,15 @@ def test_a_failure_claim_that_only_repeats_the_nudge_completes_the_write_unverif
     )
     scenario = {
         "rules": [
-            plan_rule(("Write a hello world script", ["write_file hello_world.py with the "
-                       "following content: print('Hello, World!')"]))
+            plan_rule(
+                (
+                    "Write a hello world script",
+                    [
+                        "write_file hello_world.py with the "
+                        "following content: print('Hello, World!')"
+                    ],
+                )
+            )
         ],
         "replies": [
             call("write_file", path="hello_world.py", content="print('Hello, World!')"),

@@ -8,9 +8,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
-from support import VERIFIED, backend_env, plan_rule, records_of, run_cli, small_model_goal
+from support import (
+    VERIFIED,
+    backend_env,
+    done,
+    plan_rule,
+    records_of,
+    run_cli,
+    small_model_goal,
+)
 
 from localagent.models.fake import FakeServer
 from localagent.state.ledger import CheckRun, Write
@@ -66,7 +75,7 @@ def run(cmd: str) -> str:
 @pytest.mark.parametrize(
     ("runs", "note"),
     [
-        (["python wordcount.py --lines sample.txt"], "the goal states `python wordcount.py ARG`"),
+        (["python wordcount.py --lines sample.txt"], "the goal states `python wordcount.py FILE`"),
         (
             ["python wordcount.py --lines sample.txt", "python wordcount.py sample.txt"],
             # its counts (the last line it printed): nothing checks them; the one count
@@ -102,7 +111,7 @@ def test_a_stated_command_line_never_run_leaves_the_goal_unverified(
     said = ran.stdout + ran.stderr
     assert f"NOT VERIFIED: {note}" in said, said
     unrun = (
-        "the goal states `python wordcount.py ARG`, and no run since the last change made "
+        "the goal states `python wordcount.py FILE`, and no run since the last change made "
         "it with success (the verification's own run of such a line shows how it exits, "
         "not what it prints)"
     )
@@ -131,7 +140,7 @@ def test_which_runs_make_a_stated_command_line() -> None:
         }
         return SimpleNamespace(writes={"wordcount.py": Write(seq=5, subtask=1)}, checks=checks)
 
-    plain, lines = "python wordcount.py ARG", "python wordcount.py --lines ARG"
+    plain, lines = "python wordcount.py FILE", "python wordcount.py --lines FILE"
     assert unrun_forms(WORDCOUNT, ledger()) == [plain, lines]
     both = ledger(
         ("python wordcount.py a.txt", True, 6), ("python wordcount.py --lines b", True, 7)
@@ -235,7 +244,7 @@ def test_a_run_that_exited_non_zero_covers_no_stated_form() -> None:
     }
     ledger = SimpleNamespace(checks=checks, writes={"wordcount.py": Write(seq=5, subtask=1)})
     assert form_checks(WORDCOUNT, ledger) == ["python wordcount.py a.txt"]
-    assert unrun_forms(WORDCOUNT, ledger) == ["python wordcount.py ARG"]
+    assert unrun_forms(WORDCOUNT, ledger) == ["python wordcount.py FILE"]
 
 
 # wordcount-1 on the CPU (the 1.5B), verbatim: a first program whose --lines was missing,
@@ -313,3 +322,63 @@ def test_a_rewrite_that_never_opens_the_file_is_caught_by_the_run_it_goes_back_t
     ]
     assert not records_of(tmp_path, "goal_completed")
     assert ran.returncode != 0
+
+
+def test_a_stated_form_no_run_gave_a_file_is_run_with_a_sample_the_plan_writes(
+    tmp_path: Path,
+) -> None:
+    """wordcount-3 on the CPU (the 1.5B): its plan ran `python wordcount.py` and `python
+    wordcount.py --lines`, each a usage error, and no run ever gave it a file. The small
+    verifier named "python wordcount.py FILE" as unmet, the replan said "run python
+    wordcount.py ARG", and the model ran that line until the round limit (FileNotFoundError:
+    'ARG'). The form is named with the goal's own placeholder, and the hand-back writes a
+    sample file and runs each form with it."""
+    plan = plan_rule(
+        (
+            WORDCOUNT,
+            [
+                "write_file wordcount.py with its code",
+                "run python wordcount.py",
+                "run python wordcount.py --lines",
+            ],
+        )
+    )
+    unmet = {"verdict": "NOT_VERIFIED", "unmet": ["python wordcount.py ARG"], "evidence": []}
+    refusal = {
+        "kind": "verify",
+        "times": 1,
+        "reply": {"content": json.dumps({**unmet, "next": "replan"})},
+    }
+    sample = {"name": "write_file", "arguments": {"path": "sample.txt", "content": "a b\nc\n"}}
+    rounds = [
+        ALL_THREE,
+        run("python wordcount.py"),
+        run("python wordcount.py --lines"),
+        json.dumps(sample),
+        run("python wordcount.py sample.txt"),
+        run("python wordcount.py --lines sample.txt"),
+    ]
+    ran = _with_rules(tmp_path, [refusal, plan], rounds)
+    plans = records_of(tmp_path, "plan")
+    assert len(plans) == 2, plans
+    steps = [s for t in plans[1]["tasks"] for s in t["subtasks"]]
+    assert steps == [
+        "write_file sample.txt with a few lines of sample text",
+        "run python wordcount.py sample.txt",
+        "run python wordcount.py --lines sample.txt",
+    ]
+    assert not [r for r in records_of(tmp_path, "llm_call") if r["purpose"] == "replan"]
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert records_of(tmp_path, "goal_completed")
+
+
+def _with_rules(ws: Path, rules: list[dict[str, Any]], rounds: list[str]) -> Any:
+    """The wordcount goal run by the small model as llama-server serves it, with the
+    verifier on: the first of `rules` that fits answers a plan or verdict request."""
+    scenario = {"models": [{"name": "qwen2.5-coder:0.5b"}], "llama_cpp": True}
+    scenario |= {"rules": rules, "replies": [{"content": r} for r in rounds]}
+    scenario |= {"default": done("done")}
+    with FakeServer(scenario) as server:
+        given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "1"}
+        environ = backend_env("openai", server.url, LOCALAGENT_MAX_ROUNDS="10", **given)
+        return run_cli(environ, "start", WORDCOUNT, "-w", str(ws), "--foreground")

@@ -2,17 +2,19 @@
 of one kind that one write, edit or run fixes: the exit status without arguments, a
 program that never opened the file its checks gave it, an option its argparse lacks,
 ruff's own fixes, a function not called where the goal says to use it, the numbers the
-goal's script counts."""
+goal's script counts, its command line never given a file."""
 
 from __future__ import annotations
 
 import logging
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from localagent.loop import addback, handback
+from localagent.loop.firststeps import sample_first
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State
 from localagent.system.textcap import listed
@@ -21,7 +23,7 @@ from localagent.tools.pkgimports import text_of
 from localagent.verify import verdict
 from localagent.verify.countfix import FROM_TEXT, count_fix
 from localagent.verify.counts import Counted, stated_counts
-from localagent.verify.stated import status_said
+from localagent.verify.stated import form_checks, status_said, unrun_forms
 
 log = logging.getLogger("localagent.agent")
 
@@ -48,6 +50,10 @@ def tasks(
         (
             "the goal's script printed other numbers than it counts",
             lambda: _recounted(state, due, prompts, root),
+        ),
+        (
+            "no run gave the goal's script the file its command line names",
+            lambda: _sampled(state, due, prompts, root),
         ),
     ]
     for why, make in backs:
@@ -215,6 +221,32 @@ _WRONG = re.compile(r"; \S+ has (.+?), and `[^`]+` printed `([^`]*)`: no number 
 
 # A goal check of ruff that failed, and its summary (ruff's last line, `checkruns.judge`).
 _RUFF_FAILED = re.compile(r"goal check `(ruff check\b[^`]*)` failed: (.*)", re.S)
+
+
+def _sampled(
+    state: State, due: ReplanDue, prompts: PromptSet, root: Path
+) -> list[dict[str, Any]] | None:
+    """For a verdict whose every finding names the goal's script, when the command lines
+    the goal states for it ("python wordcount.py FILE") were never run with a file, a
+    task of its own: each of those lines, after the write of a sample file to give it
+    (`firststeps.sample_first`, as a first plan gets). The 1.5B's wordcount ran only
+    `python wordcount.py` and `--lines`, each a usage error; its replan said "run python
+    wordcount.py ARG", run as such until the round limit (the CPU)."""
+    goal = state.goal.text if state.goal is not None else ""
+    forms = unrun_forms(goal, state.ledger)
+    if not forms or form_checks(goal, state.ledger):
+        return None
+    script = forms[0].split()[1]
+    if not all(runproof.input_words(f) for f in forms) or not all(script in u for u in due.unmet):
+        return None
+    tasks = [{"description": f"run {forms[0]}", "subtasks": [f"run {f}" for f in forms]}]
+    sample_first(tasks, lambda path: (root / path).is_file(), partial(_sample, prompts))
+    tasks[0]["description"] = tasks[0]["subtasks"][0]
+    return tasks
+
+
+def _sample(prompts: PromptSet, path: str) -> str:
+    return prompts.render("sample_write", path=path)
 
 
 def _ruff_fixes(due: ReplanDue) -> list[dict[str, Any]] | None:

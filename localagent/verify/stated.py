@@ -159,6 +159,13 @@ def stated_forms(goal: str) -> list[tuple[str, tuple[str, ...], int]]:
     return forms if len(forms) > 1 or forms[0][1] or forms[0][2] else []
 
 
+def _placeholders(goal: str) -> list[str]:
+    """The placeholders of the command line the goal states, in order ("FILE")."""
+    found = _FORM.search(goal)
+    words = _WORDS.findall(found[2]) if found else []
+    return [w for w in words if not w.startswith("-")]
+
+
 def _given(cmd: str, script: str) -> tuple[tuple[str, ...], list[str]] | None:
     """A run's flags and other arguments, when it runs `script` with python; else None."""
     words = _WORDS.findall(cmd)
@@ -203,9 +210,12 @@ def unrun_forms(goal: str, ledger: Any) -> list[str]:
     is no evidence). Qwen2.5-Coder-1.5B's wordcount.py, which the goal says prints lines,
     words and characters and, with --lines, only the lines, was run only as `python
     wordcount.py --lines sample.txt`; it printed no line count without --lines, and the
-    small verifier said VERIFIED (the CPU)."""
+    small verifier said VERIFIED (the CPU). Each is named with the goal's own
+    placeholders ("python wordcount.py FILE"): the small verifier copies the line into
+    what is unmet, and a replan made "run python wordcount.py ARG" of it, run as such."""
+    holders = _placeholders(goal)
     return [
-        " ".join(["python", script, *flags, *(["ARG"] * count)])
+        " ".join(["python", script, *flags, *(holders + ["ARG"] * count)[:count]])
         for script, flags, count, _ in _uncovered(goal, ledger)
     ]
 
