@@ -83,8 +83,9 @@ class Agent:
         self.ctx = ctx = dataclasses.replace(ctx, prompts=self.prompts)  # tools' notes too
         steps = [tool.name for tool in self.tools if not tool.policy.control]
         self.planner = planner.Planner(
-            model, self.prompts, steps, small, self.request_front, ctx.root
-        )
+            model, self.prompts, steps, small, self.request_front, ctx.root,
+            max(settings.temperature, settings.repeat_temperature),
+        )  # fmt: skip
         # Rendered once per run (per tool-calling mode), so the front of every prompt
         # stays byte-identical and the model server reuses its KV cache.
         self.system: dict[bool, str] = {}

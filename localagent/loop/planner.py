@@ -104,6 +104,9 @@ class Planner:
     # How the run's plan requests open, as it is now (see `Agent.request_front`).
     front: Callable[[], Front | None] | None = None
     root: Path | None = None  # the workspace: which files a plan's writes find there
+    # A retry after a reply that was no plan: sent alike, it comes back alike (the 1.5B's
+    # replan looped to the same cut three times, 45 s on the CPU).
+    retry_temperature: float | None = None
 
     def decompose(self, goal: str, on_call: OnCall) -> list[dict[str, Any]]:
         """The goal's tasks; without a usable plan, one task that is the goal. In the
@@ -204,14 +207,15 @@ class Planner:
         front = self.front() if self.front is not None else None
         instructions = self.prompts.render("plan_system", tools=listed, **_example(goal))
         messages = opening(front, instructions, prompt)
-        checked = None
+        checked, hot = None, None
         for attempt in range(1, ATTEMPTS + 1):
-            reply = self.model.chat(messages, front and front.tools, PLAN_SCHEMA)
+            reply = self.model.chat(messages, front and front.tools, PLAN_SCHEMA, hot)
             on_call(reply)
             try:
                 plan = Plan.model_validate(orjson.loads(reply.content))
             except (ValueError, ValidationError) as exc:
                 log.warning("plan attempt %d was not valid: %s", attempt, str(exc)[:200])
+                hot = self.retry_temperature
                 continue
             tasks = [t.model_dump() for t in plan.tasks]
             if (folded := fold(tasks)) is not tasks:
