@@ -392,3 +392,26 @@ def test_doctor_lists_the_checks_a_workspace_would_run(ws: Path) -> None:
         result = run_cli(env, "doctor", "-w", str(ws))
     line = next(x for x in result.stdout.splitlines() if "goal checks" in x)
     assert "python -m pytest -q (tests)" in line and "python main.py (expected)" in line
+
+
+def test_a_task_that_restates_the_goal_is_named_so_in_the_verdict_request(ws: Path) -> None:
+    """The 1.5B's mathx plans name their tasks with the goal's own 250 characters, twice
+    after a replan: the verdict request showed them under the goal, each read anew by the
+    engine (505 tokens read for that request, bench_cache on the CPU)."""
+    goal = (
+        "Write notes.txt with three lines of notes about the project, one per line, "
+        "and nothing else in the workspace"
+    )
+    scenario = {
+        "rules": [plan_rule((goal + ".", ["Write notes.txt"]))],
+        "replies": [call("write_file", path="notes.txt", content="a\nb\nc\n")],
+        "default": done("notes.txt is written"),
+    }
+    with FakeServer(scenario) as server:
+        env = cli_env(server.url, LOCALAGENT_MAX_ROUNDS="3")
+        ran = run_cli(env, "start", goal, "-w", str(ws), "--foreground")
+        (request,) = verify_requests(server)
+    assert ran.returncode == 0, ran.stderr
+    text = messages_text(request)
+    assert text.count("three lines of notes") == 1, text
+    assert "- [completed] The goal above.\n  - [completed] Write notes.txt" in text

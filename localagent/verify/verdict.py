@@ -182,9 +182,13 @@ def _ledger_lines(ledger: Any, root: Path) -> list[str]:
 
 
 def _plan_lines(state: Any) -> str:
+    """The plan under the goal, a task that restates the goal named so, as the rounds'
+    plan names it: the 1.5B's mathx tasks, the goal's 250 characters each, were read
+    anew in every verdict request."""
     lines = []
     for task in state.goal.tasks:
-        lines.append(f"- [{task.status}] {task.description}")
+        said = "The goal above." if restates(task.description, state.goal.text) else None
+        lines.append(f"- [{task.status}] {said or task.description}")
         lines += [f"  - [{s.status}] {s.description}" for s in task.subtasks]
     return "\n".join(lines)
 
