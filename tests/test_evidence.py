@@ -413,3 +413,32 @@ def test_a_failure_claim_that_only_repeats_the_nudge_completes_the_write_unverif
     assert [c["verified"] for c in completed] == [False]
     assert "never run or read" in completed[0]["unverified"][0]
     assert recs[-1]["type"] == "goal_completed"
+
+
+def test_a_step_to_write_a_file_again_is_not_done_by_a_run_of_it(ws: Path) -> None:
+    """The 1.5B's wordcount (the CPU): handed back "write_file wordcount.py again, changed
+    so that it counts the words right ...", it ran `python wordcount.py --lines
+    sample.txt` twice and called the step done; the claim was accepted with nothing
+    written, and the next run failed on the same count."""
+    (ws / "hi.py").write_text("print('ho')\n")
+    step = "write_file hi.py again, changed so that it prints hi"
+    scenario = {
+        "rules": [plan_rule(("Fix hi.py", [step]))],
+        "replies": [
+            call("run_cmd", cmd="python hi.py"),
+            done("The hi.py script was run successfully."),
+            call("write_file", path="hi.py", content="print('hi')\n"),
+            call("run_cmd", cmd="python hi.py"),
+            done("hi.py prints hi"),
+        ],
+        "default": done("hi.py prints hi"),
+    }
+    with FakeServer(scenario) as server:
+        result = start(ws, server, "Fix hi.py so that it prints hi")
+    assert result.returncode == 0, result.stderr
+    recs = records(ws)
+    refused = [r for r in of_type(recs, "feedback") if r.get("refused")]
+    assert refused and "hi.py is not written in this subtask" in refused[0]["text"]
+    (completed,) = of_type(recs, "subtask_completed")
+    assert completed["seq"] > refused[0]["seq"]
+    assert (ws / "hi.py").read_text() == "print('hi')\n"

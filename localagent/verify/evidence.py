@@ -125,6 +125,13 @@ def _exists(root: Path, name: str) -> tuple[str | None, str]:
     return None, found
 
 
+# A step that changes a file: an edit ("replace_in_file stats.py to fix the bug"), or a
+# file sent back to be written changed ("write_file wordcount.py again, changed so that
+# it counts the words right"): the 1.5B ran the program instead and called it done, and
+# the next run failed on the same count (the CPU).
+REWRITE = re.compile(r"(?:write_file (\S+\.\w+) again, changed|replace_in_file (\S+\.\w+))\b")
+
+
 def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None) -> Gate:
     """The evidence for a completion claim: the subtask `scope` (default: the active one),
     or the whole goal with `scope=0`."""
@@ -165,6 +172,10 @@ def gate(ledger: Ledger, root: Path, texts: list[str], scope: int | None = None)
             result.unproven.append(path)
     if scope != 0 and not ledger.worked and not (ledger.looked and is_lookup(texts[:1])):
         result.soft.append(IDLE)
+    if scope != 0 and texts and (edit := REWRITE.match(texts[0])):
+        path = edit[1] or edit[2]
+        if path not in writes:
+            result.hard.append(f"{path} is not written in this subtask, which asks to change it")
     return result
 
 
