@@ -119,6 +119,10 @@ RUFF_CHECK = "NOTE: ruff checks files with its check command: `{called}` ran as 
 
 RUFF_FIX = "NOTE: ruff fixes the problems marked [*] itself: run `{cmd}`, e.g. send: {call}"
 
+RUFF_REDEFINED = """\
+NOTE: {path} defines {name} twice (lines {first} and {line}): the first never runs, and ruff \
+does not fix that itself. To rename the second, send: {call}"""
+
 RAISE_EXPECTED = """\
 NOTE: {call} raises {error} on purpose ({where}: `{raised}`), so {test} has no value to \
 compare in `{line}`. If raising is right, the test must expect it{imported}, e.g. send: \

@@ -90,6 +90,7 @@ from localagent.prompts.feedback import (
     REWRITE_USER,
     RUFF_CHECK,
     RUFF_FIX,
+    RUFF_REDEFINED,
     RUN_COMPLETES,
     SAME_OUTPUT,
     SAMPLE_WRITE,
@@ -600,6 +601,11 @@ PROMPTS: dict[str, Prompt] = {
         RUFF_FIX,
         "note on a `ruff check` that found problems ruff fixes itself",
         _spec("cmd", "call"),
+    ),
+    "ruff_redefined": Prompt(
+        RUFF_REDEFINED,
+        "note on a `ruff check` that found a function defined twice (F811): the rename",
+        _spec("path name first line call"),
     ),
     "raise_expected": Prompt(
         RAISE_EXPECTED,
