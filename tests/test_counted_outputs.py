@@ -419,3 +419,38 @@ def test_the_verification_reads_all_a_counting_run_printed(tmp_path: Path) -> No
     assert outputs == ["5\n", "5\n10\n34\n"]
     (done,) = records_of(tmp_path, "goal_completed")
     assert done["verification"] == "verified", done
+
+
+# wordcount-7 on the CPU (the 1.5B), round 12, verbatim.
+WORDS_AS_LINES_7 = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import argpars'
+    "e\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open(args.file, 'r') "
+    "as f:\\n            lines = f.readlines()\\n            print(len(lines))\\n    else:\\n    "
+    "    with open(args.file, 'r') as f:\\n            lines = f.readlines()\\n            word"
+    "s = len(lines)\\n            chars = sum(len(line) for line in lines)\\n            print(f"
+    "'Lines: {len(lines)}, Words: {words}, Characters: {chars}')\\n\\nif __name__ == '__main__"
+    "':\\n    parser = argparse.ArgumentParser(description='Count lines, words, and characters "
+    "in a file.')\n    parser.add_argument('file', help='The file to count.')\n    parser.add_"
+    "argument('--lines', action='store_true', help='Print only the number of lines.')\n    ar"
+    'gs = parser.parse_args()\\n    main(args)"}}'
+)
+
+
+def test_a_verdict_on_a_count_the_run_got_wrong_goes_back_to_the_edit_and_that_run(
+    tmp_path: Path,
+) -> None:
+    """wordcount-7 on the CPU: the verification's run counted the words as the lines, and
+    the hand-back was the edit of the line alone, no run after it (its finding says
+    "..., and `python wordcount.py sample.txt` printed ..."): the edit, made, ended no
+    step, and the model sent it again until blocked, twice, until the round limit."""
+    steps = [
+        "write_file wordcount.py with its code",
+        "write_file sample.txt with a few lines of sample text",
+        "run python wordcount.py --lines sample.txt",
+    ]
+    unmet, back = verdict_and_back(tmp_path, GOAL, steps, [WORDS_AS_LINES_7, SAMPLE_69, LINES_RUN])
+    assert len(unmet) == 1 and unmet[0].endswith("no number right for the words"), unmet
+    assert back.get("by") == "handback", back
+    (task,) = back["tasks"]
+    assert edited_file(task["subtasks"][0]) == "wordcount.py"
+    assert task["subtasks"][1:] == ["run python wordcount.py sample.txt"], task

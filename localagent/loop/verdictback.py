@@ -210,7 +210,11 @@ def _counted_by(things: str) -> str:
     return f" (with `text = f.read()`: {' and '.join(found)})" if found else ""
 
 
-_RAN = re.compile(r"; `(python [^`]+)` printed")
+# The run a count finding names: "...; `python wordcount.py sample.txt` printed `15`, one
+# number", or "...; sample.txt has 3 lines, ..., and `python wordcount.py sample.txt`
+# printed `Lines: 3, Words: 3, ...`" (wordcount-7 on the CPU: read only the first way, the
+# edit's step had no run after it, ended no step made, and was sent until the round limit).
+_RAN = re.compile(r"(?:;|, and) `(python [^`]+)` printed")
 _ONLY = re.compile(r"^the goal says `python \S+ (--[\w-]+) \w+` prints only the number of (\w+)")
 
 
