@@ -72,3 +72,54 @@ def test_which_headers_are_mended(content: str, header: str | None) -> None:
         assert f"def {header}:" in made[0], made[0]
     # Not a test file: never.
     assert params.mended("import pytest\n\n" + content, "a.py") is None
+
+
+# Round 3 of mathx-9 (the CPU), verbatim: its tests take a and b, and nothing gives them.
+UNBOUND = (
+    '```json\n{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": '
+    '"import pytest\\n\\ndef test_add(a, b):\\n    assert add(a, b) == a + b\\n\\ndef test_su'
+    "btract(a, b):\\n    assert subtract(a, b) == a - b\\n\\ndef test_multiply(a, b):\\n    as"
+    "sert multiply(a, b) == a * b\\n\\ndef test_divide(a, b):\\n    if b == 0:\\n        pytest"
+    ".skip('Cannot divide by zero')\\n    assert divide(a, b) == a / b\"}}\n```"
+)
+
+
+def test_a_test_of_arguments_nothing_gives_is_parametrized(tmp_path: Path) -> None:
+    """pytest stopped each test at setup ("fixture 'a' not found"); the hand-back sent
+    the model to mathx/__init__.py, which was right, until the round limit."""
+    write, run = written_and_run(tmp_path, UNBOUND)
+    assert (
+        "; test_add, test_subtract, test_multiply and test_divide took a and b, which no "
+        "fixture or parametrize gives them (pytest would stop each at its setup), so each "
+        "was written under `@pytest.mark.parametrize('a, b', [(1, 2), (3, 4)])`"
+    ) in write["result"], write["result"]
+    text = (tmp_path / "tests" / "test_mathx.py").read_text()
+    assert "@pytest.mark.parametrize('a, b', [(1, 2), (3, 4)])\ndef test_add(a, b):\n" in text
+    assert "fixture 'a' not found" not in run["result"], run["result"]
+    assert "8 passed" in run["result"], run["result"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # A fixture of the file's own, or pytest's, gives it.
+        "@pytest.fixture\ndef a():\n    return 1\n\n\ndef test_f(a):\n    assert a\n",
+        "def test_f(tmp_path):\n    assert tmp_path\n",
+        # What it compares with is an argument: no value of ours is right for it.
+        "def test_f(a, expected):\n    assert f(a) == expected\n",
+        # Decorated, a default, a method: the model's to mend.
+        "@pytest.mark.skip\ndef test_f(a):\n    assert a\n",
+        "def test_f(a=1):\n    assert a\n",
+        "class TestA:\n    def test_f(self, a):\n        assert a\n",
+    ],
+)
+def test_which_unbound_tests_are_left_as_written(content: str) -> None:
+    assert params.unbound("import pytest\n\n" + content, "tests/test_a.py") is None
+
+
+def test_a_workspace_with_a_conftest_keeps_such_tests_as_written(tmp_path: Path) -> None:
+    """Its fixtures may give them (here it gives none, and pytest says so)."""
+    (tmp_path / "conftest.py").write_text("")
+    write, run = written_and_run(tmp_path, UNBOUND)
+    assert "no fixture or parametrize" not in write["result"], write["result"]
+    assert "fixture 'a' not found" in run["result"], run["result"]

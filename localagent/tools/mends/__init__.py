@@ -33,7 +33,9 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     imports imported from the one module that has them, or whole when they are modules
     here (`imports`), second reads of a file made one (`reads`), a test file's asserts
     put in a test (`notests`), a test function given the arguments its parametrize
-    passes it (`params`), a program's `__main__` block it left out kept (`mainblock`)."""
+    passes it (`params`), and one whose arguments nothing gives a parametrize of them
+    (`params.unbound`, where no conftest.py may give them), a program's `__main__` block
+    it left out kept (`mainblock`)."""
     said: list[str] = []
     if (flush := indent.dedented(content, name)) is not None:
         said.append(indent.dedented_note(content))
@@ -74,6 +76,9 @@ def mend(root: Path, name: str, content: str) -> tuple[str, list[str]]:
     if (taken := params.mended(content, name)) is not None:
         content = taken[0]
         said.append(params.mended_note(taken[1]))
+    if not _conftest(root, name) and (given := params.unbound(content, name)) is not None:
+        content = given[0]
+        said.append(params.unbound_note(given[1]))
     if (main := mainblock.kept(root, name, content)) is not None:
         content = main[0]
         said.append(mainblock.kept_note(main[1]))
@@ -114,3 +119,17 @@ def _imports_mended(root: Path, name: str, old: str, new: str) -> str:
         first = todo[0].rsplit("/", 1)[-1][:-3]
         text += f", each with its function ({todo[0]}: def {first}(...): ...)"
     return text
+
+
+def _conftest(root: Path, name: str) -> bool:
+    """Whether a conftest.py in the workspace, at its top or on the file's way down, may
+    give a test its fixtures."""
+    folder = root
+    for part in ["", *name.replace("\\", "/").split("/")[:-1]]:
+        folder = folder / part if part else folder
+        try:
+            if (folder / "conftest.py").exists():
+                return True
+        except OSError:
+            return True
+    return False
