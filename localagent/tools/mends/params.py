@@ -25,11 +25,7 @@ def mended(content: str, name: str) -> tuple[str, list[tuple[str, list[str]]]] |
     """The test file with each test function given the parametrized names it lacks, and
     the functions mended with those names; None when there is none, or the file does not
     parse as written or as mended."""
-    if not TEST_FILE.search(name):
-        return None
-    try:
-        tree = ast.parse(content)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    if (tree := _test_tree(content, name)) is None:
         return None
     lines = content.splitlines(keepends=True)
     made: list[tuple[str, list[str]]] = []
@@ -53,11 +49,19 @@ def mended(content: str, name: str) -> tuple[str, list[tuple[str, list[str]]]] |
     if not made:
         return None
     text = "".join(lines)
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    if _test_tree(text, name) is None:
         return None
     return text, made
+
+
+def _test_tree(content: str, name: str) -> ast.Module | None:
+    """A test file's syntax tree; None for another file, or one that does not parse."""
+    if not TEST_FILE.search(name):
+        return None
+    try:
+        return ast.parse(content)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def mended_note(made: list[tuple[str, list[str]]]) -> str:
@@ -127,11 +131,7 @@ def unbound(content: str, name: str) -> tuple[str, dict[str, list[str]]] | None:
     hand-back sent the model to mathx/__init__.py, which was right, until the round
     limit. Such a test checks a property of its arguments, whatever they are: it runs
     as written for each row. (The workspace's conftest.py is `mend`'s to look for.)"""
-    if not TEST_FILE.search(name):
-        return None
-    try:
-        tree = ast.parse(content)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    if (tree := _test_tree(content, name)) is None:
         return None
     if any("fixture" in ast.unparse(d) for n in ast.walk(tree) if isinstance(n, _FUNCTIONS)
            for d in n.decorator_list):  # fmt: skip
@@ -154,9 +154,7 @@ def unbound(content: str, name: str) -> tuple[str, dict[str, list[str]]] | None:
     if not _imports_pytest(tree):
         lines.insert(_import_at(tree), "import pytest\n")
     text = "".join(lines)
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    if _test_tree(text, name) is None:
         return None
     return text, made
 
