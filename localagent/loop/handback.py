@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from localagent.loop import ruffback
 from localagent.loop.planfrom import from_failed
 from localagent.loop.rundone import runs
 from localagent.loop.subtasks import (
@@ -111,8 +112,9 @@ def _latest_run(state: State, subtask: str) -> tuple[str, Any]:
 
 def back(state: State, root: Path, prompts: PromptSet) -> str:
     """Why the active run subtask goes back to its file now ("" when it does not): its
-    latest run stopped on a file this run wrote, the tests failed after an edit, or
-    argparse stopped it on an option the goal states that the program lacks."""
+    latest run stopped on a file this run wrote, the tests failed after an edit,
+    argparse stopped it on an option the goal states that the program lacks, or its ruff
+    check found only what ruff fixes itself (`ruffback`)."""
     here = current(state)
     text = here[1].description if here is not None else ""
     if found := broken(state, text):
@@ -123,6 +125,8 @@ def back(state: State, root: Path, prompts: PromptSet) -> str:
         return prompts.render("failed_after_edit", path=found[0], failure=found[1])
     if lacked := unknown_option(state, text):
         return prompts.render("option_lacked", script=lacked[0], flag=lacked[1])
+    if (fixed := ruffback.fixable(state)) is not None:
+        return prompts.render("ruff_fixable", cmd=fixed[0].cmd, summary=fixed[0].summary)
     return ""
 
 

@@ -206,6 +206,8 @@ CARRIED_RUN = "`{cmd}` already succeeded in this run ({summary}) and nothing cha
 
 LOAD_FAILED = "the run stopped on an error in {path}: {error}"
 
+RUFF_FIXABLE = "`{cmd}` found only what ruff fixes itself ({summary}), and nothing changed since"
+
 FAILED_AFTER_EDIT = "the tests still fail after the change to {path}: {failure}"
 
 OPTION_LACKED = "{script} has no {flag} option: argparse stopped the run on it"

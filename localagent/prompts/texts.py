@@ -90,6 +90,7 @@ from localagent.prompts.feedback import (
     REWRITE_USER,
     RUFF_CHECK,
     RUFF_FIX,
+    RUFF_FIXABLE,
     RUFF_REDEFINED,
     RUN_COMPLETES,
     SAME_OUTPUT,
@@ -397,6 +398,11 @@ PROMPTS: dict[str, Prompt] = {
     "rerun_skipped": Prompt(RERUN_SKIPPED, "result: a repeat of a successful run", _spec()),
     "carried_run": Prompt(
         CARRIED_RUN, "why a replan's run subtask is carried as done", _spec("cmd summary")
+    ),
+    "ruff_fixable": Prompt(
+        RUFF_FIXABLE,
+        "why a run step failed: its ruff check found only what ruff fixes itself, sent again",
+        _spec("cmd summary"),
     ),
     "load_failed": Prompt(
         LOAD_FAILED,
