@@ -105,7 +105,7 @@ def test_a_ruff_step_failed_on_what_ruff_fixes_goes_back_to_that_fix(tmp_path: P
     steps = ["write_file tests/test_mathx.py with its tests", "run ruff check tests/test_mathx.py"]
     rounds = [SHORT_TESTS, RUFF_RUN, RUFF_RUN]
     rounds += [_run("ruff check --fix tests/test_mathx.py")["content"], RUFF_RUN]
-    _, sent = small_model_goal(
+    small_model_goal(
         tmp_path,
         GOAL,
         plan_rule((GOAL, steps)),
