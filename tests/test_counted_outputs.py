@@ -21,6 +21,7 @@ from support import (
 )
 
 from localagent.loop.subtasks import edited_file
+from localagent.verify import counts
 from localagent.verify.counts import stated_counts
 from localagent.verify.outputs import off_run
 
@@ -454,3 +455,17 @@ def test_a_verdict_on_a_count_the_run_got_wrong_goes_back_to_the_edit_and_that_r
     (task,) = back["tasks"]
     assert edited_file(task["subtasks"][0]) == "wordcount.py"
     assert task["subtasks"][1:] == ["run python wordcount.py sample.txt"], task
+
+
+def test_counts_the_file_cannot_tell_apart_prove_nothing(tmp_path: Path) -> None:
+    """wordcount-3 on the CPU: the model's sample.txt was `line1` to `line5`, one word a
+    line, and its program counted the words as the lines: `lines: 5, words: 5, chars: 29`
+    was every count right for that file, the verification's own run of `--lines` passed,
+    and the goal ended "completed (verified)" with a program that counts 3 words for 10.
+    Where the file has as many of two things it counts, a run proves neither."""
+    (tmp_path / "sample.txt").write_text("line1\nline2\nline3\nline4\nline5", newline="")
+    cmd, printed = "python wordcount.py sample.txt", "lines: 5, words: 5, chars: 29"
+    assert not counts.proven(GOAL, cmd, printed, tmp_path)
+    assert off_run(GOAL, cmd, f"exit code 0\n{printed}\n", tmp_path) == ""  # nor wrong
+    (tmp_path / "sample.txt").write_text("a b\nc d e\n", newline="")
+    assert counts.proven(GOAL, cmd, "lines: 2, words: 5, chars: 10", tmp_path)
