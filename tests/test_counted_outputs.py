@@ -469,3 +469,42 @@ def test_counts_the_file_cannot_tell_apart_prove_nothing(tmp_path: Path) -> None
     assert off_run(GOAL, cmd, f"exit code 0\n{printed}\n", tmp_path) == ""  # nor wrong
     (tmp_path / "sample.txt").write_text("a b\nc d e\n", newline="")
     assert counts.proven(GOAL, cmd, "lines: 2, words: 5, chars: 10", tmp_path)
+
+
+# wordcount-3 on the CPU (the code of ec248c0), verbatim: its sample, one word a line, its
+# last write, which counts the words as the lines, and its run.
+ONE_WORD_LINES = (
+    '{{"name": "write_file", "arguments": {"path": "sample.txt", "content": "line1\\nline2\\n'
+    'line3\\nline4\\nline5"}}}}'
+)
+WORDS_AS_LINES_3 = (
+    '{{"name": "write_file", "arguments": {"path": "wordcount.py", "content": "import'
+    " argparse\\nimport sys\\n\\ndef main(args):\\n    if args.lines:\\n        with open("
+    "args.file, 'r') as f:\\n            lines = f.readlines()\\n            print(len("
+    "lines))\\n    else:\\n        with open(args.file, 'r') as f:\\n            lines ="
+    " f.readlines()\\n            words = len(lines)\\n            chars = sum(len(line"
+    ") for line in lines)\\n            print(f'lines: {len(lines)}, words: {words}, c"
+    "hars: {chars}')\\n\\nif __name__ == '__main__':\\n    parser = argparse.ArgumentPar"
+    "ser(description='Count lines, words, and characters in a file.')\n    parser.add_"
+    "argument('file', type=str, help='The file to count.')\n    parser.add_argument('-"
+    "-lines', action='store_true', help='Print only the number of lines.')\n    args ="
+    ' parser.parse_args()\\n    main(args)"}}'
+)
+RUN_3 = '{{"name": "run_cmd", "arguments": {"cmd": "python wordcount.py sample.txt"}}}'
+
+
+def test_a_sample_that_cannot_tell_the_counts_apart_verifies_nothing(tmp_path: Path) -> None:
+    steps = [
+        "write_file wordcount.py with its code",
+        "write_file sample.txt with a few lines of sample text",
+        "run python wordcount.py sample.txt",
+    ]
+    small_model_goal(
+        tmp_path, GOAL, plan_rule((GOAL, steps)),
+        [{"content": r} for r in (WORDS_AS_LINES_3, ONE_WORD_LINES, RUN_3)], VERIFIED,
+        LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="1",
+    )  # fmt: skip
+    (verdict, *_) = records_of(tmp_path, "verdict")
+    assert verdict["verification"] != "verified", verdict
+    ended = records_of(tmp_path, "goal_completed")
+    assert not [r for r in ended if r["verification"] == "verified"], ended
