@@ -817,15 +817,16 @@ def test_steps_with_code_or_other_files_are_not_made_prints(step: str) -> None:
     assert as_print(step) == step
 
 
-def test_a_plan_reply_that_was_no_plan_is_asked_again_hotter(tmp_path: Path) -> None:
+def test_a_plan_reply_that_was_no_plan_twice_is_asked_again_hotter(tmp_path: Path) -> None:
     """The 1.5B's wordcount replan (the CPU) looped inside its JSON until the loop cut,
     and the two retries, sent alike, came back cut at the same character ("unexpected end
-    of data: line 10 column 1 (char 971)"): 45 s for no plan. A retry after a reply that
-    was no plan is sampled at the run's repeat temperature."""
+    of data: line 10 column 1 (char 971)"): 45 s for no plan. A retry after the same reply
+    that was no plan twice is sampled at the run's repeat temperature; not after one (the
+    1.5B's plans at 0.8 were "write_file" four times over)."""
     looped = '{"tasks": [{"description": "Write wordcount.py", "subtasks": ["run python w'
     scenario = {
         "rules": [
-            {"kind": "plan", "times": 1, "reply": {"content": looped}},
+            {"kind": "plan", "times": 2, "reply": {"content": looped}},
             plan_rule(("Write hi.py", ["write_file hi.py that prints hi"])),
         ],
         "replies": [call("write_file", path="hi.py", content="print('hi')\n")],
@@ -835,7 +836,7 @@ def test_a_plan_reply_that_was_no_plan_is_asked_again_hotter(tmp_path: Path) -> 
         env = cli_env(server.url, LOCALAGENT_MAX_ROUNDS="3", LOCALAGENT_VERIFY="0")
         run_cli(env, "start", "Write hi.py", "-w", str(tmp_path), "--foreground")
         plans = [r for r in server.chat_requests if r.get("format") == planner.PLAN_SCHEMA]
-    assert len(plans) == 2, len(plans)
-    first, second = (r.get("options", {}).get("temperature") for r in plans)
-    assert first == Settings().temperature
-    assert second == Settings().repeat_temperature
+    assert len(plans) == 3, len(plans)
+    first, second, third = (r.get("options", {}).get("temperature") for r in plans)
+    assert first == second == Settings().temperature
+    assert third == Settings().repeat_temperature

@@ -104,8 +104,10 @@ class Planner:
     # How the run's plan requests open, as it is now (see `Agent.request_front`).
     front: Callable[[], Front | None] | None = None
     root: Path | None = None  # the workspace: which files a plan's writes find there
-    # A retry after a reply that was no plan: sent alike, it comes back alike (the 1.5B's
-    # replan looped to the same cut three times, 45 s on the CPU).
+    # A retry after the same reply that was no plan twice: sent alike, it comes back
+    # alike (the 1.5B's replan looped to the same cut three times, 45 s on the CPU). Not
+    # after one: the 1.5B's plans sampled at 0.8 were "write_file" four times over, or
+    # steps no tool does ("add a module import at the top of the file").
     retry_temperature: float | None = None
 
     def decompose(self, goal: str, on_call: OnCall) -> list[dict[str, Any]]:
@@ -207,7 +209,7 @@ class Planner:
         front = self.front() if self.front is not None else None
         instructions = self.prompts.render("plan_system", tools=listed, **_example(goal))
         messages = opening(front, instructions, prompt)
-        checked, hot = None, None
+        checked, hot, before = None, None, None
         for attempt in range(1, ATTEMPTS + 1):
             reply = self.model.chat(messages, front and front.tools, PLAN_SCHEMA, hot)
             on_call(reply)
@@ -215,7 +217,9 @@ class Planner:
                 plan = Plan.model_validate(orjson.loads(reply.content))
             except (ValueError, ValidationError) as exc:
                 log.warning("plan attempt %d was not valid: %s", attempt, str(exc)[:200])
-                hot = self.retry_temperature
+                # The same reply twice: sent alike, it comes back alike.
+                hot = self.retry_temperature if reply.content == before else None
+                before = reply.content
                 continue
             tasks = [t.model_dump() for t in plan.tasks]
             if (folded := fold(tasks)) is not tasks:
