@@ -163,6 +163,14 @@ def test_asserts_written_outside_a_test_are_written_as_one(tmp_path: Path) -> No
     assert ran.returncode == 0, ran.stderr + ran.stdout
 
 
+TRY_CHECKED = (
+    "import mathx\n\n# Test divide\nassert mathx.divide(10, 2) == 5\nassert mathx.divide(15, 3) =="
+    " 5\nassert mathx.divide(20, 4) == 5\n\n# Test divide by zero\ntry:\n    mathx.divide(10, 0)"
+    "\nexcept ValueError as e:\n    assert str(e) == 'Cannot divide by zero'\nelse:\n    assert"
+    " False, 'Expected ValueError to be raised'\n"
+)
+
+
 @pytest.mark.parametrize(
     ("source", "wrapped"),
     [
@@ -172,6 +180,10 @@ def test_asserts_written_outside_a_test_are_written_as_one(tmp_path: Path) -> No
         ('import m\nassert m.f() == """a\nb"""\n', False),  # indented, the string would change
         ("import m\nimport pytest\nwith pytest.raises(ValueError):\n    m.f(0)\n", True),
         ('"""Tests."""\nimport m\n\n# one\nassert m.f()\n', True),
+        # A raise checked by try/except/else (mathx-1 on the CPU, its end verbatim): the
+        # 1.5B wrote the file so three times, then through a replan, until the round limit.
+        (TRY_CHECKED, True),
+        ("import m\ntry:\n    m.f()\nexcept ValueError:\n    for x in m.x:\n        x()\n", False),
     ],
 )
 def test_which_test_files_get_their_asserts_in_a_test(source: str, wrapped: bool) -> None:
