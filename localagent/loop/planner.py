@@ -27,8 +27,7 @@ from localagent.models import Model, Reply
 from localagent.prompts.front import Front, opening
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state import State
-from localagent.tools.base import ToolError
-from localagent.tools.paths import resolve_in_workspace
+from localagent.tools.paths import workspace_file
 from localagent.tools.pyscript import TEST_FILE
 from localagent.verify import evidence
 
@@ -140,12 +139,7 @@ class Planner:
 
     def _exists(self, path: str) -> bool:
         """Whether the workspace holds the regular file `path` (relative) now."""
-        if self.root is None:
-            return False
-        try:
-            return resolve_in_workspace(self.root, path).is_file()
-        except (ToolError, OSError, ValueError):
-            return False
+        return self.root is not None and workspace_file(self.root, path)
 
     def replan(
         self, state: State, failed: tuple[str, str], reason: str, on_call: OnCall

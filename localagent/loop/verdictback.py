@@ -19,8 +19,7 @@ from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State
 from localagent.system.textcap import listed
 from localagent.tools import ruffnotes, runproof
-from localagent.tools.base import ToolError
-from localagent.tools.paths import resolve_in_workspace
+from localagent.tools.paths import workspace_file
 from localagent.tools.pkgimports import text_of
 from localagent.verify import verdict
 from localagent.verify.countfix import FROM_TEXT, count_fix
@@ -246,17 +245,9 @@ def _sampled(
     if not all(runproof.input_words(f) for f in forms) or not all(script in u for u in due.unmet):
         return None
     tasks = [{"description": f"run {forms[0]}", "subtasks": [f"run {f}" for f in forms]}]
-    sample_first(tasks, partial(_exists, root), partial(_sample, prompts))
+    sample_first(tasks, partial(workspace_file, root), partial(_sample, prompts))
     tasks[0]["description"] = tasks[0]["subtasks"][0]
     return tasks
-
-
-def _exists(root: Path, path: str) -> bool:
-    """Whether the workspace holds the regular file `path`, no link followed out of it."""
-    try:
-        return resolve_in_workspace(root, path).is_file()
-    except (ToolError, OSError, ValueError):
-        return False
 
 
 def _sample(prompts: PromptSet, path: str) -> str:

@@ -16,6 +16,15 @@ MAX_NAME_SIZE = 255  # bytes (UTF-16 units on Windows) in one file or folder nam
 MAX_PATH_SIZE = 4000
 
 
+def workspace_file(root: Path, raw: str) -> bool:
+    """Whether the workspace holds the regular file `raw` names, no link followed out of
+    it (False for a path that would leave it, or cannot be looked at)."""
+    try:
+        return resolve_in_workspace(root, raw).is_file()
+    except (ToolError, OSError, ValueError):
+        return False
+
+
 def resolve_in_workspace(root: Path, raw: str) -> Path:
     """The resolved path that raw names inside root, or ToolError if it would leave it.
 
