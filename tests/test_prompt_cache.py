@@ -147,30 +147,50 @@ def kinds_of(sent: list[dict[str, Any]]) -> list[str]:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_the_small_profile_asks_for_plans_and_verdicts_on_their_own_front(
-    tmp_path: Path, backend: str
-) -> None:
+def test_the_small_profile_asks_for_plans_on_their_own_front(tmp_path: Path, backend: str) -> None:
     """Qwen2.5-Coder-1.5B on llama-server answered every plan request that carried the
-    tools with `"subtasks": ["{{"]` (llama-server does not hold a request with tools to
-    its schema), and gave real plans without them. A request that shares the start of the
-    rounds' prompt takes their cache slot and keeps the engine from restoring their state
-    after it (measured: the next round read 909 of 1,012 tokens again, against 12 when
-    the plan's prompt shared nothing). So in the small profile plan and verdict requests
-    open with their own system prompt and no tools."""
+    tools with `"subtasks": ["{{"]`, and gave real plans without them. A request that
+    shares the start of the rounds' prompt takes their cache slot and keeps the engine from
+    restoring their state after it (measured: the next round read 909 of 1,012 tokens
+    again, against 12 when the plan's prompt shared nothing). So in the small profile plan
+    requests open with their own system prompt and no tools."""
     sent = run_two_files(tmp_path, backend, profile="small")
     kinds = kinds_of(sent)
     assert kinds[0] == "plan" and kinds[-1] == "verify" and kinds.count("round") == 4
-    assert [bool(r.get("tools")) for r in sent] == [k == "round" for k in kinds]
-    fronts = [r["messages"][0]["content"] for r in sent]
-    rounds_front = {f for f, k in zip(fronts, kinds, strict=True) if k == "round"}
-    assert len(rounds_front) == 1
+    assert [bool(r.get("tools")) for r in sent] == [k != "plan" for k in kinds]
+    rounds_front = {r["messages"][0]["content"] for r, k in zip(sent, kinds, strict=True)
+                    if k == "round"}  # fmt: skip
     (front,) = rounds_front
-    for own, kind in zip(fronts, kinds, strict=True):
-        if kind != "round":
-            shared = next(
-                (i for i, (a, b) in enumerate(zip(own, front, strict=False)) if a != b), 0
-            )
-            assert shared < len(own) // 10, kind
+    own = sent[0]["messages"][0]["content"]
+    shared = next((i for i, (a, b) in enumerate(zip(own, front, strict=False)) if a != b), 0)
+    assert shared < len(own) // 10
+
+
+@pytest.mark.parametrize("profile", ["small", "full"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_verdict_is_asked_as_the_turn_after_the_last_round(
+    tmp_path: Path, backend: str, profile: str
+) -> None:
+    """The verdict request is the last round's prompt, its reply and result, and the
+    verdict's own turn: the server's cache serves all but that turn. Asked on a front of its
+    own, the 1.5B's verdicts read the goal and the plan again, 300-450 tokens each."""
+    sent = run_two_files(tmp_path, backend, profile=profile)
+    kinds = kinds_of(sent)
+    last, verify = sent[-2], sent[-1]
+    assert kinds[-2:] == ["round", "verify"]
+    assert verify["tools"] == last["tools"]
+    # The last round's messages, its facts at the end included, then its reply and result.
+    assert verify["messages"][: len(last["messages"])] == last["messages"]
+    reply, result, turn = verify["messages"][len(last["messages"]) :]
+    assert reply["role"] == "assistant" and "b.txt written" in json.dumps(reply)
+    assert "subtask completed" in result["content"]
+    assert turn["role"] == "user" and turn["content"].startswith("[verdict] ")
+    assert "Plan progress: completed 1.1-1.2\nEVIDENCE:\nseq " in turn["content"]
+    assert "GOAL:" not in turn["content"]  # the goal and the plan are above it
+    calls = [r for r in records(tmp_path) if r["type"] == "llm_call"]
+    rounds = [c for c in calls if c["purpose"] == "round"]
+    assert calls[-1]["purpose"] == "verify"
+    assert calls[-1]["cached_tokens"] >= rounds[-1]["prompt_tokens"] * 0.9
 
 
 def test_the_views_show_the_cache_and_the_seconds_per_round(tmp_path: Path) -> None:

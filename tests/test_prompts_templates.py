@@ -125,7 +125,7 @@ def test_folder_files_are_read_strictly(tmp_path: Path) -> None:
     (tmp_path / "plan_user.md").write_text("{goal}")
     (tmp_path / "unmet_user.txt").write_bytes(b"{goal} {unmet} \xff")
     (tmp_path / "no_tool_call.txt").write_text("\n")
-    (tmp_path / "verify_user.txt").write_text("x" * (promptset.MAX_BYTES + 1))
+    (tmp_path / "verify_turn.txt").write_text("x" * (promptset.MAX_BYTES + 1))
     if sys.platform != "win32":
         os.mkfifo(tmp_path / "cut_off.txt")  # must not hang the check
     _, found = promptset.read_folder(tmp_path)
@@ -133,7 +133,7 @@ def test_folder_files_are_read_strictly(tmp_path: Path) -> None:
     assert "plan_user.md and plan_user.txt are both the plan_user prompt" in said
     assert "unmet_user.txt: is not UTF-8 text (byte 15)" in said
     assert "no_tool_call.txt: the prompt is empty" in said
-    assert "verify_user.txt: over 64 KiB" in said
+    assert "verify_turn.txt: over 64 KiB" in said
     if sys.platform != "win32":
         assert "cut_off.txt: not a regular file" in said
     empty, missing = tmp_path / "empty", tmp_path / "missing"
@@ -265,7 +265,7 @@ def test_custom_prompts_reach_the_model_and_are_journaled(tmp_path: Path) -> Non
         "system": "You are PIRATE-AGENT.\nTools: {names}\n{guides}\n{protocol}",
         "plan_user": 'PLAN THIS >> {goal} << as {{"tasks": [...]}}',
         "no_tool_call": "CUSTOM NUDGE: reply with a tool call.",
-        "verify_user": "CHECK THE GOAL: {goal}\n{ledger}",
+        "verify_turn": "CHECK THE GOAL ABOVE, {progress}:\n{ledger}",
     }
     for name, text in custom.items():
         (folder / f"{name}.md").write_text(text + "\n")
@@ -299,8 +299,9 @@ def test_custom_prompts_reach_the_model_and_are_journaled(tmp_path: Path) -> Non
     assert "CUSTOM NUDGE" not in messages_text(rounds[1])
     assert "CUSTOM NUDGE: reply with a tool call." in messages_text(rounds[2])
     verify = [r for r in sent if r.get("format") and "verdict" in str(r["format"])]
-    assert verify and f"\n\nCHECK THE GOAL: {goal}\n" in verify[0]["messages"][1]["content"]
-    assert verify[0]["messages"][0] == rounds[0]["messages"][0]
+    turn = verify[0]["messages"][-1]["content"]
+    assert turn.startswith("CHECK THE GOAL ABOVE, completed 1.1:\nseq ")
+    assert verify[0]["messages"][:-3] == rounds[-1]["messages"]
     recs = records(ws)
     assert recs[0]["settings"]["prompts"] == custom
     assert [r["text"] for r in recs if r["type"] == "feedback"] == [custom["no_tool_call"]]

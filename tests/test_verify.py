@@ -272,7 +272,10 @@ def test_a_garbage_verdict_twice_leaves_the_deterministic_verdict(ws: Path) -> N
     assert result.returncode == 0, result.stderr
     assert len(asked) == 2
     assert all(r["options"]["temperature"] == 0 for r in asked)
-    assert '"enum":["VERIFIED","NOT_VERIFIED"]' in messages_text(asked[0])  # the schema, told
+    # held to the schema, and each of its keys told
+    assert asked[0]["format"]["properties"]["verdict"]["enum"] == ["VERIFIED", "NOT_VERIFIED"]
+    turn = asked[0]["messages"][-1]["content"]
+    assert all(f"\n{key}: " in turn for key in ("verdict", "unmet", "evidence", "next"))
     verdict = of_type(records(ws), "verdict")
     assert [(v["verdict"], v["source"]) for v in verdict] == [("VERIFIED", "checks")]
 
@@ -394,10 +397,12 @@ def test_doctor_lists_the_checks_a_workspace_would_run(ws: Path) -> None:
     assert "python -m pytest -q (tests)" in line and "python main.py (expected)" in line
 
 
-def test_a_task_that_restates_the_goal_is_named_so_in_the_verdict_request(ws: Path) -> None:
+def test_the_verdict_request_names_the_goal_once(ws: Path) -> None:
     """The 1.5B's mathx plans name their tasks with the goal's own 250 characters, twice
     after a replan: the verdict request showed them under the goal, each read anew by the
-    engine (505 tokens read for that request, bench_cache on the CPU)."""
+    engine (505 tokens read for that request, bench_cache on the CPU). It goes on from the
+    rounds now, whose plan names such a task "The goal above.", and gives the plan's marks
+    as the rounds' facts do."""
     goal = (
         "Write notes.txt with three lines of notes about the project, one per line, "
         "and nothing else in the workspace"
@@ -414,4 +419,5 @@ def test_a_task_that_restates_the_goal_is_named_so_in_the_verdict_request(ws: Pa
     assert ran.returncode == 0, ran.stderr
     text = messages_text(request)
     assert text.count("three lines of notes") == 1, text
-    assert "- [completed] The goal above.\n  - [completed] Write notes.txt" in text
+    assert "1. The goal above.\n    1.1. Write notes.txt" in text
+    assert "\nPlan progress: completed 1.1\nEVIDENCE:\n" in request["messages"][-1]["content"]

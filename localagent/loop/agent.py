@@ -41,7 +41,7 @@ from localagent.loop import (
 from localagent.loop import facts as facts_of
 from localagent.loop.strikes import Strikes
 from localagent.models import Model, Reply
-from localagent.prompts.front import Front
+from localagent.prompts.front import Conversation, Front
 from localagent.prompts.promptset import PromptSet
 from localagent.state import ReplanDue, State, current
 from localagent.state import due as owed
@@ -107,7 +107,7 @@ class Agent:
             self.actions.snapshots,
             stop,
             self._recorder("verify"),
-            self.request_front,
+            self.conversation,
         )
 
     @property
@@ -176,8 +176,8 @@ class Agent:
         return Front(self.system[native], self.tools.specs() if native else None)
 
     def request_front(self) -> Front | None:
-        """How a plan, replan or verdict request opens: as the rounds do, or in the small
-        profile with its own instructions as the system prompt (None).
+        """How a plan or replan request opens: as the rounds do, or in the small profile
+        with its own instructions as the system prompt (None).
 
         Without the tools: Qwen2.5-Coder-1.5B answers every plan request that carries them
         with a tool call begun inside the JSON (`"subtasks": ["{{"]`), and llama-server
@@ -187,6 +187,22 @@ class Agent:
         restoring their state after it; one that shares nothing goes to another slot, or
         the rounds' state comes back from the engine's prompt cache (`--cache-ram`)."""
         return None if self.planner.small else self.front()
+
+    def conversation(self) -> Conversation:
+        """The rounds' messages as the next round would send them, without its facts at the
+        end, and their tools: a verdict request goes on from there (see `Conversation`)."""
+        front = self.front()
+        budget = context.budget(self.model.num_ctx, self.settings.num_predict)
+        messages, _ = context.layout(
+            self.state,
+            front.system,
+            self.settings.history_keep,
+            self.model.native_tools,
+            self.probe(),
+            budget,
+            self.prompts,
+        )
+        return Conversation(messages[:-1], self.tools.specs())
 
     def ask(self) -> None:
         if self.planner.small and (

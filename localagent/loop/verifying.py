@@ -13,8 +13,9 @@ from typing import Any
 
 from localagent.config.settings import Settings
 from localagent.journal import Journal
+from localagent.loop.facts import progress
 from localagent.models import Model, Reply
-from localagent.prompts.front import Front
+from localagent.prompts.front import Conversation
 from localagent.prompts.promptset import PromptSet
 from localagent.rewind.snapshots import Snapshots
 from localagent.state import State, Verifying
@@ -35,7 +36,7 @@ class Verifier:
     snapshots: Snapshots  # a goal check may change files: kept first, as a tool's changes
     stop: StopSignal
     record: Callable[[Reply], None]  # journals the verdict's model call
-    front: Callable[[], Front | None]  # how the verdict request opens (see `Agent`)
+    conversation: Callable[[], Conversation]  # the rounds', which the verdict goes on from
 
     @property
     def state(self) -> State:
@@ -60,8 +61,9 @@ class Verifier:
         answer = None
         if not found.hard:
             answer = verdict.ask_model(
-                self.model, state, found, self.record, self.prompts, self.front()
-            )
+                self.model, found, self.record, self.conversation(), progress(state),
+                self.prompts,
+            )  # fmt: skip
         replans_left = state.verify_replans < self.settings.max_replans
         small = verdict.small_verifier(self.settings.profile, state.parameters)
         tasks = state.goal.tasks

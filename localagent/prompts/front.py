@@ -1,6 +1,7 @@
-"""How every prompt opens: the rounds' system prompt and tools first, so that a plan,
-replan or verdict request after them does not evict what the server's cache holds (in
-the small profile those requests open on their own instead: see `Agent.request_front`)."""
+"""How every prompt opens: the rounds' system prompt and tools first, so that a plan or
+replan request after them does not evict what the server's cache holds (in the small
+profile those requests open on their own instead: see `Agent.request_front`); a verdict
+request goes on from the rounds' last prompt (`Conversation`)."""
 
 from __future__ import annotations
 
@@ -33,3 +34,16 @@ def opening(front: Front | None, instructions: str, request: str) -> list[dict[s
     if front is not None:
         return front.messages(instructions, request)
     return [{"role": "system", "content": instructions}, {"role": "user", "content": request}]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """The rounds' messages as the next round would send them, without that round's facts
+    at the end, and the rounds' tools: a request that goes on from them (the verdict)
+    shares everything the server's cache holds of the last round but its own turn."""
+
+    messages: list[dict[str, Any]]
+    tools: list[ToolSpec] | None
+
+    def then(self, turn: str) -> list[dict[str, Any]]:
+        return [*self.messages, {"role": "user", "content": turn}]

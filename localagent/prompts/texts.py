@@ -181,25 +181,20 @@ Last errors: {errors}
 {notice}ACTIVE TASK: {task}
 ACTIVE SUBTASK: {subtask}"""
 
-VERIFY_SYSTEM = """\
-You check whether a coding agent achieved its goal. You see the goal, the plan with the \
-status of each step, and a ledger of evidence (each line starts with its seq number). \
-Judge only from the evidence: a claim without evidence is not evidence. Answer with JSON \
-only, matching this schema:
-{schema}
+# The verdict request is the turn after the rounds' last (their prompt up to it is the
+# model server's cache): the goal and the plan are above it, the tools too, held off by
+# the schema the request is held to.
+VERIFY_TURN = """\
+[verdict] The work on the plan has ended. Check whether the goal above is achieved: \
+answer with JSON only, no tool call. Judge only from the evidence below (each line starts \
+with its seq number): a claim without evidence is not evidence.
+Plan progress: {progress}
+EVIDENCE:
+{ledger}
 verdict: VERIFIED only if the evidence shows every requirement of the goal is met.
 unmet: each requirement that is not shown to be met, as a short instruction.
 evidence: the seq numbers your verdict rests on.
 next: finish, retry_subtask or replan."""
-
-VERIFY_USER = """\
-GOAL: {goal}
-
-PLAN:
-{plan}
-
-EVIDENCE:
-{ledger}"""
 
 
 _FACTS = "round progress task subtask written existing missing commands errors"
@@ -270,11 +265,10 @@ PROMPTS: dict[str, Prompt] = {
     "rewrite_test": Prompt(
         REWRITE_TEST, "the failing test's lines, in that request", _spec("test")
     ),
-    "verify_system": Prompt(VERIFY_SYSTEM, "how the verifier judges the goal", _spec("", "schema")),
-    "verify_user": Prompt(
-        VERIFY_USER,
-        "the goal, plan and evidence the verifier judges",
-        _spec("goal ledger", "plan"),
+    "verify_turn": Prompt(
+        VERIFY_TURN,
+        "the verdict request, the turn after the rounds' last: the evidence to judge",
+        _spec("ledger", "progress"),
     ),
     "format_error": Prompt(
         FORMAT_ERROR,

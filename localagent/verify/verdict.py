@@ -3,8 +3,9 @@ downgrade it.
 
 `findings` gathers the goal checks' results and the ledger's evidence over the whole
 goal. A hard failure is NOT_VERIFIED with no model call. Otherwise one structured call
-(temperature 0, the schema in the prompt too) judges the goal against the ledger; an
-invalid answer is asked once more, then the deterministic verdict stands.
+(temperature 0) judges the goal against the ledger, as the turn after the rounds' last
+(`prompts.front.Conversation`); an invalid answer is asked once more, then the
+deterministic verdict stands.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from localagent.models import Model
-from localagent.prompts.front import Front, opening
+from localagent.prompts.front import Conversation
 from localagent.prompts.promptset import DEFAULT, PromptSet
 from localagent.state.checkruns import check_kind
 from localagent.system.textcap import listed
@@ -181,38 +182,28 @@ def _ledger_lines(ledger: Any, root: Path) -> list[str]:
     return lines
 
 
-def _plan_lines(state: Any) -> str:
-    """The plan under the goal, a task that restates the goal named so, as the rounds'
-    plan names it: the 1.5B's mathx tasks, the goal's 250 characters each, were read
-    anew in every verdict request."""
-    lines = []
-    for task in state.goal.tasks:
-        said = "The goal above." if restates(task.description, state.goal.text) else None
-        lines.append(f"- [{task.status}] {said or task.description}")
-        lines += [f"  - [{s.status}] {s.description}" for s in task.subtasks]
-    return "\n".join(lines)
-
-
 def ask_model(
     model: Model,
-    state: Any,
     found: Findings,
     on_call: Callable[[Any], None],
+    conversation: Conversation,
+    progress: str,
     prompts: PromptSet = DEFAULT,
-    front: Front | None = None,
 ) -> ModelVerdict | None:
-    """The model's verdict, or None when it gave no valid one in two tries; after the
-    rounds' `front` when given (see `prompts.front.Front`)."""
-    system = prompts.render("verify_system", schema=orjson.dumps(VERDICT_SCHEMA).decode())
+    """The model's verdict, or None when it gave no valid one in two tries: asked as the
+    turn after the rounds' `conversation`, whose goal and plan it judges (`progress`: the
+    plan's marks), so the server reads that turn alone. Asked on a front of its own, the
+    1.5B's verdicts read 300-450 tokens each on the CPU, the goal and the plan again."""
     ledger = "\n".join(found.lines) or "(no evidence was recorded)"
-    user = prompts.render(
-        "verify_user", goal=state.goal.text, plan=_plan_lines(state), ledger=ledger
-    )
-    messages = opening(front, system, user)
-    tools = front.tools if front is not None else None
+    turn = prompts.render("verify_turn", progress=progress, ledger=ledger)
+    messages = conversation.then(turn)
     for attempt in range(1, ATTEMPTS + 1):
         reply = model.chat(
-            messages, tools, VERDICT_SCHEMA, temperature=0.0, max_tokens=VERDICT_TOKENS
+            messages,
+            conversation.tools,
+            VERDICT_SCHEMA,
+            temperature=0.0,
+            max_tokens=VERDICT_TOKENS,
         )
         on_call(reply)
         try:
