@@ -105,13 +105,15 @@ def _post(url: str, body: dict[str, Any]) -> Any:
         return json.loads(response.read())
 
 
-def part(messages: list[dict[str, Any]], index: int, rounds: bool) -> str:
-    """Which part of the prompt message `index` is; `rounds`: a round's prompt."""
+def part(messages: list[dict[str, Any]], index: int, rounds: bool, asks: bool = False) -> str:
+    """Which part of the prompt message `index` is; `rounds`: a prompt that opens as the
+    rounds' do; `asks`: one that ends with a request of its own (a verdict goes on from the
+    rounds' messages: its last message is its request)."""
     message = messages[index]
     role, content = message.get("role"), str(message.get("content") or "")
     if role == "system":
         return "system prompts"
-    if not rounds:
+    if not rounds or (asks and index == len(messages) - 1):
         return "plan, replan and verdict requests"
     if role == "assistant":
         return "replies"
@@ -130,11 +132,12 @@ def read_by_part(root_url: str, request: dict[str, Any], cached: int, system: st
     pieces = _post(root_url + "/tokenize", {"content": prompt, "with_pieces": True})["tokens"]
     messages = request.get("messages") or []
     rounds = bool(messages) and messages[0].get("content") == system
+    asks = bool(request.get("response_format") or request.get("format"))
     starts, at = [], 0
     for index, message in enumerate(messages):  # where each message's text is in the prompt
         text = str(message.get("content") or "")
         found = _find(prompt, text, at)
-        starts.append((found if found >= 0 else at, part(messages, index, rounds)))
+        starts.append((found if found >= 0 else at, part(messages, index, rounds, asks)))
         at = (found if found >= 0 else at) + len(text)
     counts: Counter[str] = Counter()
     offset = 0

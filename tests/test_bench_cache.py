@@ -93,3 +93,26 @@ def test_a_folder_that_holds_runs_already_is_refused_before_the_engine_starts(
     assert done.returncode == 2, done.stderr + done.stdout
     assert "holds runs of hello already: give an empty --dir" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_verdicts_own_turn_is_counted_as_its_request() -> None:
+    """A verdict request goes on from the rounds' messages: its last message is its own
+    request, not a note of the rounds."""
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        from cachereads import part
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    messages = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "GOAL: x"},
+        {"role": "assistant", "content": '{"name": "run_cmd"}'},
+        {"role": "user", "content": "[result of run_cmd]\nexit code 0"},
+        {"role": "user", "content": "[verdict] Check whether the goal above is achieved."},
+    ]
+    asked = [part(messages, i, rounds=True, asks=True) for i in range(len(messages))]
+    assert asked == [
+        "system prompts", "goal and plan", "replies", "tool results",
+        "plan, replan and verdict requests",
+    ]  # fmt: skip
+    assert part(messages, 4, rounds=True) == "notes"  # a round's own note, as before

@@ -30,6 +30,7 @@ from localagent.verify import verdict
 MODEL = "coder:7b"
 HELLO = [{"role": "user", "content": "hello"}]
 BACKENDS = ("ollama", "openai")
+VERIFIED_REPLY = '{"verdict": "VERIFIED", "unmet": [], "evidence": [], "next": "finish"}'
 
 
 def scenario(**fields: Any) -> dict[str, Any]:
@@ -375,3 +376,27 @@ def test_a_task_that_restates_the_goal_is_not_read_twice_every_round(tmp_path: P
     summary = rounds[0]["messages"][1]["content"]
     assert summary.startswith(f"GOAL: {goal}\n\nPLAN:\n1. The goal above.\n    1.1. Write a.txt\n")
     assert summary.count("letter B") == 1
+
+
+def test_a_verdict_cut_by_a_kill_is_asked_again_as_it_was(tmp_path: Path) -> None:
+    """Killed (-9) while waiting for the verdict, then resumed: the verdict request is
+    rebuilt from the journal byte for byte, so the server's cache serves all of it."""
+    stalled = {"content": VERIFIED_REPLY, "delay": 30}
+    verdicts = [{"kind": "verify", "times": 1, "reply": stalled}]
+    cache = {**TWO_FILES, "rules": TWO_FILES["rules"] + verdicts}
+    with FakeServer(scenario(**cache)) as server:
+        env = cli_env(server.url, OLLAMA_MODEL=MODEL)
+        proc = start_cli(env, "start", "Write a.txt and b.txt", "-w", str(tmp_path), "--foreground")
+        try:
+            wait_for(lambda: len(server.chat_requests) == 6)  # the plan, 4 rounds, the verdict
+        finally:
+            proc.kill()
+            proc.communicate(timeout=30)
+        resumed = run_cli(env, "resume", "-w", str(tmp_path), "--foreground")
+        assert resumed.returncode == 0, resumed.stderr
+        sent = server.chat_requests
+    assert len(sent) == 7 and kinds_of(sent)[-2:] == ["verify", "verify"]
+    assert json.dumps(sent[6], sort_keys=True) == json.dumps(sent[5], sort_keys=True)
+    last = [r for r in records(tmp_path) if r["type"] == "llm_call"][-1]
+    assert last["purpose"] == "verify"
+    assert last["cached_tokens"] >= 0.95 * last["prompt_tokens"]
