@@ -10,7 +10,8 @@ under way, then resumed. The figures are the engine's own: every reply's `timing
 `llm_call`'s `cached_tokens` and `prompt_tokens` (with `--api ollama`, through the Ollama
 shim, from the shim's log), checked against `/metrics` (`llamacpp:prompt_tokens_total`).
 
-Printed: whole-run reuse (1 - tokens read / prompt tokens sent), tokens read per call
+Printed: whole-run reuse (1 - tokens read / prompt tokens sent; and without the engine's
+first two calls, the plan and the round a freshly started engine reads whole), tokens read per call
 p50/p90 (each run's first call excluded), the reuse of the first call after the kill and
 resume, the first round's prompt tokens, and the median seconds per round; with `--by-part`
 (OpenAI API), where the read tokens went, by part of the prompt (cachereads.py). Exit 0 when the
@@ -183,7 +184,9 @@ def figures(runs: list[dict[str, Any]], processed: float | None) -> dict[str, An
     return {
         "calls": len(calls),
         "prompt_tokens_sent": sent,
-        "reuse": 1 - sum(c["prompt"] - c["cached"] for c in calls) / sent if sent else None,
+        "reuse": _reuse(calls),
+        # A freshly started engine reads its first plan and round whole: once per engine.
+        "reuse_warm": _reuse(calls[2:]),
         "reuse_metrics": 1 - processed / sent if sent and processed is not None else None,
         "read_p50": _pct(read, 0.5),
         "read_p90": _pct(read, 0.9),
@@ -191,6 +194,11 @@ def figures(runs: list[dict[str, Any]], processed: float | None) -> dict[str, An
         "first_round_prompt": first_rounds,
         "seconds_per_round": statistics.median(gaps) if gaps else None,
     }
+
+
+def _reuse(calls: list[dict[str, Any]]) -> float | None:
+    sent = sum(c["prompt"] for c in calls)
+    return 1 - sum(c["prompt"] - c["cached"] for c in calls) / sent if sent else None
 
 
 def _show(value: Any, form: str = "{:,.0f}") -> str:
@@ -203,7 +211,8 @@ def report(found: dict[str, Any]) -> str:
         [
             f"model calls: {found['calls']}, prompt tokens sent: {found['prompt_tokens_sent']:,}",
             f"whole-run reuse (engine timings): {_show(found['reuse'], '{:.3f}')}"
-            f" (/metrics: {_show(found['reuse_metrics'], '{:.3f}')})",
+            f" (/metrics: {_show(found['reuse_metrics'], '{:.3f}')});"
+            f" without the engine's first two calls: {_show(found.get('reuse_warm'), '{:.3f}')}",
             f"tokens read per call, first call excluded: p50 {_show(found['read_p50'])}, "
             f"p90 {_show(found['read_p90'])}",
             f"first call after kill -9 and resume, share from the cache: {after}",

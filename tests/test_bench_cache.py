@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from localagent.models.fake import FakeServer
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
@@ -55,6 +57,10 @@ def test_a_benchmark_reads_the_cache_figures_of_every_call_and_of_the_resume(
     done, result = bench(tmp_path)
     found = result["figures"]
     assert found["calls"] >= 5 and found["reuse"] > 0.5  # the plan, 3 rounds, resumed, verdict
+    calls = [c for run in result["runs"] for c in run["calls"]][2:]  # a fresh engine's first two
+    warm = 1 - sum(c["prompt"] - c["cached"] for c in calls) / sum(c["prompt"] for c in calls)
+    assert found["reuse_warm"] == pytest.approx(warm) and found["reuse_warm"] > found["reuse"]
+    assert f"without the engine's first two calls: {warm:.3f}\n" in done.stdout
     [after] = found["after_resume"]
     assert after >= 0.8  # the resumed run's first prompt is the one the killed run sent
     assert found["first_round_prompt"][0] > 0 and found["seconds_per_round"] is not None
