@@ -12,6 +12,7 @@ from localagent import tools
 from localagent.journal import Journal
 from localagent.loop import context
 from localagent.loop import facts as round_facts
+from localagent.prompts.promptset import DEFAULT
 from localagent.state import Exchange
 
 KEEP = 5
@@ -289,6 +290,25 @@ def test_a_tight_budget_keeps_the_front_and_the_latest_exchange(tmp_path: Path) 
     assert tight[:2] == full[:2] and tight[-1] == full[-1]
     assert tight[-3:] == full[-3:]  # the latest exchange's reply and result are whole
     assert sum(len(str(m.get("content", ""))) for m in tight) <= 900 * 4
+
+
+def test_a_turn_of_its_own_takes_the_facts_place_within_the_budget(tmp_path: Path) -> None:
+    """A verdict goes on from the rounds with its own turn last, in the room the round's
+    facts had: a window that fits with the facts makes room for a longer turn."""
+    journal = new_journal(tmp_path)
+    for n in range(1, 8):
+        play_round(journal, n)
+    system = context.system_prompt(ALLOWED, tools.catalog(), native=True)
+    facts = round_facts.probe(journal.state, tmp_path, max_rounds=300)
+    turn = "[verdict] " + "evidence line\n" * 106  # 1,500 characters
+    budget = 1500  # tokens, about 5,700 characters of room at 4 a token
+    rounds = context.layout(journal.state, system, KEEP, True, facts, budget, DEFAULT)[0]
+    asked = context.layout(journal.state, system, KEEP, True, facts, budget, DEFAULT, turn)[0]
+    assert rounds == context.layout(journal.state, system, KEEP, True, facts)[0]  # all fit
+    assert asked[-1] == {"role": "user", "content": turn}
+    assert asked[:2] == rounds[:2] and asked[-4:-1] == rounds[-4:-1]  # the latest exchange
+    assert len(asked) < len(rounds)  # older exchanges made room for the turn
+    assert sum(len(str(m.get("content", ""))) for m in asked) <= budget * 4 * 0.95
 
 
 @pytest.mark.parametrize("keep", [1, 5])

@@ -188,9 +188,9 @@ class Agent:
         the rounds' state comes back from the engine's prompt cache (`--cache-ram`)."""
         return None if self.planner.small else self.front()
 
-    def conversation(self) -> Conversation:
-        """The rounds' messages as the next round would send them, without its facts at the
-        end, and their tools: a verdict request goes on from there (see `Conversation`)."""
+    def conversation(self, turn: str) -> Conversation:
+        """The rounds' messages as the next round would send them, `turn` last instead of
+        its facts, and their tools: a verdict request goes on from there (`Conversation`)."""
         front = self.front()
         budget = context.budget(self.model.num_ctx, self.settings.num_predict)
         messages, _ = context.layout(
@@ -201,8 +201,9 @@ class Agent:
             self.probe(),
             budget,
             self.prompts,
+            turn,
         )
-        return Conversation(messages[:-1], self.tools.specs())
+        return Conversation(messages, self.tools.specs())
 
     def ask(self) -> None:
         if self.planner.small and (

@@ -233,16 +233,19 @@ def layout(
     facts: dict[str, Any],
     budget_tokens: int | None = None,
     prompts: PromptSet = DEFAULT,
+    turn: str | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """The round's messages, and the round the window starts after (journaled with the
-    round, so the next round starts there too: see the module's docstring)."""
+    round, so the next round starts there too: see the module's docstring). With `turn`,
+    a request of its own goes last instead of the round's facts (the verdict's)."""
     head = [
         {"role": "system", "content": system},
         {"role": "user", "content": summary(state, facts, prompts)},
     ]
     shown = window(state.exchanges, keep, state.window_start)
     before = shown[-1].probe if shown else None
-    tail = [{"role": "user", "content": probe_message(facts, prompts, before)}]
+    last = probe_message(facts, prompts, before) if turn is None else turn
+    tail = [{"role": "user", "content": last}]
     start = shown[0].round - 1 if shown else state.window_start
     blocks = _blocks(shown, native, None, prompts)
     if budget_tokens is not None and sum(map(_chars, blocks)) > (

@@ -36,7 +36,7 @@ class Verifier:
     snapshots: Snapshots  # a goal check may change files: kept first, as a tool's changes
     stop: StopSignal
     record: Callable[[Reply], None]  # journals the verdict's model call
-    conversation: Callable[[], Conversation]  # the rounds', which the verdict goes on from
+    conversation: Callable[[str], Conversation]  # the rounds, a turn after them
 
     @property
     def state(self) -> State:
@@ -61,7 +61,7 @@ class Verifier:
         answer = None
         if not found.hard:
             answer = verdict.ask_model(
-                self.model, found, self.record, self.conversation(), progress(state),
+                self.model, found, self.record, self.conversation, progress(state),
                 self.prompts,
             )  # fmt: skip
         replans_left = state.verify_replans < self.settings.max_replans

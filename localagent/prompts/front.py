@@ -38,12 +38,9 @@ def opening(front: Front | None, instructions: str, request: str) -> list[dict[s
 
 @dataclass(frozen=True)
 class Conversation:
-    """The rounds' messages as the next round would send them, without that round's facts
-    at the end, and the rounds' tools: a request that goes on from them (the verdict)
-    shares everything the server's cache holds of the last round but its own turn."""
+    """A request that goes on from the rounds (the verdict): their messages as the next
+    round would send them, its own turn last instead of that round's facts, and their
+    tools. The server's cache holds all of it but the last round's results and the turn."""
 
     messages: list[dict[str, Any]]
     tools: list[ToolSpec] | None
-
-    def then(self, turn: str) -> list[dict[str, Any]]:
-        return [*self.messages, {"role": "user", "content": turn}]

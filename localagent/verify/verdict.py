@@ -186,21 +186,21 @@ def ask_model(
     model: Model,
     found: Findings,
     on_call: Callable[[Any], None],
-    conversation: Conversation,
+    conversation: Callable[[str], Conversation],
     progress: str,
     prompts: PromptSet = DEFAULT,
 ) -> ModelVerdict | None:
     """The model's verdict, or None when it gave no valid one in two tries: asked as the
-    turn after the rounds' `conversation`, whose goal and plan it judges (`progress`: the
-    plan's marks), so the server reads that turn alone. Asked on a front of its own, the
-    1.5B's verdicts read 300-450 tokens each on the CPU, the goal and the plan again."""
+    turn after the rounds (`conversation` lays them out with that turn last), whose goal
+    and plan it judges (`progress`: the plan's marks), so the server reads that turn and
+    the last round's results alone. Asked on a front of its own, the 1.5B's verdicts read
+    the goal and the plan again."""
     ledger = "\n".join(found.lines) or "(no evidence was recorded)"
-    turn = prompts.render("verify_turn", progress=progress, ledger=ledger)
-    messages = conversation.then(turn)
+    asked = conversation(prompts.render("verify_turn", progress=progress, ledger=ledger))
     for attempt in range(1, ATTEMPTS + 1):
         reply = model.chat(
-            messages,
-            conversation.tools,
+            asked.messages,
+            asked.tools,
             VERDICT_SCHEMA,
             temperature=0.0,
             max_tokens=VERDICT_TOKENS,
