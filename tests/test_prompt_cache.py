@@ -230,6 +230,23 @@ def cut_off_run(stall: bool) -> dict[str, Any]:
     )
 
 
+def killed_and_resumed(
+    server: FakeServer, goal: list[str], ws: Path, waiting: int
+) -> list[dict[str, Any]]:
+    """The requests of a run killed (-9) once the server got `waiting` of them, then
+    resumed to its end."""
+    env = cli_env(server.url, OLLAMA_MODEL=MODEL)
+    proc = start_cli(env, *goal, "-w", str(ws))
+    try:
+        wait_for(lambda: len(server.chat_requests) == waiting)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+    resumed = run_cli(env, "resume", "-w", str(ws), "--foreground")
+    assert resumed.returncode == 0, resumed.stderr
+    return server.chat_requests
+
+
 def test_a_resumed_runs_first_prompt_is_the_one_the_crashed_run_sent(tmp_path: Path) -> None:
     """Killed (-9) while waiting for the model, then resumed: the first request is byte for
     byte the one the killed run was waiting on and the one a run never killed sends, so
@@ -242,16 +259,7 @@ def test_a_resumed_runs_first_prompt_is_the_one_the_crashed_run_sent(tmp_path: P
         never_killed = server.chat_requests
     killed = tmp_path / "killed"
     with FakeServer(cut_off_run(stall=True)) as server:
-        env = cli_env(server.url, OLLAMA_MODEL=MODEL)
-        proc = start_cli(env, *goal, "-w", str(killed))
-        try:
-            wait_for(lambda: len(server.chat_requests) == 3)  # the plan, round 1, round 2
-        finally:
-            proc.kill()
-            proc.communicate(timeout=30)
-        resumed = run_cli(env, "resume", "-w", str(killed), "--foreground")
-        assert resumed.returncode == 0, resumed.stderr
-        sent = server.chat_requests
+        sent = killed_and_resumed(server, goal, killed, 3)  # the plan, round 1, round 2
     assert "length cap" in json.dumps(never_killed[2]["messages"][-1])  # the notice it earned
     assert json.dumps(sent[3], sort_keys=True) == json.dumps(sent[2], sort_keys=True)
     assert json.dumps(sent[3], sort_keys=True) == json.dumps(never_killed[2], sort_keys=True)
@@ -384,17 +392,9 @@ def test_a_verdict_cut_by_a_kill_is_asked_again_as_it_was(tmp_path: Path) -> Non
     stalled = {"content": VERIFIED_REPLY, "delay": 30}
     verdicts = [{"kind": "verify", "times": 1, "reply": stalled}]
     cache = {**TWO_FILES, "rules": TWO_FILES["rules"] + verdicts}
+    goal = ["start", "Write a.txt and b.txt", "--foreground"]
     with FakeServer(scenario(**cache)) as server:
-        env = cli_env(server.url, OLLAMA_MODEL=MODEL)
-        proc = start_cli(env, "start", "Write a.txt and b.txt", "-w", str(tmp_path), "--foreground")
-        try:
-            wait_for(lambda: len(server.chat_requests) == 6)  # the plan, 4 rounds, the verdict
-        finally:
-            proc.kill()
-            proc.communicate(timeout=30)
-        resumed = run_cli(env, "resume", "-w", str(tmp_path), "--foreground")
-        assert resumed.returncode == 0, resumed.stderr
-        sent = server.chat_requests
+        sent = killed_and_resumed(server, goal, tmp_path, 6)  # the plan, 4 rounds, the verdict
     assert len(sent) == 7 and kinds_of(sent)[-2:] == ["verify", "verify"]
     assert json.dumps(sent[6], sort_keys=True) == json.dumps(sent[5], sort_keys=True)
     last = [r for r in records(tmp_path) if r["type"] == "llm_call"][-1]

@@ -191,19 +191,23 @@ class Agent:
     def conversation(self, turn: str) -> Conversation:
         """The rounds' messages as the next round would send them, `turn` last instead of
         its facts, and their tools: a verdict request goes on from there (`Conversation`)."""
-        front = self.front()
+        return Conversation(self.laid_out(self.probe(), turn)[0], self.tools.specs())
+
+    def laid_out(
+        self, facts: dict[str, Any], turn: str | None = None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The round's prompt in the run's budget, and where its window starts."""
         budget = context.budget(self.model.num_ctx, self.settings.num_predict)
-        messages, _ = context.layout(
+        return context.layout(
             self.state,
-            front.system,
+            self.front().system,
             self.settings.history_keep,
             self.model.native_tools,
-            self.probe(),
+            facts,
             budget,
             self.prompts,
             turn,
         )
-        return Conversation(messages, self.tools.specs())
 
     def ask(self) -> None:
         if self.planner.small and (
@@ -216,18 +220,8 @@ class Agent:
             self.ask_rewrite(due)
             return
         native = self.model.native_tools
-        front = self.front()
         facts = self.probe()
-        budget = context.budget(self.model.num_ctx, self.settings.num_predict)
-        messages, start = context.layout(
-            self.state,
-            front.system,
-            self.settings.history_keep,
-            native,
-            facts,
-            budget,
-            self.prompts,
-        )
+        messages, start = self.laid_out(facts)
         # A model whose last two calls are one call is copying its own reply: at 0.2 the
         # 1.5B sent one stub of rps_game.py six times running.
         hot = max(self.settings.temperature, self.settings.repeat_temperature)
