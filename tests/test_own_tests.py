@@ -79,7 +79,9 @@ def _failed_tables(ws: Path, *answers: str, tables: str = TABLES) -> list[dict[s
 
 
 def test_a_value_the_model_gives_as_the_code_s_sends_it_to_the_test(tmp_path: Path) -> None:
-    plan = _failed_tables(tmp_path, "-1", "-2", "2", "6")[-1]
+    # subtract(1, 2) and its table's other wrong rows, then multiply's and divide's
+    answers = ("-1", "-2", "2", "6", "4", "0.5", "1.5", "1.0")
+    plan = _failed_tables(tmp_path, *answers)[-1]
     assert plan.get("by") == "handback", plan
     steps = plan["tasks"][0]["subtasks"]
     table = "@pytest.mark.parametrize('a, b, expected', [{}, (3, 2, 1), (2, 2, 0), {}, {}])"
@@ -88,19 +90,23 @@ def test_a_value_the_model_gives_as_the_code_s_sends_it_to_the_test(tmp_path: Pa
         table.format("(1, 2, -1)", "(0, 2, -2)", "(2, 0, 2)"),
     )
     multiply = (
-        "@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), {}, (2, 2, 1), (0, 2, 0), "
-        "(2, 0, 0)])"
+        "@pytest.mark.parametrize('a, b, expected', [(1, 2, 2), {}, {}, (0, 2, 0), (2, 0, 0)])"
     )
-    assert steps[:4] == [
+    divide = "@pytest.mark.parametrize('a, b, expected', [{}, {}, {}, (0, 2, 0), (2, 0, 0)])"
+    assert steps[:5] == [
         "read_file tests/test_mathx.py",
         "replace_in_file tests/test_mathx.py to fix the value its test expects: subtract(1, 2) "
         f"returns -1, not 1: replace `{old}` with `{new}` (and each other expected value in "
         "it that is wrong the same way)",
-        # the other table's wrong row the model answers with the code's value: its edit too
+        # the other tables' wrong rows the model answers with the code's values: their edits
         "replace_in_file tests/test_mathx.py to fix the value its test expects: multiply(3, 2) "
-        f"returns 6, not 1: replace `{multiply.format('(3, 2, 1)')}` with "
-        f"`{multiply.format('(3, 2, 6)')}` (and each other expected value in it that is wrong "
-        "the same way)",
+        f"returns 6, not 1: replace `{multiply.format('(3, 2, 1)', '(2, 2, 1)')}` with "
+        f"`{multiply.format('(3, 2, 6)', '(2, 2, 4)')}` (and each other expected value in it "
+        "that is wrong the same way)",
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: divide(1, 2) "
+        f"returns 0.5, not 0: replace `{divide.format('(1, 2, 0)', '(3, 2, 0)', '(2, 2, 0)')}` "
+        f"with `{divide.format('(1, 2, 0.5)', '(3, 2, 1.5)', '(2, 2, 1.0)')}` (and each other "
+        "expected value in it that is wrong the same way)",
         "run python -m pytest to ensure the tests pass",
     ], steps
     assert (
@@ -122,7 +128,8 @@ def test_a_third_value_asks_about_the_next_wrong_row(tmp_path: Path) -> None:
     wrong row, multiply(0, 5), it answered 0, the code's value (mathx on the CPU at
     9d02f6f). Asked about the first wrong value only, the hand-back went to the code, which
     was right, and the run ended at its round limit."""
-    plan = _failed_tables(tmp_path, "0", "-2", "2", "5")[-1]
+    # the rest stood by the tests' values: no edit of their tables
+    plan = _failed_tables(tmp_path, "0", "-2", "2", "5", "1", "0", "0", "0")[-1]
     steps = plan["tasks"][0]["subtasks"]
     table = "@pytest.mark.parametrize('a, b, expected', [(1, 2, 1), (3, 2, 1), (2, 2, 0), {}, {}])"
     old, new = table.format("(0, 2, 0)", "(2, 0, 0)"), table.format("(0, 2, -2)", "(2, 0, 2)")
@@ -153,8 +160,10 @@ COPIED = (
 
 
 def test_a_table_copied_from_another_test_is_named_through_its_def_line(tmp_path: Path) -> None:
-    # subtract(1, 2), then the other wrong rows of its table: (3, 4), (5, 6), (10, 10)
-    plan = _failed_tables(tmp_path, "-1", "-1", "-1", "0", tables=COPIED)[-1]
+    # subtract(1, 2), then the other wrong rows of its table: (3, 4), (5, 6), (10, 10);
+    # the model stands by the values of multiply's and divide's tables
+    kept = ("3", "7", "11", "20") * 2
+    plan = _failed_tables(tmp_path, "-1", "-1", "-1", "0", *kept, tables=COPIED)[-1]
     steps = plan["tasks"][0]["subtasks"]
     old = (
         "(1, 2, 3),\\n    (3, 4, 7),\\n    (5, 6, 11),\\n    (0, 0, 0),\\n    (10, 10, 20),\\n])"
@@ -490,12 +499,14 @@ ONE_LINE_COPIES = (
 
 
 def test_a_copied_table_on_one_line_is_fixed_in_one_edit(tmp_path: Path) -> None:
-    # subtract(1, 2), its table's (3, 4) and (5, 6), then multiply(1, 2) of the next table
-    plan = _failed_tables(tmp_path, "-1", "-1", "-1", "2", tables=ONE_LINE_COPIES)[-1]
+    # subtract(1, 2), its table's (3, 4) and (5, 6), then multiply's table and divide's
+    answers = ("-1", "-1", "-1", "2", "12", "30", "0.5", "0.75", "0.8333333333333334")
+    plan = _failed_tables(tmp_path, *answers, tables=ONE_LINE_COPIES)[-1]
     steps = plan["tasks"][0]["subtasks"]
     table = "@pytest.mark.parametrize('a, b, expected', [{}])\\ndef test_{}(a, b, expected):"
     wrong = "(1, 2, 3), (3, 4, 7), (5, 6, 11)"
-    assert steps[:4] == [
+    divided = "(1, 2, 0.5), (3, 4, 0.75), (5, 6, 0.8333333333333334)"
+    assert steps[:5] == [
         "read_file tests/test_mathx.py",
         "replace_in_file tests/test_mathx.py to fix the value its test expects: subtract(1, 2) "
         f"returns -1, not 3: replace `{table.format(wrong, 'subtract')}` with "
@@ -503,8 +514,12 @@ def test_a_copied_table_on_one_line_is_fixed_in_one_edit(tmp_path: Path) -> None
         "expected value in it that is wrong the same way)",
         "replace_in_file tests/test_mathx.py to fix the value its test expects: multiply(1, 2) "
         f"returns 2, not 3: replace `{table.format(wrong, 'multiply')}` with "
-        f"`{table.format('(1, 2, 2), (3, 4, 7), (5, 6, 11)', 'multiply')}` (and each other "
+        f"`{table.format('(1, 2, 2), (3, 4, 12), (5, 6, 30)', 'multiply')}` (and each other "
         "expected value in it that is wrong the same way)",
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: divide(1, 2) "
+        f"returns 0.5, not 3: replace `{table.format(wrong, 'divide')}` with "
+        f"`{table.format(divided, 'divide')}` (and each other expected value in it that is "
+        "wrong the same way)",
         "run python -m pytest to ensure the tests pass",
     ], steps
 
@@ -528,3 +543,44 @@ def test_a_copied_table_s_edit_keeps_the_rows_the_model_stands_by() -> None:
     rows = "".join(f"    ({i}, 2, 0),\n" for i in range(12))
     long = source.replace("    (3, 4, 7),\n", rows)
     assert block_edit(long, first, [], lambda row: True) is None
+
+
+# A CPU run's test file (the code of b11a98b), verbatim: add's table copied for subtract,
+# and multiply's and divide's wrong too: twelve wrong rows in three tables.
+TABLES_THREE = (
+    '{{"name": "write_file", "arguments": {"path": "tests/test_mathx.py", "content": "imp'
+    "ort pytest\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), (3, 4, 7), (5, "
+    "6, 11), (0, 0, 0), (1, 0, 1), (0, 1, 1)])\\ndef test_add(a, b, expected):\\n    asser"
+    "t add(a, b) == expected\\n\\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), ("
+    "3, 4, 7), (5, 6, 11), (0, 0, 0), (1, 0, 1), (0, 1, 1)])\\ndef test_subtract(a, b, exp"
+    "ected):\\n    assert subtract(a, b) == expected\\n\\n@pytest.mark.parametrize('a, b, e"
+    "xpected', [(1, 2, 2), (3, 4, 1), (5, 6, 1), (0, 0, 0), (1, 0, 1), (0, 1, 1)])\\ndef t"
+    "est_multiply(a, b, expected):\\n    assert multiply(a, b) == expected\\n\\n@pytest.mar"
+    "k.parametrize('a, b, expected', [(1, 2, 0), (3, 4, 0), (5, 6, 0), (0, 0, 0), (1, 0, 0"
+    "), (0, 1, 0)])\\ndef test_divide(a, b, expected):\\n    assert divide(a, b) == expect"
+    'ed"}}}'
+)
+
+
+def test_the_wrong_tables_of_three_functions_are_fixed_in_one_hand_back(tmp_path: Path) -> None:
+    """Its first hand-back fixed subtract's table, the next multiply's, and the round limit
+    came before divide's: the run's facts kept its first four wrong values, all of them
+    subtract's. Each table the model confirms is an edit of the one hand-back now."""
+    answers = ["-1", "-1", "-1", "-1", "12", "30", "0", "0", "0.5", "0.75", "0.8333333333333334"]
+    plans = _failed_tables(tmp_path, *answers, tables=TABLES_THREE)
+    steps = plans[-1]["tasks"][0]["subtasks"]
+    row = "@pytest.mark.parametrize('a, b, expected', [{}])"
+    subtract = (row.format("(1, 2, {}), (3, 4, {}), (5, 6, {}), (0, 0, 0), (1, 0, 1), (0, 1, {})")
+                + "\\ndef test_subtract(a, b, expected):")  # fmt: skip
+    multiply = row.format("(1, 2, 2), (3, 4, {}), (5, 6, {}), (0, 0, 0), (1, 0, {}), (0, 1, {})")
+    divide = row.format("(1, 2, {}), (3, 4, {}), (5, 6, {}), (0, 0, 0), (1, 0, 0), (0, 1, 0)")
+    edits = [s for s in steps if s.startswith("replace_in_file tests/test_mathx.py")]
+    assert len(edits) == 3 and steps[0] == "read_file tests/test_mathx.py", steps
+    assert steps[len(edits) + 1].startswith("run python -m pytest"), steps
+    wanted = [
+        (subtract.format(3, 7, 11, 1), subtract.format(-1, -1, -1, -1)),
+        (multiply.format(1, 1, 1, 1), multiply.format(12, 30, 0, 0)),
+        (divide.format(0, 0, 0), divide.format(0.5, 0.75, 0.8333333333333334)),
+    ]
+    for edit, (old, new) in zip(edits, wanted, strict=True):
+        assert f"replace `{old}` with `{new}`" in edit, edit

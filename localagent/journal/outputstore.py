@@ -25,6 +25,10 @@ from localagent.system import safefs
 FOLDER = "outputs"
 SPILL_LIMIT = 20 << 20  # bytes of one output kept at most
 TEMP_SUFFIX = ".tmp"
+# Of an output, what is also held in memory for readers of the whole of it: a pytest run
+# of the 1.5B's mathx tables failed in 13 cases, 8,900 characters cut to its first and
+# last lines for the model, and the wrong values in between were not read.
+HEAD_BYTES = 64 << 10
 _NAME = re.compile(r"([1-9][0-9]{0,17})\.txt")
 
 
@@ -127,11 +131,13 @@ class OutputWriter:
         self._ends_line = True
         self._kept = False
         self._lock = threading.Lock()
+        self._head = bytearray()  # the first HEAD_BYTES, for `head`
 
     def write(self, data: bytes) -> None:
         with self._lock:
             room = max(self.store.file_limit - self.size, 0)
             part = data[:room]
+            self._head += part[: max(HEAD_BYTES - len(self._head), 0)]
             self.dropped += len(data) - len(part)
             if not part or self._fh is None or self.error is not None:
                 return
@@ -143,6 +149,12 @@ class OutputWriter:
             self.size += len(part)
             self.newlines += part.count(b"\n")
             self._ends_line = part.endswith(b"\n")
+
+    def head(self) -> str:
+        """The output's first HEAD_BYTES as text: what a reader of the whole output (a test
+        run's wrong values) reads where the observation was cut in its middle."""
+        with self._lock:
+            return self._head.decode("utf-8", errors="replace")
 
     def keep(self) -> Stored:
         """Flush and fsync the temp file, rename it into place, prune the store."""

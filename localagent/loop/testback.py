@@ -217,9 +217,11 @@ def _other_rows(
 ) -> list[str]:
     """An edit step for each other wrong row of the run (not on the first row's line
     `first`, which `_table` fixed) that the model, asked alone, answers with the code's value, as
-    `source` stands after the edits before it. The 1.5B's mathx tables on the CPU held
-    seven wrong rows, each on a line of its own; one hand-back fixed one, and the round
-    limit came after three."""
+    `source` stands after the edits before it, with the other rows of its line or table
+    that it confirms too. The 1.5B's mathx tables on the CPU held seven wrong rows, each
+    on a line of its own; one hand-back fixed one, and the round limit came after three.
+    Another's held twelve in three tables, each on a line: one hand-back a table, and the
+    round limit came after two."""
     steps: list[str] = []
     for failure in failures:
         wrong = _WRONG.match(failure)
@@ -232,6 +234,8 @@ def _other_rows(
             continue
         if found is None or "\n" in found[0]:  # its table whole, where that names more
             found = _block(source, wrong, failures, ask) or found
+        else:  # and the other wrong rows of its line that the model confirms
+            found = _table(source, wrong, failures, ask) or found
         if found is None:
             continue
         said = {"path": test, "call": wrong["call"], "got": wrong["got"]}

@@ -30,6 +30,7 @@ MAX_WRITES = 400
 MAX_SEEN = 400
 MAX_CHECKS = 40
 FACT_CHARS = 200  # a fact of a run (`broken`, `wrong`), as the ledger keeps it
+WRONGS = 12  # the wrong values of a test run kept (`tools.asserted.MOST_WRONG`)
 
 # Tools that only look: their success is the work of a subtask that asks to look something up.
 LOOKUPS = frozenset(
@@ -213,7 +214,7 @@ def _note_command(ledger: Ledger, cmd: str, rec: dict[str, Any], epoch: int) -> 
         epoch=epoch,
         broken=_first(facts, "broken") if passed is False else "",
         wrong=_first(facts, "wrong") if passed is False else "",
-        wrongs=[w[:FACT_CHARS] for w in facts.get("wrong", [])[:4]] if passed is False else [],
+        wrongs=[w[:FACT_CHARS] for w in facts.get("wrong", [])[:WRONGS]] if passed is False else [],
         test_edit=_edit(facts) if passed is False else [],
     )
     # What `ruff check --fix X` left, `ruff check X` would not find: its failure is over.

@@ -75,7 +75,8 @@ def run_cmd(
     if empty:  # the tests ran none because of these files: a failure, in the first one
         facts["empty"] = empty
         facts["broken"] = [f"{empty[0]}: {notests.NONE_DEFINED}, so no test ran"]
-    if not ok and not result.cancelled and (wrong := wrong_values(result.output)):
+    whole = spill.head() if spill is not None and result.truncated_bytes else result.output
+    if not ok and not result.cancelled and (wrong := wrong_values(whole)):
         facts["wrong"] = wrong
     if not ok and not result.cancelled and (edit := raisedtests.test_edit(ctx.root, result.output)):
         facts["test_edit"] = [edit["path"], edit["old"], edit["new"]]
