@@ -181,9 +181,9 @@ Last errors: {errors}
 {notice}ACTIVE TASK: {task}
 ACTIVE SUBTASK: {subtask}"""
 
-# The verdict request is the turn after the rounds' last (their prompt up to it is the
-# model server's cache): the goal and the plan are above it, the tools too, held off by
-# the schema the request is held to.
+# The verdict request is the turn after the rounds' last (their prompt up to it is in the
+# model server's cache): the goal and the plan are above it, and the schema the request
+# is held to keeps the answer from being a call of the tools listed there.
 VERIFY_TURN = """\
 [verdict] The work on the plan has ended. Check whether the goal above is achieved: \
 answer with JSON only, no tool call. Judge only from the evidence below (each line starts \
