@@ -10,11 +10,14 @@ under way, then resumed. The figures are the engine's own: every reply's `timing
 `llm_call`'s `cached_tokens` and `prompt_tokens` (with `--api ollama`, through the Ollama
 shim, from the shim's log), checked against `/metrics` (`llamacpp:prompt_tokens_total`).
 
-Printed: whole-run reuse (1 - tokens read / prompt tokens sent; and without the engine's
-first two calls, the plan and the round a freshly started engine reads whole), tokens read per call
+Printed: whole-run reuse (1 - tokens read / prompt tokens sent, over all the goals' runs;
+without the engine's first two calls, the plan and the round a freshly started engine reads
+whole; and each run's own), tokens read per call
 p50/p90 (each run's first call excluded), the reuse of the first call after the kill and
 resume, the first round's prompt tokens, and the median seconds per round; with `--by-part`
-(OpenAI API), where the read tokens went, by part of the prompt (cachereads.py). Exit 0 when the
+(OpenAI API), where the read tokens went, by part of the prompt, and how many of them an
+earlier prompt had sent at the same place (read again: what a better layout or a bigger
+cache could still save; the rest is news) (cachereads.py). Exit 0 when the
 runs ran, 2 bad usage or no engine installed, 3 the engine does not start, 130 interrupted.
 """
 
@@ -187,6 +190,7 @@ def figures(runs: list[dict[str, Any]], processed: float | None) -> dict[str, An
         "reuse": _reuse(calls),
         # A freshly started engine reads its first plan and round whole: once per engine.
         "reuse_warm": _reuse(calls[2:]),
+        "reuse_by_run": {run["goal"]: _reuse(run["calls"]) for run in runs},
         "reuse_metrics": 1 - processed / sent if sent and processed is not None else None,
         "read_p50": _pct(read, 0.5),
         "read_p90": _pct(read, 0.9),
@@ -207,12 +211,15 @@ def _show(value: Any, form: str = "{:,.0f}") -> str:
 
 def report(found: dict[str, Any]) -> str:
     after = ", ".join(f"{share:.2f}" for share in found["after_resume"]) or "-"
+    by_run = found.get("reuse_by_run") or {}
     return "\n".join(
         [
             f"model calls: {found['calls']}, prompt tokens sent: {found['prompt_tokens_sent']:,}",
             f"whole-run reuse (engine timings): {_show(found['reuse'], '{:.3f}')}"
             f" (/metrics: {_show(found['reuse_metrics'], '{:.3f}')});"
             f" without the engine's first two calls: {_show(found.get('reuse_warm'), '{:.3f}')}",
+            "each run's reuse: "
+            + ", ".join(f"{goal} {_show(share, '{:.3f}')}" for goal, share in by_run.items()),
             f"tokens read per call, first call excluded: p50 {_show(found['read_p50'])}, "
             f"p90 {_show(found['read_p90'])}",
             f"first call after kill -9 and resume, share from the cache: {after}",

@@ -6,7 +6,10 @@ Afterwards each request is rendered and tokenized by the engine itself (`/apply-
 `/tokenize` with pieces), and every token past `cache_n` is put down to the message it
 belongs to: the system prompts, the goal and plan, the rounds' facts, the tool results,
 the replies (the template's framing around them, when the reply itself is cached), and
-the requests of plan, replan and verdict calls.
+the requests of plan, replan and verdict calls. Apart from the parts, the tokens read
+again: those an earlier request had sent at the same place (the same tokens before them),
+which a cache that had kept every earlier prompt would have served. What is not read
+again is news: text no earlier prompt held there, which any engine must read once.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 
 PARTS = ("system prompts", "goal and plan", "round facts", "tool results", "replies")
 PARTS += ("plan, replan and verdict requests", "notes")
+AGAIN = "read again"  # not a part: the read tokens an earlier request had sent there
 
 
 def _handler(upstream: str, log: Path, lock: threading.Lock) -> type[BaseHTTPRequestHandler]:
@@ -124,9 +128,12 @@ def part(messages: list[dict[str, Any]], index: int, rounds: bool, asks: bool = 
     return "round facts" if content.startswith("[status]") else "notes"
 
 
-def read_by_part(root_url: str, request: dict[str, Any], cached: int, system: str) -> Counter[str]:
-    """The tokens of one request past the `cached` ones, by part; `system`: the rounds'
-    system prompt (a request that opens with another is a plan, replan or verdict)."""
+def read_by_part(
+    root_url: str, request: dict[str, Any], cached: int, system: str
+) -> tuple[Counter[str], list[str]]:
+    """The tokens of one request past the `cached` ones, by part, and the request's
+    tokens as text; `system`: the rounds' system prompt (a request that opens with
+    another is a plan, replan or verdict)."""
     body = {k: v for k, v in request.items() if k not in ("stream", "stream_options")}
     prompt = _post(root_url + "/apply-template", body)["prompt"]
     pieces = _post(root_url + "/tokenize", {"content": prompt, "with_pieces": True})["tokens"]
@@ -141,14 +148,28 @@ def read_by_part(root_url: str, request: dict[str, Any], cached: int, system: st
         at = (found if found >= 0 else at) + len(text)
     counts: Counter[str] = Counter()
     offset = 0
+    texts = []
     for number, token in enumerate(pieces):
         piece = token.get("piece")
         if number >= cached:
             owner = [name for start, name in starts if start <= offset]
             counts[owner[-1] if owner else "system prompts"] += 1
         text = piece if isinstance(piece, str) else bytes(piece).decode("utf-8", "replace")
+        texts.append(text)
         offset += len(text)
-    return counts
+    return counts, texts
+
+
+def read_again(tokens: list[str], cached: int, earlier: list[list[str]]) -> int:
+    """How many of the tokens past `cached` an earlier request had sent at the same place:
+    those before the longest run of tokens it shares, from the start, with one of them."""
+    shared = max((_common(tokens, before) for before in earlier), default=0)
+    return max(0, shared - cached)
+
+
+def _common(a: list[str], b: list[str]) -> int:
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
 
 
 def _find(prompt: str, text: str, at: int) -> int:
@@ -161,18 +182,24 @@ def _find(prompt: str, text: str, at: int) -> int:
 
 
 def breakdown(root_url: str, log: Path) -> Counter[str]:
-    """All the recorded requests' read tokens, by part of the prompt."""
+    """All the recorded requests' read tokens, by part of the prompt, and how many of
+    them were read again (`AGAIN`)."""
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
     firsts = Counter(str((r["request"].get("messages") or [{}])[0].get("content")) for r in records)
     system = firsts.most_common(1)[0][0] if firsts else ""
     total: Counter[str] = Counter()
+    earlier: list[list[str]] = []
     for rec in records:
         cached = int(rec["timings"].get("cache_n") or 0)
-        total += read_by_part(root_url, rec["request"], cached, system)
+        counts, tokens = read_by_part(root_url, rec["request"], cached, system)
+        total += counts
+        total[AGAIN] += read_again(tokens, cached, earlier)
+        earlier.append(tokens)
     return total
 
 
 def report(counts: Counter[str]) -> str:
-    whole = sum(counts.values())
+    whole = sum(counts[n] for n in PARTS)
     shown = [f"{n} {counts[n]:,} ({counts[n] / whole:.0%})" for n in PARTS if counts[n]]
-    return f"tokens read, by part of the prompt ({whole:,}): " + ", ".join(shown)
+    again = f"; of them read again (an earlier prompt sent them there): {counts[AGAIN]:,}"
+    return f"tokens read, by part of the prompt ({whole:,}): " + ", ".join(shown) + again

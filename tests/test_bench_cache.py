@@ -74,12 +74,38 @@ def test_by_part_says_where_the_read_tokens_went(tmp_path: Path) -> None:
     what the calls read, and the round's parts are among them."""
     # the killed call's reply finds no one to read it: that is no error of the benchmark
     done, result = bench(tmp_path, "--by-part")
-    parts = result["figures"]["read_by_part"]
+    parts = dict(result["figures"]["read_by_part"])
+    again = parts.pop("read again")
     read = sum(c["prompt"] - c["cached"] for run in result["runs"] for c in run["calls"])
     # the fake counts a prompt's tokens rounded down, its pieces up: a token a call at most
     assert 0 <= sum(parts.values()) - read <= result["figures"]["calls"], (parts, read)
     assert {"system prompts", "tool results", "round facts"} <= set(parts), parts
     assert re.search(r"tokens read, by part of the prompt \([\d,]+\): system prompts", done.stdout)
+    # every round's prompt starts with the one before it, the resumed round's is the one
+    # the killed call sent and the verdict goes on from the rounds: all of it is news
+    assert again == 0
+    assert f"of them read again (an earlier prompt sent them there): {again:,}" in done.stdout
+    runs = result["figures"]["reuse_by_run"]
+    assert list(runs) == ["hello"] and runs["hello"] == pytest.approx(result["figures"]["reuse"])
+    assert f"each run's reuse: hello {runs['hello']:.3f}\n" in done.stdout
+
+
+def test_tokens_read_again_are_those_an_earlier_request_sent_at_the_same_place() -> None:
+    """Read past the cached tokens, a token is read again when an earlier request had the
+    same tokens up to and including it; past the longest such run it is news."""
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        from cachereads import read_again
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    front, plan, facts = ["<s>", "sys", "tools"], ["plan", "?"], ["goal", "r1", "r2"]
+    earlier = [front + facts[:2], plan]
+    assert read_again(front + facts, 0, earlier) == 5  # all it shares with the first round
+    assert read_again(front + facts, 3, earlier) == 2  # the front came from the cache
+    assert read_again(front + facts, 5, earlier) == 0  # what was sent before all came back
+    assert read_again(plan + facts, 0, earlier) == 2
+    assert read_again(["other"], 0, earlier) == 0  # news
+    assert read_again(front, 0, []) == 0  # the first request: nothing was sent before
 
 
 def test_by_part_needs_the_openai_api(tmp_path: Path) -> None:
