@@ -23,6 +23,12 @@ of 488 in all. What goes:
 
 The 1.5B's parametrized tests without `import mathx` failed twelve times with the same
 NameError, 5,146 characters (1,665 tokens the engine read) where one report says it.
+
+Of ruff's report, each problem it fixes itself (marked `[*]`) is one line, as ruff's
+concise format writes it: its excerpt of the code and its fix as a diff go, since
+`ruff check --fix` makes the change (the 1.5B's mathx test file's two unsorted and unused
+imports: 1,012 characters, about 300 tokens read, for two lines). A problem left to the
+model keeps its excerpt of the code.
 """
 
 from __future__ import annotations
@@ -60,6 +66,8 @@ _SEPARATOR = re.compile(r"^(?:_ )+_?$|^_{3,} .* _{3,}$")
 
 def for_model(root: Path, output: str) -> str:
     """The output without what only describes the machine or code not the workspace's."""
+    if "[*]" in output:
+        output = _ruff_fixable(output)
     if "test session starts" in output:
         head, sep, rest = output.partition("collected ")  # the header ends there
         output = _BANNER.sub("", head) + sep + rest
@@ -88,6 +96,39 @@ def for_model(root: Path, output: str) -> str:
             block = len(kept) + 1
         kept.append(line)
     return _same_failures("\n".join(kept))
+
+
+# `F401 [*] `os` imported but unused` then ` --> t.py:2:8` (ruff 0.12 on), or
+# `t.py:2:8: F401 [*] `os` imported but unused` (before); its excerpt follows.
+_RUFF_FIXABLE = re.compile(r"^([A-Z]+[0-9]+ \[\*\] .+)$")
+_RUFF_WHERE = re.compile(r"^ *--> (\S+:\d+:\d+)$")
+_RUFF_OLD = re.compile(r"^\S+:\d+:\d+: [A-Z]+[0-9]+ \[\*\] .+$")
+_RUFF_EXCERPT = re.compile(r"^ *(?:\d+ *)?[|+-](?: |$)|^ *= help: |^(?:help|note): ")
+
+
+def _ruff_fixable(output: str) -> str:
+    """ruff's report with each problem it fixes itself as one line: `where: code [*] what`."""
+    lines = output.split("\n")
+    kept: list[str] = []
+    at = 0
+    while at < len(lines):
+        line = lines[at]
+        where = _RUFF_WHERE.match(lines[at + 1]) if at + 1 < len(lines) else None
+        if (found := _RUFF_FIXABLE.match(line)) and where:
+            kept.append(f"{where[1]}: {found[1]}")
+            at += 2
+        elif _RUFF_OLD.match(line):
+            kept.append(line)
+            at += 1
+        else:
+            kept.append(line)
+            at += 1
+            continue
+        while at < len(lines) and _RUFF_EXCERPT.match(lines[at]):
+            at += 1
+        if at < len(lines) and not lines[at].strip():
+            at += 1  # the blank line after the excerpt
+    return "\n".join(kept)
 
 
 _SECTION = re.compile(r"^={3,} (FAILURES|ERRORS) ={3,}$")
