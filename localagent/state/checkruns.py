@@ -100,13 +100,14 @@ def judge(
         said = _last_line(_NOTES.sub("", output))  # ruff's, not run_cmd's notes after it
         return returncode == 0, f"exit code {returncode}: {said}".removesuffix(": ")
     if found:
-        return False, _line(output, found.start())
+        return False, _bare(_line(output, found.start()))
     if kind == "script":
         return _script(returncode, output)
     if returncode != 0:
-        return False, f"exit code {returncode}" + (f": {_last_line(output)}" if output else "")
+        said = f": {_bare(_last_line(output))}" if output else ""
+        return False, f"exit code {returncode}{said}"
     passed = list(_PASSED.finditer(output))
-    return True, passed[-1][0].strip()[:SUMMARY_CHARS] if passed else "exit code 0"
+    return True, _bare(passed[-1][0].strip()[:SUMMARY_CHARS]) if passed else "exit code 0"
 
 
 def _script(returncode: int, output: str) -> tuple[bool | None, str]:
@@ -138,6 +139,17 @@ def _line(text: str, at: int) -> str:
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:SUMMARY_CHARS] if lines else ""
+
+
+# pytest's bars around its last line: `===== 2 failed, 1 passed in 0.08s =====`
+_BARS = re.compile(r"^=+ +(?=\S)|(?<=\S) +=+$")
+
+
+def _bare(summary: str) -> str:
+    """A test run's summary without pytest's bars around it, which each reader of it (the
+    facts, the subtask's end, a verdict's evidence, `status`) read again: 20 tokens of
+    a failing run's. A script's last line stays as it printed it."""
+    return _BARS.sub("", summary)
 
 
 _SUMMARY = re.compile(r"exit code (-?\d+)(?:: (.*))?", re.S)
