@@ -36,6 +36,7 @@ from localagent.loop import (
     rundone,
     searchdone,
     stepedit,
+    stoodback,
     verifying,
 )
 from localagent.loop import facts as facts_of
@@ -216,6 +217,9 @@ class Agent:
         ):
             self.actions.completed_by(done.owed())  # the tests passed: nothing to fix or run
             return
+        if self.planner.small and (why := stoodback.reason(self.state, self.prompts)):
+            self.fail_subtask(why)  # the model gave the function back unchanged
+            return
         if self.planner.small and (due := rewrite.due(self.state, self.ctx.root)) is not None:
             self.ask_rewrite(due)
             return
@@ -273,6 +277,9 @@ class Agent:
         # A reply that is a tool call after all is read as one.
         calls, _, recogniser = ([found], "", rewrite.RECOGNISER) if found else self._calls(reply)
         calls = calls[:MAX_CALLS_PER_REPLY]
+        stood = not calls and rewrite.unchanged(due, reply.content)
+        if stood:
+            facts[rewrite.STOOD] = due.name  # its edit subtask fails next (`stoodback`)
         how = (recogniser or rewrite.RECOGNISER, "", self.state.window_start)
         fields = roundcall.fields(self.state.rounds + 1, reply, calls, facts, messages, how)
         if found is not None:
@@ -280,7 +287,7 @@ class Agent:
             # instead, the 1.5B answered its next subtask with a code block too (the CPU).
             fields |= rewrite.as_written(found, reply.content)
         self.record_call("round", reply, fields)
-        if not calls:
+        if not calls and not stood:
             self.journal.append("feedback", text=self.prompts.render("no_tool_call"), tool="format")
 
     def _calls(self, reply: Reply) -> tuple[list[ToolCall], str, str]:

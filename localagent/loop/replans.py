@@ -18,6 +18,7 @@ from localagent.loop import (
     handback,
     ruffback,
     rundone,
+    stoodback,
     testback,
     verdictback,
     writedone,
@@ -110,6 +111,9 @@ def back(
         return handback.fix_tasks(state, due, found, prompts, root)
     if small and (tasks := testback.raise_tasks(state, due, prompts, root)):
         log.info("the run's own test checks a raise the code makes otherwise: back to it")
+        return tasks
+    if small and (tasks := stoodback.tasks(state, due, prompts, ask, root)):
+        log.info("the model gave the code back unchanged: back to the test's expected values")
         return tasks
     if small and (found := testback.failed_after_edit(state, due.subtask, root)):
         if ask is not None and (

@@ -35,6 +35,7 @@ from localagent.tools.pkgimports import text_of
 from localagent.tools.pyscript import TEST_FILE
 
 RECOGNISER = "rewrite"
+STOOD = "stood_by"  # the round's fact: the function the reply gave back unchanged
 MAX_FILE_CHARS = 6000  # a file longer than this is shown as the function alone
 REPLY_TOKENS = 800
 _CALLED = re.compile(r"([A-Za-z_][\w.]*)\(")
@@ -132,6 +133,14 @@ def call(rewrite: Rewrite, reply: str) -> ToolCall | None:
             arguments = {"path": rewrite.path, "old": rewrite.lines, "new": new}
             return ToolCall(name="replace_in_file", arguments=arguments)
     return None
+
+
+def unchanged(rewrite: Rewrite, reply: str) -> bool:
+    """Whether the reply gives the function back as the file has it, and no other form of
+    it: the model stands by the code (`loop.stoodback`)."""
+    blocks = _BLOCK.findall(reply) or [reply]
+    found = [new for block in blocks if (new := function_lines(block, rewrite.name))]
+    return bool(found) and all(new.strip() == rewrite.lines.strip() for new in found)
 
 
 def as_written(found: ToolCall, reply: str) -> dict[str, str]:

@@ -39,7 +39,7 @@ from localagent.tools.pkgimports import text_of
 from localagent.tools.pyscript import TEST_FILE
 
 # `tools.asserted.wrong_value`'s words.
-_WRONG = re.compile(
+WRONG = re.compile(
     r"^(?P<call>\w[\w.]*\(.*\)) must return (?P<expected>.+) \(it returned (?P<got>.+)\)$"
 )
 _TEST_FILE = re.compile(r"([\w./\\-]+\.py)::")
@@ -89,7 +89,7 @@ def _tested(root: Path, ledger: Any, summary: str, wrong: str = "") -> str:
     found = _FAILED_TEST.search(summary)
     words = found[1].split("_") if found else []
     written = [p for p in ledger.writes if p.endswith(".py") and not TEST_FILE.search(p)]
-    if called := _WRONG.match(wrong):
+    if called := WRONG.match(wrong):
         name = called["call"].split("(", 1)[0].rsplit(".", 1)[-1]
         if owner := next((p for p in written if name in pyscript.defines(root, p)), ""):
             return owner
@@ -135,10 +135,12 @@ def expected_tasks(
     prompts: PromptSet,
     ask: Callable[[str], str],
     root: Path | None = None,
+    failed: bool = True,
 ) -> list[dict[str, Any]] | None:
     """The plan from the failed test run on, a read of the test file and an edit of its
     expected value (naming the text to replace, where `row_edit` finds it in the file
-    under `root`), when the model's own answer for the failed call is the code's value;
+    under `root`), then the failed subtask again (unless not `failed`: `stoodback`) and
+    the rest, when the model's own answer for the failed call is the code's value;
     None otherwise (`ask`: the model's answer for a call, `Planner.value`)."""
     test = own_test_file(state)
     last = latest_tests(state.ledger)
@@ -171,7 +173,7 @@ def expected_tasks(
     read = prompts.render("handback_read", path=test)
     if edited_file(edit) != test or read_file_of(read) != test:
         return None
-    return from_failed(state, due, read, edit, *more)
+    return from_failed(state, due, read, edit, *more, failed=failed)
 
 
 def raise_tasks(
@@ -224,7 +226,7 @@ def _other_rows(
     round limit came after two."""
     steps: list[str] = []
     for failure in failures:
-        wrong = _WRONG.match(failure)
+        wrong = WRONG.match(failure)
         if wrong is None or len(steps) == MORE_ROWS:
             continue
         found = row_edit(source, wrong["call"], wrong["got"], wrong["expected"])
@@ -265,7 +267,7 @@ def _confirmed(failures: list[str], ask: Callable[[str], str]) -> re.Match[str] 
     code's value, and its test wanted 5."""
     asked = 0
     for failure in failures:
-        wrong = _WRONG.match(failure)
+        wrong = WRONG.match(failure)
         if wrong is None:
             continue
         if asked == FIRST_ASKED:
@@ -304,7 +306,7 @@ def _block(
     table that the model, asked alone, also answers with the code's value:
     the text through its test's `def` line, and that text with each of them fixed
     (`testrows.block_edit`); None when there is none such."""
-    rows = [(w["call"], w["got"], w["expected"]) for f in failures if (w := _WRONG.match(f))]
+    rows = [(w["call"], w["got"], w["expected"]) for f in failures if (w := WRONG.match(f))]
     found = block_edit(
         source,
         (first["call"], first["got"], first["expected"]),
@@ -325,7 +327,7 @@ def _table(
         return None
     line, fixed, rows = row[0], row[0].replace(row[1], row[2], 1), 0
     for failure in failures:
-        wrong = _WRONG.match(failure)
+        wrong = WRONG.match(failure)
         other = row_of(source, wrong["call"], wrong["got"], wrong["expected"]) if wrong else None
         if wrong is None or other is None or other[0] != line or fixed.count(other[1]) != 1:
             continue

@@ -210,6 +210,11 @@ RUFF_FIXABLE = "`{cmd}` found only what ruff fixes itself ({summary}), and nothi
 
 FAILED_AFTER_EDIT = "the tests still fail after the change to {path}: {failure}"
 
+STOOD_BY = (
+    "asked for {name} fixed, the model gave it back unchanged: it stands by what {name} "
+    "returns, so the test's expected value is what to fix"
+)
+
 OPTION_LACKED = "{script} has no {flag} option: argparse stopped the run on it"
 
 HANDBACK_EDIT = "replace_in_file {path} to fix the failing test: {failure}"

@@ -98,6 +98,7 @@ from localagent.prompts.feedback import (
     SEARCH_COMPLETES,
     SEE_FAILURE,
     SMALL_VERIFIER,
+    STOOD_BY,
     TOO_MANY_CALLS,
     TOO_MANY_FORMAT_ERRORS,
     UNCHANGED_STOPPED,
@@ -413,6 +414,12 @@ PROMPTS: dict[str, Prompt] = {
         FAILED_AFTER_EDIT,
         "why a test run subtask failed: the tests fail after an edit (small profile)",
         _spec("path failure"),
+    ),
+    "stood_by": Prompt(
+        STOOD_BY,
+        "why an edit subtask of the code failed: asked for the function the run's own test "
+        "shows wrong, the model gave it back unchanged (small profile)",
+        _spec("name"),
     ),
     "handback_edit": Prompt(
         HANDBACK_EDIT,

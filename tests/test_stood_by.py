@@ -1,0 +1,87 @@
+"""The model stands by its code: asked for the function its own test shows wrong, it gives
+it back unchanged, and the hand-back goes to the test's expected values (small profile,
+`loop/stoodback.py`).
+
+Qwen2.5-Coder-1.5B's mathx tests on the CPU held the row `(5, 0, -5)` for subtract. Asked
+alone, it said subtract(5, 0) returns -5, the test's value, so the hand-back went to
+mathx/subtract.py, which was right; asked for the function fixed, it gave `return a - b`
+back, and then the same code block, no call, every round until the round limit (twice in
+18 runs). Here the run of `test_own_tests`, the model standing by the test's value
+when asked alone and by the code when asked for the function fixed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support import plan_rule, records_of, small_model_goal
+from test_own_tests import (
+    ADD,
+    DIVIDE,
+    INIT,
+    MATHX,
+    MULTIPLY,
+    PLAN,
+    READ_TESTS,
+    SUBTRACT,
+    TABLES,
+    TESTS_RUN,
+)
+
+READ_SUBTRACT = '{{"name": "read_file", "arguments": {"path": "mathx/subtract.py"}}}'
+# The reply to the request for the function fixed: the function as the file has it.
+SAME = "```python\ndef subtract(a, b):\n    return a - b\n```"
+
+
+def _run(ws: Path, rewritten: str) -> list[dict]:
+    replies = [INIT, TABLES, ADD, DIVIDE, MULTIPLY, SUBTRACT, TESTS_RUN, TESTS_RUN]
+    replies += ["1"]  # subtract(1, 2), asked alone: the test's value
+    replies += [READ_SUBTRACT, rewritten]
+    replies += ["6", "4", "0.5", "1.5", "1.0"]  # the other tables' rows, asked alone
+    replies += [READ_TESTS]
+    rounds = [{"content": c} for c in replies]
+    small_model_goal(ws, MATHX, plan_rule((MATHX, PLAN)), rounds, LOCALAGENT_MAX_ROUNDS="13")
+    return records_of(ws, "plan")
+
+
+def test_the_function_given_back_unchanged_sends_the_hand_back_to_the_test(
+    tmp_path: Path,
+) -> None:
+    plans = _run(tmp_path, SAME)
+    failed = [r["reason"] for r in records_of(tmp_path, "subtask_failed")]
+    assert any("the model gave it back unchanged" in r for r in failed), failed
+    code, test = plans[-2]["tasks"][0]["subtasks"], plans[-1]["tasks"][0]["subtasks"]
+    assert code[:2] == ["read_file mathx/subtract.py", code[1]], code
+    assert code[1].startswith("replace_in_file mathx/subtract.py to fix the failing test")
+    assert plans[-1].get("by") == "handback", plans[-1]
+    table = "@pytest.mark.parametrize('a, b, expected', [{}, (3, 2, 1), (2, 2, 0), {}, {}])"
+    old = table.format("(1, 2, 1)", "(0, 2, 0)", "(2, 0, 0)")
+    new = table.format("(1, 2, -1)", "(0, 2, -2)", "(2, 0, 2)")
+    assert test[:2] == [
+        "read_file tests/test_mathx.py",
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: subtract(1, 2) "
+        f"returns -1, not 1: replace `{old}` with `{new}` (and each other expected value in "
+        "it that is wrong the same way)",
+    ], test
+    assert test[2].startswith("replace_in_file tests/test_mathx.py") and "multiply(3, 2)" in test[2]
+    assert test[3].startswith("replace_in_file tests/test_mathx.py") and "divide(1, 2)" in test[3]
+    # the edit of the code is not given back: the run of the tests follows the test's edits
+    assert test[4] == "run python -m pytest to ensure the tests pass", test
+    assert not any("mathx/subtract.py" in step for step in test), test
+    written = (tmp_path / "mathx" / "subtract.py").read_text()
+    assert written == "def subtract(a, b):\n    return a - b"
+
+
+def test_a_function_given_back_changed_is_the_edit_as_before(tmp_path: Path) -> None:
+    """A reply that changes the function is the round's edit: no hand-back to the test."""
+    changed = "```python\ndef subtract(a, b):\n    return b - a\n```"
+    plans = _run(tmp_path, changed)
+    failed = [r["reason"] for r in records_of(tmp_path, "subtask_failed")]
+    assert not any("gave it back unchanged" in r for r in failed), failed
+    assert (tmp_path / "mathx" / "subtract.py").read_text() == (
+        "def subtract(a, b):\n    return b - a"
+    )
+    assert not any(
+        "tests/test_mathx.py to fix the value" in step
+        for plan in plans
+        for step in plan["tasks"][0]["subtasks"]
+    ), plans
