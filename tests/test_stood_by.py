@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support import plan_rule, records_of, small_model_goal
+from support import (
+    backend_env,
+    done,
+    plan_rule,
+    records_of,
+    run_cli,
+    small_model_goal,
+    start_cli,
+    wait_for,
+)
 from test_own_tests import (
     ADD,
     DIVIDE,
@@ -26,6 +35,8 @@ from test_own_tests import (
     TABLES,
     TESTS_RUN,
 )
+
+from localagent.models.fake import FakeServer
 
 READ_SUBTRACT = '{{"name": "read_file", "arguments": {"path": "mathx/subtract.py"}}}'
 # The reply to the request for the function fixed: the function as the file has it.
@@ -85,3 +96,33 @@ def test_a_function_given_back_changed_is_the_edit_as_before(tmp_path: Path) -> 
         for plan in plans
         for step in plan["tasks"][0]["subtasks"]
     ), plans
+
+
+def test_a_run_killed_before_the_hand_back_is_made_makes_the_same_one(tmp_path: Path) -> None:
+    """Killed (-9) while the hand-back's first question waits for its answer, after the
+    edit subtask failed: resumed, the replan reads from the journal that the model stood by
+    subtract, and gives the same plan as the run never killed."""
+    whole = tmp_path / "whole"
+    expected = _run(whole, SAME)[-1]["tasks"]
+    replies = [INIT, TABLES, ADD, DIVIDE, MULTIPLY, SUBTRACT, TESTS_RUN, TESTS_RUN]
+    replies += ["1", READ_SUBTRACT, SAME]
+    rounds: list[dict] = [{"content": c} for c in replies]
+    rounds += [{"content": "6", "delay": 30}]  # the killed run waits on this one
+    rounds += [{"content": c} for c in ["6", "4", "0.5", "1.5", "1.0", READ_TESTS]]
+    scenario = {"models": [{"name": "qwen2.5-coder:0.5b"}], "llama_cpp": True}
+    scenario |= {"rules": [plan_rule((MATHX, PLAN))], "replies": rounds, "default": done("done")}
+    killed = tmp_path / "killed"
+    with FakeServer(scenario) as server:
+        given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "0"}
+        env = backend_env("openai", server.url, LOCALAGENT_MAX_ROUNDS="13", **given)
+        proc = start_cli(env, "start", MATHX, "-w", str(killed), "--foreground")
+        try:
+            wait_for(lambda: len(server.chat_requests) == len(replies) + 2)  # and the plan
+        finally:
+            proc.kill()
+            proc.communicate(timeout=30)
+        assert records_of(killed, "subtask_failed")[-1]["reason"].startswith("asked for subtract")
+        resumed = run_cli(env, "resume", "-w", str(killed), "--foreground")
+        assert "Traceback" not in resumed.stderr  # it ends at its round limit, as scripted
+        assert "round limit of 13 reached" in resumed.stderr, resumed.stderr
+    assert records_of(killed, "plan")[-1]["tasks"] == expected
