@@ -104,6 +104,7 @@ def test_a_run_killed_before_the_hand_back_is_made_makes_the_same_one(tmp_path: 
     subtract, and gives the same plan as the run never killed."""
     whole = tmp_path / "whole"
     expected = _run(whole, SAME)[-1]["tasks"]
+    assert expected[0]["subtasks"][0] == "read_file tests/test_mathx.py", expected
     replies = [INIT, TABLES, ADD, DIVIDE, MULTIPLY, SUBTRACT, TESTS_RUN, TESTS_RUN]
     replies += ["1", READ_SUBTRACT, SAME]
     rounds: list[dict] = [{"content": c} for c in replies]
