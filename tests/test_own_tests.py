@@ -482,6 +482,22 @@ def test_a_row_on_a_line_written_twice_is_named_with_the_line_before_it(tmp_path
     assert (tmp_path / "tests" / "test_mathx.py").read_text() == TWICE.replace(old, new)
 
 
+def test_a_row_named_with_the_line_before_it_is_found_in_a_file_with_crlf(tmp_path: Path) -> None:
+    """The same edit of a test file with Windows line ends (written there in text mode):
+    the step's `\n` is the file's CRLF. Sent so, the edit was refused under Windows:
+    old was not found."""
+    old, new = "(3, 5, 15),\n    (-1, 1, -2),", "(3, 5, 15),\n    (-1, 1, -1),"
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mathx.py").write_bytes(TWICE.replace("\n", "\r\n").encode())
+    shown = {"old": old.replace("\n", "\\n"), "new": new.replace("\n", "\\n")}
+    done = execute(
+        ToolContext(tmp_path), "replace_in_file", {"path": "tests/test_mathx.py", **shown}
+    )
+    assert done.ok, done.text
+    after = (tmp_path / "tests" / "test_mathx.py").read_bytes().decode()
+    assert after == TWICE.replace(old, new).replace("\n", "\r\n")
+
+
 # The tests of mathx-4 (1315a89, the CPU, two kill -9), verbatim: add's table on one line,
 # above all four tests. Each wrong row had an edit step of its own, the line named with its
 # test's `def` line; the model made each, and the round limit came at divide's table.

@@ -45,10 +45,12 @@ def replace_in_file(
     if "\r\n" in text and "\r\n" not in old:  # the model writes '\n'; the file has CRLF
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
     found = text.count(old)
-    if not found and "\\n" in old and text.count(escaped := old.replace("\\n", "\n")) == count:
+    nl = "\r\n" if "\r\n" in text else "\n"
+    if not found and "\\n" in old and text.count(escaped := old.replace("\\n", nl)) == count:
         # Lines apart written as a step shows them, `\n` (the hand-back's edit of a row on a
-        # line written twice): the file's line breaks, where that is the one reading.
-        old, new, found = escaped, new.replace("\\n", "\n"), count
+        # line written twice): the file's line breaks, where that is the one reading (CRLF
+        # in a file that has them: a test file written on Windows).
+        old, new, found = escaped, new.replace("\\n", nl), count
     name = relative(ctx.root, target)
     meant = pyedits.meant_fix(text, name, old, new) if found == 0 else None
     if meant is not None:
