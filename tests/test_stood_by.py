@@ -118,7 +118,8 @@ def test_a_run_killed_before_the_hand_back_is_made_makes_the_same_one(tmp_path: 
         env = backend_env("openai", server.url, LOCALAGENT_MAX_ROUNDS="13", **given)
         proc = start_cli(env, "start", MATHX, "-w", str(killed), "--foreground")
         try:
-            wait_for(lambda: len(server.chat_requests) == len(replies) + 2)  # and the plan
+            # the plan, the replies, and the question the delayed answer keeps waiting
+            wait_for(lambda: len(server.chat_requests) == len(replies) + 2, timeout=120)
         finally:
             proc.kill()
             proc.communicate(timeout=30)
