@@ -11,16 +11,17 @@ when asked alone and by the code when asked for the function fixed."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from support import (
     backend_env,
+    cli_args,
     done,
     plan_rule,
     records_of,
     run_cli,
     small_model_goal,
-    start_cli,
     wait_for,
 )
 from test_own_tests import (
@@ -116,13 +117,16 @@ def test_a_run_killed_before_the_hand_back_is_made_makes_the_same_one(tmp_path: 
     with FakeServer(scenario) as server:
         given = {"OLLAMA_MODEL": "qwen2.5-coder:0.5b", "LOCALAGENT_VERIFY": "0"}
         env = backend_env("openai", server.url, LOCALAGENT_MAX_ROUNDS="13", **given)
-        proc = start_cli(env, "start", MATHX, "-w", str(killed), "--foreground")
+        # Its progress lines go nowhere: a pipe nobody reads fills (4 KiB on Windows) and
+        # stops the run.
+        args = cli_args("start", MATHX, "-w", str(killed), "--foreground")
+        proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             # the plan, the replies, and the question the delayed answer keeps waiting
             wait_for(lambda: len(server.chat_requests) == len(replies) + 2, timeout=120)
         finally:
             proc.kill()
-            proc.communicate(timeout=30)
+            proc.wait(timeout=30)
         assert records_of(killed, "subtask_failed")[-1]["reason"].startswith("asked for subtract")
         resumed = run_cli(env, "resume", "-w", str(killed), "--foreground")
         assert "Traceback" not in resumed.stderr  # it ends at its round limit, as scripted
