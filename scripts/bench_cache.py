@@ -272,7 +272,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_cache: {root} holds runs of {', '.join(used)} already: give an empty --dir",
               file=sys.stderr)  # fmt: skip
         return 2
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"bench_cache: --dir {root}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     try:
         with engine(args.api, args.model, args.base_url, args.port, 1, args.ctx, root) as found:
             print(f"{found.describe()}, {args.model}, {args.api} API; runs in {root}", flush=True)

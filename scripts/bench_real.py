@@ -188,7 +188,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def folder(args: argparse.Namespace, stack: ExitStack) -> Path:
-    """Where the runs' workspaces go: removed at the end unless --keep."""
+    """Where the runs' workspaces go: removed at the end unless --keep; `--dir` is made
+    when it is not there (it was a traceback)."""
+    if args.dir is not None:
+        try:
+            Path(args.dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SystemExit(f"bench_real: --dir {args.dir}: {exc.strerror or exc}") from None
     if args.keep:
         return Path(tempfile.mkdtemp(prefix="localagent-real-", dir=args.dir))
     made = tempfile.TemporaryDirectory(prefix="localagent-real-", dir=args.dir)

@@ -125,6 +125,11 @@ def test_a_folder_that_holds_runs_already_is_refused_before_the_engine_starts(
     assert done.returncode == 2, done.stderr + done.stdout
     assert "holds runs of hello already: give an empty --dir" in done.stderr
     assert "Traceback" not in done.stderr
+    (tmp_path / "file").write_text("")
+    done = subprocess.run(
+        [*command[:2], "--dir", str(tmp_path / "file")], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and done.stderr.startswith("bench_cache: --dir "), done.stderr
 
 
 def test_a_verdicts_own_turn_is_counted_as_its_request() -> None:

@@ -330,3 +330,16 @@ def test_a_goal_named_twice_is_a_usage_error(tmp_path: Path) -> None:
         assert done.returncode == 2, (script, done.stderr)
         assert "goal(s) named twice: mathx" in done.stderr, (script, done.stderr)
         assert "Traceback" not in done.stderr
+
+
+def test_a_dir_that_is_not_there_is_made(tmp_path: Path) -> None:
+    """`--dir` naming a folder not made yet stopped the benchmark with a traceback before
+    its first run; a file there is a one-line error."""
+    where = tmp_path / "not" / "there"
+    with fake_engine() as server:
+        done = bench(server, tmp_path / "figures.json", "--quick", "--keep", "--dir", str(where))
+        assert done.returncode == 0, done.stderr
+        assert [p.name.startswith("localagent-real-") for p in where.iterdir()] == [True]
+        (tmp_path / "file").write_text("")
+        done = bench(server, tmp_path / "f.json", "--quick", "--dir", str(tmp_path / "file"))
+    assert done.returncode == 1 and done.stderr.startswith("bench_real: --dir "), done.stderr
