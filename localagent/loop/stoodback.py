@@ -55,12 +55,11 @@ def _wrongs(state: State, name: str) -> list[str]:
     if not testback.own_test_file(state):
         return []
     found = dict.fromkeys([last.wrong, *last.wrongs])
-    return [w for w in found if (m := testback.WRONG.match(w)) and _function(m["call"]) == name]
-
-
-def _function(call: str) -> str:
-    """`subtract` of `mathx.subtract(5, 0)`."""
-    return call.split("(", 1)[0].rsplit(".", 1)[-1]
+    return [
+        w
+        for w in found
+        if (m := testback.WRONG.match(w)) and testback.function_of(m["call"]) == name
+    ]
 
 
 def tasks(

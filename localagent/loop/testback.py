@@ -90,7 +90,7 @@ def _tested(root: Path, ledger: Any, summary: str, wrong: str = "") -> str:
     words = found[1].split("_") if found else []
     written = [p for p in ledger.writes if p.endswith(".py") and not TEST_FILE.search(p)]
     if called := WRONG.match(wrong):
-        name = called["call"].split("(", 1)[0].rsplit(".", 1)[-1]
+        name = function_of(called["call"])
         if owner := next((p for p in written if name in pyscript.defines(root, p)), ""):
             return owner
     for size in range(len(words), 0, -1):
@@ -99,6 +99,11 @@ def _tested(root: Path, ledger: Any, summary: str, wrong: str = "") -> str:
             if name in pyscript.defines(root, path):
                 return path
     return ""
+
+
+def function_of(call: str) -> str:
+    """The function a call names: `subtract` of `mathx.subtract(5, 0)`."""
+    return call.split("(", 1)[0].rsplit(".", 1)[-1]
 
 
 def _before(state: State, subtask: str) -> str:
