@@ -78,7 +78,7 @@ def run_cmd(
     whole = spill.head() if spill is not None and result.truncated_bytes else result.output
     if not ok and not result.cancelled and (wrong := wrong_values(whole)):
         facts["wrong"] = wrong
-    if not ok and not result.cancelled and (edit := raisedtests.test_edit(ctx.root, result.output)):
+    if not ok and not result.cancelled and (edit := raisedtests.test_edit(ctx.root, whole)):
         facts["test_edit"] = [edit["path"], edit["old"], edit["new"]]
     return ToolResult(ok, text, returncode=result.returncode, facts=facts, output=stored)
 

@@ -112,18 +112,14 @@ def _ruff_fixable(output: str) -> str:
     kept: list[str] = []
     at = 0
     while at < len(lines):
-        line = lines[at]
-        where = _RUFF_WHERE.match(lines[at + 1]) if at + 1 < len(lines) else None
+        line, at = lines[at], at + 1
+        where = _RUFF_WHERE.match(lines[at]) if at < len(lines) else None
         if (found := _RUFF_FIXABLE.match(line)) and where:
-            kept.append(f"{where[1]}: {found[1]}")
-            at += 2
-        elif _RUFF_OLD.match(line):
+            line, at = f"{where[1]}: {found[1]}", at + 1
+        elif not _RUFF_OLD.match(line):
             kept.append(line)
-            at += 1
-        else:
-            kept.append(line)
-            at += 1
             continue
+        kept.append(line)
         while at < len(lines) and _RUFF_EXCERPT.match(lines[at]):
             at += 1
         if at < len(lines) and not lines[at].strip():
