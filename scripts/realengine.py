@@ -36,6 +36,7 @@ class EngineError(Exception):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code
+        self.died: int | None = None  # the engine's exit status, when it had started and died
 
 
 def realmodel_home() -> Path:
@@ -113,15 +114,31 @@ def _spawn(args: list[str], log: Path) -> subprocess.Popen[bytes]:
 
 
 def start_server(size: str, port: int, slots: int, ctx: int, root: Path) -> subprocess.Popen[bytes]:
+    """llama-server on `port`, up and healthy. An engine built for a CPU whose AMX tiles
+    the machine does not grant dies of a signal (SIGILL, SIGSEGV) in its warm-up's first
+    matrix product, which its repacked weights send down the AMX path: it is started
+    again without repacking."""
     server, model = installed(size)
     log = root / "llama-server.log"
     args = [server, "-m", model, "--host", "127.0.0.1", "--port", str(port), "--jinja"]
     args += ["-c", str(ctx * slots), "-np", str(slots), "--metrics", "--alias", "qwen2.5-coder"]
+    try:
+        return _serve(args, port, log)
+    except EngineError as exc:
+        if exc.died is None or exc.died >= 0:
+            raise
+        died = -exc.died
+    print(f"llama-server died of signal {died}; started again with --no-repack", file=sys.stderr)
+    return _serve([*args, "--no-repack"], port, log)
+
+
+def _serve(args: list[str], port: int, log: Path) -> subprocess.Popen[bytes]:
     proc = _spawn(args, log)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait(proc, lambda: get(url + "/health") is not None, "llama-server", log)
-    except EngineError:
+    except EngineError as exc:
+        exc.died = proc.poll()  # None: it was still loading
         stop(proc)
         raise
     return proc
