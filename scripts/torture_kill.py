@@ -7,7 +7,7 @@ against the fake Ollama server. Each run is killed with SIGKILL either after a r
 delay (which lands anywhere: start-up, loading, a model call, a tool, an fsync) or once
 it has appended a random number of new history records, then resumed, killed again,
 and so on. The fake model answers from the prompt alone (the active subtask and
-whether the probe lists its file as existing), so it gives the right next step
+whether the probe lists its file as written or existing), so it gives the right next step
 whatever a kill interrupted.
 
 After every kill:
@@ -104,7 +104,7 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
 
 def scenario(batches: int, per_batch: int) -> dict[str, Any]:
     """Rules keyed on the prompt only, so every answer is right after any kill: a file
-    is written while the probe does not list it as existing, a batch is checked until
+    is written while the probe does not list it as written or existing, a batch is checked until
     the probe lists `python check.py BATCH -> 0` among the recent commands. The probe's
     facts come before its last line, the active subtask."""
     active = r"ACTIVE SUBTASK: "
@@ -114,7 +114,9 @@ def scenario(batches: int, per_batch: int) -> dict[str, Any]:
             {
                 "kind": "chat",
                 "in": "last",
-                "match": r"Files that exist: [^\n]*\b(f\d+\.txt)\b.*" + active + r"Write file \1 ",
+                "match": r"Files (?:written|that exist): [^\n]*\b(f\d+\.txt)\b.*"
+                + active
+                + r"Write file \1 ",
                 "reply": _call("mark_subtask_complete", success=True, reason="$1 exists"),
             },
             {

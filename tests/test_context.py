@@ -168,6 +168,10 @@ def test_probe_names_mentioned_files_that_exist_and_are_missing(tmp_path: Path) 
     assert "m39.py" in facts["missing"]
     text = round_facts.probe_message(facts)
     assert "Files that exist: m00.py" in text and "NOTE: restarted\nACTIVE TASK" in text
+    play_round(journal, 40)  # writes m00.py: "Files written" names it, not "Files that exist"
+    facts = round_facts.probe(journal.state, tmp_path, max_rounds=30)
+    assert facts["written"] == ["m00.py"] and facts["existing"] == []
+    assert "Files that exist" not in round_facts.probe_message(facts)
 
 
 def test_versions_and_abbreviations_are_no_files_the_probe_names(tmp_path: Path) -> None:
@@ -181,6 +185,24 @@ def test_versions_and_abbreviations_are_no_files_the_probe_names(tmp_path: Path)
     journal.append("plan", tasks=[{"description": "Write it", "subtasks": [step]}])
     facts = round_facts.probe(journal.state, tmp_path, max_rounds=30)
     assert facts["missing"] == ["data.v2", "mathx/__version__.py"]
+
+
+def test_calls_a_subtask_quotes_are_no_files_the_probe_names(tmp_path: Path) -> None:
+    """The hand-back's edit step, verbatim from a 1.5B mathx run: every round of it said
+    "Files mentioned but missing: mathx.divide, pytest.raises", the calls in its code."""
+    journal = Journal(tmp_path)
+    journal.load()
+    step = (
+        "replace_in_file tests/test_mathx.py so that its test checks the raise as the code "
+        "makes it: replace `assert mathx.divide(6, 0) == 'Cannot divide by zero'` with "
+        "`with pytest.raises(ValueError):\n        mathx.divide(6, 0)`"
+    )
+    journal.append("goal_started", goal="Create a Python package mathx", model="m")
+    journal.append("plan", tasks=[{"description": "Fix it", "subtasks": [step]}])
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mathx.py").write_text("import mathx\n")
+    facts = round_facts.probe(journal.state, tmp_path, max_rounds=30)
+    assert facts["missing"] == [] and facts["existing"] == ["tests/test_mathx.py"]
 
 
 # The 1.5B's failed edit, verbatim: sent five times, it filled "Last errors" with copies.

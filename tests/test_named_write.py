@@ -36,7 +36,8 @@ def test_the_write_of_the_file_a_step_calls_named_ends_it(tmp_path: Path) -> Non
     assert again["result"].startswith("'area.py' already has this content"), again["result"]
     (done, *_) = records_of(tmp_path, "subtask_completed")
     assert done["by"] == "write" and done["evidence"] == [first["seq"]], done
-    assert "SUBTASK COMPLETE: 'Write a named file named 'area.py'" in again["result"]
+    assert "SUBTASK COMPLETE: 1.1 (area.py was already written" in again["result"]
+    assert again["result"].endswith("Next: subtask 1.2.")  # by number: the status names it
 
 
 @pytest.mark.parametrize(
@@ -89,7 +90,7 @@ def test_a_step_that_opens_with_the_write_s_call_is_ended_by_that_write(tmp_path
     small_model_goal(tmp_path, GOAL, plan_rule((GOAL, steps)), rounds, LOCALAGENT_MAX_ROUNDS="3")
     _, _, uses = records_of(tmp_path, "action_finished")
     assert "made as a change of total_area, largest and report" in uses["result"]
-    assert f"SUBTASK COMPLETE: '{UPDATE_STEP}'" in uses["result"]
+    assert "SUBTASK COMPLETE: 1.3 (shapes.py is written" in uses["result"]
     *_, done = records_of(tmp_path, "subtask_completed")
     assert done["by"] == "write" and done["evidence"] == [uses["seq"]]
 
@@ -139,7 +140,7 @@ def test_a_step_that_says_to_call_a_function_ends_when_the_functions_call_it(
         "when each of them calls it instead of repeating its code. Next: write_file shapes.py "
         "with only `def total_area(shapes):`"
     ) in alone["result"]
-    assert f"SUBTASK COMPLETE: '{CALLS_STEP}'" in uses["result"]
+    assert "SUBTASK COMPLETE: 1.2 (shapes.py is written" in uses["result"]
     *_, done = records_of(tmp_path, "subtask_completed")
     assert done["by"] == "write" and done["evidence"] == [uses["seq"]]
 

@@ -52,7 +52,7 @@ def test_the_first_read_of_a_read_subtask_ends_it(tmp_path: Path) -> None:
     # the read is the subtask's work: verified, not "nothing was changed or run" (the
     # 1.5B's refactor plan on the CPU began "read_file shapes.py" and was called idle)
     assert completed[0]["verified"] is True and not completed[0].get("unverified"), completed[0]
-    assert "SUBTASK COMPLETE: 'read_file stats.py' is done (stats.py was read" in first["result"]
+    assert "SUBTASK COMPLETE: 1.1 (stats.py was read" in first["result"]
     assert records_of(tmp_path, "action_blocked") == []
     assert [p for p in records_of(tmp_path, "plan") if p.get("replace_from")] == []
     placeholder = records_of(tmp_path, "action_finished")[2]["result"]

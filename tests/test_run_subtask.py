@@ -81,7 +81,7 @@ def test_the_real_run_s_replies_complete_the_goal_with_a_small_model(tmp_path: P
     assert completed[1]["evidence"] == [run["seq"]]
     assert run["completes"]["by"] == "run" and "Hello, world!" in completed[1]["reason"]
     told = run["result"].rsplit("\n", 1)[1]
-    assert told.startswith("SUBTASK COMPLETE: 'run python hello_world.py'")
+    assert told.startswith("SUBTASK COMPLETE: 1.2 (`python hello_world.py` ran and succeeded")
     assert "Do not run it again" in told and "every subtask is done" in told
     assert records(tmp_path)[-1]["type"] == "goal_completed"
 
@@ -308,7 +308,7 @@ def test_what_is_a_run_subtask(subtask: str, target: str) -> None:
 
 def test_the_prompts_are_named() -> None:
     prompts = PromptSet({})
-    text = prompts.render("run_completes", subtask="a", reason="b", next="c")
+    text = prompts.render("run_completes", number="1.1", reason="b", next="c")
     assert text.startswith("SUBTASK COMPLETE")
     assert "already succeeded" in prompts.render("carried_run", cmd="x", summary="y")
 

@@ -677,6 +677,26 @@ def test_a_traceback_keeps_the_workspace_s_frames_and_the_error(ws: Workspace) -
     assert "FAILED test_j.py::test_j" in tested.text
 
 
+def test_a_traceback_names_the_workspace_s_files_as_the_model_does(ws: Workspace) -> None:
+    """Python names the script it ran by its absolute path in every frame, 7-15 tokens the
+    engine read for each (`File "/tmp/.../ws/rps_game.py"`, the 1.5B's rps runs): the
+    model reads the path it would write, relative to the workspace; so does a SyntaxError's
+    frame, which names no function."""
+    (ws.root / "game").mkdir()
+    (ws.root / "game" / "rules.py").write_text("def beats(a):\n    return {}[a]\n")
+    main = "import sys\nsys.path.insert(0, 'game')\nimport rules\n\nrules.beats('rock')\n"
+    (ws.root / "game" / "main.py").write_text(main)
+    ran = ws.run("run_cmd", {"cmd": "python game/main.py"})
+    assert not ran.ok and "KeyError: 'rock'" in ran.text
+    assert 'File "game/main.py", line 5, in <module>' in ran.text, ran.text
+    assert 'File "game/rules.py", line 2, in beats' in ran.text, ran.text
+    (ws.root / "bad.py").write_text("def f(:\n    pass\n")
+    broken = ws.run("run_cmd", {"cmd": "python bad.py"})
+    assert 'File "bad.py", line 1' in broken.text and "SyntaxError" in broken.text, broken.text
+    for text in (ran.text, broken.text):
+        assert str(ws.root) not in text and str(ws.root.resolve()) not in text
+
+
 def test_tests_that_fail_the_same_way_are_reported_once(ws: Workspace) -> None:
     """The 1.5B's parametrized mathx tests, without `import mathx`: twelve reports of the
     same NameError, 5,146 characters the model read (1,665 tokens the engine read anew).

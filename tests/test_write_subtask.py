@@ -83,7 +83,7 @@ def test_an_unchanged_rewrite_after_the_write_completes_the_write_subtask(
     assert "already has this content" in rewrite["result"]
     assert rewrite["completes"]["path"] == "hello_world.py"
     told = rewrite["result"].split("\n", 1)[1]
-    assert "SUBTASK COMPLETE" in told and "'run python hello_world.py'" in told
+    assert "SUBTASK COMPLETE: 1.1" in told and told.endswith("Next: subtask 1.2.")
     assert told in messages_text(sent[-1])  # the model read it in the next round
     assert then["reason"] == "it printed Hello, world!"
 
@@ -271,7 +271,7 @@ def test_a_completion_owed_by_a_write_is_journaled_on_resume(tmp_path: Path) -> 
 
 def test_the_prompts_are_named() -> None:
     prompts = PromptSet({})
-    text = prompts.render("write_completes", subtask="a", reason="b", next="c")
+    text = prompts.render("write_completes", number="1.1", reason="b", next="c")
     assert text.startswith("SUBTASK COMPLETE")
 
 

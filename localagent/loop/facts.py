@@ -20,8 +20,9 @@ from localagent.verify.where import locate
 
 FACT_ERROR_CHARS = 160  # of one recent error: its first line (the result has it whole)
 FACT_TASK_CHARS = 120  # of the active task (the plan above has it whole)
-# A name with an extension that has a letter: no version (`0.1.0`, `v1.2`) is a file.
-_FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{1,6})\b")
+# A name with an extension that has a letter: no version (`0.1.0`, `v1.2`) is a file, nor
+# a call (`mathx.divide(6, 0)` in an edit step's code).
+_FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{1,6})\b(?!\()")
 _NOT_FILES = {"e.g", "i.e", "a.k.a", "et.al"}
 
 
@@ -57,7 +58,12 @@ def probe(
     named = {m.rstrip(".") for m in _FILE.findall(text)}
     mentioned = sorted(m for m in named if m.lower() not in _NOT_FILES)[:12]
     found = {name: locate(root, name) for name in mentioned}
-    existing = [name if at == name else f"{at} (for {name})" for name, at in found.items() if at]
+    written = state.files_written[-4:]
+    existing = [  # not those the line above names as written
+        name if at == name else f"{at} (for {name})"
+        for name, at in found.items()
+        if at and at not in written
+    ]
     if state.replanned:  # the failure before the new plan is no longer the latest news
         notice = "\n".join(filter(None, [prompts.render("replanned"), notice]))
     if state.rewound:
@@ -68,7 +74,7 @@ def probe(
         "progress": progress(state) if state.goal else "",
         "task": _task(here[0].description, state.goal.text if state.goal else "") if here else "-",
         "subtask": here[1].description if here else "-",
-        "written": state.files_written[-4:],
+        "written": written,
         "existing": existing,
         "missing": [name for name, at in found.items() if at is None],
         "commands": [f"{c['cmd']} -> {c['returncode']}" for c in state.commands[-3:]],

@@ -210,12 +210,7 @@ def repeated(state: State, cmd: str, prompts: PromptSet) -> Finished | None:
 def note(state: State, done: Finished, prompts: PromptSet, rerun: bool = False) -> str:
     """What the run's observation adds, or (`rerun`) what a repeat gets instead of its
     result: the subtask is complete, and what comes next."""
-    here = current(state)
-    assert here is not None
-    later = writedone.upcoming(state)
-    text = prompts.render(
-        "run_completes", subtask=here[1].description, reason=done.reason, next=later
-    )
+    text = writedone.completes(state, "run_completes", done.reason, prompts)
     return f"{prompts.render('rerun_skipped')}\n{text}" if rerun else text
 
 

@@ -164,11 +164,12 @@ def _later_files(state: State) -> list[str]:
     return [name for text in _later(state) for name in evidence.named_files(text)]
 
 
-def _later(state: State) -> list[str]:
-    """The subtasks after the active one still to do, in plan order."""
+def _later(state: State, numbered: bool = False) -> list[str]:
+    """The subtasks after the active one still to do, in plan order (`numbered`: their
+    numbers, `2.1`, instead of their text)."""
     assert state.goal is not None
     return [
-        sub.description
+        f"{ti + 1}.{si + 1}" if numbered else sub.description
         for ti, task in enumerate(state.goal.tasks)
         for si, sub in enumerate(task.subtasks)
         if (ti, si) > (state.task_index, state.subtask_index) and sub.status == "pending"
@@ -182,16 +183,16 @@ def note(state: State, done: Finished, prompts: PromptSet) -> str:
 
 def completes(state: State, prompt: str, reason: str, prompts: PromptSet) -> str:
     """What a call that ends the active subtask adds to its observation (`prompt`: the
-    write's, the read's, the search's): the subtask is complete, why, and what is next."""
+    write's, the read's, the search's, the run's): the subtask is complete, why, and what
+    is next, each subtask by its number in the plan."""
     here = current(state)
     assert here is not None
-    return prompts.render(prompt, subtask=here[1].description, reason=reason, next=upcoming(state))
-
-
-def upcoming(state: State) -> str:
-    """The subtask after the active one, as a completion's note names it."""
-    later = _later(state)
-    return f"the subtask '{later[0]}'" if later else "nothing: every subtask is done"
+    number = f"{state.task_index + 1}.{state.subtask_index + 1}"
+    later = _later(state, numbered=True)
+    after = f"subtask {later[0]}" if later else "nothing: every subtask is done"
+    return prompts.render(
+        prompt, subtask=here[1].description, number=number, reason=reason, next=after
+    )
 
 
 def completion(state: State, root: Path, owed: dict[str, Any]) -> dict[str, Any]:

@@ -167,22 +167,23 @@ UNCHANGED_STOPPED = (
     "changed so that it does not"
 )
 
+# The subtask by its number: its text is the status's ACTIVE SUBTASK just above, the next
+# one's the status just after (both named whole here were 30-100 tokens a completion).
 WRITE_COMPLETES = """\
-SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not write it again. Next: {next}."""
+SUBTASK COMPLETE: {number} ({reason}). Do not write it again. Next: {next}."""
 
 CARRIED = "{path} is already written by this run: doing it again could only rewrite it unchanged"
 
 DONE_BY_READ = "{path} was read, which is all the subtask asks"
 
 READ_COMPLETES = """\
-SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not read it again: its text is above. \
-Next: {next}."""
+SUBTASK COMPLETE: {number} ({reason}). Do not read it again: its text is above. Next: {next}."""
 
 DONE_BY_SEARCH = "{path} was searched ({summary}), which is all the subtask asks"
 
 SEARCH_COMPLETES = """\
-SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not search it again: what it found is \
-above. Next: {next}."""
+SUBTASK COMPLETE: {number} ({reason}). Do not search it again: what it found is above. \
+Next: {next}."""
 
 DONE_BY_RUN = "`{cmd}` ran and succeeded ({summary}), which is all the subtask asks"
 
@@ -194,7 +195,7 @@ DONE_BY_CHECKS = (
 )
 
 RUN_COMPLETES = """\
-SUBTASK COMPLETE: '{subtask}' is done ({reason}). Do not run it again. Next: {next}."""
+SUBTASK COMPLETE: {number} ({reason}). Do not run it again. Next: {next}."""
 
 RERUN_SKIPPED = "NOT RUN: running it again could only show the same."
 

@@ -13,6 +13,9 @@ of 488 in all. What goes:
   (Python's library, installed packages): their location and source lines; a frame of
   pytest's long form keeps its location and `E` lines (the error);
 - the lines of `^` and `~` that mark a traceback line's expression (Python 3.11+);
+- of a traceback's frame in a workspace file, the workspace's own path: Python names a
+  script it ran by its absolute path, `File "/home/me/game/rps_game.py"` (7-15 tokens a
+  frame), and the model names it `rps_game.py`;
 - pytest's "Hint: make sure your test modules/packages have valid Python names.";
 - of failed tests whose `E` lines are the same, all but the first's report, and all but
   the first's line in the short summary: a line names the others;
@@ -59,8 +62,9 @@ _PATH = r"((?:[A-Za-z]:[\\/])?[^\s:]+\.pyw?)"
 _SHORT = re.compile(rf"^{_PATH}:\d+: in \S+$")
 # `/usr/lib/python3.11/json/decoder.py:353: JSONDecodeError` (the end of a long-form frame)
 _LONG_END = re.compile(rf"^{_PATH}:\d+: \w+$")
-# `  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads` (Python's own)
-_FILE = re.compile(r'^(\s*)File "([^"]+)", line \d+, in ')
+# `  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads` (Python's own; a
+# SyntaxError's has no `, in`)
+_FILE = re.compile(r'^(\s*)File "([^"]+)", line \d+(?:, in |$)')
 _SEPARATOR = re.compile(r"^(?:_ )+_?$|^_{3,} .* _{3,}$")
 
 
@@ -87,6 +91,8 @@ def for_model(root: Path, output: str) -> str:
         if (found := _FILE.match(line)) and _foreign(root, found[2]):
             skip_deeper = len(found[1])
             continue
+        if found and (own := own_file(root, found[2])):
+            line = line.replace(f'"{found[2]}"', f'"{own}"', 1)  # as the model names it
         if (found := _SHORT.match(line)) and _foreign(root, found[1]):
             skip_deeper = 0
             continue
