@@ -23,7 +23,7 @@ from support import (
 from localagent.journal import Journal
 from localagent.loop import writedone
 from localagent.loop.subtasks import writes_unnamed, written_file
-from localagent.prompts.promptset import PromptSet
+from localagent.prompts.promptset import PromptSet, problems
 from localagent.state import DueCompletion, DueRound, next_due
 from localagent.tools import pyscript
 
@@ -273,6 +273,11 @@ def test_the_prompts_are_named() -> None:
     prompts = PromptSet({})
     text = prompts.render("write_completes", number="1.1", reason="b", next="c")
     assert text.startswith("SUBTASK COMPLETE")
+    # A replacement written for the subtask's text, as the note named it before, still
+    # holds: the note is given both.
+    old = "SUBTASK COMPLETE: '{subtask}' is done ({reason}). Next: {next}."
+    assert problems({"write_completes": old}, str) == []
+    assert problems({"write_completes": "Done."}, str) != []  # {reason} and {next} required
 
 
 def test_the_1_5b_plan_of_a_brace_is_the_goal_and_its_rewrite_ends_it(tmp_path: Path) -> None:

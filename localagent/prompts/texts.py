@@ -323,7 +323,7 @@ PROMPTS: dict[str, Prompt] = {
     "write_completes": Prompt(
         WRITE_COMPLETES,
         "result: a write that completed its write subtask",
-        _spec("number reason next", "subtask"),
+        _spec("reason next", "subtask number"),
     ),
     "done_by_write": Prompt(
         DONE_BY_WRITE, "why a write subtask is done: its file is written", _spec("path")
@@ -357,7 +357,7 @@ PROMPTS: dict[str, Prompt] = {
     "read_completes": Prompt(
         READ_COMPLETES,
         "result: a read that completed its read subtask",
-        _spec("number reason next", "subtask"),
+        _spec("reason next", "subtask number"),
     ),
     "done_by_read": Prompt(
         DONE_BY_READ, "why a read subtask is done: its file read", _spec("path")
@@ -365,7 +365,7 @@ PROMPTS: dict[str, Prompt] = {
     "search_completes": Prompt(
         SEARCH_COMPLETES,
         "result: a search that completed its search subtask",
-        _spec("number reason next", "subtask"),
+        _spec("reason next", "subtask number"),
     ),
     "done_by_search": Prompt(
         DONE_BY_SEARCH,
@@ -375,7 +375,7 @@ PROMPTS: dict[str, Prompt] = {
     "run_completes": Prompt(
         RUN_COMPLETES,
         "result: a run that completed its run subtask",
-        _spec("number reason next", "subtask"),
+        _spec("reason next", "subtask number"),
     ),
     "done_by_run": Prompt(
         DONE_BY_RUN, "why a run subtask is done: its command succeeded", _spec("cmd summary")
