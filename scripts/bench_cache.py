@@ -237,7 +237,9 @@ def measure(args: argparse.Namespace, found: Engine, root: Path) -> dict[str, An
         env = {"LOCALAGENT_BACKEND": "openai", "LOCALAGENT_BASE_URL": url + "/v1"}
         result = _measure(args, found, root, env)
     if log.is_file():
-        result["figures"]["read_by_part"] = dict(breakdown(found.root_url, log))
+        reads = root / "reads.txt"
+        result["figures"]["read_by_part"] = dict(breakdown(found.root_url, log, reads))
+        result["reads"] = str(reads)
     return result
 
 
@@ -289,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     print(report(result["figures"]))
     if "read_by_part" in result["figures"]:
         print(parts_report(Counter(result["figures"]["read_by_part"])))
+        print(f"what each call read: {result['reads']}")
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
     return 0

@@ -181,20 +181,28 @@ def _find(prompt: str, text: str, at: int) -> int:
     return found if found >= 0 else prompt.find(json.dumps(text)[1:81], at)
 
 
-def breakdown(root_url: str, log: Path) -> Counter[str]:
+def breakdown(root_url: str, log: Path, reads: Path | None = None) -> Counter[str]:
     """All the recorded requests' read tokens, by part of the prompt, and how many of
-    them were read again (`AGAIN`)."""
+    them were read again (`AGAIN`); with `reads`, each call's read text written there
+    (what to shorten is found by reading it)."""
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
     firsts = Counter(str((r["request"].get("messages") or [{}])[0].get("content")) for r in records)
     system = firsts.most_common(1)[0][0] if firsts else ""
     total: Counter[str] = Counter()
     earlier: list[list[str]] = []
-    for rec in records:
+    shown = []
+    for number, rec in enumerate(records, 1):
         cached = int(rec["timings"].get("cache_n") or 0)
         counts, tokens = read_by_part(root_url, rec["request"], cached, system)
         total += counts
         total[AGAIN] += read_again(tokens, cached, earlier)
         earlier.append(tokens)
+        parts = ", ".join(f"{name} {n:,}" for name, n in counts.most_common())
+        head = f"=== call {number}: {len(tokens):,} tokens, {cached:,} from the cache"
+        shown.append(f"{head}, {max(0, len(tokens) - cached):,} read ({parts or 'none'})")
+        shown.append("".join(tokens[cached:]))
+    if reads is not None:
+        reads.write_text("\n".join(shown) + "\n", encoding="utf-8")
     return total
 
 

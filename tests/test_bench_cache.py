@@ -88,6 +88,18 @@ def test_by_part_says_where_the_read_tokens_went(tmp_path: Path) -> None:
     runs = result["figures"]["reuse_by_run"]
     assert list(runs) == ["hello"] and runs["hello"] == pytest.approx(result["figures"]["reuse"])
     assert f"each run's reuse: hello {runs['hello']:.3f}\n" in done.stdout
+    # what each call read, to be read: a block for each call the engine answered, the
+    # rounds' each with its status, read anew every round
+    reads = Path(result["reads"])
+    assert f"what each call read: {reads}\n" in done.stdout
+    blocks = re.findall(
+        r"^=== call \d+: [\d,]+ tokens, [\d,]+ from the cache, ([\d,]+) read",
+        reads.read_text(encoding="utf-8"),
+        re.M,
+    )
+    assert len(blocks) == result["figures"]["calls"]
+    assert sum(int(b.replace(",", "")) for b in blocks) == sum(parts.values())
+    assert "[status] round 2 of" in reads.read_text(encoding="utf-8")
 
 
 def test_tokens_read_again_are_those_an_earlier_request_sent_at_the_same_place() -> None:
