@@ -4,9 +4,10 @@ Read top to bottom: `run` loops over `step`, and `step` does the next piece of o
 work the state names (`next_due`): the plan, a replan, an action a crash interrupted,
 a tool call of the latest reply, or a new round. Every state change is a journal record
 written before the next model call, so a resumed run does exactly what the crashed run
-would have done. How one tool call is run, settled after a crash, blocked or accepted
-as done is `localagent.loop.actions`; how the goal is verified once its last subtask is
-done, `localagent.loop.verifying`.
+would have done. What one call of a reply leads to (run, redirected, blocked, or the
+subtask failed) is `localagent.loop.acting`; how a tool call is run, settled after a
+crash or accepted as done, `localagent.loop.actions`; how the goal is verified once its
+last subtask is done, `localagent.loop.verifying`.
 """
 
 from __future__ import annotations
@@ -21,21 +22,16 @@ from localagent import tools
 from localagent.config.settings import Settings
 from localagent.journal import Journal
 from localagent.loop import (
+    acting,
     actions,
-    addback,
-    claimed,
     context,
     ending,
-    handback,
     loopguard,
     planner,
-    readdone,
     replans,
     rewrite,
     roundcall,
     rundone,
-    searchdone,
-    stepedit,
     stoodback,
     verifying,
 )
@@ -134,7 +130,7 @@ class Agent:
             case owed.DueCompletion(done):
                 self.actions.completed_by(done)
             case owed.DueCall(call):
-                self.act(call)
+                acting.act(self, call)
             case owed.DueVerify(under_way):
                 self.verifier.step(under_way)
             case owed.DueRound():
@@ -315,63 +311,7 @@ class Agent:
             f", cut off ({reply.cut_off})" if reply.cut_off else "",
         )
 
-    # ---- one tool call -------------------------------------------------------
-
-    def act(self, call: dict[str, Any]) -> None:
-        name, args, call_id = str(call["name"]), call["arguments"], call["id"]
-        tool = self.tools.get(name)
-        if tool is not None and tool.policy.control:
-            if (failed := claimed.complete(self.actions, name, args, call_id)) is not None:
-                self.fail_subtask(failed.reason, call_id, failed.claim, failed.stuck)
-            return
-        sig, said = loopguard.sign(self.tools, name, args), ""
-        again = self.planner.small and name == "run_cmd" and loopguard.ran(self.state.guard, sig)
-        if again and (reason := handback.back(self.state, self.ctx.root, self.prompts)):
-            # The same run sent again, nothing changed since it stopped on a file this run
-            # wrote (or the tests failed after an edit): it could only do so again. The
-            # 1.5B ran its mathx tests twice more, the second time blocked, before this.
-            self.fail_subtask(reason, call_id)
-            return
-        if (other := stepedit.as_said(self.state, self.ctx.root, name, args)) is not None:
-            args, said = other  # what the step says to keep, kept
-            sig = loopguard.sign(self.tools, name, args)
-        if (other := self.actions.instead(name, args, sig)) is not None:
-            args, said = other
-            sig = loopguard.sign(self.tools, name, args)
-        block = loopguard.check(self.state.guard, sig)
-        if block is not None and self.planner.small and looks_up(self.state, name, args):
-            block = None  # the read or search its subtask asks for, which ends it
-        if block is None:
-            result = self.actions.execute(name, args, call_id, sig, said)
-            if self.planner.small and (
-                why := handback.stops_now(self.state, self.ctx.root, result, self.prompts)
-                or addback.stops_now(
-                    self.state,
-                    self.ctx.root,
-                    name,
-                    args,
-                    result,
-                    self.prompts,
-                    self.settings.max_replans,
-                )
-            ):
-                self.fail_subtask(why)  # the first run that shows it, with the small profile
-            return
-        if self.actions.repeat_completes(name, args, call_id):
-            return
-        note = self.actions.blocked(name, args, call_id, block)
-        if (reason := self.actions.strikes.insisted(self.state, name, args, note)) is not None:
-            self.fail_subtask(reason)
-        elif note and handback.runs_idle(self.state, self.ctx.root):
-            # Its program calls none of its code: running it again shows nothing new, so
-            # the run subtask fails now and its replan goes back to a write.
-            self.fail_subtask(note.removeprefix("NOTE: "))
-        elif self.planner.small and (
-            reason := handback.back(self.state, self.ctx.root, self.prompts)
-        ):
-            # A file it wrote does not load, or the tests fail after the edit before:
-            # the same, back to a write or an edit of that file.
-            self.fail_subtask(reason)
+    # ---- a subtask that cannot go on ------------------------------------------
 
     def fail_subtask(
         self, reason: str, call_id: str | None = None, claim: str = "", stuck: bool = False
@@ -387,8 +327,3 @@ class Agent:
         self.journal.append(
             "subtask_failed", reason=reason, call=call_id, replan=replan, stuck=stuck, **extra
         )
-
-
-def looks_up(state: State, name: str, args: Any) -> bool:
-    """Whether a call is the read or the search its read or search subtask asks for."""
-    return readdone.asked(state, name, args) or searchdone.asked(state, name, args)
