@@ -177,17 +177,22 @@ def test_a_stop_request_kills_the_tree_long_before_the_timeout(tmp_path: Path) -
 
 # The command double-forks a daemon into a session of its own, as servers do; the
 # daemon is no longer a descendant of the command and has its own process group.
+# The first child leaves only once the daemon has printed its pid: with no life of its
+# own, the program could otherwise end, and its tree be killed, before the daemon said it.
 DAEMON_SCRIPT = """
 import os, sys, time
 print(f"pid={os.getpid()}", flush=True)
+said, say = os.pipe()
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         print(f"pid={os.getpid()}", flush=True)
+        os.write(say, b"x")
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         time.sleep(60)
+    os.read(said, 1)
     os._exit(0)
 os.wait()
 time.sleep(float(sys.argv[1]))
