@@ -88,11 +88,12 @@ def for_model(root: Path, output: str) -> str:
             skip_deeper = -1
         if _MARKS.match(line) or line.strip() == _HINT:
             continue
-        if (found := _FILE.match(line)) and _foreign(root, found[2]):
-            skip_deeper = len(found[1])
-            continue
-        if found and (own := own_file(root, found[2])):
-            line = line.replace(f'"{found[2]}"', f'"{own}"', 1)  # as the model names it
+        if found := _FILE.match(line):
+            if (own := _own(root, found[2])) is None:
+                skip_deeper = len(found[1])
+                continue
+            if own:
+                line = line.replace(f'"{found[2]}"', f'"{own}"', 1)  # as the model names it
         if (found := _SHORT.match(line)) and _foreign(root, found[1]):
             skip_deeper = 0
             continue
@@ -237,6 +238,12 @@ def _alike(a: tuple[str, bool], b: tuple[str, bool]) -> bool:
 def _foreign(root: Path, name: str) -> bool:
     """A traceback's file that is not the workspace's own code (Windows' embeddable
     Python names its library relatively, `json\\decoder.py`: not a file the workspace holds)."""
-    if name.startswith("<"):  # <frozen importlib._bootstrap>; not <string>, `python -c`'s
-        return name.startswith("<frozen ")
-    return not own_file(root, name)
+    return _own(root, name) is None
+
+
+def _own(root: Path, name: str) -> str | None:
+    """A traceback's file as the workspace names it; "" for code of no file that is still
+    the workspace's (`<string>`, `python -c`'s); None for code not the workspace's."""
+    if name.startswith("<"):  # <frozen importlib._bootstrap>
+        return None if name.startswith("<frozen ") else ""
+    return own_file(root, name) or None
