@@ -421,3 +421,40 @@ def test_the_verdict_request_names_the_goal_once(ws: Path) -> None:
     assert text.count("three lines of notes") == 1, text
     assert "1. The goal above.\n    1.1. Write notes.txt" in text
     assert "\nPlan progress: completed 1.1\nEVIDENCE:\n" in request["messages"][-1]["content"]
+
+
+def test_the_verdict_leaves_out_checks_a_later_goal_check_of_their_kind_ran_again(
+    ws: Path,
+) -> None:
+    """The 1.5B's mathx verdict listed its own `python -m pytest`, `python -m pytest
+    tests/test_mathx.py`, `ruff check --fix mathx` and `ruff check mathx` under the goal
+    checks `python -m pytest -q` and `ruff check .` that ran after them: 85 tokens the
+    engine read for that request alone (bench_cache on the CPU). A goal check of the same
+    program run later over the whole workspace is the evidence; a run of another program
+    or another ruff command stays."""
+    goal = "Write calc.py with add(a, b) and tests in test_calc.py; ruff check must be clean"
+    tests = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    scenario = {
+        "rules": [plan_rule(("Calc", ["Write calc.py and test_calc.py and check them"]))],
+        "replies": [
+            call("write_file", path="calc.py", content="def add(a, b):\n    return a + b\n"),
+            call("write_file", path="test_calc.py", content=tests),
+            call("run_cmd", cmd="python -m pytest test_calc.py"),
+            call("run_cmd", cmd="ruff check calc.py"),
+            call("run_cmd", cmd="ruff format --check calc.py test_calc.py"),
+            call("run_cmd", cmd="python calc.py"),
+        ],
+        "default": done("calc.py and its tests are written and pass"),
+    }
+    with FakeServer(scenario) as server:
+        env = cli_env(server.url, LOCALAGENT_MAX_ROUNDS="10")
+        ran = run_cli(env, "start", goal, "-w", str(ws), "--foreground")
+        requests = verify_requests(server)
+    assert ran.returncode == 0, ran.stderr
+    turn = requests[0]["messages"][-1]["content"]
+    assert "goal check `python -m pytest -q` passed" in turn, turn
+    assert "goal check `ruff check .` passed" in turn, turn
+    assert "ran `python -m pytest test_calc.py`" not in turn, turn
+    assert "ran `ruff check calc.py`" not in turn, turn
+    assert "ran `ruff format --check calc.py test_calc.py`" in turn, turn
+    assert "ran `python calc.py`" in turn, turn

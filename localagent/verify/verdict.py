@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from localagent.models import Model
 from localagent.prompts.front import Conversation
 from localagent.prompts.promptset import DEFAULT, PromptSet
-from localagent.state.checkruns import check_kind
+from localagent.state.checkruns import check_kind, command_words
 from localagent.system.textcap import listed
 from localagent.verify import checks, counts
 from localagent.verify.claims import names_step, restates
@@ -134,7 +134,12 @@ def findings(state: Any, root: Path) -> Findings:
     found.evidence += evidence.evidence
     found.unproven = evidence.unproven
     ledger = state.ledger
-    found.lines += _ledger_lines(ledger, root) + [f"note: {note}" for note in found.notes]
+    again = [
+        (int(r.get("seq") or 0), _whole(str(r.get("cmd"))))
+        for r in results.values()
+        if r.get("source") != "program" and r.get("status") in ("passed", "failed")
+    ]
+    found.lines += _ledger_lines(ledger, root, again) + [f"note: {n}" for n in found.notes]
     # A program written and shown to work since (by the verification's own run too):
     # Qwen2.5-Coder-0.5B's one-subtask plan "Write a hello world script" names no file,
     # and its hello world, run by the verification, was "unverified" for want of a check.
@@ -165,10 +170,36 @@ def _idle(cmd: str, goal: str, root: Path) -> list[str]:
     return [f"`{cmd}` printed nothing: {script} defines {listed(names[:3])} and {IDLE}"]
 
 
-def _ledger_lines(ledger: Any, root: Path) -> list[str]:
-    """The latest checks and writes, as the verifier model reads them."""
+def _program(cmd: str) -> str:
+    """Which check a command is, ruff's by its command: "pytest", "ruff check"."""
+    kind = check_kind(cmd) or ""
+    if kind != "ruff":
+        return kind
+    return f"ruff {next((w for w in command_words(cmd) if w in ('check', 'format')), '')}"
+
+
+def _whole(cmd: str) -> str:
+    """The check a command is when it runs over the whole workspace (no file or folder
+    named but "."); else ""."""
+    program = _program(cmd)
+    words = command_words(cmd)
+    named = [w for w in words[1:] if not w.startswith("-") and w != "."]
+    skip = {"pytest", "unittest", "discover", "ruff", "check", "format"}
+    return program if program and not [w for w in named if w not in skip] else ""
+
+
+def _ledger_lines(ledger: Any, root: Path, again: list[tuple[int, str]]) -> list[str]:
+    """The latest checks and writes, as the verifier model reads them; not a test or ruff
+    run that a goal check of the same program over the whole workspace (`again`: its seq
+    and `_whole`) ran after."""
+
+    def kept(check: Any) -> bool:
+        program = _program(check.cmd)
+        return check.kind == "script" or all(seq < check.seq for seq, p in again if p == program)
+
     lines = []
-    for check in sorted(ledger.checks.values(), key=lambda c: c.seq)[-LEDGER_LINES // 2 :]:
+    checks = [c for c in sorted(ledger.checks.values(), key=lambda c: c.seq) if kept(c)]
+    for check in checks[-LEDGER_LINES // 2 :]:
         outcome = {True: "passed", False: "failed", None: "inconclusive"}[check.passed]
         if check.kind == "script" and check.passed:
             outcome = "ran"  # its exit code is a fact to judge, not a verdict
