@@ -205,6 +205,23 @@ def test_calls_a_subtask_quotes_are_no_files_the_probe_names(tmp_path: Path) -> 
     assert facts["missing"] == [] and facts["existing"] == ["tests/test_mathx.py"]
 
 
+def test_a_call_s_dotted_path_is_no_file_the_probe_names(tmp_path: Path) -> None:
+    """The hand-back's step to fix a test's expected values, verbatim from a 1.5B mathx
+    run: every round of it said "Files mentioned but missing: pytest.mark", the start of
+    `@pytest.mark.parametrize(`."""
+    journal = Journal(tmp_path)
+    journal.load()
+    step = (
+        "replace_in_file tests/test_mathx.py to fix the value its test expects: divide(1, 2) "
+        "returns 0.5, not 0: replace `@pytest.mark.parametrize('a, b, expected', [(1, 2, 0)])`"
+        " with `@pytest.mark.parametrize('a, b, expected', [(1, 2, 0.5)])` (see notes.txt.)"
+    )
+    journal.append("goal_started", goal="Create a Python package mathx", model="m")
+    journal.append("plan", tasks=[{"description": "Fix it", "subtasks": [step]}])
+    facts = round_facts.probe(journal.state, tmp_path, max_rounds=30)
+    assert facts["missing"] == ["notes.txt", "tests/test_mathx.py"]
+
+
 # The 1.5B's failed edit, verbatim: sent five times, it filled "Last errors" with copies.
 NOT_FOUND = (
     "old was not found in 'rps_game.py' (it must match exactly, spaces and indentation "

@@ -21,8 +21,11 @@ from localagent.verify.where import locate
 FACT_ERROR_CHARS = 160  # of one recent error: its first line (the result has it whole)
 FACT_TASK_CHARS = 120  # of the active task (the plan above has it whole)
 # A name with an extension that has a letter: no version (`0.1.0`, `v1.2`) is a file, nor
-# a call (`mathx.divide(6, 0)` in an edit step's code).
-_FILE = re.compile(r"(?<![\w/.-])([\w-][\w./-]*\.(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{1,6})\b(?!\()")
+# a call or the start of one (`mathx.divide(6, 0)`, `@pytest.mark.parametrize(` in an edit
+# step's code).
+_FILE = re.compile(
+    r"(?<![\w/.-])([\w-][\w./-]*\.(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{1,6})\b(?![(]|\.\w)"
+)
 _NOT_FILES = {"e.g", "i.e", "a.k.a", "et.al"}
 
 
