@@ -135,13 +135,14 @@ def test_each_round_s_facts_show_what_changed_since_the_round_before(tmp_path: P
         assert lines[-1].startswith("ACTIVE SUBTASK:")
         kept = set(before.split("\n"))
         # What is left out is in the facts just above, or what the results just above
-        # show (the commands run before them, the errors); nothing else is.
-        echoed = ("Recent commands: ", "Last errors: ", "  ")
+        # show (the commands run and files written before them, the errors); nothing
+        # else is.
+        echoed = ("Recent commands: ", "Files written: ", "Last errors: ", "  ")
         assert [x for x in whole.split("\n") if x not in lines] == [
             x for x in whole.split("\n") if (x in kept or x.startswith(echoed)) and x not in lines
         ]
         assert "Plan progress:" not in now  # unchanged since round 1
-    assert "Files written: m01.py, m02.py" in shown[2]  # changed
+    assert "Files written: m02.py" in shown[2]  # written since
 
 
 def test_text_protocol_prompt_lists_every_tool_and_results_come_as_user_turns(
@@ -414,6 +415,41 @@ def test_a_round_s_facts_name_only_the_commands_run_since_and_no_errors() -> Non
     assert "  run_cmd: exit code 1 …" in whole
     later = now | {"round": 8, "commands": [*now["commands"][1:], "ruff check . -> 0"]}
     assert "Recent commands: ruff check . -> 0" in round_facts.probe_message(later, before=now)
+
+
+def test_a_round_s_facts_name_only_the_files_written_since() -> None:
+    """The 1.5B's mathx replan wrote four modules one a round, and each round's status
+    listed every file written again ("Files written: mathx/__init__.py,
+    tests/test_mathx.py, mathx/add.py, mathx/divide.py"): 15-20 tokens a round that the
+    statuses just above had said. The window's first status still lists them all."""
+    before = {
+        "round": 6, "max_rounds": 20, "task": "Write", "subtask": "write_file mathx/divide.py",
+        "written": ["mathx/__init__.py", "tests/test_mathx.py", "mathx/add.py"],
+        "existing": [], "missing": ["mathx/divide.py"], "commands": [], "errors": [],
+        "notice": "",
+    }  # fmt: skip
+    now = before | {
+        "round": 7,
+        "subtask": "write_file mathx/multiply.py",
+        "written": [*before["written"], "mathx/divide.py"],
+        "missing": ["mathx/multiply.py"],
+    }
+    shown = round_facts.probe_message(now, before=before).splitlines()
+    assert shown == [
+        "[status] round 7 of 20",
+        "Files written: mathx/divide.py",
+        "Files mentioned but missing: mathx/multiply.py",
+        "ACTIVE SUBTASK: write_file mathx/multiply.py",
+    ]
+    later = now | {"round": 8, "written": [*now["written"][1:], "mathx/multiply.py"]}
+    assert "Files written: mathx/multiply.py" in round_facts.probe_message(later, before=now)
+    same = now | {"round": 8}
+    assert "Files written" not in round_facts.probe_message(same, before=now)
+    whole = round_facts.probe_message(now).splitlines()  # where the window starts
+    assert (
+        "Files written: mathx/__init__.py, tests/test_mathx.py, mathx/add.py, mathx/divide.py"
+        in whole
+    )
 
 
 def test_a_replan_starts_the_window_after_the_rounds_before_it(tmp_path: Path) -> None:

@@ -125,8 +125,8 @@ def probe_message(
     with the facts `before` them (the previous round's, shown just above), only the first
     line, the lines that changed and the last (the active subtask): the unchanged lines
     were read again every round, about 100 of the 250 tokens a round of the 1.5B added.
-    Of the recent commands, then, only those run since, and no errors: the results just
-    above show them (20-40 tokens a round)."""
+    Of the recent commands and the files written, then, only those run or written since,
+    and no errors: the results just above show them (20-40 tokens a round)."""
     text = prompts.render("probe", **fact_values(facts)).rstrip()
     if not before:  # the lines that say there is nothing yet say nothing (20 tokens)
         return "\n".join(line for line in text.split("\n") if not line.endswith(": none"))
@@ -136,7 +136,12 @@ def probe_message(
     # test's assertion into stats.py).
     fresh = bool(facts["errors"]) and facts.get("subtask") != before.get("subtask")
     errors = facts["errors"] if fresh else before.get("errors", [])
-    echoed = {"errors": errors, "commands": since or before.get("commands", [])}
+    wrote = _since(before.get("written", []), facts["written"])
+    echoed = {
+        "errors": errors,
+        "commands": since or before.get("commands", []),
+        "written": wrote or before.get("written", []),
+    }
     lines = prompts.render("probe", **fact_values({**facts, **echoed})).rstrip().split("\n")
     seen = set(prompts.render("probe", **fact_values(before)).rstrip().split("\n"))
     named = {n for n, line in enumerate(lines) if fresh and line in {f"  {e}" for e in errors}}
