@@ -697,6 +697,30 @@ def test_a_traceback_names_the_workspace_s_files_as_the_model_does(ws: Workspace
         assert str(ws.root) not in text and str(ws.root.resolve()) not in text
 
 
+def test_a_collection_error_names_the_workspace_s_files_as_the_model_does(ws: Workspace) -> None:
+    """pytest's report of a test module that does not import named it, and the file with
+    the SyntaxError, by their absolute paths, and showed four frames of Python's frozen
+    importlib (`<frozen importlib._bootstrap>:1204: in _gcd_import` and `???`, about 60
+    tokens): the 1.5B's mathx packages often do not load (its `from math import add`, a
+    `def` without its colon)."""
+    (ws.root / "mathx").mkdir()
+    (ws.root / "mathx" / "__init__.py").write_text("def add(a, b)\n    return a + b\n")
+    test = "import mathx\n\n\ndef test_add():\n    assert mathx.add(1, 2) == 3\n"
+    (ws.root / "test_m.py").write_text(test)
+    cmd = {"cmd": "python -m pytest -p no:cacheprovider test_m.py"}
+    broken = ws.run("run_cmd", cmd)
+    assert not broken.ok and "SyntaxError" in broken.text, broken.text
+    assert 'E     File "mathx/__init__.py", line 1' in broken.text, broken.text
+    assert "<frozen " not in broken.text and "???" not in broken.text, broken.text
+    assert "test_m.py:1: in <module>" in broken.text, broken.text
+    (ws.root / "mathx" / "__init__.py").write_text("from math import add\n")
+    unloaded = ws.run("run_cmd", cmd)
+    assert "ImportError while importing test module 'test_m.py'." in unloaded.text, unloaded.text
+    assert "cannot import name 'add' from 'math'" in unloaded.text, unloaded.text
+    for text in (broken.text, unloaded.text):
+        assert str(ws.root) not in text and str(ws.root.resolve()) not in text
+
+
 def test_tests_that_fail_the_same_way_are_reported_once(ws: Workspace) -> None:
     """The 1.5B's parametrized mathx tests, without `import mathx`: twelve reports of the
     same NameError, 5,146 characters the model read (1,665 tokens the engine read anew).

@@ -15,7 +15,10 @@ of 488 in all. What goes:
 - the lines of `^` and `~` that mark a traceback line's expression (Python 3.11+);
 - of a traceback's frame in a workspace file, the workspace's own path: Python names a
   script it ran by its absolute path, `File "/home/me/game/rps_game.py"` (7-15 tokens a
-  frame), and the model names it `rps_game.py`;
+  frame), and the model names it `rps_game.py`; so do pytest's report of a test module
+  that does not import and its `E` line of a SyntaxError's file;
+- pytest's frames in Python's frozen importlib (`<frozen importlib._bootstrap>:1204: in
+  _gcd_import` and its `???`, four of them before a module's SyntaxError);
 - pytest's "Hint: make sure your test modules/packages have valid Python names.";
 - of failed tests whose `E` lines are the same, all but the first's report, and all but
   the first's line in the short summary: a line names the others;
@@ -58,13 +61,19 @@ LEFT_OUT = "(the reports of the other failed tests are left out: each fails its 
 _HINT = "Hint: make sure your test modules/packages have valid Python names."
 _MARKS = re.compile(r"^\s*[~^]*\^[~^]*\s*$")
 _PATH = r"((?:[A-Za-z]:[\\/])?[^\s:]+\.pyw?)"
-# `/usr/lib/python3.11/json/__init__.py:346: in loads` (pytest's short form)
-_SHORT = re.compile(rf"^{_PATH}:\d+: in \S+$")
+# `/usr/lib/python3.11/json/__init__.py:346: in loads` (pytest's short form), and
+# `<frozen importlib._bootstrap>:1204: in _gcd_import` (its source line `???`)
+_SHORT = re.compile(rf"^(<frozen [^>]+>|{_PATH}):\d+: in \S+$")
 # `/usr/lib/python3.11/json/decoder.py:353: JSONDecodeError` (the end of a long-form frame)
 _LONG_END = re.compile(rf"^{_PATH}:\d+: \w+$")
 # `  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads` (Python's own; a
 # SyntaxError's has no `, in`)
 _FILE = re.compile(r'^(\s*)File "([^"]+)", line \d+(?:, in |$)')
+# pytest's `E     File "/home/me/mathx/__init__.py", line 1` (a module's SyntaxError) and
+# `ImportError while importing test module '/home/me/tests/test_mathx.py'.`
+_NAMED = re.compile(
+    r'^E\s+File "([^"]+)", line \d+$|^ImportError while importing test module \'(.+)\'\.$'
+)
 _SEPARATOR = re.compile(r"^(?:_ )+_?$|^_{3,} .* _{3,}$")
 
 
@@ -94,6 +103,8 @@ def for_model(root: Path, output: str) -> str:
                 continue
             if own:
                 line = line.replace(f'"{found[2]}"', f'"{own}"', 1)  # as the model names it
+        if (found := _NAMED.match(line)) and (own := _own(root, name := found[1] or found[2])):
+            line = line.replace(name, own, 1)
         if (found := _SHORT.match(line)) and _foreign(root, found[1]):
             skip_deeper = 0
             continue
