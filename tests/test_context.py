@@ -191,35 +191,36 @@ def test_versions_and_abbreviations_are_no_files_the_probe_names(tmp_path: Path)
 def test_calls_a_subtask_quotes_are_no_files_the_probe_names(tmp_path: Path) -> None:
     """The hand-back's edit step, verbatim from a 1.5B mathx run: every round of it said
     "Files mentioned but missing: mathx.divide, pytest.raises", the calls in its code."""
-    journal = Journal(tmp_path)
-    journal.load()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mathx.py").write_text("import mathx\n")
     step = (
         "replace_in_file tests/test_mathx.py so that its test checks the raise as the code "
         "makes it: replace `assert mathx.divide(6, 0) == 'Cannot divide by zero'` with "
         "`with pytest.raises(ValueError):\n        mathx.divide(6, 0)`"
     )
+    facts = _mathx_step_facts(tmp_path, step)
+    assert facts["missing"] == [] and facts["existing"] == ["tests/test_mathx.py"]
+
+
+def _mathx_step_facts(root: Path, step: str) -> dict[str, Any]:
+    """The first round's facts of a mathx run whose one subtask is `step`."""
+    journal = Journal(root)
+    journal.load()
     journal.append("goal_started", goal="Create a Python package mathx", model="m")
     journal.append("plan", tasks=[{"description": "Fix it", "subtasks": [step]}])
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_mathx.py").write_text("import mathx\n")
-    facts = round_facts.probe(journal.state, tmp_path, max_rounds=30)
-    assert facts["missing"] == [] and facts["existing"] == ["tests/test_mathx.py"]
+    return round_facts.probe(journal.state, root, max_rounds=30)
 
 
 def test_a_call_s_dotted_path_is_no_file_the_probe_names(tmp_path: Path) -> None:
     """The hand-back's step to fix a test's expected values, verbatim from a 1.5B mathx
     run: every round of it said "Files mentioned but missing: pytest.mark", the start of
     `@pytest.mark.parametrize(`."""
-    journal = Journal(tmp_path)
-    journal.load()
     step = (
         "replace_in_file tests/test_mathx.py to fix the value its test expects: divide(1, 2) "
         "returns 0.5, not 0: replace `@pytest.mark.parametrize('a, b, expected', [(1, 2, 0)])`"
         " with `@pytest.mark.parametrize('a, b, expected', [(1, 2, 0.5)])` (see notes.txt.)"
     )
-    journal.append("goal_started", goal="Create a Python package mathx", model="m")
-    journal.append("plan", tasks=[{"description": "Fix it", "subtasks": [step]}])
-    facts = round_facts.probe(journal.state, tmp_path, max_rounds=30)
+    facts = _mathx_step_facts(tmp_path, step)
     assert facts["missing"] == ["notes.txt", "tests/test_mathx.py"]
 
 
