@@ -135,9 +135,10 @@ def findings(state: Any, root: Path) -> Findings:
     found.unproven = evidence.unproven
     ledger = state.ledger
     again = [
-        (int(r.get("seq") or 0), _whole(str(r.get("cmd"))))
+        (int(r.get("seq") or 0), whole)
         for r in results.values()
         if r.get("source") != "program" and r.get("status") in ("passed", "failed")
+        if (whole := _whole(str(r.get("cmd"))))
     ]
     found.lines += _ledger_lines(ledger, root, again) + [f"note: {n}" for n in found.notes]
     # A program written and shown to work since (by the verification's own run too):
@@ -178,27 +179,26 @@ def _program(cmd: str) -> str:
     return f"ruff {next((w for w in command_words(cmd) if w in ('check', 'format')), '')}"
 
 
+_WHOLE_WORDS = frozenset({".", "pytest", "unittest", "discover", "ruff", "check", "format"})
+
+
 def _whole(cmd: str) -> str:
     """The check a command is when it runs over the whole workspace (no file or folder
     named but "."); else ""."""
-    program = _program(cmd)
-    words = command_words(cmd)
-    named = [w for w in words[1:] if not w.startswith("-") and w != "."]
-    skip = {"pytest", "unittest", "discover", "ruff", "check", "format"}
-    return program if program and not [w for w in named if w not in skip] else ""
+    words = {w for w in command_words(cmd)[1:] if not w.startswith("-")}
+    return "" if words - _WHOLE_WORDS else _program(cmd)
 
 
 def _ledger_lines(ledger: Any, root: Path, again: list[tuple[int, str]]) -> list[str]:
     """The latest checks and writes, as the verifier model reads them; not a test or ruff
     run that a goal check of the same program over the whole workspace (`again`: its seq
     and `_whole`) ran after."""
-
-    def kept(check: Any) -> bool:
-        program = _program(check.cmd)
-        return check.kind == "script" or all(seq < check.seq for seq, p in again if p == program)
-
     lines = []
-    checks = [c for c in sorted(ledger.checks.values(), key=lambda c: c.seq) if kept(c)]
+    checks = [
+        c
+        for c in sorted(ledger.checks.values(), key=lambda c: c.seq)
+        if all(seq < c.seq for seq, program in again if program == _program(c.cmd))
+    ]
     for check in checks[-LEDGER_LINES // 2 :]:
         outcome = {True: "passed", False: "failed", None: "inconclusive"}[check.passed]
         if check.kind == "script" and check.passed:
