@@ -10,13 +10,15 @@ until the round limit. Asked alone, the same model answers "-1" (the CPU).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support import plan_rule, real_goal, records_of, small_model_goal
 
-from localagent.loop.testrows import block_edit, row_edit, same
+from localagent.loop import approxback
+from localagent.loop.testrows import approx_edit, block_edit, row_edit, same
 from localagent.tools import ToolContext, execute
 
 MATHX = real_goal("mathx").text
@@ -600,3 +602,92 @@ def test_the_wrong_tables_of_three_functions_are_fixed_in_one_hand_back(tmp_path
     ]
     for edit, (old, new) in zip(edits, wanted, strict=True):
         assert f"replace `{old}` with `{new}`" in edit, edit
+
+
+# The 1.5B's mathx code and the float assertions of its test, verbatim (the CPU, 1 of 8).
+FLOAT_TESTS = (
+    "import pytest\n\nimport mathx\n\n\ndef test_mathx():\n"
+    "    assert mathx.add(1, 2) == 3\n\n"
+    "    # Test divide function\n    assert mathx.divide(1, 2) == 0.5\n"
+    "    with pytest.raises(ValueError):\n        mathx.divide(0, 0)\n\n"
+    "    # Test add with float\n"
+    "    assert mathx.add(1.1, 2.2) == 3.3\n    assert mathx.add(3.3, 4.4) == 7.7\n"
+    "    assert mathx.add(-1.1, -2.2) == -3.3\n    assert mathx.add(0.0, 0.0) == 0.0\n"
+)
+FLOAT_CODE = (
+    "def add(a, b):\n    return a + b\n\ndef divide(a, b):\n    if b == 0:\n"
+    "        raise ValueError('Cannot divide by zero')\n    return a / b\n"
+)
+
+
+def test_a_float_compared_with_rounding_goes_back_to_pytest_approx(tmp_path: Path) -> None:
+    """The 1.5B's test asserted `mathx.add(1.1, 2.2) == 3.3`; asked alone, the model said
+    3.3, the hand-back went to add, which it gave back unchanged, and the replans went on
+    until the round limit (mathx on the CPU). Neither value is wrong: the comparison of
+    the assertion, and of those beside it that pytest stopped before, is."""
+
+    def write(path: str, content: str) -> dict[str, str]:
+        call = {"name": "write_file", "arguments": {"path": path, "content": content}}
+        return {"content": json.dumps(call)}
+
+    plan = [
+        "write_file mathx/__init__.py with the code of its functions",
+        "write_file tests/test_mathx.py with its tests",
+        "run python -m pytest",
+    ]
+    replies = [write("mathx/__init__.py", FLOAT_CODE), write("tests/test_mathx.py", FLOAT_TESTS)]
+    replies += [{"content": TESTS_RUN}] * 2 + [{"content": READ_TESTS}]
+    small_model_goal(tmp_path, MATHX, plan_rule((MATHX, plan)), replies, LOCALAGENT_MAX_ROUNDS="5")
+    assert not [r for r in records_of(tmp_path, "llm_call") if r["purpose"] == "replan"]
+    steps = records_of(tmp_path, "plan")[-1]["tasks"][0]["subtasks"]
+    block = (
+        "assert mathx.add(1.1, 2.2) == {}\\n    assert mathx.add(3.3, 4.4) == {}\\n    "
+        "assert mathx.add(-1.1, -2.2) == {}\\n    assert mathx.add(0.0, 0.0) == {}"
+    )
+    approx = ("pytest.approx(3.3)", "pytest.approx(7.7)", "pytest.approx(-3.3)")
+    assert steps == [
+        "read_file tests/test_mathx.py",
+        "replace_in_file tests/test_mathx.py so that its test compares floats with "
+        "pytest.approx: mathx.add(1.1, 2.2) returns 3.3000000000000003, which is 3.3 but for "
+        f"float rounding: replace `{block.format('3.3', '7.7', '-3.3', '0.0')}` with "
+        f"`{block.format(*approx, 'pytest.approx(0.0)')}`",
+        "run python -m pytest",
+    ], steps
+    source = (tmp_path / "tests" / "test_mathx.py").read_text()
+    old = block.format("3.3", "7.7", "-3.3", "0.0").replace("\\n", "\n")
+    new = block.format(*approx, "pytest.approx(0.0)").replace("\\n", "\n")
+    assert source.count(old) == 1
+    fixed = tmp_path / "fixed"
+    (fixed / "mathx").mkdir(parents=True)
+    (fixed / "mathx" / "__init__.py").write_text(FLOAT_CODE)
+    (fixed / "test_mathx.py").write_text(source.replace(old, new))
+    ran = execute(
+        ToolContext(root=fixed), "run_cmd", {"cmd": "python -m pytest -p no:cacheprovider"}
+    )
+    assert ran.ok, ran.text
+
+
+@pytest.mark.parametrize(
+    ("expected", "got", "rounding"),
+    [
+        ("3.3", "3.3000000000000003", True),
+        ("0.3", "0.30000000000000004", True),
+        ("7.7", "7.700000000000001", True),
+        ("3.3", "3.4", False),
+        ("3", "3.0000000001", False),  # past float rounding
+        ("3.3", "3.3", False),
+        ("True", "1.0", False),
+        ("'3.3'", "3.3000000000000003", False),
+    ],
+)
+def test_which_values_differ_by_float_rounding(expected: str, got: str, rounding: bool) -> None:
+    assert approxback.rounded(expected, got) is rounding
+
+
+def test_a_row_of_a_table_is_compared_with_pytest_approx_in_its_place() -> None:
+    source = (
+        "import pytest\n\n@pytest.mark.parametrize('a, b, expected', [(1, 2, 3), (1.1, 2.2, 3.3)])"
+        "\ndef test_add(a, b, expected):\n    assert add(a, b) == expected\n"
+    )
+    edit = approx_edit(source, "add(1.1, 2.2)", "3.3000000000000003", "3.3")
+    assert edit == ("(1.1, 2.2, 3.3)", "(1.1, 2.2, pytest.approx(3.3))")

@@ -1,11 +1,13 @@
 """Where a test's source expects a value of a call: the parametrize row, `(3, 4, 6)` of a
 test that calls `multiply`, or the assertion, `multiply(3, 4) == 6`, read through `ast`
-(never run); and whether two values as Python writes them are one."""
+(never run); the edit that compares it with `pytest.approx`; and whether two values as
+Python writes them are one."""
 
 from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -112,10 +114,43 @@ def row_of(source: str, call: str, got: str, expected: str) -> tuple[str, str, s
     return found[1:]
 
 
-def _place(source: str, call: str, got: str, expected: str) -> tuple[int, str, str, str] | None:
-    """(the index of its line, the line, the row's text, that text expecting `got`) for the
-    one row or assertion of the call that expects `expected`, on one line that holds it
-    once; None otherwise."""
+def approx_edit(source: str, call: str, got: str, expected: str) -> tuple[str, str] | None:
+    """The edit that compares the one assertion of the call that expects `expected` with
+    `pytest.approx` (or the row of its parametrize table), as (its text, the new text): with
+    the lines around the assertion that compare other calls with floats the same way,
+    which pytest stopped before; None where there is no one such place."""
+    found = _place(source, call, got, expected, f"pytest.approx({expected.strip()})")
+    if found is None:
+        return None
+    at, line, text, fixed = found
+    if not _FLOAT_ASSERT.match(line):  # a row: its line, where its text is there twice
+        return (text, fixed) if source.count(text) == 1 else None
+    lines = source.splitlines()
+    start, end = at, at + 1
+    while start > 0 and _FLOAT_ASSERT.match(lines[start - 1]):
+        start -= 1
+    while end < len(lines) and _FLOAT_ASSERT.match(lines[end]):
+        end += 1
+    block = [line.replace(text, fixed, 1) if n == at else _approx(lines[n])
+             for n in range(start, end)]  # fmt: skip
+    old = "\n".join(lines[start:end]).strip()
+    return (old, "\n".join(block).strip()) if source.count(old) == 1 else None
+
+
+# `    assert mathx.add(3.3, 4.4) == 7.7`: a call compared with a float literal
+_FLOAT_ASSERT = re.compile(r"^(\s*assert \S.* == )(-?\d+\.\d*(?:e-?\d+)?)\s*$")
+
+
+def _approx(line: str) -> str:
+    return _FLOAT_ASSERT.sub(r"\1pytest.approx(\2)", line)
+
+
+def _place(
+    source: str, call: str, got: str, expected: str, put: str = ""
+) -> tuple[int, str, str, str] | None:
+    """(the index of its line, the line, the row's text, that text expecting `got`, or
+    holding `put` instead) for the one row or assertion of the call that expects
+    `expected`, on one line that holds it once; None otherwise."""
     try:
         called = ast.parse(call.strip(), mode="eval").body
         args = [ast.literal_eval(a) for a in getattr(called, "args", [])]
@@ -140,7 +175,7 @@ def _place(source: str, call: str, got: str, expected: str) -> tuple[int, str, s
     if not line or not line.isascii() or line.count(text) != 1:
         return None
     start, end = value.col_offset - node.col_offset, value.end_col_offset - node.col_offset
-    fixed = text[:start] + got.strip() + text[end:]  # type: ignore[operator]
+    fixed = text[:start] + (put or got.strip()) + text[end:]  # type: ignore[operator]
     return node.lineno - 1, line, text, fixed
 
 

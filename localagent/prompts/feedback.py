@@ -233,6 +233,11 @@ HANDBACK_EXPECTED_ROW = (
     "wrong the same way)"
 )
 
+HANDBACK_APPROX = (
+    "replace_in_file {path} so that its test compares floats with pytest.approx: {call} "
+    "returns {got}, which is {expected} but for float rounding: replace `{old}` with `{new}`"
+)
+
 HANDBACK_RAISE = (
     "replace_in_file {path} so that its test checks the raise as the code makes it: "
     "replace `{old}` with `{new}`"

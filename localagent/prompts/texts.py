@@ -42,6 +42,7 @@ from localagent.prompts.feedback import (
     FILE_UNREAD,
     FORMAT_ERROR,
     HANDBACK_ADD,
+    HANDBACK_APPROX,
     HANDBACK_COUNTS,
     HANDBACK_EDIT,
     HANDBACK_EXPECTED,
@@ -437,6 +438,12 @@ PROMPTS: dict[str, Prompt] = {
         "that edit subtask when the test's row or assertion of the call is found: the "
         "text to replace and its replacement",
         _spec("path call got expected old new"),
+    ),
+    "handback_approx": Prompt(
+        HANDBACK_APPROX,
+        "the edit a test run that failed by float rounding alone goes back to (small "
+        "profile): the test's comparison, and those beside it, with pytest.approx",
+        _spec("path old new", "call got expected"),
     ),
     "handback_raise": Prompt(
         HANDBACK_RAISE,
