@@ -721,6 +721,18 @@ def test_a_collection_error_names_the_workspace_s_files_as_the_model_does(ws: Wo
         assert str(ws.root) not in text and str(ws.root.resolve()) not in text
 
 
+def test_a_fixture_error_names_the_test_file_as_the_model_does(ws: Workspace) -> None:
+    """The 1.5B's mathx test `def test_add(self):` at a module's top: pytest's report named
+    the file by its absolute path twice and listed every fixture its plugins give (about
+    100 tokens of this machine's plugins), none of them the one the test asked for."""
+    (ws.root / "test_m.py").write_text("def test_add(self):\n    assert 1 + 2 == 3\n")
+    ran = ws.run("run_cmd", {"cmd": "python -m pytest -p no:cacheprovider test_m.py"})
+    assert not ran.ok and "fixture 'self' not found" in ran.text, ran.text
+    assert "file test_m.py, line 1" in ran.text and "\ntest_m.py:1\n" in ran.text, ran.text
+    assert "available fixtures" not in ran.text and "--fixtures" not in ran.text, ran.text
+    assert str(ws.root) not in ran.text and str(ws.root.resolve()) not in ran.text
+
+
 def test_tests_that_fail_the_same_way_are_reported_once(ws: Workspace) -> None:
     """The 1.5B's parametrized mathx tests, without `import mathx`: twelve reports of the
     same NameError, 5,146 characters the model read (1,665 tokens the engine read anew).

@@ -16,7 +16,10 @@ of 488 in all. What goes:
 - of a traceback's frame in a workspace file, the workspace's own path: Python names a
   script it ran by its absolute path, `File "/home/me/game/rps_game.py"` (7-15 tokens a
   frame), and the model names it `rps_game.py`; so do pytest's report of a test module
-  that does not import and its `E` line of a SyntaxError's file;
+  that does not import, its `E` line of a SyntaxError's file and its report of a
+  fixture that is not there;
+- of that report, the list of every fixture pytest's plugins give (about 100 tokens of
+  this machine's plugins);
 - pytest's frames in Python's frozen importlib (`<frozen importlib._bootstrap>:1204: in
   _gcd_import` and its `???`, four of them before a module's SyntaxError);
 - pytest's "Hint: make sure your test modules/packages have valid Python names.";
@@ -69,11 +72,15 @@ _LONG_END = re.compile(rf"^{_PATH}:\d+: \w+$")
 # `  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads` (Python's own; a
 # SyntaxError's has no `, in`)
 _FILE = re.compile(r'^(\s*)File "([^"]+)", line \d+(?:, in |$)')
-# pytest's `E     File "/home/me/mathx/__init__.py", line 1` (a module's SyntaxError) and
-# `ImportError while importing test module '/home/me/tests/test_mathx.py'.`
+# pytest's `E     File "/home/me/mathx/__init__.py", line 1` (a module's SyntaxError),
+# `ImportError while importing test module '/home/me/tests/test_mathx.py'.`, and a fixture
+# error's `file /home/me/tests/test_mathx.py, line 4` and `/home/me/tests/test_mathx.py:4`
 _NAMED = re.compile(
     r'^E\s+File "([^"]+)", line \d+$|^ImportError while importing test module \'(.+)\'\.$'
+    r"|^file (.+\.py), line \d+$|^(\S+\.py):\d+$"
 )
+# a fixture error's list of every fixture the plugins give, and where to see them
+_FIXTURES = re.compile(r"^>\s+(?:available fixtures: |use 'pytest --fixtures )")
 _SEPARATOR = re.compile(r"^(?:_ )+_?$|^_{3,} .* _{3,}$")
 
 
@@ -84,7 +91,7 @@ def for_model(root: Path, output: str) -> str:
     if "test session starts" in output:
         head, sep, rest = output.partition("collected ")  # the header ends there
         output = _BANNER.sub("", head) + sep + rest
-    if "Traceback" not in output and "Error" not in output:
+    if "Traceback" not in output and "Error" not in output and "fixture '" not in output:
         return _same_failures(output)
     lines = output.split("\n")
     kept: list[str] = []
@@ -95,7 +102,7 @@ def for_model(root: Path, output: str) -> str:
             if line.strip() and len(line) - len(line.lstrip()) > skip_deeper:
                 continue
             skip_deeper = -1
-        if _MARKS.match(line) or line.strip() == _HINT:
+        if _MARKS.match(line) or line.strip() == _HINT or _FIXTURES.match(line):
             continue
         if found := _FILE.match(line):
             if (own := _own(root, found[2])) is None:
@@ -103,7 +110,7 @@ def for_model(root: Path, output: str) -> str:
                 continue
             if own:
                 line = line.replace(f'"{found[2]}"', f'"{own}"', 1)  # as the model names it
-        if (found := _NAMED.match(line)) and (own := _own(root, name := found[1] or found[2])):
+        if (found := _NAMED.match(line)) and (own := _own(root, name := _first(found))):
             line = line.replace(name, own, 1)
         if (found := _SHORT.match(line)) and _foreign(root, found[1]):
             skip_deeper = 0
@@ -244,6 +251,10 @@ def _summary(lines: list[str]) -> list[str]:
 
 def _alike(a: tuple[str, bool], b: tuple[str, bool]) -> bool:
     return a[0] == b[0] or (b[1] and a[0].startswith(b[0])) or (a[1] and b[0].startswith(a[0]))
+
+
+def _first(found: re.Match[str]) -> str:
+    return next(group for group in found.groups() if group)
 
 
 def _foreign(root: Path, name: str) -> bool:
