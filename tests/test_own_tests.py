@@ -604,6 +604,12 @@ def test_the_wrong_tables_of_three_functions_are_fixed_in_one_hand_back(tmp_path
         assert f"replace `{old}` with `{new}`" in edit, edit
 
 
+def _write(path: str, content: str) -> dict[str, str]:
+    """The model's reply that writes `content` to `path`."""
+    call = {"name": "write_file", "arguments": {"path": path, "content": content}}
+    return {"content": json.dumps(call)}
+
+
 # The 1.5B's mathx code and the float assertions of its test, verbatim (the CPU, 1 of 8).
 FLOAT_TESTS = (
     "import pytest\n\nimport mathx\n\n\ndef test_mathx():\n"
@@ -626,16 +632,12 @@ def test_a_float_compared_with_rounding_goes_back_to_pytest_approx(tmp_path: Pat
     until the round limit (mathx on the CPU). Neither value is wrong: the comparison of
     the assertion, and of those beside it that pytest stopped before, is."""
 
-    def write(path: str, content: str) -> dict[str, str]:
-        call = {"name": "write_file", "arguments": {"path": path, "content": content}}
-        return {"content": json.dumps(call)}
-
     plan = [
         "write_file mathx/__init__.py with the code of its functions",
         "write_file tests/test_mathx.py with its tests",
         "run python -m pytest",
     ]
-    replies = [write("mathx/__init__.py", FLOAT_CODE), write("tests/test_mathx.py", FLOAT_TESTS)]
+    replies = [_write("mathx/__init__.py", FLOAT_CODE), _write("tests/test_mathx.py", FLOAT_TESTS)]
     replies += [{"content": TESTS_RUN}] * 2 + [{"content": READ_TESTS}]
     small_model_goal(tmp_path, MATHX, plan_rule((MATHX, plan)), replies, LOCALAGENT_MAX_ROUNDS="5")
     assert not [r for r in records_of(tmp_path, "llm_call") if r["purpose"] == "replan"]
@@ -691,3 +693,37 @@ def test_a_row_of_a_table_is_compared_with_pytest_approx_in_its_place() -> None:
     )
     edit = approx_edit(source, "add(1.1, 2.2)", "3.3000000000000003", "3.3")
     assert edit == ("(1.1, 2.2, 3.3)", "(1.1, 2.2, pytest.approx(3.3))")
+
+
+# The 1.5B's mathx test file, verbatim (the CPU): its tests' `self` at the module's top.
+SELF_TESTS = (
+    "from mathx import add, subtract, multiply, divide\n\n\ndef test_add(self):\n"
+    "    assert add(1, 2) == 3\n\n    def test_subtract(self):\n"
+    "        assert subtract(1, 2) == -1\n"
+)
+
+
+OPERATORS = [("add", "+"), ("subtract", "-"), ("multiply", "*"), ("divide", "/")]
+
+
+def test_a_test_that_asks_for_a_fixture_not_there_goes_back_to_its_file(tmp_path: Path) -> None:
+    """pytest: "fixture 'self' not found". The 1.5B's hand-back went to mathx/__init__.py,
+    whose code was right, and it sent it back unchanged until the round limit (the CPU,
+    1 of 8 runs). The error is the test file's: the hand-back is a write of it."""
+    code = "".join(f"def {f}(a, b):\n    return a {o} b\n\n\n" for f, o in OPERATORS)
+    plan = [
+        "write_file mathx/__init__.py with the code of its functions",
+        "write_file tests/test_mathx.py with its tests",
+        "run python -m pytest",
+    ]
+    replies = [_write("mathx/__init__.py", code), _write("tests/test_mathx.py", SELF_TESTS)]
+    replies += [{"content": TESTS_RUN}] * 2 + [{"content": READ_TESTS}]
+    small_model_goal(tmp_path, MATHX, plan_rule((MATHX, plan)), replies, LOCALAGENT_MAX_ROUNDS="5")
+    steps = records_of(tmp_path, "plan")[-1]["tasks"][0]["subtasks"]
+    assert steps[0] == (
+        "write_file tests/test_mathx.py again, changed so that it no longer raises fixture "
+        "'self' not found (a test function's arguments are pytest's fixtures or its "
+        "parametrize names)"
+    ), steps
+    failed = records_of(tmp_path, "subtask_failed")[0]["reason"]
+    assert "tests/test_mathx.py: fixture 'self' not found" in failed, failed
