@@ -1,7 +1,8 @@
+import json
 from pathlib import Path
 from typing import Any
 
-from support import cli_env, plan_rule, round_calls, run_cli, small_model_goal
+from support import cli_env, plan_rule, records_of, round_calls, run_cli, small_model_goal
 
 from localagent.config.settings import Settings
 from localagent.journal import Journal
@@ -211,3 +212,50 @@ def test_a_reply_that_repeats_the_one_before_is_sampled_hotter(tmp_path: Path) -
         LOCALAGENT_REPEAT_TEMPERATURE="0.2",
     )
     assert all("temperature" not in r for r in round_calls(again))
+
+
+def test_one_file_s_edit_refused_alike_four_times_is_blocked_whatever_its_text() -> None:
+    """The 1.5B sent pytest's "Failed: DID NOT RAISE ValueError" as the text to replace in
+    mathx/__init__.py, then that text with ": 0" added, again and again: each call new,
+    each refused with the same result, nothing changed, 14 rounds to the round limit (the
+    CPU). The same tool on the same file, refused alike with nothing changed between, is
+    a loop."""
+    guard = GuardState()
+    old = "Failed: DID NOT RAISE ValueError: division by zero"
+    for n in range(3):
+        sig = signature("replace_in_file", {"path": "m.py", "old": old + ": 0" * n, "new": "x"})
+        assert check(guard, sig) is None
+        run(guard, sig, obs="not found")
+    other_file = signature("replace_in_file", {"path": "t.py", "old": old, "new": "x"})
+    assert check(guard, other_file) is None
+    sig = signature("replace_in_file", {"path": "m.py", "old": old + ": 0" * 3, "new": "x"})
+    block = check(guard, sig)
+    assert block is not None and block.pattern == "repeat" and block.count == 4
+
+
+def test_one_file_s_edits_with_a_change_between_are_progress() -> None:
+    guard = GuardState()
+    for n in range(6):
+        sig = signature("replace_in_file", {"path": "m.py", "old": f"v{n}", "new": "x"})
+        assert check(guard, sig) is None
+        run(guard, sig, changed=n % 3 == 2, obs="not found")
+
+
+def test_an_edit_whose_text_grows_each_round_fails_its_subtask_in_six(tmp_path: Path) -> None:
+    """The 1.5B's calls, verbatim but for the file: pytest's words as the text to replace,
+    one ": 0" longer each round, until the round limit. Now three are refused, three
+    blocked, and the subtask fails."""
+    (tmp_path / "m.py").write_text("def divide(a, b):\n    return a / b\n")
+    old = "Failed: DID NOT RAISE ValueError"
+    replies = []
+    for n in range(10):
+        args = {"path": "m.py", "old": old + ": 0" * n, "new": old + ": 0" * (n + 1)}
+        call = {"name": "replace_in_file", "arguments": args}
+        replies.append({"content": json.dumps(call)})
+    plan = plan_rule(("Fix", ["replace_in_file m.py to fix the failing test"]))
+    small_model_goal(tmp_path, "Fix m.py", plan, replies, LOCALAGENT_MAX_ROUNDS="10")
+    failed = records_of(tmp_path, "subtask_failed")
+    assert failed and "blocked" in failed[0]["reason"], failed
+    finished = [r for r in records_of(tmp_path, "action_finished") if r["seq"] < failed[0]["seq"]]
+    blocked = [r for r in records_of(tmp_path, "action_blocked") if r["seq"] < failed[0]["seq"]]
+    assert (len(finished), len(blocked)) == (3, 3), (finished, blocked)

@@ -6,7 +6,9 @@ A change to the workspace (seen in the workspace itself, whichever tool made it)
 starts a new epoch: repeats across epochs are progress (`pytest`, edit, `pytest`
 again), repeats within one are a loop. Two rules look at observations instead, so a
 command that touches a file on every run cannot hide a loop: the same action with the
-same observation four times in a row, and A-B-A-B-A-B with identical observations.
+same observation four times in a row, and A-B-A-B-A-B with identical observations; and
+one file's tool refused alike four times in a row with nothing changed, whatever its other
+arguments (an edit's text made new each time).
 
 Failure claims are remembered across subtasks and replans: a model that answers every
 new subtask with the claim it made before is in a loop no replan can end.
@@ -14,8 +16,11 @@ new subtask with the claim it made before is in a loop no replan can end.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from localagent.journal.codec import signature
 from localagent.prompts.promptset import DEFAULT, PromptSet
@@ -86,12 +91,21 @@ def check(guard: GuardState, sig: str) -> Block | None:
         a, b, c = same_epoch[-3:]
         if b == sig and a == c != sig:
             return Block(sig, "alternating", 4, other=a)
-    return _same_observations(window, sig)
+    return _same_observations(window, sig, guard.epoch)
 
 
-def _same_observations(window: list[Attempt], sig: str) -> Block | None:
+def _same_observations(window: list[Attempt], sig: str, epoch: int) -> Block | None:
     last = window[-(SAME_OBSERVATION_LIMIT - 1) :]
     if len(last) == SAME_OBSERVATION_LIMIT - 1 and _identical(last, sig):
+        return Block(sig, "repeat", SAME_OBSERVATION_LIMIT)
+    if (
+        len(last) == SAME_OBSERVATION_LIMIT - 1
+        and all(a.epoch == epoch for a in last)
+        and _identical(last, sig, by=_target)
+    ):
+        # One file's tool refused alike, its arguments new each time, nothing changed: the
+        # 1.5B sent pytest's "Failed: DID NOT RAISE ValueError" as the text to replace,
+        # then that text with ": 0" added, again and again (14 rounds, the CPU).
         return Block(sig, "repeat", SAME_OBSERVATION_LIMIT)
     cycle = window[-(2 * CYCLES - 1) :]
     full = len(cycle) == 2 * CYCLES - 1 and cycle[-1].sig != sig
@@ -100,9 +114,21 @@ def _same_observations(window: list[Attempt], sig: str) -> Block | None:
     return None
 
 
-def _identical(attempts: list[Attempt], sig: str) -> bool:
-    """All are `sig` with one and the same (known) observation."""
-    return all(a.sig == sig and a.obs and a.obs == attempts[0].obs for a in attempts)
+def _identical(attempts: list[Attempt], sig: str, by: Callable[[str], str] = str) -> bool:
+    """All are `sig` (or, `by` a key of signatures, alike) with one and the same (known)
+    observation."""
+    return all(by(a.sig) == by(sig) and a.obs and a.obs == attempts[0].obs for a in attempts)
+
+
+def _target(sig: str) -> str:
+    """What a call acts on: its tool and the file or folder it names (its `path`), else
+    its whole signature."""
+    tool, _, args = sig.partition(" ")
+    try:
+        path = orjson.loads(args).get("path")
+    except (orjson.JSONDecodeError, AttributeError):
+        return sig
+    return f"{tool} {path}" if isinstance(path, str) else sig
 
 
 def explain(block: Block, prompts: PromptSet = DEFAULT) -> str:
