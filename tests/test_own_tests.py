@@ -610,6 +610,21 @@ def _write(path: str, content: str) -> dict[str, str]:
     return {"content": json.dumps(call)}
 
 
+def _handed_back(ws: Path, code: str, tests: str) -> list[str]:
+    """The first steps of the plan a mathx run ends with (five rounds) whose model writes
+    `code` into mathx/__init__.py and `tests` into tests/test_mathx.py, then runs pytest
+    twice."""
+    plan = [
+        "write_file mathx/__init__.py with the code of its functions",
+        "write_file tests/test_mathx.py with its tests",
+        "run python -m pytest",
+    ]
+    replies = [_write("mathx/__init__.py", code), _write("tests/test_mathx.py", tests)]
+    replies += [{"content": TESTS_RUN}] * 2 + [{"content": READ_TESTS}]
+    small_model_goal(ws, MATHX, plan_rule((MATHX, plan)), replies, LOCALAGENT_MAX_ROUNDS="5")
+    return records_of(ws, "plan")[-1]["tasks"][0]["subtasks"]
+
+
 # The 1.5B's mathx code and the float assertions of its test, verbatim (the CPU, 1 of 8).
 FLOAT_TESTS = (
     "import pytest\n\nimport mathx\n\n\ndef test_mathx():\n"
@@ -631,17 +646,8 @@ def test_a_float_compared_with_rounding_goes_back_to_pytest_approx(tmp_path: Pat
     3.3, the hand-back went to add, which it gave back unchanged, and the replans went on
     until the round limit (mathx on the CPU). Neither value is wrong: the comparison of
     the assertion, and of those beside it that pytest stopped before, is."""
-
-    plan = [
-        "write_file mathx/__init__.py with the code of its functions",
-        "write_file tests/test_mathx.py with its tests",
-        "run python -m pytest",
-    ]
-    replies = [_write("mathx/__init__.py", FLOAT_CODE), _write("tests/test_mathx.py", FLOAT_TESTS)]
-    replies += [{"content": TESTS_RUN}] * 2 + [{"content": READ_TESTS}]
-    small_model_goal(tmp_path, MATHX, plan_rule((MATHX, plan)), replies, LOCALAGENT_MAX_ROUNDS="5")
+    steps = _handed_back(tmp_path, FLOAT_CODE, FLOAT_TESTS)
     assert not [r for r in records_of(tmp_path, "llm_call") if r["purpose"] == "replan"]
-    steps = records_of(tmp_path, "plan")[-1]["tasks"][0]["subtasks"]
     block = (
         "assert mathx.add(1.1, 2.2) == {}\\n    assert mathx.add(3.3, 4.4) == {}\\n    "
         "assert mathx.add(-1.1, -2.2) == {}\\n    assert mathx.add(0.0, 0.0) == {}"
@@ -711,15 +717,7 @@ def test_a_test_that_asks_for_a_fixture_not_there_goes_back_to_its_file(tmp_path
     whose code was right, and it sent it back unchanged until the round limit (the CPU,
     1 of 8 runs). The error is the test file's: the hand-back is a write of it."""
     code = "".join(f"def {f}(a, b):\n    return a {o} b\n\n\n" for f, o in OPERATORS)
-    plan = [
-        "write_file mathx/__init__.py with the code of its functions",
-        "write_file tests/test_mathx.py with its tests",
-        "run python -m pytest",
-    ]
-    replies = [_write("mathx/__init__.py", code), _write("tests/test_mathx.py", SELF_TESTS)]
-    replies += [{"content": TESTS_RUN}] * 2 + [{"content": READ_TESTS}]
-    small_model_goal(tmp_path, MATHX, plan_rule((MATHX, plan)), replies, LOCALAGENT_MAX_ROUNDS="5")
-    steps = records_of(tmp_path, "plan")[-1]["tasks"][0]["subtasks"]
+    steps = _handed_back(tmp_path, code, SELF_TESTS)
     assert steps[0] == (
         "write_file tests/test_mathx.py again, changed so that it no longer raises fixture "
         "'self' not found (a test function's arguments are pytest's fixtures or its "
