@@ -51,10 +51,10 @@ def tasks(
         return None
     if last.epoch != state.guard.epoch or not (test := own_test_file(state)):
         return None
-    source = text_of(root, test) or ""
     wrong = next((m for m in map(WRONG.match, [last.wrong, *last.wrongs]) if m), None)
     if wrong is None or not rounded(wrong["expected"], wrong["got"]):
         return None
+    source = text_of(root, test) or ""
     found = approx_edit(source, wrong["call"], wrong["got"], wrong["expected"])
     if found is None or not _IMPORTS_PYTEST.search(source):
         return None

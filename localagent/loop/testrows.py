@@ -123,7 +123,7 @@ def approx_edit(source: str, call: str, got: str, expected: str) -> tuple[str, s
     if found is None:
         return None
     at, line, text, fixed = found
-    if not _FLOAT_ASSERT.match(line):  # a row: its line, where its text is there twice
+    if not _FLOAT_ASSERT.match(line):  # a parametrize row, where its text is there once
         return (text, fixed) if source.count(text) == 1 else None
     lines = source.splitlines()
     start, end = at, at + 1
@@ -131,18 +131,13 @@ def approx_edit(source: str, call: str, got: str, expected: str) -> tuple[str, s
         start -= 1
     while end < len(lines) and _FLOAT_ASSERT.match(lines[end]):
         end += 1
-    block = [line.replace(text, fixed, 1) if n == at else _approx(lines[n])
-             for n in range(start, end)]  # fmt: skip
     old = "\n".join(lines[start:end]).strip()
-    return (old, "\n".join(block).strip()) if source.count(old) == 1 else None
+    new = "\n".join(_FLOAT_ASSERT.sub(r"\1pytest.approx(\2)", x) for x in lines[start:end])
+    return (old, new.strip()) if source.count(old) == 1 else None
 
 
 # `    assert mathx.add(3.3, 4.4) == 7.7`: a call compared with a float literal
 _FLOAT_ASSERT = re.compile(r"^(\s*assert \S.* == )(-?\d+\.\d*(?:e-?\d+)?)\s*$")
-
-
-def _approx(line: str) -> str:
-    return _FLOAT_ASSERT.sub(r"\1pytest.approx(\2)", line)
 
 
 def _place(
